@@ -1,0 +1,63 @@
+"""cffi build script (out-of-line API mode) for the aeron_async native core.
+
+The cdef is the block between the CDEF markers of the one public header,
+`_native/include/aeron_async.h`; the C sources are every .c file of `_native/src`, `media` and
+`protocols`. setuptools runs this through `cffi_modules` during `pip install`.
+
+Environment:
+  AERON_ASYNC_SANITIZE=1   build with ASan + UBSan (run Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
+  AERON_ASYNC_DEBUG=1      build with -O0 -g
+"""
+
+import os
+import pathlib
+import re
+
+from cffi import FFI
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HEADER = ROOT / "_native" / "include" / "aeron_async.h"
+
+
+def cdef_text() -> str:
+    text = HEADER.read_text()
+    match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", text, re.S)
+    if match is None:
+        raise RuntimeError(f"{HEADER} has no CDEF BEGIN/END block")
+    lines = [line for line in match.group(1).splitlines() if line.strip() not in ("#if AA_CDEF", "#endif")]
+    return "\n".join(lines)
+
+
+def sources() -> list[str]:
+    found = []
+    for folder in ("_native/src", "media", "protocols"):
+        found.extend(sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.c")))
+    return found
+
+
+def compile_args() -> list[str]:
+    args = ["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers",
+            "-D_GNU_SOURCE", "-pthread", "-fvisibility=hidden"]
+    if os.environ.get("AERON_ASYNC_DEBUG"):
+        args += ["-O0", "-g"]
+    else:
+        args += ["-O2", "-g"]
+    if os.environ.get("AERON_ASYNC_SANITIZE"):
+        args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+    return args
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(cdef_text())
+ffibuilder.set_source(
+    "aeron_async._aeron_native",
+    '#include "aeron_async.h"\n',
+    sources=sources(),
+    include_dirs=[str(ROOT / "_native" / "include")],
+    extra_compile_args=compile_args(),
+    extra_link_args=["-pthread"] + (["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else []),
+    libraries=["m"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

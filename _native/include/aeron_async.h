@@ -1,0 +1,250 @@
+/*
+ * aeron_async: the public C API, and the only header cffi sees (the part between the CDEF markers).
+ *
+ * Conventions: functions return 0 (or a count, a position, a pointer) on success and -1 (or NULL)
+ * on failure with aa_errcode() / aa_errmsg() set for the calling thread. Offer-style functions
+ * return a stream position (> 0) or one of the AA_PUBLICATION_* codes. Nothing here blocks except
+ * aa_client_connect (bounded by the driver timeout) and the close functions (which join threads).
+ */
+#ifndef AERON_ASYNC_H
+#define AERON_ASYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef AA_CDEF
+#include "../src/logbuffer/aa_term.h"
+#include "../src/client/aa_client.h"
+#include "../src/driver/aa_driver.h"
+#endif
+
+/* CDEF BEGIN */
+
+#define AA_PUBLICATION_NOT_CONNECTED -1
+#define AA_PUBLICATION_BACK_PRESSURED -2
+#define AA_PUBLICATION_ADMIN_ACTION -3
+#define AA_PUBLICATION_CLOSED -4
+#define AA_PUBLICATION_MAX_POSITION_EXCEEDED -5
+#define AA_PUBLICATION_ERROR -6
+
+#define AA_CLIENT_STATE_ACTIVE 0
+#define AA_CLIENT_STATE_CLOSED 1
+#define AA_CLIENT_STATE_DRIVER_TIMEOUT 2
+#define AA_CLIENT_STATE_CLIENT_TIMEOUT 3
+
+#define AA_IMAGE_EVENT_AVAILABLE 1
+#define AA_IMAGE_EVENT_UNAVAILABLE 2
+
+typedef struct aa_driver_context_stct aa_driver_context_t;
+typedef struct aa_driver_stct aa_driver_t;
+typedef struct aa_client_stct aa_client_t;
+typedef struct aa_publication_stct aa_publication_t;
+typedef struct aa_subscription_stct aa_subscription_t;
+typedef struct aa_image_stct aa_image_t;
+typedef struct aa_cnc_reader_stct aa_cnc_reader_t;
+
+#if AA_CDEF
+typedef struct aa_iovec_stct
+{
+    const uint8_t *base;
+    size_t length;
+}
+aa_iovec_t;
+
+typedef struct aa_buffer_claim_stct
+{
+    uint8_t *frame;
+    uint8_t *data;
+    size_t length;
+}
+aa_buffer_claim_t;
+
+typedef struct aa_image_event_stct
+{
+    int32_t type;
+    aa_image_t *image;
+}
+aa_image_event_t;
+
+/* Position arithmetic (static inline in aa_logbuffer.h), bound for tests and tools. */
+int64_t aa_compute_position(int32_t term_id, int32_t term_offset, int32_t position_bits_to_shift, int32_t initial_term_id);
+int32_t aa_compute_term_id_from_position(int64_t position, int32_t position_bits_to_shift, int32_t initial_term_id);
+int32_t aa_compute_term_offset_from_position(int64_t position, int32_t position_bits_to_shift);
+int32_t aa_index_by_position(int64_t position, int32_t position_bits_to_shift);
+int32_t aa_index_by_term(int32_t initial_term_id, int32_t active_term_id);
+int64_t aa_compute_fragmented_length(size_t length, size_t max_payload_length);
+int32_t aa_compute_max_message_length(int32_t term_length);
+int32_t aa_position_bits_to_shift(int32_t term_length);
+#endif
+
+/* One fragment found by a scan: payload points into the mapped log and stays valid until the
+ * positions are committed. position is the stream position after this fragment. */
+typedef struct aa_polled_fragment_stct
+{
+    aa_image_t *image;
+    const uint8_t *payload;
+    int64_t position;
+    int64_t reserved_value;
+    int32_t length;
+    int32_t term_offset;
+    int32_t term_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t flags;
+}
+aa_polled_fragment_t;
+
+/* One whole message copied into a caller's buffer at offset. */
+typedef struct aa_message_stct
+{
+    aa_image_t *image;
+    int64_t offset;
+    int64_t length;
+    int64_t position;
+    int64_t reserved_value;
+    int32_t session_id;
+    int32_t stream_id;
+}
+aa_message_t;
+
+typedef struct aa_image_info_stct
+{
+    int64_t correlation_id;
+    int64_t join_position;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t term_length;
+    int32_t mtu_length;
+    int32_t initial_term_id;
+    int32_t subscriber_position_id;
+    char source_identity[128];
+}
+aa_image_info_t;
+
+typedef struct aa_counter_info_stct
+{
+    int64_t value;
+    int64_t registration_id;
+    int64_t owner_id;
+    int32_t id;
+    int32_t type_id;
+    int32_t key_length;
+    int32_t label_length;
+    uint8_t key[112];
+    char label[384];
+}
+aa_counter_info_t;
+
+typedef struct aa_error_record_stct
+{
+    int64_t first_observation_ms;
+    int64_t last_observation_ms;
+    int32_t observation_count;
+    int32_t text_length;
+    const char *text;
+}
+aa_error_record_t;
+
+typedef struct aa_cnc_info_stct
+{
+    int32_t cnc_version;
+    int32_t to_driver_buffer_length;
+    int32_t to_clients_buffer_length;
+    int32_t counters_metadata_buffer_length;
+    int32_t counters_values_buffer_length;
+    int32_t error_log_buffer_length;
+    int64_t client_liveness_timeout_ns;
+    int64_t start_timestamp_ms;
+    int64_t pid;
+    int64_t driver_heartbeat_age_ms;
+}
+aa_cnc_info_t;
+
+/* ---- errors ---- */
+int aa_errcode(void);
+const char *aa_errmsg(void);
+void aa_err_clear(void);
+
+/* ---- configuration parsing helpers ---- */
+int64_t aa_parse_size(const char *text);
+int64_t aa_parse_duration_ns(const char *text);
+int aa_default_aeron_dir(char *buf, size_t length);
+
+/* ---- media driver ---- */
+aa_driver_context_t *aa_driver_context_new(void);
+void aa_driver_context_free(aa_driver_context_t *ctx);
+int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value);
+const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx);
+int aa_driver_launch(aa_driver_t **driver, aa_driver_context_t *ctx);
+int aa_driver_do_work(aa_driver_t *driver);
+void aa_driver_idle(aa_driver_t *driver, int work_count);
+int aa_driver_close(aa_driver_t *driver);
+int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid);
+/* Options table: index from 0 until it returns -1. */
+int aa_driver_option(int index, const char **env_name, const char **property_name, const char **default_value,
+    const char **description);
+
+/* ---- client ---- */
+int aa_client_connect(aa_client_t **client, const char *aeron_dir, int64_t driver_timeout_ms, bool use_invoker,
+    const char *idle_strategy);
+int aa_client_close(aa_client_t *client);
+int aa_client_do_work(aa_client_t *client);
+int32_t aa_client_state(aa_client_t *client);
+const char *aa_client_state_message(aa_client_t *client);
+int64_t aa_client_id(aa_client_t *client);
+const char *aa_client_aeron_dir(aa_client_t *client);
+
+int64_t aa_client_async_add_publication(aa_client_t *client, const char *channel, int32_t stream_id, bool exclusive);
+int aa_client_async_add_publication_poll(aa_client_t *client, int64_t correlation_id, aa_publication_t **publication);
+int64_t aa_client_async_add_subscription(aa_client_t *client, const char *channel, int32_t stream_id);
+int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlation_id, aa_subscription_t **subscription);
+
+/* ---- publications ---- */
+int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_t length, int64_t reserved_value);
+int64_t aa_publication_offerv(aa_publication_t *pub, const aa_iovec_t *iov, size_t iovcnt, int64_t reserved_value);
+int64_t aa_publication_try_claim(aa_publication_t *pub, size_t length, aa_buffer_claim_t *claim);
+void aa_buffer_claim_commit(aa_buffer_claim_t *claim);
+void aa_buffer_claim_abort(aa_buffer_claim_t *claim);
+bool aa_publication_is_connected(aa_publication_t *pub);
+bool aa_publication_is_closed(aa_publication_t *pub);
+int64_t aa_publication_position(aa_publication_t *pub);
+int64_t aa_publication_position_limit(aa_publication_t *pub);
+void aa_publication_describe(aa_publication_t *pub, int64_t *registration_id, int32_t *session_id, int32_t *stream_id,
+    int32_t *max_message_length, int32_t *max_payload_length, int32_t *term_length, int32_t *initial_term_id,
+    int32_t *position_limit_counter_id);
+int aa_publication_close(aa_publication_t *pub);
+
+/* ---- subscriptions and images ---- */
+int32_t aa_subscription_poll_scan(aa_subscription_t *sub, aa_polled_fragment_t *out, int32_t limit);
+int32_t aa_image_scan(aa_image_t *image, aa_polled_fragment_t *out, int32_t limit);
+void aa_poll_commit(const aa_polled_fragment_t *fragments, int32_t count);
+int32_t aa_subscription_poll_messages(aa_subscription_t *sub, uint8_t *out, size_t out_capacity, aa_message_t *messages,
+    int32_t max_messages, int32_t fragment_limit, size_t *required);
+int32_t aa_image_poll_messages(aa_image_t *image, uint8_t *out, size_t out_capacity, size_t *out_used,
+    aa_message_t *messages, int32_t max_messages, int32_t fragment_limit, size_t *required);
+int32_t aa_subscription_image_count(aa_subscription_t *sub);
+int32_t aa_subscription_images(aa_subscription_t *sub, aa_image_t **out, int32_t max);
+bool aa_subscription_is_connected(aa_subscription_t *sub);
+bool aa_subscription_is_closed(aa_subscription_t *sub);
+int32_t aa_subscription_take_image_events(aa_subscription_t *sub, aa_image_event_t *out, int32_t max);
+bool aa_subscription_has_image_events(aa_subscription_t *sub);
+int aa_subscription_close(aa_subscription_t *sub);
+int64_t aa_image_position(aa_image_t *image);
+bool aa_image_is_closed(aa_image_t *image);
+bool aa_image_is_end_of_stream(aa_image_t *image);
+int64_t aa_image_end_of_stream_position(aa_image_t *image);
+void aa_image_describe(aa_image_t *image, aa_image_info_t *info);
+
+/* ---- monitoring: read a driver's CnC file from any process ---- */
+int aa_cnc_reader_open(aa_cnc_reader_t **reader, const char *aeron_dir);
+void aa_cnc_reader_close(aa_cnc_reader_t *reader);
+void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info);
+/* The next allocated counter with id >= from_id, or -1 when there are no more. */
+int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info);
+/* The error record at *offset (advancing it), 1 if read, 0 at the end. */
+int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
+
+/* CDEF END */
+
+#endif

@@ -1,0 +1,407 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "aa_agent.h"
+#include "../concurrent/aa_atomic.h"
+#include "../util/aa_error.h"
+
+/* ---- parsing ---- */
+
+int64_t aa_parse_duration_ns(const char *text)
+{
+    if (NULL == text || '\0' == *text)
+    {
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (0 != errno || end == text || value < 0)
+    {
+        return -1;
+    }
+    double scale = 1.0;
+    if ('\0' == *end || 0 == strcasecmp(end, "ns"))
+    {
+        scale = 1.0;
+    }
+    else if (0 == strcasecmp(end, "us"))
+    {
+        scale = 1e3;
+    }
+    else if (0 == strcasecmp(end, "ms"))
+    {
+        scale = 1e6;
+    }
+    else if (0 == strcasecmp(end, "s"))
+    {
+        scale = 1e9;
+    }
+    else
+    {
+        return -1;
+    }
+    double ns = value * scale;
+    if (ns > (double)INT64_MAX)
+    {
+        return -1;
+    }
+    return (int64_t)(ns + 0.5);
+}
+
+int64_t aa_parse_size(const char *text)
+{
+    if (NULL == text || '\0' == *text)
+    {
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (0 != errno || end == text || value < 0)
+    {
+        return -1;
+    }
+    int64_t scale = 1;
+    if ('\0' != *end)
+    {
+        switch (*end)
+        {
+            case 'k': case 'K': scale = 1024; break;
+            case 'm': case 'M': scale = 1024 * 1024; break;
+            case 'g': case 'G': scale = 1024 * 1024 * 1024; break;
+            default: return -1;
+        }
+        if ('\0' != end[1])
+        {
+            return -1;
+        }
+    }
+    if (value > INT64_MAX / scale)
+    {
+        return -1;
+    }
+    return value * scale;
+}
+
+/* ---- strategies ---- */
+
+typedef struct aa_backoff_state_stct
+{
+    int64_t max_spins;
+    int64_t max_yields;
+    int64_t min_park_ns;
+    int64_t max_park_ns;
+    int64_t spins;
+    int64_t yields;
+    int64_t park_ns;
+    int state; /* 0 not idle, 1 spinning, 2 yielding, 3 parking */
+}
+aa_backoff_state_t;
+
+static void aa_sleep_ns(int64_t ns)
+{
+    struct timespec ts = { .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
+    nanosleep(&ts, NULL);
+}
+
+static void aa_idle_backoff(void *state, int work_count)
+{
+    aa_backoff_state_t *s = state;
+    if (work_count > 0)
+    {
+        s->state = 0;
+        s->spins = 0;
+        s->yields = 0;
+        s->park_ns = s->min_park_ns;
+        return;
+    }
+    switch (s->state)
+    {
+        case 0:
+            s->state = 1;
+            s->spins = 0;
+            /* fall through */
+        case 1:
+            if (++s->spins <= s->max_spins)
+            {
+                aa_cpu_pause();
+                break;
+            }
+            s->state = 2;
+            s->yields = 0;
+            /* fall through */
+        case 2:
+            if (++s->yields <= s->max_yields)
+            {
+                sched_yield();
+                break;
+            }
+            s->state = 3;
+            s->park_ns = s->min_park_ns;
+            /* fall through */
+        default:
+            aa_sleep_ns(s->park_ns);
+            s->park_ns = s->park_ns * 2 < s->max_park_ns ? s->park_ns * 2 : s->max_park_ns;
+            break;
+    }
+}
+
+static int aa_idle_backoff_init(void **state, const char *args)
+{
+    aa_backoff_state_t *s = calloc(1, sizeof(aa_backoff_state_t));
+    if (NULL == s)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory");
+        return -1;
+    }
+    s->max_spins = AA_IDLE_STRATEGY_BACKOFF_MAX_SPINS;
+    s->max_yields = AA_IDLE_STRATEGY_BACKOFF_MAX_YIELDS;
+    s->min_park_ns = AA_IDLE_STRATEGY_BACKOFF_MIN_PARK_NS;
+    s->max_park_ns = AA_IDLE_STRATEGY_BACKOFF_MAX_PARK_NS;
+    if (NULL != args && '\0' != *args)
+    {
+        char buf[128];
+        snprintf(buf, sizeof(buf), "%s", args);
+        char *parts[4] = { NULL, NULL, NULL, NULL };
+        int n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, "-", &save); NULL != tok && n < 5; tok = strtok_r(NULL, "-", &save))
+        {
+            if (n < 4)
+            {
+                parts[n] = tok;
+            }
+            n++;
+        }
+        int64_t spins = 4 == n ? aa_parse_size(parts[0]) : -1;
+        int64_t yields = 4 == n ? aa_parse_size(parts[1]) : -1;
+        int64_t min_park = 4 == n ? aa_parse_duration_ns(parts[2]) : -1;
+        int64_t max_park = 4 == n ? aa_parse_duration_ns(parts[3]) : -1;
+        if (spins < 0 || yields < 0 || min_park < 1 || max_park < min_park)
+        {
+            free(s);
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                "backoff arguments '%s' must be spins-yields-minPark-maxPark with minPark <= maxPark, e.g. 10-20-1us-1ms",
+                args);
+            return -1;
+        }
+        s->max_spins = spins;
+        s->max_yields = yields;
+        s->min_park_ns = min_park;
+        s->max_park_ns = max_park;
+    }
+    s->park_ns = s->min_park_ns;
+    *state = s;
+    return 0;
+}
+
+static void aa_idle_spin(void *state, int work_count)
+{
+    (void)state;
+    if (work_count <= 0)
+    {
+        aa_cpu_pause();
+    }
+}
+
+static void aa_idle_yield(void *state, int work_count)
+{
+    (void)state;
+    if (work_count <= 0)
+    {
+        sched_yield();
+    }
+}
+
+static void aa_idle_noop(void *state, int work_count)
+{
+    (void)state;
+    (void)work_count;
+}
+
+static void aa_idle_sleeping(void *state, int work_count)
+{
+    if (work_count <= 0)
+    {
+        aa_sleep_ns(*(int64_t *)state);
+    }
+}
+
+static int aa_idle_sleeping_init(void **state, const char *args)
+{
+    int64_t ns = 1;
+    if (NULL != args && '\0' != *args)
+    {
+        ns = aa_parse_duration_ns(args);
+        if (ns < 1)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "sleep duration '%s' must be a positive duration such as 1ms", args);
+            return -1;
+        }
+    }
+    int64_t *s = malloc(sizeof(int64_t));
+    if (NULL == s)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory");
+        return -1;
+    }
+    *s = ns;
+    *state = s;
+    return 0;
+}
+
+static int aa_idle_stateless_init(void **state, const char *args)
+{
+    if (NULL != args && '\0' != *args)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "this idle strategy takes no arguments, got '%s'", args);
+        return -1;
+    }
+    *state = NULL;
+    return 0;
+}
+
+typedef struct aa_idle_strategy_entry_stct
+{
+    const char *alias;
+    const char *name;
+    aa_idle_strategy_func_t idle;
+    aa_idle_strategy_init_func_t init;
+}
+aa_idle_strategy_entry_t;
+
+static const aa_idle_strategy_entry_t aa_idle_strategy_table[] =
+{
+    { "backoff", "aa_idle_strategy_backoff", aa_idle_backoff, aa_idle_backoff_init },
+    { "spin", "aa_idle_strategy_busy_spin", aa_idle_spin, aa_idle_stateless_init },
+    { "yield", "aa_idle_strategy_yielding", aa_idle_yield, aa_idle_stateless_init },
+    { "sleeping", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init },
+    { "sleep-ns", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init },
+    { "noop", "aa_idle_strategy_noop", aa_idle_noop, aa_idle_stateless_init },
+};
+
+int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
+{
+    char name[64];
+    const char *args = NULL;
+    const char *colon = NULL == spec ? NULL : strchr(spec, ':');
+    if (NULL == spec || '\0' == *spec)
+    {
+        spec = "backoff";
+    }
+    size_t name_length = NULL == colon ? strlen(spec) : (size_t)(colon - spec);
+    if (name_length >= sizeof(name))
+    {
+        name_length = sizeof(name) - 1;
+    }
+    memcpy(name, spec, name_length);
+    name[name_length] = '\0';
+    if (NULL != colon)
+    {
+        args = colon + 1;
+    }
+    for (size_t i = 0; i < sizeof(aa_idle_strategy_table) / sizeof(aa_idle_strategy_table[0]); i++)
+    {
+        const aa_idle_strategy_entry_t *e = &aa_idle_strategy_table[i];
+        if (0 == strcmp(name, e->alias) || 0 == strcmp(name, e->name))
+        {
+            void *state = NULL;
+            if (e->init(&state, args) < 0)
+            {
+                return -1;
+            }
+            strategy->name = e->alias;
+            strategy->idle = e->idle;
+            strategy->init = e->init;
+            strategy->state = state;
+            return 0;
+        }
+    }
+    AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+        "unknown idle strategy '%s'; use backoff[:spins-yields-minPark-maxPark], spin, yield, sleeping[:duration], "
+        "sleep-ns[:duration] or noop", spec);
+    return -1;
+}
+
+void aa_idle_strategy_close(aa_idle_strategy_t *strategy)
+{
+    free(strategy->state);
+    strategy->state = NULL;
+}
+
+/* ---- runner ---- */
+
+static void *aa_agent_runner_main(void *arg)
+{
+    aa_agent_runner_t *runner = arg;
+    char name[16];
+    snprintf(name, sizeof(name), "%s", runner->role_name);
+    pthread_setname_np(pthread_self(), name);
+    while (__atomic_load_n(&runner->running, __ATOMIC_ACQUIRE))
+    {
+        int work_count = runner->do_work(runner->agent_state);
+        aa_idle_strategy_idle(&runner->idle_strategy, work_count);
+    }
+    return NULL;
+}
+
+int aa_agent_runner_init(
+    aa_agent_runner_t *runner, const char *role_name, void *agent_state, aa_agent_do_work_func_t do_work,
+    aa_agent_on_close_func_t on_close, aa_idle_strategy_t *idle_strategy)
+{
+    memset(runner, 0, sizeof(*runner));
+    snprintf(runner->role_name, sizeof(runner->role_name), "%s", role_name);
+    runner->agent_state = agent_state;
+    runner->do_work = do_work;
+    runner->on_close = on_close;
+    runner->idle_strategy = *idle_strategy;
+    runner->state = AA_AGENT_STATE_INITED;
+    return 0;
+}
+
+int aa_agent_runner_start(aa_agent_runner_t *runner)
+{
+    __atomic_store_n(&runner->running, true, __ATOMIC_RELEASE);
+    int rc = pthread_create(&runner->thread, NULL, aa_agent_runner_main, runner);
+    if (0 != rc)
+    {
+        __atomic_store_n(&runner->running, false, __ATOMIC_RELEASE);
+        AA_SET_ERR(rc, "could not start the %s thread: %s", runner->role_name, strerror(rc));
+        return -1;
+    }
+    runner->state = AA_AGENT_STATE_STARTED;
+    return 0;
+}
+
+int aa_agent_runner_invoke(aa_agent_runner_t *runner)
+{
+    return runner->do_work(runner->agent_state);
+}
+
+int aa_agent_runner_close(aa_agent_runner_t *runner)
+{
+    if (AA_AGENT_STATE_STARTED == runner->state)
+    {
+        runner->state = AA_AGENT_STATE_STOPPING;
+        __atomic_store_n(&runner->running, false, __ATOMIC_RELEASE);
+        pthread_join(runner->thread, NULL);
+        runner->state = AA_AGENT_STATE_STOPPED;
+    }
+    if (AA_AGENT_STATE_CLOSED != runner->state && AA_AGENT_STATE_UNUSED != runner->state)
+    {
+        if (NULL != runner->on_close)
+        {
+            runner->on_close(runner->agent_state);
+        }
+        aa_idle_strategy_close(&runner->idle_strategy);
+        runner->state = AA_AGENT_STATE_CLOSED;
+    }
+    return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * Agents and their runners. An agent is a do_work function returning a work count, an on_close
+ * function and a state pointer. A runner calls do_work on its own thread and hands the work count
+ * to an idle strategy, which backs off only when the count is 0.
+ */
+#ifndef AA_AGENT_H
+#define AA_AGENT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <pthread.h>
+
+typedef int (*aa_agent_do_work_func_t)(void *state);
+typedef void (*aa_agent_on_close_func_t)(void *state);
+typedef void (*aa_idle_strategy_func_t)(void *state, int work_count);
+typedef int (*aa_idle_strategy_init_func_t)(void **state, const char *args);
+
+/* Backoff (spins-yields-minPark-maxPark) per reference 10; defaults 10-20-1us-1ms. */
+#define AA_IDLE_STRATEGY_BACKOFF_MAX_SPINS 10
+#define AA_IDLE_STRATEGY_BACKOFF_MAX_YIELDS 20
+#define AA_IDLE_STRATEGY_BACKOFF_MIN_PARK_NS 1000
+#define AA_IDLE_STRATEGY_BACKOFF_MAX_PARK_NS 1000000
+
+typedef struct aa_idle_strategy_stct
+{
+    const char *name;
+    aa_idle_strategy_func_t idle;
+    aa_idle_strategy_init_func_t init;
+    void *state;
+}
+aa_idle_strategy_t;
+
+/* Loads an idle strategy by name: "backoff" (optionally "backoff:10-20-1us-1ms"), "spin",
+ * "yield", "sleeping" / "sleep-ns" (optionally ":<duration>", default 1ns... values like 1ms),
+ * "noop". Returns -1 with an error naming the accepted names on failure. */
+int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec);
+void aa_idle_strategy_close(aa_idle_strategy_t *strategy);
+static inline void aa_idle_strategy_idle(aa_idle_strategy_t *strategy, int work_count)
+{
+    strategy->idle(strategy->state, work_count);
+}
+
+/* Parses durations like "1ms", "500us", "10ns", "2s", "100" (ns); -1 on error. */
+int64_t aa_parse_duration_ns(const char *text);
+/* Parses sizes like "64k", "16m", "1g", "4096"; -1 on error. */
+int64_t aa_parse_size(const char *text);
+
+typedef enum aa_agent_runner_state_enum
+{
+    AA_AGENT_STATE_UNUSED = 0,
+    AA_AGENT_STATE_INITED,
+    AA_AGENT_STATE_STARTED,
+    AA_AGENT_STATE_STOPPING,
+    AA_AGENT_STATE_STOPPED,
+    AA_AGENT_STATE_CLOSED
+}
+aa_agent_runner_state_t;
+
+typedef struct aa_agent_runner_stct
+{
+    char role_name[64];
+    void *agent_state;
+    aa_agent_do_work_func_t do_work;
+    aa_agent_on_close_func_t on_close;
+    aa_idle_strategy_t idle_strategy;
+    pthread_t thread;
+    volatile bool running;
+    volatile int state;
+}
+aa_agent_runner_t;
+
+/* Takes ownership of idle_strategy. */
+int aa_agent_runner_init(
+    aa_agent_runner_t *runner, const char *role_name, void *agent_state, aa_agent_do_work_func_t do_work,
+    aa_agent_on_close_func_t on_close, aa_idle_strategy_t *idle_strategy);
+int aa_agent_runner_start(aa_agent_runner_t *runner);
+/* Invoker use: one duty cycle on the caller's thread (no idling); returns the work count. */
+int aa_agent_runner_invoke(aa_agent_runner_t *runner);
+/* Stops the thread (joins it), then calls on_close and frees the idle strategy state. */
+int aa_agent_runner_close(aa_agent_runner_t *runner);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * The client library: a client conductor (on its own thread, or invoked by the application)
+ * talks to the driver through the CnC file; publications append to log buffers directly; images
+ * read them directly. The conductor owns all registration state under the client lock; offer and
+ * poll never take it.
+ */
+#ifndef AA_CLIENT_H
+#define AA_CLIENT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../agent/aa_agent.h"
+#include "../concurrent/aa_broadcast.h"
+#include "../concurrent/aa_counters.h"
+#include "../concurrent/aa_mpsc_rb.h"
+#include "../driver/aa_cnc.h"
+#include "../logbuffer/aa_logbuffer.h"
+#include "../logbuffer/aa_term.h"
+#include "../util/aa_fs.h"
+
+
+typedef struct aa_client_stct aa_client_t;
+typedef struct aa_subscription_stct aa_subscription_t;
+
+typedef struct aa_publication_stct
+{
+    aa_client_t *client;
+    int64_t registration_id;
+    int64_t original_registration_id;
+    int32_t stream_id;
+    int32_t session_id;
+    char *channel;
+    bool is_exclusive;
+    aa_mapped_file_t mapped;
+    aa_mapped_log_t log;
+    volatile int64_t *position_limit;
+    int32_t position_limit_counter_id;
+    int32_t max_message_length;
+    int32_t max_payload_length;
+    int32_t position_bits_to_shift;
+    int32_t initial_term_id;
+    int32_t term_length;
+    int64_t max_possible_position;
+    volatile int32_t is_closed;
+    /* exclusive publications only: single-writer state */
+    int32_t term_offset;
+    int32_t term_id;
+    int32_t active_partition_index;
+    int64_t term_begin_position;
+}
+aa_publication_t;
+
+typedef struct aa_buffer_claim_stct
+{
+    uint8_t *frame;
+    uint8_t *data;
+    size_t length;
+}
+aa_buffer_claim_t;
+
+typedef struct aa_image_stct
+{
+    aa_subscription_t *subscription;
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t subscriber_position_id;
+    volatile int64_t *subscriber_position;
+    aa_mapped_file_t mapped;
+    aa_mapped_log_t log;
+    int32_t position_bits_to_shift;
+    int32_t initial_term_id;
+    int32_t term_length;
+    int64_t join_position;
+    char source_identity[128];
+    volatile int32_t is_closed;
+    int64_t final_position;
+    int64_t retire_deadline_ns;
+    uint8_t *assembly;
+    size_t assembly_capacity;
+    size_t assembly_length;
+    int32_t assembly_next_offset;
+    int64_t assembly_reserved_value;
+    bool assembling;
+}
+aa_image_t;
+
+typedef struct aa_image_list_stct
+{
+    size_t count;
+    aa_image_t *images[];
+}
+aa_image_list_t;
+
+#define AA_SUBSCRIPTION_EVENT_CAPACITY 256
+
+typedef struct aa_image_event_stct
+{
+    int32_t type;
+    aa_image_t *image;
+}
+aa_image_event_t;
+
+struct aa_subscription_stct
+{
+    aa_client_t *client;
+    int64_t registration_id;
+    int32_t stream_id;
+    char *channel;
+    aa_image_list_t *volatile images;
+    size_t round_robin_index;
+    volatile int32_t is_closed;
+    /* retired images: unmapped after the resource linger, freed with the subscription */
+    aa_image_t **retired;
+    size_t retired_count;
+    size_t retired_capacity;
+    /* image availability events for the polling thread; written under the client lock */
+    aa_image_event_t events[AA_SUBSCRIPTION_EVENT_CAPACITY];
+    volatile int64_t events_head;
+    volatile int64_t events_tail;
+    /* optional notification: the conductor writes 1 to this eventfd on image events and on
+     * data noticed for a parked reader (set by the async layer) */
+    int notify_fd;
+};
+
+typedef struct aa_registration_stct
+{
+    int64_t correlation_id;
+    int32_t type;
+    int32_t status;          /* 0 pending, 1 done, -1 error */
+    int32_t error_code;
+    char *error_message;
+    int64_t deadline_ms;
+    int32_t stream_id;
+    char *channel;
+    void *resource;
+}
+aa_registration_t;
+
+typedef struct aa_lingering_stct
+{
+    void *resource;
+    int32_t kind;
+    int64_t deadline_ns;
+}
+aa_lingering_t;
+
+struct aa_client_stct
+{
+    char aeron_dir[PATH_MAX];
+    aa_mapped_file_t cnc_file;
+    aa_cnc_metadata_t *cnc;
+    aa_mpsc_rb_t to_driver;
+    aa_broadcast_receiver_t to_clients;
+    aa_counters_reader_t counters;
+    int64_t client_id;
+    int64_t driver_timeout_ms;
+    int64_t keepalive_interval_ns;
+    int64_t resource_linger_ns;
+    pthread_mutex_t lock;
+    aa_agent_runner_t runner;
+    bool use_invoker;
+    bool runner_started;
+    volatile int32_t state;
+    char state_message[512];
+    int32_t heartbeat_counter_id;
+    int64_t time_of_last_keepalive_ns;
+    int64_t time_of_last_service_ns;
+
+    aa_registration_t *registrations;
+    size_t registrations_count;
+    size_t registrations_capacity;
+    aa_publication_t **publications;
+    size_t publications_count;
+    size_t publications_capacity;
+    aa_subscription_t **subscriptions;
+    size_t subscriptions_count;
+    size_t subscriptions_capacity;
+    aa_lingering_t *lingering;
+    size_t lingering_count;
+    size_t lingering_capacity;
+};
+
+#endif

@@ -1,0 +1,141 @@
+/* Read-only view of a driver's CnC file for monitoring tools (stat, errors) in other processes. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/aeron_async.h"
+#include "../concurrent/aa_error_log.h"
+#include "../util/aa_clock.h"
+#include "../util/aa_error.h"
+
+struct aa_cnc_reader_stct
+{
+    aa_mapped_file_t file;
+    aa_cnc_metadata_t *cnc;
+    aa_counters_reader_t counters;
+    aa_mpsc_rb_t to_driver;
+};
+
+int aa_cnc_reader_open(aa_cnc_reader_t **out, const char *aeron_dir)
+{
+    char dir[PATH_MAX];
+    char path[PATH_MAX];
+    if (NULL == aeron_dir || '\0' == aeron_dir[0])
+    {
+        aa_default_aeron_dir(dir, sizeof(dir));
+    }
+    else
+    {
+        snprintf(dir, sizeof(dir), "%s", aeron_dir);
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, AA_CNC_FILE);
+    if (aa_file_length(path) < AA_CNC_HEADER_LENGTH)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND, "no media driver at %s (%s is missing)", dir, path);
+        return -1;
+    }
+    aa_cnc_reader_t *reader = calloc(1, sizeof(aa_cnc_reader_t));
+    if (NULL == reader)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory");
+        return -1;
+    }
+    if (aa_map_existing_file(&reader->file, path, 0) < 0)
+    {
+        free(reader);
+        return -1;
+    }
+    aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)reader->file.addr;
+    if (AA_CNC_VERSION != aa_get_int32_acquire(&cnc->cnc_version))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND, "CnC file %s is not ready or of another version", path);
+        aa_unmap(&reader->file);
+        free(reader);
+        return -1;
+    }
+    reader->cnc = cnc;
+    aa_counters_reader_init(
+        &reader->counters, aa_cnc_counters_metadata_buffer(cnc), (size_t)cnc->counters_metadata_buffer_length,
+        aa_cnc_counters_values_buffer(cnc), (size_t)cnc->counters_values_buffer_length);
+    aa_mpsc_rb_init(&reader->to_driver, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length);
+    *out = reader;
+    return 0;
+}
+
+void aa_cnc_reader_close(aa_cnc_reader_t *reader)
+{
+    if (NULL != reader)
+    {
+        aa_unmap(&reader->file);
+        free(reader);
+    }
+}
+
+void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
+{
+    aa_cnc_metadata_t *cnc = reader->cnc;
+    info->cnc_version = cnc->cnc_version;
+    info->to_driver_buffer_length = cnc->to_driver_buffer_length;
+    info->to_clients_buffer_length = cnc->to_clients_buffer_length;
+    info->counters_metadata_buffer_length = cnc->counters_metadata_buffer_length;
+    info->counters_values_buffer_length = cnc->counters_values_buffer_length;
+    info->error_log_buffer_length = cnc->error_log_buffer_length;
+    info->client_liveness_timeout_ns = cnc->client_liveness_timeout;
+    info->start_timestamp_ms = cnc->start_timestamp;
+    info->pid = cnc->pid;
+    info->driver_heartbeat_age_ms = aa_epoch_clock() - aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
+}
+
+int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info)
+{
+    aa_counters_reader_t *r = &reader->counters;
+    for (int32_t id = from_id < 0 ? 0 : from_id; id <= r->max_counter_id; id++)
+    {
+        int32_t state = aa_counters_reader_counter_state(r, id);
+        if (AA_COUNTER_RECORD_UNUSED == state)
+        {
+            return -1;
+        }
+        if (AA_COUNTER_RECORD_ALLOCATED != state)
+        {
+            continue;
+        }
+        const uint8_t *metadata = r->metadata + (size_t)id * AA_COUNTER_METADATA_LENGTH;
+        info->id = id;
+        info->type_id = aa_counters_reader_counter_type_id(r, id);
+        info->value = aa_get_int64_acquire(aa_counters_reader_addr(r, id));
+        info->registration_id = aa_counters_reader_counter_registration_id(r, id);
+        info->owner_id = aa_counters_reader_counter_owner_id(r, id);
+        info->key_length = AA_COUNTER_KEY_MAX_LENGTH;
+        memcpy(info->key, metadata + AA_COUNTER_KEY_OFFSET, AA_COUNTER_KEY_MAX_LENGTH);
+        info->label_length = aa_counters_reader_counter_label(r, id, info->label, sizeof(info->label));
+        return id;
+    }
+    return -1;
+}
+
+int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)
+{
+    const uint8_t *buffer = aa_cnc_error_log_buffer(reader->cnc);
+    size_t capacity = (size_t)reader->cnc->error_log_buffer_length;
+    size_t o = *offset;
+    if (o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET > capacity)
+    {
+        return 0;
+    }
+    int32_t length = aa_get_int32_acquire((const volatile int32_t *)(buffer + o + AA_ERROR_LOG_LENGTH_OFFSET));
+    if (length <= AA_ERROR_LOG_ENCODED_ERROR_OFFSET || o + (size_t)length > capacity)
+    {
+        return 0;
+    }
+    record->observation_count = aa_get_int32_volatile((const volatile int32_t *)(buffer + o + AA_ERROR_LOG_OBSERVATION_COUNT_OFFSET));
+    record->last_observation_ms = aa_get_int64_volatile(
+        (const volatile int64_t *)(buffer + o + AA_ERROR_LOG_LAST_OBSERVATION_TIMESTAMP_OFFSET));
+    record->first_observation_ms = *(const int64_t *)(buffer + o + AA_ERROR_LOG_FIRST_OBSERVATION_TIMESTAMP_OFFSET);
+    record->text = (const char *)(buffer + o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET);
+    record->text_length = length - AA_ERROR_LOG_ENCODED_ERROR_OFFSET;
+    *offset = o + AA_ALIGN((size_t)length, AA_ERROR_LOG_RECORD_ALIGNMENT);
+    return 1;
+}

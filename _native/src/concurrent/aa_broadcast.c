@@ -1,0 +1,180 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_broadcast.h"
+#include "aa_atomic.h"
+#include "../util/aa_error.h"
+
+#define AA_BC_LENGTH_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset)))
+#define AA_BC_TYPE_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset) + sizeof(int32_t)))
+
+static int aa_broadcast_check(void *buffer, size_t length, size_t *capacity)
+{
+    if (NULL == buffer || length <= AA_BROADCAST_BUFFER_TRAILER_LENGTH ||
+        !AA_IS_POWER_OF_TWO(length - AA_BROADCAST_BUFFER_TRAILER_LENGTH))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "broadcast buffer capacity must be a power of two (plus a %d-byte trailer), got %zu",
+            AA_BROADCAST_BUFFER_TRAILER_LENGTH, length - AA_BROADCAST_BUFFER_TRAILER_LENGTH);
+        return -1;
+    }
+    *capacity = length - AA_BROADCAST_BUFFER_TRAILER_LENGTH;
+    return 0;
+}
+
+int aa_broadcast_transmitter_init(aa_broadcast_transmitter_t *t, void *buffer, size_t length)
+{
+    size_t capacity;
+    if (aa_broadcast_check(buffer, length, &capacity) < 0)
+    {
+        return -1;
+    }
+    uint8_t *b = buffer;
+    t->buffer = b;
+    t->capacity = capacity;
+    t->max_message_length = capacity / 8;
+    t->tail_intent = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET);
+    t->tail = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_COUNTER_OFFSET);
+    t->latest = (volatile int64_t *)(b + capacity + AA_BROADCAST_LATEST_COUNTER_OFFSET);
+    return 0;
+}
+
+int aa_broadcast_transmitter_transmit(aa_broadcast_transmitter_t *t, int32_t msg_type_id, const void *msg, size_t length)
+{
+    if (length > t->max_message_length || msg_type_id < 1)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "broadcast message of %zu bytes (type %d) exceeds %zu or has a bad type",
+            length, msg_type_id, t->max_message_length);
+        return -1;
+    }
+    int64_t current_tail = aa_get_int64_volatile(t->tail);
+    size_t record_offset = (size_t)current_tail & (t->capacity - 1);
+    size_t record_length = length + AA_RB_RECORD_HEADER_LENGTH;
+    size_t aligned_record_length = AA_ALIGN(record_length, AA_RB_ALIGNMENT);
+    int64_t new_tail = current_tail + (int64_t)aligned_record_length;
+    size_t to_end_of_buffer = t->capacity - record_offset;
+
+    if (to_end_of_buffer < aligned_record_length)
+    {
+        aa_put_int64_release(t->tail_intent, new_tail + (int64_t)to_end_of_buffer);
+        aa_release_fence();
+        aa_put_int32_volatile(AA_BC_TYPE_AT(t->buffer, record_offset), AA_RB_PADDING_MSG_TYPE_ID);
+        aa_put_int32_volatile(AA_BC_LENGTH_AT(t->buffer, record_offset), (int32_t)to_end_of_buffer);
+        current_tail += (int64_t)to_end_of_buffer;
+        record_offset = 0;
+    }
+    else
+    {
+        aa_put_int64_release(t->tail_intent, new_tail);
+        aa_release_fence();
+    }
+    aa_put_int32_volatile(AA_BC_LENGTH_AT(t->buffer, record_offset), (int32_t)record_length);
+    aa_put_int32_volatile(AA_BC_TYPE_AT(t->buffer, record_offset), msg_type_id);
+    memcpy(t->buffer + record_offset + AA_RB_RECORD_HEADER_LENGTH, msg, length);
+    aa_put_int64_release(t->latest, current_tail);
+    aa_put_int64_release(t->tail, current_tail + (int64_t)aligned_record_length);
+    return 0;
+}
+
+int aa_broadcast_receiver_init(aa_broadcast_receiver_t *r, void *buffer, size_t length)
+{
+    size_t capacity;
+    if (aa_broadcast_check(buffer, length, &capacity) < 0)
+    {
+        return -1;
+    }
+    uint8_t *b = buffer;
+    r->buffer = b;
+    r->capacity = capacity;
+    r->mask = capacity - 1;
+    r->tail_intent = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET);
+    r->tail = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_COUNTER_OFFSET);
+    r->latest = (volatile int64_t *)(b + capacity + AA_BROADCAST_LATEST_COUNTER_OFFSET);
+    r->cursor = aa_get_int64_acquire(r->tail);
+    r->next_record = r->cursor;
+    r->record_offset = (size_t)r->cursor & r->mask;
+    r->lapped_count = 0;
+    r->scratch_capacity = capacity / 8;
+    r->scratch = malloc(r->scratch_capacity);
+    if (NULL == r->scratch)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory for the broadcast receiver scratch buffer");
+        return -1;
+    }
+    return 0;
+}
+
+void aa_broadcast_receiver_close(aa_broadcast_receiver_t *r)
+{
+    free(r->scratch);
+    r->scratch = NULL;
+}
+
+static inline bool aa_broadcast_receiver_validate_at(aa_broadcast_receiver_t *r, int64_t cursor)
+{
+    return (cursor + (int64_t)r->capacity) > aa_get_int64_acquire(r->tail_intent);
+}
+
+static bool aa_broadcast_receiver_receive_next(aa_broadcast_receiver_t *r)
+{
+    int64_t tail = aa_get_int64_acquire(r->tail);
+    int64_t cursor = r->next_record;
+    if (tail <= cursor)
+    {
+        return false;
+    }
+    size_t record_offset = (size_t)cursor & r->mask;
+    if (!aa_broadcast_receiver_validate_at(r, cursor))
+    {
+        r->lapped_count++;
+        cursor = aa_get_int64_acquire(r->latest);
+        record_offset = (size_t)cursor & r->mask;
+    }
+    r->cursor = cursor;
+    r->next_record = cursor + (int64_t)AA_ALIGN(
+        (size_t)aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, record_offset)), AA_RB_ALIGNMENT);
+    if (AA_RB_PADDING_MSG_TYPE_ID == aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, record_offset)))
+    {
+        record_offset = 0;
+        r->cursor = r->next_record;
+        r->next_record += (int64_t)AA_ALIGN(
+            (size_t)aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, 0)), AA_RB_ALIGNMENT);
+    }
+    r->record_offset = record_offset;
+    return true;
+}
+
+int aa_broadcast_receiver_receive(aa_broadcast_receiver_t *r, aa_rb_handler_t handler, void *clientd)
+{
+    int received = 0;
+    while (received < 16 && aa_broadcast_receiver_receive_next(r))
+    {
+        int32_t record_length = aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, r->record_offset));
+        int32_t msg_type_id = aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, r->record_offset));
+        if (record_length < AA_RB_RECORD_HEADER_LENGTH)
+        {
+            r->lapped_count++;
+            r->next_record = aa_get_int64_acquire(r->latest);
+            continue;
+        }
+        size_t length = (size_t)record_length - AA_RB_RECORD_HEADER_LENGTH;
+        if (length > r->scratch_capacity)
+        {
+            r->lapped_count++;
+            r->next_record = aa_get_int64_acquire(r->latest);
+            continue;
+        }
+        memcpy(r->scratch, r->buffer + r->record_offset + AA_RB_RECORD_HEADER_LENGTH, length);
+        aa_acquire_fence();
+        if (!aa_broadcast_receiver_validate_at(r, r->cursor))
+        {
+            r->lapped_count++;
+            r->next_record = aa_get_int64_acquire(r->latest);
+            continue;
+        }
+        handler(msg_type_id, r->scratch, length, clientd);
+        received++;
+    }
+    return received;
+}

@@ -1,0 +1,37 @@
+/*
+ * The media driver: context, conductor and the agent runners of the chosen threading mode.
+ * DEDICATED runs each agent on its own thread, SHARED_NETWORK the conductor on one and the network
+ * agents on another, SHARED all on one, INVOKER none (the application calls aa_driver_do_work).
+ */
+#ifndef AA_DRIVER_H
+#define AA_DRIVER_H
+
+#include "aa_driver_conductor.h"
+#include "aa_driver_context.h"
+#include "../agent/aa_agent.h"
+
+#define AA_DRIVER_MAX_RUNNERS 3
+
+typedef struct aa_driver_stct
+{
+    aa_driver_context_t ctx;
+    aa_driver_conductor_t conductor;
+    aa_agent_runner_t runners[AA_DRIVER_MAX_RUNNERS];
+    int runners_count;
+    aa_idle_strategy_t invoker_idle_strategy;
+    bool started;
+}
+aa_driver_t;
+
+/* Checks for a live driver in the directory (fails naming its pid), prepares the directory, creates
+ * the CnC file. Takes a copy of ctx. */
+int aa_driver_init(aa_driver_t **driver, const aa_driver_context_t *ctx);
+int aa_driver_start(aa_driver_t *driver);
+int aa_driver_do_work(aa_driver_t *driver);
+void aa_driver_idle(aa_driver_t *driver, int work_count);
+int aa_driver_close(aa_driver_t *driver);
+
+/* Reads the CnC file in dir: 1 and the heartbeat age if a driver there is alive, 0 if not, -1 on error. */
+int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid);
+
+#endif

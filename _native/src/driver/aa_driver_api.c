@@ -1,0 +1,82 @@
+/* The public driver API over the context table and aa_driver_t. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../../include/aeron_async.h"
+#include "../util/aa_error.h"
+
+aa_driver_context_t *aa_driver_context_new(void)
+{
+    aa_driver_context_t *ctx = malloc(sizeof(aa_driver_context_t));
+    if (NULL == ctx)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory");
+        return NULL;
+    }
+    if (aa_driver_context_init(ctx) < 0)
+    {
+        free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void aa_driver_context_free(aa_driver_context_t *ctx)
+{
+    free(ctx);
+}
+
+const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx)
+{
+    return ctx->aeron_dir;
+}
+
+int aa_driver_launch(aa_driver_t **out, aa_driver_context_t *ctx)
+{
+    aa_driver_t *driver = NULL;
+    if (aa_driver_init(&driver, ctx) < 0)
+    {
+        return -1;
+    }
+    if (aa_driver_start(driver) < 0)
+    {
+        aa_driver_close(driver);
+        return -1;
+    }
+    *out = driver;
+    return 0;
+}
+
+typedef struct aa_option_cursor_stct
+{
+    int wanted;
+    int index;
+    const char **env_name;
+    const char **property_name;
+    const char **default_value;
+    const char **description;
+    int found;
+}
+aa_option_cursor_t;
+
+static void aa_option_visit(
+    const char *env_name, const char *property_name, const char *default_value, const char *description, void *clientd)
+{
+    aa_option_cursor_t *c = clientd;
+    if (c->index++ == c->wanted)
+    {
+        *c->env_name = env_name;
+        *c->property_name = property_name;
+        *c->default_value = default_value;
+        *c->description = description;
+        c->found = 1;
+    }
+}
+
+int aa_driver_option(
+    int index, const char **env_name, const char **property_name, const char **default_value, const char **description)
+{
+    aa_option_cursor_t cursor = { index, 0, env_name, property_name, default_value, description, 0 };
+    aa_driver_context_foreach_option(aa_option_visit, &cursor);
+    return cursor.found ? 0 : -1;
+}

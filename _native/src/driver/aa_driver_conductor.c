@@ -1,0 +1,1174 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aa_driver_conductor.h"
+#include "../../../protocols/aa_control_protocol.h"
+#include "../logbuffer/aa_logbuffer.h"
+#include "../uri/aa_uri.h"
+#include "../util/aa_clock.h"
+#include "../util/aa_error.h"
+
+#define AA_COMMAND_DRAIN_LIMIT 10
+#define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
+
+#define AA_ARRAY_ENSURE(array, type) \
+    ((array##_count < array##_capacity) ? 0 : aa_array_grow((void **)&array, &array##_capacity, sizeof(type)))
+
+static int aa_array_grow(void **array, size_t *capacity, size_t element_size)
+{
+    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
+    void *grown = realloc(*array, new_capacity * element_size);
+    if (NULL == grown)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory growing a conductor table");
+        return -1;
+    }
+    *array = grown;
+    *capacity = new_capacity;
+    return 0;
+}
+
+void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message)
+{
+    aa_distinct_error_log_record(&conductor->error_log, aa_epoch_clock(), code, message);
+    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_ERRORS], 1);
+}
+
+/* ---- responses ---- */
+
+static void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *msg, size_t length)
+{
+    if (aa_broadcast_transmitter_transmit(&conductor->to_clients, msg_type_id, msg, length) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+    }
+}
+
+static void aa_conductor_on_error(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)
+{
+    size_t message_length = strlen(message);
+    size_t max = sizeof(conductor->response) - sizeof(aa_error_response_t);
+    message_length = message_length < max ? message_length : max;
+    aa_error_response_t *response = (aa_error_response_t *)conductor->response;
+    response->offending_command_correlation_id = correlation_id;
+    response->error_code = error_code;
+    response->error_message_length = (int32_t)message_length;
+    memcpy(conductor->response + sizeof(aa_error_response_t), message, message_length);
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_ERROR, conductor->response, sizeof(*response) + message_length);
+    aa_driver_conductor_log_error(conductor, error_code, message);
+}
+
+static void aa_conductor_on_operation_success(aa_driver_conductor_t *conductor, int64_t correlation_id)
+{
+    aa_operation_succeeded_t response = { .correlation_id = correlation_id };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_OPERATION_SUCCESS, &response, sizeof(response));
+}
+
+static void aa_conductor_on_publication_ready(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, aa_ipc_publication_t *pub)
+{
+    aa_publication_buffers_ready_t *response = (aa_publication_buffers_ready_t *)conductor->response;
+    size_t path_length = strlen(pub->log_path);
+    response->correlation_id = correlation_id;
+    response->registration_id = pub->registration_id;
+    response->session_id = pub->session_id;
+    response->stream_id = pub->stream_id;
+    response->position_limit_counter_id = pub->pub_lmt_counter_id;
+    response->channel_status_indicator_id = AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED;
+    response->log_file_length = (int32_t)path_length;
+    memcpy(conductor->response + sizeof(*response), pub->log_path, path_length);
+    aa_conductor_transmit(
+        conductor,
+        pub->is_exclusive ? AA_RESPONSE_ON_EXCLUSIVE_PUBLICATION_READY : AA_RESPONSE_ON_PUBLICATION_READY,
+        conductor->response,
+        sizeof(*response) + path_length);
+}
+
+static void aa_conductor_on_available_image(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id,
+    int32_t position_counter_id)
+{
+    static const char source_identity[] = "aeron:ipc";
+    uint8_t *buf = conductor->response;
+    aa_image_buffers_ready_t *response = (aa_image_buffers_ready_t *)buf;
+    size_t path_length = strlen(pub->log_path);
+    response->correlation_id = pub->registration_id;
+    response->session_id = pub->session_id;
+    response->stream_id = pub->stream_id;
+    response->subscriber_registration_id = subscription_registration_id;
+    response->subscriber_position_id = position_counter_id;
+    response->log_file_length = (int32_t)path_length;
+    size_t offset = sizeof(*response);
+    memcpy(buf + offset, pub->log_path, path_length);
+    offset += AA_ALIGN(path_length, sizeof(int32_t));
+    int32_t identity_length = (int32_t)(sizeof(source_identity) - 1);
+    memcpy(buf + offset, &identity_length, sizeof(identity_length));
+    offset += sizeof(identity_length);
+    memcpy(buf + offset, source_identity, (size_t)identity_length);
+    offset += (size_t)identity_length;
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_AVAILABLE_IMAGE, buf, offset);
+}
+
+static void aa_conductor_on_unavailable_image(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id)
+{
+    aa_image_message_t *response = (aa_image_message_t *)conductor->response;
+    size_t channel_length = strlen(pub->channel);
+    response->correlation_id = pub->registration_id;
+    response->subscription_registration_id = subscription_registration_id;
+    response->stream_id = pub->stream_id;
+    response->channel_length = (int32_t)channel_length;
+    memcpy(conductor->response + sizeof(*response), pub->channel, channel_length);
+    aa_conductor_transmit(
+        conductor, AA_RESPONSE_ON_UNAVAILABLE_IMAGE, conductor->response, sizeof(*response) + channel_length);
+}
+
+/* ---- counters ---- */
+
+static int32_t aa_conductor_allocate_stream_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, const char *channel, int64_t now_ms)
+{
+    uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
+    memset(key, 0, sizeof(key));
+    size_t channel_length = strlen(channel);
+    size_t key_channel_max = sizeof(key) - 20;
+    size_t key_channel_length = channel_length < key_channel_max ? channel_length : key_channel_max;
+    int32_t key_channel_length32 = (int32_t)key_channel_length;
+    memcpy(key, &registration_id, 8);
+    memcpy(key + 8, &session_id, 4);
+    memcpy(key + 12, &stream_id, 4);
+    memcpy(key + 16, &key_channel_length32, 4);
+    memcpy(key + 20, channel, key_channel_length);
+
+    char label[AA_COUNTER_LABEL_MAX_LENGTH];
+    int label_length = snprintf(
+        label, sizeof(label), "%s: %" PRId64 " %" PRId32 " %" PRId32 " %s",
+        name, registration_id, session_id, stream_id, channel);
+    label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
+
+    int32_t id = aa_counters_manager_allocate(
+        &conductor->counters, now_ms, type_id, key, 20 + key_channel_length, label, (size_t)label_length);
+    if (id >= 0)
+    {
+        aa_counter_set_registration_id(&conductor->counters, id, registration_id);
+    }
+    return id;
+}
+
+static void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms)
+{
+    if (id >= 0)
+    {
+        aa_counters_manager_free(&conductor->counters, now_ms, id);
+    }
+}
+
+/* ---- clients ---- */
+
+static aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id)
+{
+    for (size_t i = 0; i < conductor->clients_count; i++)
+    {
+        if (conductor->clients[i].client_id == client_id)
+        {
+            return &conductor->clients[i];
+        }
+    }
+    return NULL;
+}
+
+static aa_driver_client_t *aa_conductor_get_or_add_client(aa_driver_conductor_t *conductor, int64_t client_id, int64_t now_ms)
+{
+    aa_driver_client_t *client = aa_conductor_find_client(conductor, client_id);
+    if (NULL != client)
+    {
+        return client;
+    }
+    if (AA_ARRAY_ENSURE(conductor->clients, aa_driver_client_t) < 0)
+    {
+        return NULL;
+    }
+    uint8_t key[8];
+    memcpy(key, &client_id, sizeof(client_id));
+    char label[64];
+    int label_length = snprintf(label, sizeof(label), "client-heartbeat: %" PRId64, client_id);
+    int32_t id = aa_counters_manager_allocate(
+        &conductor->counters, now_ms, AA_COUNTER_TYPE_CLIENT_HEARTBEAT, key, sizeof(key), label, (size_t)label_length);
+    if (id < 0)
+    {
+        return NULL;
+    }
+    aa_counter_set_registration_id(&conductor->counters, id, client_id);
+    volatile int64_t *heartbeat = aa_counters_manager_addr(&conductor->counters, id);
+    aa_put_int64_release(heartbeat, now_ms);
+
+    client = &conductor->clients[conductor->clients_count++];
+    client->client_id = client_id;
+    client->heartbeat_counter_id = id;
+    client->heartbeat = heartbeat;
+    return client;
+}
+
+/* ---- publications ---- */
+
+static void aa_conductor_link_subscriber(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms)
+{
+    if (link->stream_id != pub->stream_id || (link->has_session_id && link->session_id != pub->session_id))
+    {
+        return;
+    }
+    if (NULL != aa_ipc_publication_find_subscriber(pub, link->registration_id))
+    {
+        return;
+    }
+    int64_t join_position = aa_ipc_publication_join_position(pub);
+    int32_t counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
+        pub->stream_id, link->channel, now_ms);
+    if (counter_id < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    char suffix[48];
+    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
+    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
+    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
+    aa_put_int64_release(value, join_position);
+    if (aa_ipc_publication_add_subscriber(
+        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber");
+        return;
+    }
+    aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
+}
+
+static int aa_conductor_check_storage(aa_driver_conductor_t *conductor, size_t log_length)
+{
+    if (!conductor->ctx->perform_storage_checks)
+    {
+        return 0;
+    }
+    struct statvfs vfs;
+    if (0 == statvfs(conductor->ctx->aeron_dir, &vfs))
+    {
+        uint64_t usable = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+        if (usable < log_length)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE,
+                "insufficient usable storage for a new log of %zu bytes in %s (%" PRIu64 " bytes usable); "
+                "free space there or use a shorter term-length", log_length, conductor->ctx->aeron_dir, usable);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t stream_id, int32_t session_id)
+{
+    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    {
+        aa_ipc_publication_t *p = conductor->ipc_publications[i];
+        if (p->stream_id == stream_id && p->session_id == session_id && AA_IPC_PUBLICATION_STATE_DONE != p->state)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id)
+{
+    int32_t low = conductor->ctx->publication_reserved_session_id_low;
+    int32_t high = conductor->ctx->publication_reserved_session_id_high;
+    for (;;)
+    {
+        int32_t candidate = conductor->next_session_id;
+        conductor->next_session_id = (int32_t)((uint32_t)candidate + 1);
+        if ((candidate < low || candidate > high) && !aa_conductor_session_id_in_use(conductor, stream_id, candidate))
+        {
+            return candidate;
+        }
+    }
+}
+
+typedef struct aa_ipc_channel_params_stct
+{
+    int32_t term_length;
+    int32_t mtu_length;
+    bool has_position;
+    int32_t initial_term_id;
+    int32_t term_id;
+    int32_t term_offset;
+    bool has_session_id;
+    int32_t session_id;
+    int64_t linger_timeout_ns;
+    bool sparse;
+    bool signal_eos;
+    bool tether;
+}
+aa_ipc_channel_params_t;
+
+static int aa_conductor_parse_ipc_params(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_ipc_channel_params_t *params)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    int64_t term_length = ctx->ipc_term_buffer_length;
+    int64_t mtu = ctx->ipc_mtu_length;
+    params->linger_timeout_ns = ctx->publication_linger_timeout_ns;
+    params->sparse = ctx->term_buffer_sparse_file;
+    params->signal_eos = true;
+    params->tether = ctx->tether_subscriptions;
+
+    if (aa_uri_get_size(uri, "term-length", &term_length) < 0 ||
+        aa_uri_get_size(uri, "mtu", &mtu) < 0 ||
+        aa_uri_get_duration_ns(uri, "linger", &params->linger_timeout_ns) < 0 ||
+        aa_uri_get_bool(uri, "sparse", &params->sparse) < 0 ||
+        aa_uri_get_bool(uri, "eos", &params->signal_eos) < 0 ||
+        aa_uri_get_bool(uri, "tether", &params->tether) < 0)
+    {
+        return -1;
+    }
+    if (aa_logbuffer_check_term_length(term_length) < 0)
+    {
+        AA_APPEND_ERR("%s", "channel parameter term-length");
+        return -1;
+    }
+    if (mtu < 64 || mtu > 65504 || 0 != (mtu % AA_LOGBUFFER_FRAME_ALIGNMENT) || mtu > term_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter mtu=%" PRId64 " must be a multiple of 32 between 64 and 65504 and at most the term length",
+            mtu);
+        return -1;
+    }
+    params->term_length = (int32_t)term_length;
+    params->mtu_length = (int32_t)mtu;
+
+    int rc_session = aa_uri_get_int32(uri, "session-id", &params->session_id);
+    if (rc_session < 0)
+    {
+        return -1;
+    }
+    params->has_session_id = 1 == rc_session;
+
+    int rc_init = aa_uri_get_int32(uri, "init-term-id", &params->initial_term_id);
+    int rc_term = aa_uri_get_int32(uri, "term-id", &params->term_id);
+    int rc_offset = aa_uri_get_int32(uri, "term-offset", &params->term_offset);
+    if (rc_init < 0 || rc_term < 0 || rc_offset < 0)
+    {
+        return -1;
+    }
+    int count = rc_init + rc_term + rc_offset;
+    if (0 != count && 3 != count)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s",
+            "init-term-id, term-id and term-offset must be given together (e.g. init-term-id=0|term-id=2|term-offset=4096)");
+        return -1;
+    }
+    params->has_position = 3 == count;
+    if (params->has_position)
+    {
+        int32_t term_count = (int32_t)((uint32_t)params->term_id - (uint32_t)params->initial_term_id);
+        if (term_count < 0)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "term-id=%" PRId32 " is before init-term-id=%" PRId32,
+                params->term_id, params->initial_term_id);
+            return -1;
+        }
+        if (params->term_offset < 0 || params->term_offset > params->term_length ||
+            0 != (params->term_offset % AA_LOGBUFFER_FRAME_ALIGNMENT))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "term-offset=%" PRId32 " must be a multiple of 32 between 0 and the term length %" PRId32,
+                params->term_offset, params->term_length);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+    const aa_ipc_channel_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
+    if (NULL == pub || NULL == (pub->channel = strdup(channel)))
+    {
+        free(pub);
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
+        return NULL;
+    }
+    pub->pub_lmt_counter_id = -1;
+    pub->pub_pos_counter_id = -1;
+    pub->registration_id = registration_id;
+    pub->stream_id = stream_id;
+    pub->is_exclusive = is_exclusive;
+    pub->session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
+    pub->term_length = params->term_length;
+    pub->mtu_length = params->mtu_length;
+    pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    pub->unblock_timeout_ns = ctx->publication_unblock_timeout_ns;
+    pub->linger_timeout_ns = params->linger_timeout_ns;
+    pub->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
+    pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
+    int64_t window = ctx->ipc_publication_term_window_length;
+    pub->term_window_length = 0 == window ? params->term_length / 2 : (window < params->term_length / 2 ? window : params->term_length / 2);
+
+    snprintf(pub->log_path, sizeof(pub->log_path), "%s/publications/%" PRId64 ".logbuffer", ctx->aeron_dir, registration_id);
+    size_t log_length = aa_logbuffer_compute_log_length(params->term_length, (int32_t)ctx->file_page_size);
+    if (aa_conductor_check_storage(conductor, log_length) < 0 ||
+        aa_map_new_file(&pub->mapped, pub->log_path, log_length, params->sparse) < 0)
+    {
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    conductor->bytes_mapped += (int64_t)log_length;
+
+    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+    aa_logbuffer_init_params_t init = {
+        .correlation_id = registration_id,
+        .initial_term_id = initial_term_id,
+        .active_term_id = params->has_position ? params->term_id : initial_term_id,
+        .term_offset = params->has_position ? params->term_offset : 0,
+        .term_length = params->term_length,
+        .mtu_length = params->mtu_length,
+        .page_size = (int32_t)ctx->file_page_size,
+        .session_id = pub->session_id,
+        .stream_id = stream_id,
+        .publication_window_length = (int32_t)pub->term_window_length,
+        .receiver_window_length = 0,
+        .linger_timeout_ns = params->linger_timeout_ns,
+        .untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns,
+        .untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns,
+        .sparse = params->sparse,
+        .tether = params->tether,
+        .rejoin = ctx->rejoin_stream,
+        .reliable = ctx->reliable_stream,
+        .signal_eos = params->signal_eos,
+        .group = false,
+        .spies_simulate_connection = ctx->spies_simulate_connection,
+        .max_resend = 16,
+    };
+    pub->log.addr = pub->mapped.addr;
+    pub->log.length = pub->mapped.length;
+    pub->log.term_length = params->term_length;
+    for (int i = 0; i < AA_LOGBUFFER_PARTITION_COUNT; i++)
+    {
+        pub->log.term_buffers[i] = pub->mapped.addr + (size_t)i * (size_t)params->term_length;
+    }
+    pub->log.metadata = (aa_logbuffer_metadata_t *)(pub->mapped.addr + (size_t)params->term_length * AA_LOGBUFFER_PARTITION_COUNT);
+    aa_logbuffer_metadata_init(&pub->log, &init);
+    pub->initial_term_id = initial_term_id;
+
+    int64_t start_position = aa_compute_position(
+        init.active_term_id, init.term_offset, pub->position_bits_to_shift, initial_term_id);
+    pub->start_position = start_position;
+    pub->consumer_position = start_position;
+    pub->last_consumer_position = start_position;
+    pub->clean_position = start_position;
+    pub->time_of_last_consumer_position_change_ns = now_ns;
+
+    pub->pub_lmt_counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_PUBLISHER_LIMIT, "pub-lmt", registration_id, pub->session_id, stream_id, channel, now_ms);
+    pub->pub_pos_counter_id = pub->pub_lmt_counter_id < 0 ? -1 : aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_PUBLISHER_POSITION, "pub-pos (sampled)", registration_id, pub->session_id, stream_id,
+        channel, now_ms);
+    if (pub->pub_pos_counter_id < 0)
+    {
+        aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+        conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+        unlink(pub->log_path);
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    pub->pub_lmt = aa_counters_manager_addr(&conductor->counters, pub->pub_lmt_counter_id);
+    pub->pub_pos = aa_counters_manager_addr(&conductor->counters, pub->pub_pos_counter_id);
+    aa_put_int64_release(pub->pub_lmt, start_position);
+    aa_put_int64_release(pub->pub_pos, start_position);
+    pub->state = AA_IPC_PUBLICATION_STATE_ACTIVE;
+    pub->time_of_last_state_change_ns = now_ns;
+    pub->refcnt = 0;
+
+    if (AA_ARRAY_ENSURE(conductor->ipc_publications, aa_ipc_publication_t *) < 0)
+    {
+        aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+        aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
+        conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+        unlink(pub->log_path);
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    conductor->ipc_publications[conductor->ipc_publications_count++] = pub;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    return pub;
+}
+
+static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t now_ns)
+{
+    (void)conductor;
+    if (--pub->refcnt <= 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state)
+    {
+        aa_ipc_publication_begin_draining(pub, now_ns);
+    }
+}
+
+static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
+{
+    if (aa_uri_parse(channel, uri) < 0)
+    {
+        return -1;
+    }
+    if (AA_URI_MEDIA_IPC != uri->media)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: this driver carries aeron:ipc channels only so far; UDP media arrive with the UDP "
+            "transport (use aeron:ipc for now)", channel);
+        return -1;
+    }
+    if (uri->is_spy)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s: aeron-spy: applies to UDP publications only", channel);
+        return -1;
+    }
+    return 0;
+}
+
+static int aa_conductor_on_add_publication(
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel, bool is_exclusive,
+    int64_t now_ns, int64_t now_ms)
+{
+    aa_uri_t uri;
+    aa_ipc_channel_params_t params;
+    memset(&params, 0, sizeof(params));
+    if (aa_conductor_parse_channel(channel, &uri) < 0 || aa_conductor_parse_ipc_params(conductor, &uri, &params) < 0)
+    {
+        return -1;
+    }
+    int64_t correlation_id = command->correlated.correlation_id;
+    aa_ipc_publication_t *pub = NULL;
+    if (!is_exclusive)
+    {
+        for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+        {
+            aa_ipc_publication_t *p = conductor->ipc_publications[i];
+            if (!p->is_exclusive && AA_IPC_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == command->stream_id &&
+                (!params.has_session_id || params.session_id == p->session_id))
+            {
+                if (p->term_length != params.term_length || p->mtu_length != params.mtu_length)
+                {
+                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                        "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
+                        "; a shared publication must use the same values (or use an exclusive publication)",
+                        channel, command->stream_id, p->term_length, p->mtu_length);
+                    return -1;
+                }
+                pub = p;
+                break;
+            }
+        }
+    }
+    if (NULL == pub)
+    {
+        if (params.has_session_id && aa_conductor_session_id_in_use(conductor, command->stream_id, params.session_id))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, channel, params.session_id,
+                command->stream_id);
+            return -1;
+        }
+        if (params.has_position && !is_exclusive)
+        {
+            /* A concurrent publication may start at a position only when it is new, which it is here. */
+        }
+        pub = aa_conductor_create_ipc_publication(
+            conductor, correlation_id, command->stream_id, channel, &params, is_exclusive, now_ns, now_ms);
+        if (NULL == pub)
+        {
+            return -1;
+        }
+        for (size_t i = 0; i < conductor->subscription_links_count; i++)
+        {
+            aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
+        }
+    }
+    if (AA_ARRAY_ENSURE(conductor->publication_links, aa_publication_link_t) < 0)
+    {
+        if (0 == pub->refcnt)
+        {
+            aa_ipc_publication_begin_draining(pub, now_ns);
+        }
+        return -1;
+    }
+    aa_publication_link_t *link = &conductor->publication_links[conductor->publication_links_count++];
+    link->registration_id = correlation_id;
+    link->client_id = command->correlated.client_id;
+    link->publication = pub;
+    pub->refcnt++;
+    aa_conductor_on_publication_ready(conductor, correlation_id, pub);
+    return 0;
+}
+
+static void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ns)
+{
+    aa_ipc_publication_t *pub = conductor->publication_links[index].publication;
+    conductor->publication_links[index] = conductor->publication_links[--conductor->publication_links_count];
+    aa_conductor_decref_publication(conductor, pub, now_ns);
+}
+
+static int aa_conductor_on_remove_publication(
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns)
+{
+    for (size_t i = 0; i < conductor->publication_links_count; i++)
+    {
+        aa_publication_link_t *link = &conductor->publication_links[i];
+        if (link->registration_id == command->registration_id && link->client_id == command->correlated.client_id)
+        {
+            aa_conductor_remove_publication_link_at(conductor, i, now_ns);
+            aa_conductor_on_operation_success(conductor, command->correlated.correlation_id);
+            return 0;
+        }
+    }
+    AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_PUBLICATION, "unknown publication registration id %" PRId64, command->registration_id);
+    return -1;
+}
+
+/* ---- subscriptions ---- */
+
+static int aa_conductor_on_add_subscription(
+    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const char *channel, int64_t now_ns,
+    int64_t now_ms)
+{
+    aa_uri_t uri;
+    if (aa_conductor_parse_channel(channel, &uri) < 0)
+    {
+        return -1;
+    }
+    bool tether = conductor->ctx->tether_subscriptions;
+    bool sparse = conductor->ctx->term_buffer_sparse_file;
+    int32_t session_id = 0;
+    int rc_session = aa_uri_get_int32(&uri, "session-id", &session_id);
+    if (aa_uri_get_bool(&uri, "tether", &tether) < 0 || aa_uri_get_bool(&uri, "sparse", &sparse) < 0 || rc_session < 0)
+    {
+        return -1;
+    }
+    if (AA_ARRAY_ENSURE(conductor->subscription_links, aa_subscription_link_t) < 0)
+    {
+        return -1;
+    }
+    char *channel_copy = strdup(channel);
+    if (NULL == channel_copy)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory adding a subscription");
+        return -1;
+    }
+    aa_subscription_link_t *link = &conductor->subscription_links[conductor->subscription_links_count++];
+    link->registration_id = command->correlated.correlation_id;
+    link->client_id = command->correlated.client_id;
+    link->stream_id = command->stream_id;
+    link->has_session_id = 1 == rc_session;
+    link->session_id = session_id;
+    link->is_tether = tether;
+    link->is_sparse = sparse;
+    link->channel = channel_copy;
+
+    aa_subscription_ready_t response = {
+        .correlation_id = command->correlated.correlation_id,
+        .channel_status_indicator_id = AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED,
+    };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_SUBSCRIPTION_READY, &response, sizeof(response));
+
+    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    {
+        aa_ipc_publication_t *pub = conductor->ipc_publications[i];
+        if (AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state)
+        {
+            aa_conductor_link_subscriber(conductor, pub, link, now_ns, now_ms);
+        }
+    }
+    return 0;
+}
+
+static void aa_conductor_remove_subscription_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ms)
+{
+    aa_subscription_link_t *link = &conductor->subscription_links[index];
+    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    {
+        int32_t counter_id = aa_ipc_publication_remove_subscriber(conductor->ipc_publications[i], link->registration_id);
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+    }
+    free(link->channel);
+    conductor->subscription_links[index] = conductor->subscription_links[--conductor->subscription_links_count];
+}
+
+static int aa_conductor_on_remove_subscription(
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms)
+{
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        aa_subscription_link_t *link = &conductor->subscription_links[i];
+        if (link->registration_id == command->registration_id && link->client_id == command->correlated.client_id)
+        {
+            aa_conductor_remove_subscription_link_at(conductor, i, now_ms);
+            aa_conductor_on_operation_success(conductor, command->correlated.correlation_id);
+            return 0;
+        }
+    }
+    AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_SUBSCRIPTION, "unknown subscription registration id %" PRId64, command->registration_id);
+    return -1;
+}
+
+/* ---- client removal ---- */
+
+static void aa_conductor_remove_client_at(
+    aa_driver_conductor_t *conductor, size_t index, bool timed_out, int64_t now_ns, int64_t now_ms)
+{
+    int64_t client_id = conductor->clients[index].client_id;
+    for (size_t i = conductor->publication_links_count; i-- > 0;)
+    {
+        if (conductor->publication_links[i].client_id == client_id)
+        {
+            aa_conductor_remove_publication_link_at(conductor, i, now_ns);
+        }
+    }
+    for (size_t i = conductor->subscription_links_count; i-- > 0;)
+    {
+        if (conductor->subscription_links[i].client_id == client_id)
+        {
+            aa_conductor_remove_subscription_link_at(conductor, i, now_ms);
+        }
+    }
+    aa_conductor_free_counter(conductor, conductor->clients[index].heartbeat_counter_id, now_ms);
+    conductor->clients[index] = conductor->clients[--conductor->clients_count];
+    if (timed_out)
+    {
+        aa_client_timeout_t response = { .client_id = client_id };
+        aa_conductor_transmit(conductor, AA_RESPONSE_ON_CLIENT_TIMEOUT, &response, sizeof(response));
+        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_CLIENT_TIMEOUTS], 1);
+    }
+}
+
+/* ---- command dispatch ---- */
+
+typedef struct aa_command_context_stct
+{
+    aa_driver_conductor_t *conductor;
+    int64_t now_ns;
+    int64_t now_ms;
+}
+aa_command_context_t;
+
+static const char *aa_conductor_command_channel(
+    const void *buffer, size_t length, size_t header_length, int32_t channel_length, char *out, size_t out_length)
+{
+    if (channel_length < 0 || header_length + (size_t)channel_length > length || (size_t)channel_length >= out_length)
+    {
+        return NULL;
+    }
+    memcpy(out, (const uint8_t *)buffer + header_length, (size_t)channel_length);
+    out[channel_length] = '\0';
+    return out;
+}
+
+static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, size_t length, void *clientd)
+{
+    aa_command_context_t *cc = clientd;
+    aa_driver_conductor_t *conductor = cc->conductor;
+    char channel[AA_URI_MAX_LENGTH + 1];
+    int64_t correlation_id = 0;
+    int rc = 0;
+    aa_err_clear();
+
+    if (length < sizeof(aa_correlated_command_t))
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_MALFORMED_COMMAND, "command shorter than its header");
+        return;
+    }
+    const aa_correlated_command_t *correlated = buffer;
+    correlation_id = correlated->correlation_id;
+    aa_driver_client_t *client = aa_conductor_get_or_add_client(conductor, correlated->client_id, cc->now_ms);
+    if (NULL == client)
+    {
+        aa_conductor_on_error(conductor, correlation_id, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    aa_put_int64_release(client->heartbeat, cc->now_ms > *client->heartbeat ? cc->now_ms : *client->heartbeat);
+
+    switch (msg_type_id)
+    {
+        case AA_COMMAND_ADD_PUBLICATION:
+        case AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION:
+        {
+            const aa_publication_command_t *command = buffer;
+            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
+                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed add publication command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_add_publication(
+                conductor, command, channel, AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION == msg_type_id, cc->now_ns, cc->now_ms);
+            break;
+        }
+
+        case AA_COMMAND_REMOVE_PUBLICATION:
+            if (length < sizeof(aa_remove_command_t))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove publication command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_remove_publication(conductor, buffer, cc->now_ns);
+            break;
+
+        case AA_COMMAND_ADD_SUBSCRIPTION:
+        {
+            const aa_subscription_command_t *command = buffer;
+            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
+                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed add subscription command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_add_subscription(conductor, command, channel, cc->now_ns, cc->now_ms);
+            break;
+        }
+
+        case AA_COMMAND_REMOVE_SUBSCRIPTION:
+            if (length < sizeof(aa_remove_command_t))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove subscription command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_remove_subscription(conductor, buffer, cc->now_ms);
+            break;
+
+        case AA_COMMAND_CLIENT_KEEPALIVE:
+            break;
+
+        case AA_COMMAND_CLIENT_CLOSE:
+            for (size_t i = 0; i < conductor->clients_count; i++)
+            {
+                if (conductor->clients[i].client_id == correlated->client_id)
+                {
+                    aa_conductor_remove_client_at(conductor, i, false, cc->now_ns, cc->now_ms);
+                    break;
+                }
+            }
+            break;
+
+        default:
+            AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_COMMAND_TYPE_ID, "command type 0x%x is not supported by this driver", msg_type_id);
+            rc = -1;
+            break;
+    }
+
+    if (rc < 0)
+    {
+        int code = aa_errcode();
+        aa_conductor_on_error(conductor, correlation_id, code > 0 && code <= 14 ? code : AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+    }
+}
+
+/* ---- timers ---- */
+
+static void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    int64_t timeout_ms = conductor->ctx->client_liveness_timeout_ns / 1000000;
+    for (size_t i = conductor->clients_count; i-- > 0;)
+    {
+        int64_t last = aa_get_int64_acquire(conductor->clients[i].heartbeat);
+        if (now_ms > last + timeout_ms)
+        {
+            char message[128];
+            snprintf(message, sizeof(message), "client %" PRId64 " timed out after %" PRId64 " ms without a heartbeat",
+                conductor->clients[i].client_id, now_ms - last);
+            aa_distinct_error_log_record(&conductor->error_log, now_ms, AA_ERROR_CODE_GENERIC_ERROR, message);
+            aa_conductor_remove_client_at(conductor, i, true, now_ns, now_ms);
+        }
+    }
+}
+
+static void aa_conductor_check_untethered(aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t now_ns, int64_t now_ms)
+{
+    int64_t window_limit = pub->consumer_position - pub->term_window_length + (pub->term_window_length / 4);
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &pub->subscribers[i];
+        if (s->is_tether)
+        {
+            continue;
+        }
+        switch (s->state)
+        {
+            case AA_SUBSCRIBER_STATE_ACTIVE:
+                if (aa_get_int64_acquire(s->value) > window_limit)
+                {
+                    s->time_of_last_update_ns = now_ns;
+                }
+                else if (now_ns > s->time_of_last_update_ns + pub->untethered_window_limit_timeout_ns)
+                {
+                    aa_conductor_on_unavailable_image(conductor, pub, s->subscription_registration_id);
+                    s->state = AA_SUBSCRIBER_STATE_LINGER;
+                    s->time_of_last_update_ns = now_ns;
+                    aa_ipc_publication_update_connected(pub);
+                }
+                break;
+
+            case AA_SUBSCRIBER_STATE_LINGER:
+                if (now_ns > s->time_of_last_update_ns + pub->linger_timeout_ns)
+                {
+                    s->state = AA_SUBSCRIBER_STATE_RESTING;
+                    s->time_of_last_update_ns = now_ns;
+                }
+                break;
+
+            case AA_SUBSCRIBER_STATE_RESTING:
+                if (now_ns > s->time_of_last_update_ns + pub->untethered_resting_timeout_ns)
+                {
+                    int64_t join = aa_ipc_publication_join_position(pub);
+                    aa_put_int64_release(s->value, join);
+                    s->state = AA_SUBSCRIBER_STATE_ACTIVE;
+                    s->time_of_last_update_ns = now_ns;
+                    aa_ipc_publication_update_connected(pub);
+                    aa_conductor_on_available_image(conductor, pub, s->subscription_registration_id, s->counter_id);
+                }
+                break;
+        }
+    }
+    (void)now_ms;
+}
+
+static void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    for (size_t i = conductor->ipc_publications_count; i-- > 0;)
+    {
+        aa_ipc_publication_t *pub = conductor->ipc_publications[i];
+        switch (pub->state)
+        {
+            case AA_IPC_PUBLICATION_STATE_ACTIVE:
+                aa_conductor_check_untethered(conductor, pub, now_ns, now_ms);
+                if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS], 1);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_DRAINING:
+                if (aa_ipc_publication_is_drained(pub))
+                {
+                    pub->state = AA_IPC_PUBLICATION_STATE_LINGER;
+                    pub->time_of_last_state_change_ns = now_ns;
+                    aa_logbuffer_set_connected(pub->log.metadata, false);
+                    for (size_t s = 0; s < pub->subscribers_count; s++)
+                    {
+                        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->subscribers[s].state)
+                        {
+                            aa_conductor_on_unavailable_image(conductor, pub, pub->subscribers[s].subscription_registration_id);
+                        }
+                    }
+                }
+                else if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS], 1);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_LINGER:
+                if (now_ns > pub->time_of_last_state_change_ns + pub->linger_timeout_ns)
+                {
+                    pub->state = AA_IPC_PUBLICATION_STATE_DONE;
+                    for (size_t s = 0; s < pub->subscribers_count; s++)
+                    {
+                        aa_conductor_free_counter(conductor, pub->subscribers[s].counter_id, now_ms);
+                    }
+                    pub->subscribers_count = 0;
+                    aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+                    aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
+                    conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+                    aa_put_int64_release(
+                        conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+                    if (unlink(pub->log_path) < 0 && ENOENT != errno)
+                    {
+                        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_FREE_FAILS], 1);
+                    }
+                    conductor->ipc_publications[i] = conductor->ipc_publications[--conductor->ipc_publications_count];
+                    aa_ipc_publication_free(pub);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_DONE:
+                break;
+        }
+    }
+}
+
+static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    aa_conductor_check_clients(conductor, now_ns, now_ms);
+    aa_conductor_check_publications(conductor, now_ns, now_ms);
+    if (aa_mpsc_rb_unblock(&conductor->to_driver))
+    {
+        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_COMMANDS], 1);
+    }
+}
+
+int aa_driver_conductor_do_work(void *state)
+{
+    aa_driver_conductor_t *conductor = state;
+    int64_t now_ns = aa_nano_clock();
+    int64_t now_ms = aa_epoch_clock();
+    int work_count = 0;
+
+    if (now_ms != conductor->last_heartbeat_ms)
+    {
+        aa_mpsc_rb_consumer_heartbeat_time(&conductor->to_driver, now_ms);
+        conductor->last_heartbeat_ms = now_ms;
+    }
+
+    aa_command_context_t cc = { .conductor = conductor, .now_ns = now_ns, .now_ms = now_ms };
+    work_count += (int)aa_mpsc_rb_read(&conductor->to_driver, aa_conductor_on_command, &cc, AA_COMMAND_DRAIN_LIMIT);
+
+    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    {
+        work_count += aa_ipc_publication_update_pub_pos_and_lmt(conductor->ipc_publications[i]);
+    }
+
+    if (now_ns >= conductor->next_timer_ns)
+    {
+        conductor->next_timer_ns = now_ns + conductor->ctx->timer_interval_ns;
+        aa_conductor_on_timer(conductor, now_ns, now_ms);
+        work_count++;
+    }
+
+    int64_t cycle_ns = aa_nano_clock() - now_ns;
+    volatile int64_t *max_cycle = conductor->system_counters[AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME];
+    if (cycle_ns > *max_cycle)
+    {
+        aa_put_int64_release(max_cycle, cycle_ns);
+    }
+    if (cycle_ns > conductor->ctx->conductor_cycle_threshold_ns)
+    {
+        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED], 1);
+    }
+    return work_count;
+}
+
+/* ---- lifecycle ---- */
+
+int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context_t *ctx)
+{
+    memset(conductor, 0, sizeof(*conductor));
+    conductor->ctx = ctx;
+
+    size_t counters_metadata_length = (size_t)ctx->counters_values_buffer_length * 4;
+    size_t total = (size_t)ctx->to_driver_buffer_length + (size_t)ctx->to_clients_buffer_length +
+        counters_metadata_length + (size_t)ctx->counters_values_buffer_length + (size_t)ctx->error_buffer_length;
+    size_t cnc_length = aa_cnc_computed_length(total, (size_t)ctx->file_page_size);
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_CNC_FILE);
+    if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, false) < 0)
+    {
+        AA_APPEND_ERR("%s", "creating the CnC file");
+        return -1;
+    }
+    aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
+    conductor->cnc = cnc;
+    cnc->to_driver_buffer_length = (int32_t)ctx->to_driver_buffer_length;
+    cnc->to_clients_buffer_length = (int32_t)ctx->to_clients_buffer_length;
+    cnc->counters_metadata_buffer_length = (int32_t)counters_metadata_length;
+    cnc->counters_values_buffer_length = (int32_t)ctx->counters_values_buffer_length;
+    cnc->error_log_buffer_length = (int32_t)ctx->error_buffer_length;
+    cnc->client_liveness_timeout = ctx->client_liveness_timeout_ns;
+    cnc->start_timestamp = aa_epoch_clock();
+    cnc->pid = getpid();
+
+    if (aa_mpsc_rb_init(&conductor->to_driver, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length) < 0 ||
+        aa_broadcast_transmitter_init(&conductor->to_clients, aa_cnc_to_clients_buffer(cnc), (size_t)cnc->to_clients_buffer_length) < 0 ||
+        aa_counters_manager_init(
+            &conductor->counters, aa_cnc_counters_metadata_buffer(cnc), counters_metadata_length,
+            aa_cnc_counters_values_buffer(cnc), (size_t)cnc->counters_values_buffer_length,
+            ctx->counters_free_to_reuse_timeout_ns / 1000000) < 0)
+    {
+        aa_unmap(&conductor->cnc_file);
+        return -1;
+    }
+    if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
+    {
+        aa_counters_manager_close(&conductor->counters);
+        aa_unmap(&conductor->cnc_file);
+        return -1;
+    }
+
+    int64_t now_ms = aa_epoch_clock();
+    for (int i = 0; i < AA_SYSTEM_COUNTER_COUNT; i++)
+    {
+        int32_t key = i;
+        const char *label = aa_system_counter_labels[i];
+        int32_t id = aa_counters_manager_allocate(
+            &conductor->counters, now_ms, AA_COUNTER_TYPE_SYSTEM, (const uint8_t *)&key, sizeof(key), label, strlen(label));
+        if (id < 0)
+        {
+            aa_driver_conductor_on_close(conductor);
+            return -1;
+        }
+        conductor->system_counters[i] = aa_counters_manager_addr(&conductor->counters, id);
+    }
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    srand((unsigned)(ts.tv_nsec ^ getpid()));
+    conductor->next_session_id = (int32_t)rand();
+    conductor->next_timer_ns = aa_nano_clock();
+    aa_mpsc_rb_consumer_heartbeat_time(&conductor->to_driver, now_ms);
+    conductor->last_heartbeat_ms = now_ms;
+    aa_put_int32_release(&cnc->cnc_version, AA_CNC_VERSION);
+    return 0;
+}
+
+void aa_driver_conductor_on_close(void *state)
+{
+    aa_driver_conductor_t *conductor = state;
+    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    {
+        aa_ipc_publication_t *pub = conductor->ipc_publications[i];
+        aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_ipc_publication_producer_position(pub));
+        aa_logbuffer_set_connected(pub->log.metadata, false);
+        aa_ipc_publication_free(pub);
+    }
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        free(conductor->subscription_links[i].channel);
+    }
+    free(conductor->ipc_publications);
+    free(conductor->publication_links);
+    free(conductor->subscription_links);
+    free(conductor->clients);
+    conductor->ipc_publications = NULL;
+    conductor->publication_links = NULL;
+    conductor->subscription_links = NULL;
+    conductor->clients = NULL;
+    conductor->ipc_publications_count = 0;
+    conductor->publication_links_count = 0;
+    conductor->subscription_links_count = 0;
+    conductor->clients_count = 0;
+    aa_distinct_error_log_close(&conductor->error_log);
+    aa_counters_manager_close(&conductor->counters);
+    aa_unmap(&conductor->cnc_file);
+}

@@ -1,0 +1,86 @@
+/*
+ * The driver conductor: the agent that owns every resource. It reads client commands from the
+ * to-driver ring buffer, answers on the to-clients broadcast buffer, creates log buffers and
+ * counters, drives IPC publication limits, and runs the timers (client liveness, linger, unblock,
+ * untethered subscribers). Blocking work (file creation, name lookups) happens here only.
+ */
+#ifndef AA_DRIVER_CONDUCTOR_H
+#define AA_DRIVER_CONDUCTOR_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "aa_cnc.h"
+#include "aa_driver_context.h"
+#include "aa_system_counters.h"
+#include "../concurrent/aa_broadcast.h"
+#include "../concurrent/aa_counters.h"
+#include "../concurrent/aa_error_log.h"
+#include "../concurrent/aa_mpsc_rb.h"
+#include "../util/aa_fs.h"
+#include "../../../media/aa_ipc_publication.h"
+
+typedef struct aa_driver_client_stct
+{
+    int64_t client_id;
+    int32_t heartbeat_counter_id;
+    volatile int64_t *heartbeat;
+}
+aa_driver_client_t;
+
+typedef struct aa_publication_link_stct
+{
+    int64_t registration_id;
+    int64_t client_id;
+    aa_ipc_publication_t *publication;
+}
+aa_publication_link_t;
+
+typedef struct aa_subscription_link_stct
+{
+    int64_t registration_id;
+    int64_t client_id;
+    int32_t stream_id;
+    bool has_session_id;
+    int32_t session_id;
+    bool is_tether;
+    bool is_sparse;
+    char *channel;
+}
+aa_subscription_link_t;
+
+#define AA_DECLARE_ARRAY(type, name) type *name; size_t name##_count; size_t name##_capacity
+
+typedef struct aa_driver_conductor_stct
+{
+    aa_driver_context_t *ctx;
+    aa_mapped_file_t cnc_file;
+    aa_cnc_metadata_t *cnc;
+    aa_mpsc_rb_t to_driver;
+    aa_broadcast_transmitter_t to_clients;
+    aa_counters_manager_t counters;
+    aa_distinct_error_log_t error_log;
+    volatile int64_t *system_counters[AA_SYSTEM_COUNTER_COUNT];
+
+    AA_DECLARE_ARRAY(aa_driver_client_t, clients);
+    AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
+    AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
+    AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
+
+    int64_t next_timer_ns;
+    int64_t last_heartbeat_ms;
+    int64_t last_cycle_ns;
+    int32_t next_session_id;
+    int64_t bytes_mapped;
+    uint8_t response[AA_RB_RECORD_HEADER_LENGTH + 8192];
+}
+aa_driver_conductor_t;
+
+int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context_t *ctx);
+int aa_driver_conductor_do_work(void *state);
+void aa_driver_conductor_on_close(void *state);
+
+/* Records an error in the distinct error log and counts it (any driver thread). */
+void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+
+#endif

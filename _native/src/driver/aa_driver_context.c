@@ -1,0 +1,409 @@
+#include <ctype.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "aa_driver_context.h"
+#include "../agent/aa_agent.h"
+#include "../concurrent/aa_atomic.h"
+#include "../concurrent/aa_broadcast.h"
+#include "../concurrent/aa_mpsc_rb.h"
+#include "../logbuffer/aa_logbuffer.h"
+#include "../util/aa_error.h"
+#include "../util/aa_fs.h"
+
+typedef enum aa_option_kind_enum
+{
+    AA_OPT_STRING,
+    AA_OPT_DIR,
+    AA_OPT_IDLE,
+    AA_OPT_BOOL,
+    AA_OPT_SIZE,
+    AA_OPT_INT32,
+    AA_OPT_DURATION_NS,
+    AA_OPT_DURATION_MS,
+    AA_OPT_THREADING_MODE
+}
+aa_option_kind_t;
+
+typedef struct aa_driver_option_stct
+{
+    const char *env_name;
+    const char *property_name;
+    aa_option_kind_t kind;
+    size_t offset;
+    size_t size;
+    const char *default_value;
+    const char *description;
+}
+aa_driver_option_t;
+
+#define AA_FIELD(f) offsetof(aa_driver_context_t, f), sizeof(((aa_driver_context_t *)0)->f)
+
+static const aa_driver_option_t aa_driver_options[] =
+{
+    { "AERON_DIR", "aeron.dir", AA_OPT_DIR, AA_FIELD(aeron_dir), "",
+        "directory of the CnC file and log buffers (default /dev/shm/aeron-<user>)" },
+    { "AERON_DIR_DELETE_ON_START", "aeron.dir.delete.on.start", AA_OPT_BOOL, AA_FIELD(dir_delete_on_start), "false",
+        "delete the aeron directory on start even if a driver there looks alive" },
+    { "AERON_DIR_DELETE_ON_SHUTDOWN", "aeron.dir.delete.on.shutdown", AA_OPT_BOOL, AA_FIELD(dir_delete_on_shutdown),
+        "false", "delete the aeron directory when the driver closes" },
+    { "AERON_THREADING_MODE", "aeron.threading.mode", AA_OPT_THREADING_MODE, AA_FIELD(threading_mode), "DEDICATED",
+        "DEDICATED, SHARED_NETWORK, SHARED or INVOKER" },
+    { "AERON_CONDUCTOR_IDLE_STRATEGY", "aeron.conductor.idle.strategy", AA_OPT_IDLE,
+        AA_FIELD(conductor_idle_strategy), "backoff", "idle strategy of the conductor agent" },
+    { "AERON_SENDER_IDLE_STRATEGY", "aeron.sender.idle.strategy", AA_OPT_IDLE, AA_FIELD(sender_idle_strategy),
+        "backoff", "idle strategy of the sender agent (DEDICATED)" },
+    { "AERON_RECEIVER_IDLE_STRATEGY", "aeron.receiver.idle.strategy", AA_OPT_IDLE, AA_FIELD(receiver_idle_strategy),
+        "backoff", "idle strategy of the receiver agent (DEDICATED)" },
+    { "AERON_SHAREDNETWORK_IDLE_STRATEGY", "aeron.sharednetwork.idle.strategy", AA_OPT_IDLE,
+        AA_FIELD(shared_network_idle_strategy), "backoff", "idle strategy of the sender+receiver thread (SHARED_NETWORK)" },
+    { "AERON_SHARED_IDLE_STRATEGY", "aeron.shared.idle.strategy", AA_OPT_IDLE, AA_FIELD(shared_idle_strategy),
+        "backoff", "idle strategy of the single driver thread (SHARED)" },
+    { "AERON_TERM_BUFFER_LENGTH", "aeron.term.buffer.length", AA_OPT_SIZE, AA_FIELD(term_buffer_length), "16m",
+        "term length of network publications, a power of two from 64k to 1g" },
+    { "AERON_IPC_TERM_BUFFER_LENGTH", "aeron.ipc.term.buffer.length", AA_OPT_SIZE, AA_FIELD(ipc_term_buffer_length),
+        "64m", "term length of IPC publications, a power of two from 64k to 1g" },
+    { "AERON_TERM_BUFFER_SPARSE_FILE", "aeron.term.buffer.sparse.file", AA_OPT_BOOL,
+        AA_FIELD(term_buffer_sparse_file), "false", "create log buffers as sparse files (no up-front allocation)" },
+    { "AERON_MTU_LENGTH", "aeron.mtu.length", AA_OPT_SIZE, AA_FIELD(mtu_length), "1408",
+        "maximum datagram length of network publications, a multiple of 32" },
+    { "AERON_IPC_MTU_LENGTH", "aeron.ipc.mtu.length", AA_OPT_SIZE, AA_FIELD(ipc_mtu_length), "1408",
+        "maximum frame length of IPC publications, a multiple of 32" },
+    { "AERON_PUBLICATION_TERM_WINDOW_LENGTH", "aeron.publication.term.window.length", AA_OPT_SIZE,
+        AA_FIELD(publication_term_window_length), "0", "how far a network publisher may run ahead (0 = term/2)" },
+    { "AERON_IPC_PUBLICATION_TERM_WINDOW_LENGTH", "aeron.ipc.publication.term.window.length", AA_OPT_SIZE,
+        AA_FIELD(ipc_publication_term_window_length), "0", "how far an IPC publisher may run ahead (0 = term/2)" },
+    { "AERON_FILE_PAGE_SIZE", "aeron.file.page.size", AA_OPT_SIZE, AA_FIELD(file_page_size), "4k",
+        "page size log buffer files are aligned to" },
+    { "AERON_PERFORM_STORAGE_CHECKS", "aeron.perform.storage.checks", AA_OPT_BOOL,
+        AA_FIELD(perform_storage_checks), "true", "check free space before creating a log buffer" },
+    { "AERON_LOW_FILE_STORE_WARNING_THRESHOLD", "aeron.low.file.store.warning.threshold", AA_OPT_SIZE,
+        AA_FIELD(low_file_store_warning_threshold), "160m", "free space below which a warning is logged" },
+    { "AERON_CONDUCTOR_BUFFER_LENGTH", "aeron.conductor.buffer.length", AA_OPT_SIZE,
+        AA_FIELD(to_driver_buffer_length), "1049344", "to-driver ring buffer: capacity (power of two) + 768" },
+    { "AERON_CLIENTS_BUFFER_LENGTH", "aeron.clients.buffer.length", AA_OPT_SIZE, AA_FIELD(to_clients_buffer_length),
+        "1048704", "to-clients broadcast buffer: capacity (power of two) + 128" },
+    { "AERON_COUNTERS_BUFFER_LENGTH", "aeron.counters.buffer.length", AA_OPT_SIZE,
+        AA_FIELD(counters_values_buffer_length), "1m", "counter values buffer (metadata is 4x this)" },
+    { "AERON_ERROR_BUFFER_LENGTH", "aeron.error.buffer.length", AA_OPT_SIZE, AA_FIELD(error_buffer_length), "1m",
+        "distinct error log length" },
+    { "AERON_CLIENT_LIVENESS_TIMEOUT", "aeron.client.liveness.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(client_liveness_timeout_ns), "10s", "a client silent this long is timed out and its resources reclaimed" },
+    { "AERON_PUBLICATION_LINGER_TIMEOUT", "aeron.publication.linger.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(publication_linger_timeout_ns), "5s", "how long a drained publication lingers before removal" },
+    { "AERON_PUBLICATION_UNBLOCK_TIMEOUT", "aeron.publication.unblock.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(publication_unblock_timeout_ns), "15s", "unblock a publication whose writer died mid-claim after this" },
+    { "AERON_PUBLICATION_CONNECTION_TIMEOUT", "aeron.publication.connection.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(publication_connection_timeout_ns), "5s", "a network publication without status messages this long is not connected" },
+    { "AERON_IMAGE_LIVENESS_TIMEOUT", "aeron.image.liveness.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(image_liveness_timeout_ns), "10s", "an image without data or heartbeats this long is removed" },
+    { "AERON_TIMER_INTERVAL", "aeron.timer.interval", AA_OPT_DURATION_NS, AA_FIELD(timer_interval_ns), "1s",
+        "interval of the conductor's resource checks (liveness, linger, unblock)" },
+    { "AERON_COUNTERS_FREE_TO_REUSE_TIMEOUT", "aeron.counters.free.to.reuse.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(counters_free_to_reuse_timeout_ns), "1s", "a freed counter id is reused only after this" },
+    { "AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT", "aeron.untethered.window.limit.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(untethered_window_limit_timeout_ns), "5s", "an untethered subscriber behind the window this long is dropped" },
+    { "AERON_UNTETHERED_RESTING_TIMEOUT", "aeron.untethered.resting.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(untethered_resting_timeout_ns), "10s", "a dropped untethered subscriber rejoins after this" },
+    { "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout", AA_OPT_DURATION_MS, AA_FIELD(driver_timeout_ms), "10s",
+        "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start)" },
+    { "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions", AA_OPT_BOOL, AA_FIELD(tether_subscriptions), "true",
+        "subscriptions hold publishers back (tether) unless their channel says tether=false" },
+    { "AERON_REJOIN_STREAM", "aeron.rejoin.stream", AA_OPT_BOOL, AA_FIELD(rejoin_stream), "true",
+        "dropped subscribers may rejoin a stream" },
+    { "AERON_RELIABLE_STREAM", "aeron.reliable.stream", AA_OPT_BOOL, AA_FIELD(reliable_stream), "true",
+        "recover loss by NAK (false: fill gaps with padding)" },
+    { "AERON_SPIES_SIMULATE_CONNECTION", "aeron.spies.simulate.connection", AA_OPT_BOOL,
+        AA_FIELD(spies_simulate_connection), "false", "spy subscriptions count as a connection" },
+    { "AERON_PUBLICATION_RESERVED_SESSION_ID_LOW", "aeron.publication.reserved.session.id.low", AA_OPT_INT32,
+        AA_FIELD(publication_reserved_session_id_low), "-1", "low end of session ids never assigned automatically" },
+    { "AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH", "aeron.publication.reserved.session.id.high", AA_OPT_INT32,
+        AA_FIELD(publication_reserved_session_id_high), "1000", "high end of session ids never assigned automatically" },
+    { "AERON_CONDUCTOR_CYCLE_THRESHOLD", "aeron.conductor.cycle.threshold", AA_OPT_DURATION_NS,
+        AA_FIELD(conductor_cycle_threshold_ns), "1s", "conductor duty cycles longer than this are counted" },
+};
+
+#define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
+
+static const aa_driver_option_t *aa_driver_option_find(const char *name)
+{
+    char normalised[128];
+    size_t len = strlen(name);
+    if (len >= sizeof(normalised))
+    {
+        return NULL;
+    }
+    for (size_t i = 0; i <= len; i++)
+    {
+        char c = name[i];
+        normalised[i] = '.' == c ? '_' : (char)toupper((unsigned char)c);
+    }
+    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
+    {
+        if (0 == strcmp(aa_driver_options[i].env_name, normalised))
+        {
+            return &aa_driver_options[i];
+        }
+    }
+    return NULL;
+}
+
+static int aa_parse_bool(const char *value, bool *out)
+{
+    if (0 == strcasecmp(value, "true") || 0 == strcmp(value, "1") || 0 == strcasecmp(value, "yes"))
+    {
+        *out = true;
+        return 0;
+    }
+    if (0 == strcasecmp(value, "false") || 0 == strcmp(value, "0") || 0 == strcasecmp(value, "no"))
+    {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_option_t *opt, const char *value)
+{
+    uint8_t *field = (uint8_t *)ctx + opt->offset;
+    switch (opt->kind)
+    {
+        case AA_OPT_DIR:
+            if ('\0' == value[0])
+            {
+                aa_default_aeron_dir((char *)field, opt->size);
+                return 0;
+            }
+            /* fall through */
+        case AA_OPT_STRING:
+            if (strlen(value) >= opt->size)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long (%zu characters, at most %zu)",
+                    opt->env_name, strlen(value), opt->size - 1);
+                return -1;
+            }
+            snprintf((char *)field, opt->size, "%s", value);
+            return 0;
+
+        case AA_OPT_IDLE:
+        {
+            aa_idle_strategy_t probe;
+            if (aa_idle_strategy_load(&probe, value) < 0)
+            {
+                AA_APPEND_ERR("invalid %s", opt->env_name);
+                return -1;
+            }
+            aa_idle_strategy_close(&probe);
+            if (strlen(value) >= opt->size)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
+                return -1;
+            }
+            snprintf((char *)field, opt->size, "%s", value);
+            return 0;
+        }
+
+        case AA_OPT_BOOL:
+        {
+            bool b;
+            if (aa_parse_bool(value, &b) < 0)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a boolean; use true or false",
+                    opt->env_name, value);
+                return -1;
+            }
+            *(bool *)field = b;
+            return 0;
+        }
+
+        case AA_OPT_SIZE:
+        {
+            int64_t v = aa_parse_size(value);
+            if (v < 0)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                    "%s=%s is not a size; use bytes with an optional k, m or g suffix (e.g. 65536, 64k, 16m)",
+                    opt->env_name, value);
+                return -1;
+            }
+            *(int64_t *)field = v;
+            return 0;
+        }
+
+        case AA_OPT_INT32:
+        {
+            char *end = NULL;
+            errno = 0;
+            long long v = strtoll(value, &end, 10);
+            if (0 != errno || end == value || '\0' != *end || v < INT32_MIN || v > INT32_MAX)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a 32-bit integer", opt->env_name, value);
+                return -1;
+            }
+            *(int32_t *)field = (int32_t)v;
+            return 0;
+        }
+
+        case AA_OPT_DURATION_NS:
+        case AA_OPT_DURATION_MS:
+        {
+            int64_t ns = aa_parse_duration_ns(value);
+            if (ns < 0)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                    "%s=%s is not a duration; use a number with ns, us, ms or s (e.g. 500ms, 10s)",
+                    opt->env_name, value);
+                return -1;
+            }
+            *(int64_t *)field = AA_OPT_DURATION_MS == opt->kind ? ns / 1000000 : ns;
+            return 0;
+        }
+
+        case AA_OPT_THREADING_MODE:
+        {
+            static const char *names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
+            for (int i = 0; i < 4; i++)
+            {
+                if (0 == strcasecmp(value, names[i]))
+                {
+                    *(aa_threading_mode_t *)field = (aa_threading_mode_t)i;
+                    return 0;
+                }
+            }
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                "%s=%s is not a threading mode; use DEDICATED, SHARED_NETWORK, SHARED or INVOKER",
+                opt->env_name, value);
+            return -1;
+        }
+    }
+    return -1;
+}
+
+int aa_driver_context_init(aa_driver_context_t *ctx)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
+    {
+        if (aa_driver_option_apply(ctx, &aa_driver_options[i], aa_driver_options[i].default_value) < 0)
+        {
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
+    {
+        const char *env = getenv(aa_driver_options[i].env_name);
+        if (NULL != env)
+        {
+            if (aa_driver_option_apply(ctx, &aa_driver_options[i], env) < 0)
+            {
+                AA_APPEND_ERR("%s", "from the environment");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value)
+{
+    const aa_driver_option_t *opt = aa_driver_option_find(name);
+    if (NULL == opt)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "unknown driver option %s; see `aeron-async driver --help-options`",
+            name);
+        return -1;
+    }
+    return aa_driver_option_apply(ctx, opt, value);
+}
+
+static int aa_check_mtu(const char *name, int64_t mtu, int64_t term_length)
+{
+    if (mtu < AA_DATA_HEADER_LENGTH * 2 || mtu > 65504 || 0 != (mtu % AA_LOGBUFFER_FRAME_ALIGNMENT))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%" PRId64 " must be a multiple of 32 between 64 and 65504",
+            name, mtu);
+        return -1;
+    }
+    if (mtu > term_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%" PRId64 " is longer than the term length %" PRId64,
+            name, mtu, term_length);
+        return -1;
+    }
+    return 0;
+}
+
+int aa_driver_context_validate(aa_driver_context_t *ctx)
+{
+    if (aa_logbuffer_check_term_length(ctx->term_buffer_length) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_TERM_BUFFER_LENGTH");
+        return -1;
+    }
+    if (aa_logbuffer_check_term_length(ctx->ipc_term_buffer_length) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_IPC_TERM_BUFFER_LENGTH");
+        return -1;
+    }
+    if (aa_logbuffer_check_page_size(ctx->file_page_size) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_FILE_PAGE_SIZE");
+        return -1;
+    }
+    if (aa_check_mtu("AERON_MTU_LENGTH", ctx->mtu_length, ctx->term_buffer_length) < 0 ||
+        aa_check_mtu("AERON_IPC_MTU_LENGTH", ctx->ipc_mtu_length, ctx->ipc_term_buffer_length) < 0)
+    {
+        return -1;
+    }
+    int64_t rb_capacity = ctx->to_driver_buffer_length - AA_RB_TRAILER_LENGTH;
+    if (rb_capacity < 1024 || !AA_IS_POWER_OF_TWO(rb_capacity))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_CONDUCTOR_BUFFER_LENGTH=%" PRId64 " must be a power of two (at least 1024) plus %d",
+            ctx->to_driver_buffer_length, AA_RB_TRAILER_LENGTH);
+        return -1;
+    }
+    int64_t bc_capacity = ctx->to_clients_buffer_length - AA_BROADCAST_BUFFER_TRAILER_LENGTH;
+    if (bc_capacity < 1024 || !AA_IS_POWER_OF_TWO(bc_capacity))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_CLIENTS_BUFFER_LENGTH=%" PRId64 " must be a power of two (at least 1024) plus %d",
+            ctx->to_clients_buffer_length, AA_BROADCAST_BUFFER_TRAILER_LENGTH);
+        return -1;
+    }
+    if (ctx->counters_values_buffer_length < 4096 || 0 != (ctx->counters_values_buffer_length % 128) ||
+        ctx->counters_values_buffer_length > 500 * 1024 * 1024 / 4)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_COUNTERS_BUFFER_LENGTH=%" PRId64 " must be a multiple of 128 between 4096 and 125m",
+            ctx->counters_values_buffer_length);
+        return -1;
+    }
+    if (ctx->error_buffer_length < 4096 || 0 != (ctx->error_buffer_length % 8))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_ERROR_BUFFER_LENGTH=%" PRId64 " must be a multiple of 8, at least 4096",
+            ctx->error_buffer_length);
+        return -1;
+    }
+    if (ctx->ipc_publication_term_window_length < 0 || ctx->ipc_publication_term_window_length > ctx->ipc_term_buffer_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_IPC_PUBLICATION_TERM_WINDOW_LENGTH=%" PRId64 " must be between 0 and the IPC term length",
+            ctx->ipc_publication_term_window_length);
+        return -1;
+    }
+    return 0;
+}
+
+void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void *clientd)
+{
+    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
+    {
+        const aa_driver_option_t *o = &aa_driver_options[i];
+        func(o->env_name, o->property_name, o->default_value, o->description, clientd);
+    }
+}

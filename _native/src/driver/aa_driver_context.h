@@ -1,0 +1,83 @@
+/*
+ * All driver configuration in one place. Every field has an environment variable (AERON_*), a
+ * property-style name (aeron.*) and a documented default; aa_driver_context_set takes either name.
+ */
+#ifndef AA_DRIVER_CONTEXT_H
+#define AA_DRIVER_CONTEXT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum aa_threading_mode_enum
+{
+    AA_THREADING_MODE_DEDICATED = 0,
+    AA_THREADING_MODE_SHARED_NETWORK = 1,
+    AA_THREADING_MODE_SHARED = 2,
+    AA_THREADING_MODE_INVOKER = 3
+}
+aa_threading_mode_t;
+
+typedef struct aa_driver_context_stct
+{
+    char aeron_dir[1024];
+    bool dir_delete_on_start;
+    bool dir_delete_on_shutdown;
+    aa_threading_mode_t threading_mode;
+    char conductor_idle_strategy[128];
+    char sender_idle_strategy[128];
+    char receiver_idle_strategy[128];
+    char shared_network_idle_strategy[128];
+    char shared_idle_strategy[128];
+
+    int64_t term_buffer_length;
+    int64_t ipc_term_buffer_length;
+    bool term_buffer_sparse_file;
+    int64_t mtu_length;
+    int64_t ipc_mtu_length;
+    int64_t publication_term_window_length;
+    int64_t ipc_publication_term_window_length;
+    int64_t file_page_size;
+    bool perform_storage_checks;
+    int64_t low_file_store_warning_threshold;
+
+    int64_t to_driver_buffer_length;     /* capacity + trailer */
+    int64_t to_clients_buffer_length;    /* capacity + trailer */
+    int64_t counters_values_buffer_length;
+    int64_t error_buffer_length;
+
+    int64_t client_liveness_timeout_ns;
+    int64_t publication_linger_timeout_ns;
+    int64_t publication_unblock_timeout_ns;
+    int64_t publication_connection_timeout_ns;
+    int64_t image_liveness_timeout_ns;
+    int64_t timer_interval_ns;
+    int64_t counters_free_to_reuse_timeout_ns;
+    int64_t untethered_window_limit_timeout_ns;
+    int64_t untethered_resting_timeout_ns;
+    int64_t driver_timeout_ms;
+    bool tether_subscriptions;
+    bool rejoin_stream;
+    bool reliable_stream;
+    bool spies_simulate_connection;
+    int32_t publication_reserved_session_id_low;
+    int32_t publication_reserved_session_id_high;
+    int64_t conductor_cycle_threshold_ns;
+}
+aa_driver_context_t;
+
+/* Fills defaults, then applies every AERON_* environment variable that is set. */
+int aa_driver_context_init(aa_driver_context_t *ctx);
+/* Sets one field by env name (AERON_TERM_BUFFER_LENGTH) or property name (aeron.term.buffer.length);
+ * the error names the field, the bad value and the accepted form. */
+int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value);
+/* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
+int aa_driver_context_validate(aa_driver_context_t *ctx);
+
+typedef void (*aa_driver_context_option_func_t)(
+    const char *env_name, const char *property_name, const char *default_value, const char *description,
+    void *clientd);
+/* Lists every option with its default and description (for documentation and the CLI). */
+void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void *clientd);
+
+#endif

@@ -1,0 +1,207 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aa_fs.h"
+#include "aa_error.h"
+
+int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+    {
+        AA_SET_ERR(errno, "could not create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)length) < 0)
+    {
+        int err = errno;
+        close(fd);
+        unlink(path);
+        AA_SET_ERR(err == ENOSPC ? AA_ERROR_CODE_STORAGE_SPACE : err,
+            "could not size %s to %zu bytes: %s", path, length, strerror(err));
+        return -1;
+    }
+    if (!sparse)
+    {
+        int rc = posix_fallocate(fd, 0, (off_t)length);
+        if (0 != rc && EOPNOTSUPP != rc && EINVAL != rc)
+        {
+            close(fd);
+            unlink(path);
+            AA_SET_ERR(rc == ENOSPC ? AA_ERROR_CODE_STORAGE_SPACE : rc,
+                "insufficient storage for %s (%zu bytes): %s; free space in the aeron directory or use "
+                "shorter terms", path, length, strerror(rc));
+            return -1;
+        }
+    }
+    void *addr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (MAP_FAILED == addr)
+    {
+        int err = errno;
+        unlink(path);
+        AA_SET_ERR(err, "could not map %s: %s", path, strerror(err));
+        return -1;
+    }
+    mapped->addr = addr;
+    mapped->length = length;
+    return 0;
+}
+
+int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t length)
+{
+    int fd = open(path, O_RDWR);
+    if (fd < 0)
+    {
+        AA_SET_ERR(errno, "could not open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (0 == length)
+    {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+        {
+            int err = errno;
+            close(fd);
+            AA_SET_ERR(err, "could not stat %s: %s", path, strerror(err));
+            return -1;
+        }
+        length = (size_t)st.st_size;
+    }
+    if (0 == length)
+    {
+        close(fd);
+        AA_SET_ERR(EINVAL, "file %s is empty", path);
+        return -1;
+    }
+    void *addr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (MAP_FAILED == addr)
+    {
+        AA_SET_ERR(errno, "could not map %s: %s", path, strerror(errno));
+        return -1;
+    }
+    mapped->addr = addr;
+    mapped->length = length;
+    return 0;
+}
+
+int aa_unmap(aa_mapped_file_t *mapped)
+{
+    if (NULL != mapped->addr)
+    {
+        if (munmap(mapped->addr, mapped->length) < 0)
+        {
+            AA_SET_ERR(errno, "munmap failed: %s", strerror(errno));
+            return -1;
+        }
+        mapped->addr = NULL;
+        mapped->length = 0;
+    }
+    return 0;
+}
+
+int aa_mkdirs(const char *path)
+{
+    char tmp[4096];
+    size_t len = strlen(path);
+    if (len >= sizeof(tmp))
+    {
+        AA_SET_ERR(ENAMETOOLONG, "path too long: %s", path);
+        return -1;
+    }
+    memcpy(tmp, path, len + 1);
+    for (char *p = tmp + 1; *p; p++)
+    {
+        if ('/' == *p)
+        {
+            *p = '\0';
+            if (mkdir(tmp, 0777) < 0 && EEXIST != errno)
+            {
+                AA_SET_ERR(errno, "could not create directory %s: %s", tmp, strerror(errno));
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0777) < 0 && EEXIST != errno)
+    {
+        AA_SET_ERR(errno, "could not create directory %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int aa_unlink_cb(const char *fpath, const struct stat *sb, int typeflag, struct FTW *ftwbuf)
+{
+    (void)sb;
+    (void)typeflag;
+    (void)ftwbuf;
+    remove(fpath);
+    return 0;
+}
+
+int aa_delete_dir(const char *path)
+{
+    if (nftw(path, aa_unlink_cb, 64, FTW_DEPTH | FTW_PHYS) < 0 && ENOENT != errno)
+    {
+        AA_SET_ERR(errno, "could not delete %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+bool aa_file_exists(const char *path)
+{
+    struct stat st;
+    return 0 == stat(path, &st);
+}
+
+int64_t aa_file_length(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+    {
+        return -1;
+    }
+    return (int64_t)st.st_size;
+}
+
+int aa_default_aeron_dir(char *buf, size_t length)
+{
+    const char *env = getenv("AERON_DIR");
+    if (NULL != env && '\0' != env[0])
+    {
+        snprintf(buf, length, "%s", env);
+        return 0;
+    }
+    const char *user = getenv("USER");
+    char namebuf[256];
+    if (NULL == user || '\0' == user[0])
+    {
+        struct passwd pw, *result = NULL;
+        char pwbuf[1024];
+        if (0 == getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &result) && NULL != result)
+        {
+            snprintf(namebuf, sizeof(namebuf), "%s", pw.pw_name);
+        }
+        else
+        {
+            snprintf(namebuf, sizeof(namebuf), "%d", (int)getuid());
+        }
+        user = namebuf;
+    }
+    snprintf(buf, length, "/dev/shm/aeron-%s", user);
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* Memory-mapped files: creation (conductor only), mapping for reading/writing, removal. */
+#ifndef AA_FS_H
+#define AA_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+typedef struct aa_mapped_file_stct
+{
+    uint8_t *addr;
+    size_t length;
+}
+aa_mapped_file_t;
+
+/* Create (or truncate) a file of `length` bytes and map it shared read-write.
+ * With `sparse` false the blocks are allocated up front so that a full disk fails here
+ * (STORAGE_SPACE) rather than with SIGBUS in the message path. */
+int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse);
+/* Map an existing file shared read-write; `length` 0 maps the whole file. */
+int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t length);
+int aa_unmap(aa_mapped_file_t *mapped);
+int aa_mkdirs(const char *path);
+int aa_delete_dir(const char *path);
+bool aa_file_exists(const char *path);
+int64_t aa_file_length(const char *path);
+/* The default aeron directory: $AERON_DIR, else /dev/shm/aeron-<user>. */
+int aa_default_aeron_dir(char *buf, size_t length);
+
+#endif

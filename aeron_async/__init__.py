@@ -1,0 +1,70 @@
+"""aeron_async: Aeron-class messaging for Python services.
+
+Publications and subscriptions over shared-memory IPC (and, with the UDP transport, the network),
+a native media driver, and a synchronous client; see docs/architecture.md for the map.
+"""
+
+from .client import (
+    ADMIN_ACTION,
+    BACK_PRESSURED,
+    CLOSED,
+    MAX_POSITION_EXCEEDED,
+    NOT_CONNECTED,
+    Aeron,
+    BufferClaim,
+    ExclusivePublication,
+    FragmentAssembler,
+    Header,
+    Image,
+    Message,
+    OfferResult,
+    Publication,
+    Subscription,
+)
+from .context import DriverContext
+from .driver import MediaDriver, is_driver_active
+from .errors import (
+    AeronError,
+    ClientTimeoutError,
+    ClosedError,
+    ConfigurationError,
+    DriverNotFoundError,
+    DriverTimeoutError,
+    InvalidChannelError,
+    MessageTooLongError,
+    RegistrationError,
+    StorageSpaceError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = (
+    "ADMIN_ACTION",
+    "BACK_PRESSURED",
+    "CLOSED",
+    "MAX_POSITION_EXCEEDED",
+    "NOT_CONNECTED",
+    "Aeron",
+    "AeronError",
+    "BufferClaim",
+    "ClientTimeoutError",
+    "ClosedError",
+    "ConfigurationError",
+    "DriverContext",
+    "DriverNotFoundError",
+    "DriverTimeoutError",
+    "ExclusivePublication",
+    "FragmentAssembler",
+    "Header",
+    "Image",
+    "InvalidChannelError",
+    "MediaDriver",
+    "Message",
+    "MessageTooLongError",
+    "OfferResult",
+    "Publication",
+    "RegistrationError",
+    "StorageSpaceError",
+    "Subscription",
+    "is_driver_active",
+)

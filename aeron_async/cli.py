@@ -1,0 +1,101 @@
+"""`aeron-async` command line: `driver` (standalone media driver), `stat` (counters), `errors`."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+
+
+def _cmd_driver(args: argparse.Namespace) -> int:
+    from .context import DriverContext, native_options
+    from .driver import MediaDriver
+
+    if args.help_options:
+        for env, prop, default, description in native_options():
+            print(f"{env:45s} {prop:45s} default {default!s:10s} {description}")
+        return 0
+    overrides = {}
+    for item in args.option or []:
+        if "=" not in item:
+            print(f"aeron-async driver: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        name, value = item.split("=", 1)
+        overrides[name.strip().lower().removeprefix("aeron_").replace(".", "_")] = value
+    if args.aeron_dir:
+        overrides["aeron_dir"] = args.aeron_dir
+    if args.threading_mode:
+        overrides["threading_mode"] = args.threading_mode
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        driver = MediaDriver.launch(DriverContext(), **overrides)
+    except Exception as exc:  # the message says what to fix
+        print(f"aeron-async driver: {exc}", file=sys.stderr)
+        return 1
+    with driver:
+        print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
+        while not stop.wait(0.2):
+            pass
+        print("aeron-async driver: shutting down", flush=True)
+    return 0
+
+
+def _cmd_stat(args: argparse.Namespace) -> int:
+    from .errors import AeronError
+    from .monitor import run_stat
+
+    try:
+        return run_stat(args.aeron_dir, args.interval, args.count, sys.stdout)
+    except AeronError as exc:
+        print(f"aeron-async stat: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+def _cmd_errors(args: argparse.Namespace) -> int:
+    from .errors import AeronError
+    from .monitor import CncReader
+
+    try:
+        with CncReader(args.aeron_dir) as reader:
+            errors = reader.errors()
+    except AeronError as exc:
+        print(f"aeron-async errors: {exc}", file=sys.stderr)
+        return 1
+    for e in errors:
+        first = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.first_ms / 1000))
+        last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_ms / 1000))
+        print(f"{e.count} observations from {first} to {last}:\n  {e.text}")
+    print(f"{len(errors)} distinct errors")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="aeron-async", description="aeron_async tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("driver", help="run a standalone media driver until SIGINT/SIGTERM")
+    p.add_argument("--aeron-dir", help="aeron directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
+    p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER"])
+    p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
+                   help="any driver option, e.g. -o AERON_IPC_TERM_BUFFER_LENGTH=1m")
+    p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
+    p.set_defaults(func=_cmd_driver)
+
+    p = sub.add_parser("stat", help="show a driver's counters, refreshing once a second")
+    p.add_argument("--aeron-dir")
+    p.add_argument("--interval", type=float, default=1.0)
+    p.add_argument("--count", type=int, default=None, help="stop after this many refreshes")
+    p.set_defaults(func=_cmd_stat)
+
+    p = sub.add_parser("errors", help="print a driver's distinct error log")
+    p.add_argument("--aeron-dir")
+    p.set_defaults(func=_cmd_errors)
+
+    args = parser.parse_args(argv)
+    return int(args.func(args))

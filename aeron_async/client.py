@@ -1,0 +1,685 @@
+"""The synchronous client: connect to a driver, add publications and subscriptions, offer and poll.
+
+Threading: a client's conductor runs on a native thread (or, with `use_conductor_invoker=True`, in
+`Aeron.do_work`). A concurrent `Publication` may be offered from many threads at once; an
+`ExclusivePublication` and a `Subscription` belong to one thread at a time.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ._ffi import ffi, lib
+from .errors import (
+    AeronError,
+    ClientTimeoutError,
+    ClosedError,
+    DriverTimeoutError,
+    MessageTooLongError,
+    RegistrationError,
+    check,
+    last_error,
+)
+
+
+class OfferResult(enum.IntEnum):
+    """Negative results of offer/try_claim; a non-negative result is the new stream position."""
+
+    NOT_CONNECTED = -1
+    BACK_PRESSURED = -2
+    ADMIN_ACTION = -3
+    CLOSED = -4
+    MAX_POSITION_EXCEEDED = -5
+
+
+NOT_CONNECTED = OfferResult.NOT_CONNECTED
+BACK_PRESSURED = OfferResult.BACK_PRESSURED
+ADMIN_ACTION = OfferResult.ADMIN_ACTION
+CLOSED = OfferResult.CLOSED
+MAX_POSITION_EXCEEDED = OfferResult.MAX_POSITION_EXCEEDED
+
+_ERROR = -6
+_STATE_ACTIVE = 0
+_STATE_DRIVER_TIMEOUT = 2
+_STATE_CLIENT_TIMEOUT = 3
+
+
+class Aeron:
+    """A client connected to a media driver through its CnC file."""
+
+    __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "__weakref__")
+
+    def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
+        self._ptr = ptr
+        self._lock = threading.Lock()
+        self._invoker = invoker
+        self.aeron_dir = ffi.string(lib.aa_client_aeron_dir(ptr)).decode()
+        self.driver_timeout = driver_timeout
+        self._resources: list[Publication | Subscription] = []
+
+    @classmethod
+    def connect(
+        cls,
+        aeron_dir: str | None = None,
+        *,
+        driver_timeout: float = 10.0,
+        use_conductor_invoker: bool = False,
+        idle_strategy: str | None = None,
+    ) -> Aeron:
+        """Connect to the driver at `aeron_dir` (default `$AERON_DIR` or /dev/shm/aeron-<user>).
+
+        Raises DriverNotFoundError when no live driver is there. `driver_timeout` (seconds) bounds
+        every wait for the driver and how long a silent driver is tolerated.
+        """
+        out = ffi.new("aa_client_t **")
+        check(
+            lib.aa_client_connect(
+                out,
+                aeron_dir.encode() if aeron_dir else ffi.NULL,
+                int(driver_timeout * 1000),
+                use_conductor_invoker,
+                idle_strategy.encode() if idle_strategy else ffi.NULL,
+            )
+        )
+        return cls(out[0], use_conductor_invoker, driver_timeout)
+
+    # ---- state ----
+
+    def _checked_ptr(self) -> Any:
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError("the Aeron client is closed; connect a new one")
+        state = lib.aa_client_state(ptr)
+        if state != _STATE_ACTIVE:
+            raise self._state_error(state)
+        return ptr
+
+    def _state_error(self, state: int) -> AeronError:
+        message = ffi.string(lib.aa_client_state_message(self._ptr)).decode() if self._ptr is not None else ""
+        if state == _STATE_DRIVER_TIMEOUT:
+            return DriverTimeoutError(message or "the media driver stopped answering")
+        if state == _STATE_CLIENT_TIMEOUT:
+            return ClientTimeoutError(message or "the media driver timed this client out")
+        return ClosedError("the Aeron client is closed; connect a new one")
+
+    def _raise_if_dead(self) -> None:
+        """Raise the reason a resource was closed from under its owner (driver or client timeout)."""
+        if self._ptr is None:
+            raise ClosedError("the Aeron client is closed; connect a new one")
+        state = lib.aa_client_state(self._ptr)
+        if state != _STATE_ACTIVE:
+            raise self._state_error(state)
+
+    @property
+    def client_id(self) -> int:
+        return lib.aa_client_id(self._checked_ptr())
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
+
+    def do_work(self) -> int:
+        """Run the client conductor once (only needed with use_conductor_invoker=True)."""
+        return lib.aa_client_do_work(self._checked_ptr())
+
+    # ---- registrations ----
+
+    def async_add_publication(self, channel: str, stream_id: int, exclusive: bool = False) -> int:
+        """Start adding a publication; returns a registration id for `poll_add_publication`."""
+        return check(lib.aa_client_async_add_publication(self._checked_ptr(), _channel(channel), stream_id, exclusive))
+
+    def poll_add_publication(self, registration_id: int, exclusive: bool = False) -> Publication | None:
+        out = ffi.new("aa_publication_t **")
+        rc = lib.aa_client_async_add_publication_poll(self._checked_ptr(), registration_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        pub = (ExclusivePublication if exclusive else Publication)(self, out[0])
+        self._resources.append(pub)
+        return pub
+
+    def async_add_subscription(self, channel: str, stream_id: int) -> int:
+        return check(lib.aa_client_async_add_subscription(self._checked_ptr(), _channel(channel), stream_id))
+
+    def poll_add_subscription(
+        self,
+        registration_id: int,
+        on_available_image: Callable[[Image], None] | None = None,
+        on_unavailable_image: Callable[[Image], None] | None = None,
+    ) -> Subscription | None:
+        out = ffi.new("aa_subscription_t **")
+        rc = lib.aa_client_async_add_subscription_poll(self._checked_ptr(), registration_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        sub = Subscription(self, out[0], registration_id, on_available_image, on_unavailable_image)
+        self._resources.append(sub)
+        return sub
+
+    def _await_registration(self, poll: Callable[[], Any]) -> Any:
+        deadline = time.monotonic() + self.driver_timeout + 1.0
+        pause = 0.0
+        while True:
+            result = poll()
+            if result is not None:
+                return result
+            if time.monotonic() > deadline:
+                raise DriverTimeoutError(
+                    f"no response from the media driver at {self.aeron_dir} within {self.driver_timeout} s"
+                )
+            if pause:
+                time.sleep(pause)
+            pause = min(0.001, pause * 2 if pause else 0.00005)
+
+    def add_publication(self, channel: str, stream_id: int) -> Publication:
+        """Add (or join) the concurrent publication for channel + stream; returns when it is ready."""
+        registration_id = self.async_add_publication(channel, stream_id, False)
+        return self._await_registration(lambda: self.poll_add_publication(registration_id))
+
+    def add_exclusive_publication(self, channel: str, stream_id: int) -> ExclusivePublication:
+        """Add a publication with its own session id, for one writer thread."""
+        registration_id = self.async_add_publication(channel, stream_id, True)
+        return self._await_registration(lambda: self.poll_add_publication(registration_id, True))
+
+    def add_subscription(
+        self,
+        channel: str,
+        stream_id: int,
+        *,
+        on_available_image: Callable[[Image], None] | None = None,
+        on_unavailable_image: Callable[[Image], None] | None = None,
+    ) -> Subscription:
+        """Subscribe to channel + stream; image callbacks run in the polling thread, during `poll`."""
+        registration_id = self.async_add_subscription(channel, stream_id)
+        return self._await_registration(
+            lambda: self.poll_add_subscription(registration_id, on_available_image, on_unavailable_image)
+        )
+
+    # ---- lifecycle ----
+
+    def close(self) -> None:
+        with self._lock:
+            ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            for resource in self._resources:
+                resource._ptr = None
+            self._resources.clear()
+            lib.aa_client_close(ptr)
+
+    def __enter__(self) -> Aeron:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Aeron aeron_dir={self.aeron_dir!r} {'closed' if self._ptr is None else 'connected'}>"
+
+
+def _channel(channel: str) -> bytes:
+    if not isinstance(channel, str):
+        raise TypeError(f"channel must be a str such as 'aeron:ipc', got {type(channel).__name__}")
+    return channel.encode()
+
+
+class Publication:
+    """A concurrent publication: many threads (and publications on the same channel + stream in
+    this driver) share one session and append with an atomic claim on the log's tail."""
+
+    __slots__ = (
+        "_client", "_ptr", "registration_id", "session_id", "stream_id", "max_message_length",
+        "max_payload_length", "term_length", "initial_term_id", "position_limit_counter_id", "channel",
+        "__weakref__",
+    )
+
+    def __init__(self, client: Aeron, ptr: Any) -> None:
+        self._client = client
+        self._ptr = ptr
+        reg = ffi.new("int64_t *")
+        ints = [ffi.new("int32_t *") for _ in range(7)]
+        lib.aa_publication_describe(ptr, reg, *ints)
+        self.registration_id = reg[0]
+        (self.session_id, self.stream_id, self.max_message_length, self.max_payload_length,
+         self.term_length, self.initial_term_id, self.position_limit_counter_id) = (p[0] for p in ints)
+        self.channel = ""
+
+    def _checked(self) -> Any:
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+        return ptr
+
+    def _fail(self, rc: int) -> int:
+        if rc == _ERROR:
+            raise last_error(MessageTooLongError)
+        if rc == OfferResult.CLOSED:
+            self._client._raise_if_dead()
+            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+        return rc
+
+    def offer(self, data: Any, reserved_value: int = 0) -> int:
+        """Append one message (any bytes-like object). Returns the new stream position, or a negative
+        OfferResult: NOT_CONNECTED, BACK_PRESSURED or ADMIN_ACTION (retry), MAX_POSITION_EXCEEDED."""
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+        buf = ffi.from_buffer("uint8_t[]", data)
+        rc = lib.aa_publication_offer(ptr, buf, len(buf), reserved_value)
+        if rc < -3:
+            return self._fail(rc)
+        return rc
+
+    def offer_vectors(self, buffers: Sequence[Any], reserved_value: int = 0) -> int:
+        """Append one message gathered from several buffers, without joining them first."""
+        ptr = self._checked()
+        count = len(buffers)
+        iov = ffi.new("aa_iovec_t[]", count)
+        keep = []
+        for i, b in enumerate(buffers):
+            cb = ffi.from_buffer("uint8_t[]", b)
+            keep.append(cb)
+            iov[i].base = cb
+            iov[i].length = len(cb)
+        rc = lib.aa_publication_offerv(ptr, iov, count, reserved_value)
+        if rc < -3:
+            return self._fail(rc)
+        return rc
+
+    def try_claim(self, length: int) -> BufferClaim | int:
+        """Claim `length` bytes (at most max_payload_length) to fill in place. Returns a BufferClaim
+        (commit or abort it) or a negative OfferResult."""
+        ptr = self._checked()
+        claim = ffi.new("aa_buffer_claim_t *")
+        rc = lib.aa_publication_try_claim(ptr, length, claim)
+        if rc < 0:
+            if rc < -3:
+                return self._fail(rc)
+            return rc
+        return BufferClaim(claim, rc)
+
+    @property
+    def is_connected(self) -> bool:
+        ptr = self._ptr
+        return ptr is not None and bool(lib.aa_publication_is_connected(ptr))
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None or bool(lib.aa_publication_is_closed(self._ptr))
+
+    @property
+    def position(self) -> int:
+        return lib.aa_publication_position(self._checked())
+
+    @property
+    def position_limit(self) -> int:
+        return lib.aa_publication_position_limit(self._checked())
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None and self._client._ptr is not None:
+            lib.aa_publication_close(ptr)
+            try:
+                self._client._resources.remove(self)
+            except ValueError:
+                pass
+
+    def __enter__(self) -> Publication:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} stream={self.stream_id} session={self.session_id} reg={self.registration_id}>"
+
+
+class ExclusivePublication(Publication):
+    """A publication with its own session id and a single writer: cheaper appends (no atomic add);
+    use it from one thread at a time."""
+
+    __slots__ = ()
+
+
+class BufferClaim:
+    """A claimed frame in the log: write into `data`, then `commit()` (or `abort()`)."""
+
+    __slots__ = ("_claim", "position", "data", "_done")
+
+    def __init__(self, claim: Any, position: int) -> None:
+        self._claim = claim
+        self.position = position
+        self.data = memoryview(ffi.buffer(claim.data, claim.length))
+        self._done = False
+
+    def commit(self) -> None:
+        if not self._done:
+            self._done = True
+            self.data.release()
+            lib.aa_buffer_claim_commit(self._claim)
+
+    def abort(self) -> None:
+        if not self._done:
+            self._done = True
+            self.data.release()
+            lib.aa_buffer_claim_abort(self._claim)
+
+    def __enter__(self) -> memoryview:
+        return self.data
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class Header:
+    """The DATA frame header of the fragment being handled (a flyweight reused between fragments)."""
+
+    __slots__ = ("session_id", "stream_id", "term_id", "term_offset", "position", "flags", "reserved_value", "image")
+
+    def __init__(self) -> None:
+        self.session_id = 0
+        self.stream_id = 0
+        self.term_id = 0
+        self.term_offset = 0
+        self.position = 0
+        self.flags = 0
+        self.reserved_value = 0
+        self.image: Any = None
+
+    def __repr__(self) -> str:
+        return (
+            f"<Header session={self.session_id} stream={self.stream_id} term={self.term_id}@{self.term_offset} "
+            f"position={self.position} flags=0x{self.flags:02x}>"
+        )
+
+
+class Message:
+    """A whole (reassembled) message with the stream coordinates of its last fragment."""
+
+    __slots__ = ("data", "session_id", "stream_id", "position", "reserved_value")
+
+    def __init__(self, data: bytes, session_id: int, stream_id: int, position: int, reserved_value: int) -> None:
+        self.data = data
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self.position = position
+        self.reserved_value = reserved_value
+
+    def __repr__(self) -> str:
+        return f"<Message {len(self.data)} bytes session={self.session_id} position={self.position}>"
+
+
+class Image:
+    """One publisher's stream as seen by a subscription (one session id)."""
+
+    __slots__ = ("_ptr", "_subscription", "correlation_id", "session_id", "stream_id", "term_length",
+                 "mtu_length", "initial_term_id", "join_position", "source_identity", "__weakref__")
+
+    def __init__(self, subscription: Subscription, ptr: Any) -> None:
+        self._ptr = ptr
+        self._subscription = subscription
+        info = ffi.new("aa_image_info_t *")
+        lib.aa_image_describe(ptr, info)
+        self.correlation_id = info.correlation_id
+        self.session_id = info.session_id
+        self.stream_id = info.stream_id
+        self.term_length = info.term_length
+        self.mtu_length = info.mtu_length
+        self.initial_term_id = info.initial_term_id
+        self.join_position = info.join_position
+        self.source_identity = ffi.string(info.source_identity).decode()
+
+    def _checked(self) -> Any:
+        if self._subscription._ptr is None:
+            raise ClosedError("the subscription of this image is closed")
+        return self._ptr
+
+    @property
+    def position(self) -> int:
+        return lib.aa_image_position(self._checked())
+
+    @property
+    def is_closed(self) -> bool:
+        return self._subscription._ptr is None or bool(lib.aa_image_is_closed(self._ptr))
+
+    @property
+    def is_end_of_stream(self) -> bool:
+        return self._subscription._ptr is None or bool(lib.aa_image_is_end_of_stream(self._ptr))
+
+    @property
+    def end_of_stream_position(self) -> int:
+        return lib.aa_image_end_of_stream_position(self._checked())
+
+    def poll(self, handler: Callable[[memoryview, Header], None], fragment_limit: int = 10) -> int:
+        """Deliver up to fragment_limit fragments of this image only."""
+        sub = self._subscription
+        return sub._deliver(lib.aa_image_scan(self._checked(), sub._fragments, min(fragment_limit, sub._capacity)), handler)
+
+    def __repr__(self) -> str:
+        return f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r}>"
+
+
+class Subscription:
+    """A subscription to channel + stream; each publisher shows up as an Image."""
+
+    __slots__ = ("_client", "_ptr", "registration_id", "stream_id", "_fragments", "_capacity", "_header",
+                 "_images", "_on_available", "_on_unavailable", "_events", "_buffer", "_buffer_cdata",
+                 "_messages", "_messages_capacity", "_required", "__weakref__")
+
+    def __init__(
+        self,
+        client: Aeron,
+        ptr: Any,
+        registration_id: int,
+        on_available: Callable[[Image], None] | None,
+        on_unavailable: Callable[[Image], None] | None,
+    ) -> None:
+        self._client = client
+        self._ptr = ptr
+        self.registration_id = registration_id
+        self.stream_id = 0
+        self._capacity = 256
+        self._fragments = ffi.new("aa_polled_fragment_t[]", self._capacity)
+        self._header = Header()
+        self._images: dict[int, Image] = {}
+        self._on_available = on_available
+        self._on_unavailable = on_unavailable
+        self._events = ffi.new("aa_image_event_t[]", 64)
+        self._buffer_cdata: Any = None
+        self._buffer: Any = None
+        self._messages_capacity = 0
+        self._messages: Any = None
+        self._required = ffi.new("size_t *")
+        self._dispatch_image_events()
+
+    def _checked(self) -> Any:
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError(f"subscription {self.registration_id} is closed")
+        return ptr
+
+    def _dispatch_image_events(self) -> None:
+        ptr = self._ptr
+        while True:
+            n = lib.aa_subscription_take_image_events(ptr, self._events, 64)
+            if n == 0:
+                return
+            for i in range(n):
+                event = self._events[i]
+                key = int(ffi.cast("uintptr_t", event.image))
+                if event.type == lib.AA_IMAGE_EVENT_AVAILABLE:
+                    image = Image(self, event.image)
+                    self._images[key] = image
+                    if self._on_available is not None:
+                        self._on_available(image)
+                else:
+                    image = self._images.pop(key, None)
+                    if image is not None and self._on_unavailable is not None:
+                        self._on_unavailable(image)
+
+    def _deliver(self, n: int, handler: Callable[[memoryview, Header], None]) -> int:
+        if n == 0:
+            return 0
+        fragments = self._fragments
+        header = self._header
+        images = self._images
+        consumed = 0
+        try:
+            for i in range(n):
+                f = fragments[i]
+                header.session_id = f.session_id
+                header.stream_id = f.stream_id
+                header.term_id = f.term_id
+                header.term_offset = f.term_offset
+                header.position = f.position
+                header.flags = f.flags
+                header.reserved_value = f.reserved_value
+                header.image = images.get(int(ffi.cast("uintptr_t", f.image)))
+                consumed = i + 1
+                handler(memoryview(ffi.buffer(f.payload, f.length)), header)
+        finally:
+            lib.aa_poll_commit(fragments, consumed)
+        return n
+
+    def poll(self, handler: Callable[[memoryview, Header], None], fragment_limit: int = 10) -> int:
+        """Call handler(data, header) for up to fragment_limit fragments; returns how many.
+
+        `data` is a memoryview into the log, valid only during the call. Use FragmentAssembler to
+        receive whole messages. Two native calls per batch, however many fragments it holds.
+        """
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError(f"subscription {self.registration_id} is closed")
+        if lib.aa_subscription_has_image_events(ptr):
+            self._dispatch_image_events()
+        limit = fragment_limit if fragment_limit <= self._capacity else self._capacity
+        n = lib.aa_subscription_poll_scan(ptr, self._fragments, limit)
+        if n == 0:
+            if lib.aa_subscription_is_closed(ptr):
+                self._client._raise_if_dead()
+            return 0
+        return self._deliver(n, handler)
+
+    def _ensure_message_buffers(self, max_messages: int, capacity: int) -> None:
+        if self._buffer is None or len(self._buffer) < capacity:
+            self._buffer_cdata = ffi.new("uint8_t[]", capacity)
+            self._buffer = ffi.buffer(self._buffer_cdata)
+        if self._messages_capacity < max_messages:
+            self._messages = ffi.new("aa_message_t[]", max_messages)
+            self._messages_capacity = max_messages
+
+    def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
+        """Whole messages (reassembled natively) in one native call; returns a list, possibly empty."""
+        ptr = self._checked()
+        if lib.aa_subscription_has_image_events(ptr):
+            self._dispatch_image_events()
+        self._ensure_message_buffers(max_messages, 1 << 20)
+        while True:
+            n = lib.aa_subscription_poll_messages(
+                ptr, self._buffer_cdata, len(self._buffer), self._messages, max_messages, fragment_limit,
+                self._required,
+            )
+            if n == -2:
+                self._ensure_message_buffers(max_messages, 1 << (int(self._required[0]) - 1).bit_length())
+                continue
+            break
+        if n <= 0:
+            if n < 0:
+                raise last_error()
+            if lib.aa_subscription_is_closed(ptr):
+                self._client._raise_if_dead()
+            return []
+        buf = self._buffer
+        msgs = self._messages
+        out = []
+        append = out.append
+        for i in range(n):
+            m = msgs[i]
+            offset = m.offset
+            append(Message(buf[offset:offset + m.length], m.session_id, m.stream_id, m.position, m.reserved_value))
+        return out
+
+    @property
+    def images(self) -> list[Image]:
+        ptr = self._checked()
+        self._dispatch_image_events()
+        count = lib.aa_subscription_image_count(ptr)
+        arr = ffi.new("aa_image_t *[]", max(count, 1))
+        n = lib.aa_subscription_images(ptr, arr, count)
+        out = []
+        for i in range(n):
+            image = self._images.get(int(ffi.cast("uintptr_t", arr[i])))
+            if image is not None:
+                out.append(image)
+        return out
+
+    def image_by_session_id(self, session_id: int) -> Image | None:
+        for image in self.images:
+            if image.session_id == session_id:
+                return image
+        return None
+
+    @property
+    def is_connected(self) -> bool:
+        ptr = self._ptr
+        return ptr is not None and bool(lib.aa_subscription_is_connected(ptr))
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None or bool(lib.aa_subscription_is_closed(self._ptr))
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None and self._client._ptr is not None:
+            lib.aa_subscription_close(ptr)
+            try:
+                self._client._resources.remove(self)
+            except ValueError:
+                pass
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Subscription reg={self.registration_id} images={len(self._images)}>"
+
+
+class FragmentAssembler:
+    """Wraps a fragment handler so that it receives whole messages (reassembled per session)."""
+
+    __slots__ = ("_delegate", "_builders")
+
+    def __init__(self, handler: Callable[[memoryview, Header], None]) -> None:
+        self._delegate = handler
+        self._builders: dict[int, bytearray] = {}
+
+    def __call__(self, data: memoryview, header: Header) -> None:
+        flags = header.flags
+        if flags & 0xC0 == 0xC0:
+            self._delegate(data, header)
+            return
+        session_id = header.session_id
+        if flags & 0x80:
+            self._builders[session_id] = bytearray(data)
+            return
+        builder = self._builders.get(session_id)
+        if builder is None:
+            return
+        builder += data
+        if flags & 0x40:
+            del self._builders[session_id]
+            self._delegate(memoryview(builder), header)
+
+    def reset(self) -> None:
+        self._builders.clear()

@@ -1,0 +1,87 @@
+"""The media driver: embedded in this process (`MediaDriver.launch`) or standalone (`aeron-async driver`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ._ffi import ffi, lib
+from .context import DriverContext
+from .errors import ClosedError, ConfigurationError, check
+
+
+class MediaDriver:
+    """A running media driver whose agents are native threads (or, in INVOKER mode, `do_work` calls).
+
+    Use as a context manager::
+
+        with aeron_async.MediaDriver.launch(threading_mode="SHARED") as driver:
+            with aeron_async.Aeron.connect(driver.aeron_dir) as client:
+                ...
+    """
+
+    __slots__ = ("_ptr", "_lock", "aeron_dir", "context")
+
+    def __init__(self, ptr: Any, aeron_dir: str, context: DriverContext) -> None:
+        self._ptr = ptr
+        self._lock = threading.Lock()
+        self.aeron_dir = aeron_dir
+        self.context = context
+
+    @classmethod
+    def launch(cls, context: DriverContext | None = None, **overrides: Any) -> MediaDriver:
+        """Start a driver. Keyword arguments override fields of `context` (see DriverContext)."""
+        if context is None:
+            context = DriverContext()
+        if overrides:
+            try:
+                import attrs
+
+                context = attrs.evolve(context, **overrides)
+            except TypeError as exc:
+                raise ConfigurationError(f"unknown driver option: {exc}; see aeron_async.DriverContext") from exc
+        native_ctx = context._to_native()
+        try:
+            aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()
+            out = ffi.new("aa_driver_t **")
+            check(lib.aa_driver_launch(out, native_ctx), ConfigurationError)
+        finally:
+            lib.aa_driver_context_free(native_ctx)
+        return cls(out[0], aeron_dir, context)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
+
+    def do_work(self) -> int:
+        """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedError("the media driver is closed")
+        return lib.aa_driver_do_work(ptr)
+
+    def close(self) -> None:
+        with self._lock:
+            ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            lib.aa_driver_close(ptr)
+
+    def __enter__(self) -> MediaDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._ptr is None else "running"
+        return f"<MediaDriver {state} aeron_dir={self.aeron_dir!r}>"
+
+
+def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:
+    """Whether a live driver (recent heartbeat) owns `aeron_dir`."""
+    if aeron_dir is None:
+        buf = ffi.new("char[]", 4096)
+        lib.aa_default_aeron_dir(buf, 4096)
+        aeron_dir = ffi.string(buf).decode()
+    rc = lib.aa_driver_is_active(aeron_dir.encode(), int(driver_timeout * 1000), ffi.NULL, ffi.NULL)
+    return rc == 1

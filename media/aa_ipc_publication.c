@@ -1,0 +1,240 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_ipc_publication.h"
+#include "../_native/src/logbuffer/aa_term.h"
+
+int64_t aa_ipc_publication_producer_position(aa_ipc_publication_t *pub)
+{
+    return aa_logbuffer_producer_position(&pub->log);
+}
+
+int64_t aa_ipc_publication_join_position(aa_ipc_publication_t *pub)
+{
+    int64_t position = pub->consumer_position;
+    bool found = false;
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &pub->subscribers[i];
+        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
+        {
+            int64_t p = aa_get_int64_acquire(s->value);
+            position = found ? (p < position ? p : position) : p;
+            found = true;
+        }
+    }
+    return position;
+}
+
+static void aa_ipc_publication_clean_buffer(aa_ipc_publication_t *pub, int64_t position)
+{
+    int64_t clean_position = pub->clean_position;
+    if (position > clean_position)
+    {
+        int32_t index = aa_index_by_position(clean_position, pub->position_bits_to_shift);
+        int32_t offset = (int32_t)(clean_position & (pub->term_length - 1));
+        int64_t bytes_to_clean = position - clean_position;
+        int64_t term_remaining = pub->term_length - offset;
+        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
+        uint8_t *dirty = pub->log.term_buffers[index] + offset;
+        if (length > sizeof(int64_t))
+        {
+            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
+        }
+        aa_put_int64_release((volatile int64_t *)dirty, 0);
+        pub->clean_position = clean_position + (int64_t)length;
+    }
+}
+
+int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
+{
+    int work_count = 0;
+    int64_t producer_position = aa_ipc_publication_producer_position(pub);
+    aa_put_int64_release(pub->pub_pos, producer_position);
+
+    if (AA_IPC_PUBLICATION_STATE_ACTIVE != pub->state)
+    {
+        return 0;
+    }
+
+    int64_t min_sub_pos = INT64_MAX;
+    int64_t max_sub_pos = pub->consumer_position;
+    bool has_active = false;
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &pub->subscribers[i];
+        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
+        {
+            int64_t p = aa_get_int64_acquire(s->value);
+            min_sub_pos = p < min_sub_pos ? p : min_sub_pos;
+            max_sub_pos = p > max_sub_pos ? p : max_sub_pos;
+            has_active = true;
+        }
+    }
+
+    int64_t current_limit = aa_get_int64_volatile(pub->pub_lmt);
+    if (has_active)
+    {
+        int64_t max_position = aa_max_possible_position(pub->term_length);
+        int64_t proposed = min_sub_pos + pub->term_window_length;
+        proposed = proposed < max_position ? proposed : max_position;
+        if (proposed > current_limit)
+        {
+            aa_put_int64_release(pub->pub_lmt, proposed);
+            work_count = 1;
+        }
+        aa_ipc_publication_clean_buffer(pub, min_sub_pos - pub->term_length);
+        pub->consumer_position = max_sub_pos;
+    }
+    else if (current_limit > pub->consumer_position)
+    {
+        aa_put_int64_release(pub->pub_lmt, pub->consumer_position);
+        work_count = 1;
+    }
+    return work_count;
+}
+
+bool aa_ipc_publication_check_for_blocked_publisher(aa_ipc_publication_t *pub, int64_t now_ns)
+{
+    int64_t producer_position = aa_ipc_publication_producer_position(pub);
+    int64_t consumer_position = INT64_MAX;
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &pub->subscribers[i];
+        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
+        {
+            int64_t p = aa_get_int64_acquire(s->value);
+            consumer_position = p < consumer_position ? p : consumer_position;
+        }
+    }
+    if (INT64_MAX == consumer_position || producer_position <= consumer_position ||
+        consumer_position != pub->last_consumer_position)
+    {
+        pub->last_consumer_position = INT64_MAX == consumer_position ? producer_position : consumer_position;
+        pub->time_of_last_consumer_position_change_ns = now_ns;
+        return false;
+    }
+    if (now_ns <= pub->time_of_last_consumer_position_change_ns + pub->unblock_timeout_ns)
+    {
+        return false;
+    }
+
+    int32_t term_id = aa_compute_term_id_from_position(
+        consumer_position, pub->position_bits_to_shift, pub->initial_term_id);
+    int32_t blocked_offset = aa_compute_term_offset_from_position(consumer_position, pub->position_bits_to_shift);
+    int32_t index = aa_index_by_position(consumer_position, pub->position_bits_to_shift);
+    int64_t raw_tail = aa_get_int64_acquire(&pub->log.metadata->term_tail_counters[index]);
+    int32_t tail_offset = aa_term_id(raw_tail) == term_id ?
+        aa_term_offset(raw_tail, pub->term_length) : pub->term_length;
+
+    aa_term_unblocker_status_t status = aa_term_unblocker_unblock(
+        pub->log.metadata, pub->log.term_buffers[index], blocked_offset, tail_offset, term_id);
+    pub->time_of_last_consumer_position_change_ns = now_ns;
+    return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
+}
+
+bool aa_ipc_publication_is_drained(aa_ipc_publication_t *pub)
+{
+    int64_t producer_position = aa_ipc_publication_producer_position(pub);
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &pub->subscribers[i];
+        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state && aa_get_int64_acquire(s->value) < producer_position)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+int aa_ipc_publication_add_subscriber(
+    aa_ipc_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
+    volatile int64_t *value, bool is_tether, int64_t now_ns)
+{
+    if (pub->subscribers_count == pub->subscribers_capacity)
+    {
+        size_t capacity = 0 == pub->subscribers_capacity ? 4 : pub->subscribers_capacity * 2;
+        aa_subscriber_position_t *grown = realloc(pub->subscribers, capacity * sizeof(*grown));
+        if (NULL == grown)
+        {
+            return -1;
+        }
+        pub->subscribers = grown;
+        pub->subscribers_capacity = capacity;
+    }
+    aa_subscriber_position_t *s = &pub->subscribers[pub->subscribers_count++];
+    s->subscription_registration_id = subscription_registration_id;
+    s->client_id = client_id;
+    s->counter_id = counter_id;
+    s->value = value;
+    s->is_tether = is_tether;
+    s->state = AA_SUBSCRIBER_STATE_ACTIVE;
+    s->time_of_last_update_ns = now_ns;
+    aa_ipc_publication_update_connected(pub);
+    return 0;
+}
+
+aa_subscriber_position_t *aa_ipc_publication_find_subscriber(aa_ipc_publication_t *pub, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        if (pub->subscribers[i].subscription_registration_id == subscription_registration_id)
+        {
+            return &pub->subscribers[i];
+        }
+    }
+    return NULL;
+}
+
+int32_t aa_ipc_publication_remove_subscriber(aa_ipc_publication_t *pub, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        if (pub->subscribers[i].subscription_registration_id == subscription_registration_id)
+        {
+            int32_t counter_id = pub->subscribers[i].counter_id;
+            memmove(&pub->subscribers[i], &pub->subscribers[i + 1],
+                (pub->subscribers_count - i - 1) * sizeof(aa_subscriber_position_t));
+            pub->subscribers_count--;
+            aa_ipc_publication_update_connected(pub);
+            return counter_id;
+        }
+    }
+    return -1;
+}
+
+void aa_ipc_publication_update_connected(aa_ipc_publication_t *pub)
+{
+    int32_t active = 0;
+    for (size_t i = 0; i < pub->subscribers_count; i++)
+    {
+        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->subscribers[i].state)
+        {
+            active++;
+        }
+    }
+    aa_put_int32_release(&pub->log.metadata->active_transport_count, active);
+    aa_logbuffer_set_connected(pub->log.metadata, active > 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state);
+}
+
+void aa_ipc_publication_begin_draining(aa_ipc_publication_t *pub, int64_t now_ns)
+{
+    int64_t producer_position = aa_ipc_publication_producer_position(pub);
+    pub->state = AA_IPC_PUBLICATION_STATE_DRAINING;
+    pub->time_of_last_state_change_ns = now_ns;
+    aa_put_int64_release(pub->pub_lmt, producer_position);
+    aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
+    pub->last_consumer_position = INT64_MIN;
+    pub->time_of_last_consumer_position_change_ns = now_ns;
+}
+
+void aa_ipc_publication_free(aa_ipc_publication_t *pub)
+{
+    if (NULL != pub)
+    {
+        aa_unmap(&pub->mapped);
+        free(pub->subscribers);
+        free(pub->channel);
+        free(pub);
+    }
+}

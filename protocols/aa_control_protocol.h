@@ -1,0 +1,146 @@
+/*
+ * Client <-> driver control protocol (reference 9.3): commands on the to-driver ring buffer and
+ * responses on the to-clients broadcast buffer. Structs are packed to 4 bytes as in Aeron.
+ */
+#ifndef AA_CONTROL_PROTOCOL_H
+#define AA_CONTROL_PROTOCOL_H
+
+#include <stdint.h>
+
+#define AA_COMMAND_ADD_PUBLICATION 0x01
+#define AA_COMMAND_REMOVE_PUBLICATION 0x02
+#define AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION 0x03
+#define AA_COMMAND_ADD_SUBSCRIPTION 0x04
+#define AA_COMMAND_REMOVE_SUBSCRIPTION 0x05
+#define AA_COMMAND_CLIENT_KEEPALIVE 0x06
+#define AA_COMMAND_ADD_DESTINATION 0x07
+#define AA_COMMAND_REMOVE_DESTINATION 0x08
+#define AA_COMMAND_ADD_COUNTER 0x09
+#define AA_COMMAND_REMOVE_COUNTER 0x0A
+#define AA_COMMAND_CLIENT_CLOSE 0x0B
+#define AA_COMMAND_ADD_RCV_DESTINATION 0x0C
+#define AA_COMMAND_REMOVE_RCV_DESTINATION 0x0D
+#define AA_COMMAND_TERMINATE_DRIVER 0x0E
+
+#define AA_RESPONSE_ON_ERROR 0x0F01
+#define AA_RESPONSE_ON_AVAILABLE_IMAGE 0x0F02
+#define AA_RESPONSE_ON_PUBLICATION_READY 0x0F03
+#define AA_RESPONSE_ON_OPERATION_SUCCESS 0x0F04
+#define AA_RESPONSE_ON_UNAVAILABLE_IMAGE 0x0F05
+#define AA_RESPONSE_ON_EXCLUSIVE_PUBLICATION_READY 0x0F06
+#define AA_RESPONSE_ON_SUBSCRIPTION_READY 0x0F07
+#define AA_RESPONSE_ON_COUNTER_READY 0x0F08
+#define AA_RESPONSE_ON_UNAVAILABLE_COUNTER 0x0F09
+#define AA_RESPONSE_ON_CLIENT_TIMEOUT 0x0F0A
+
+#pragma pack(push)
+#pragma pack(4)
+typedef struct aa_correlated_command_stct
+{
+    int64_t client_id;
+    int64_t correlation_id;
+}
+aa_correlated_command_t;
+
+typedef struct aa_publication_command_stct
+{
+    aa_correlated_command_t correlated;
+    int32_t stream_id;
+    int32_t channel_length;
+    /* channel bytes follow */
+}
+aa_publication_command_t;
+
+typedef struct aa_remove_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t registration_id;
+}
+aa_remove_command_t;
+
+typedef struct aa_subscription_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t registration_correlation_id;
+    int32_t stream_id;
+    int32_t channel_length;
+    /* channel bytes follow */
+}
+aa_subscription_command_t;
+
+typedef struct aa_terminate_driver_command_stct
+{
+    aa_correlated_command_t correlated;
+    int32_t token_length;
+}
+aa_terminate_driver_command_t;
+
+typedef struct aa_publication_buffers_ready_stct
+{
+    int64_t correlation_id;
+    int64_t registration_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t position_limit_counter_id;
+    int32_t channel_status_indicator_id;
+    int32_t log_file_length;
+    /* log file name follows */
+}
+aa_publication_buffers_ready_t;
+
+typedef struct aa_subscription_ready_stct
+{
+    int64_t correlation_id;
+    int32_t channel_status_indicator_id;
+}
+aa_subscription_ready_t;
+
+typedef struct aa_image_buffers_ready_stct
+{
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int64_t subscriber_registration_id;
+    int32_t subscriber_position_id;
+    int32_t log_file_length;
+    /* log file name, then int32 source identity length and the source identity */
+}
+aa_image_buffers_ready_t;
+
+typedef struct aa_image_message_stct
+{
+    int64_t correlation_id;
+    int64_t subscription_registration_id;
+    int32_t stream_id;
+    int32_t channel_length;
+    /* channel follows */
+}
+aa_image_message_t;
+
+typedef struct aa_operation_succeeded_stct
+{
+    int64_t correlation_id;
+}
+aa_operation_succeeded_t;
+
+typedef struct aa_error_response_stct
+{
+    int64_t offending_command_correlation_id;
+    int32_t error_code;
+    int32_t error_message_length;
+    /* message follows */
+}
+aa_error_response_t;
+
+typedef struct aa_client_timeout_stct
+{
+    int64_t client_id;
+}
+aa_client_timeout_t;
+#pragma pack(pop)
+
+_Static_assert(sizeof(aa_correlated_command_t) == 16, "correlated command is 16 bytes");
+_Static_assert(sizeof(aa_publication_buffers_ready_t) == 36, "publication ready is 36 bytes");
+_Static_assert(sizeof(aa_image_buffers_ready_t) == 32, "image ready is 32 bytes");
+
+#endif

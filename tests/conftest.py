@@ -1,0 +1,92 @@
+"""Shared fixtures: a driver in the SHARED threading mode with a backoff idle strategy, short
+timeouts so failure paths finish quickly, a private aeron directory, and a connected client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import aeron_async
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TEST_DRIVER_SETTINGS: dict[str, Any] = {
+    "threading_mode": "SHARED",
+    "shared_idle_strategy": "backoff",
+    "ipc_term_buffer_length": "1m",
+    "client_liveness_timeout": 2.0,
+    "timer_interval": 0.05,
+    "publication_linger_timeout": 0.5,
+    "publication_unblock_timeout": 1.0,
+    "counters_free_to_reuse_timeout": 0.1,
+    "counters_buffer_length": "256k",
+    "error_buffer_length": "64k",
+    "driver_timeout": 2.0,
+    "dir_delete_on_shutdown": True,
+}
+
+
+def new_aeron_dir() -> str:
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
+    return os.path.join(base, f"aeron-test-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def aeron_dir() -> Iterator[str]:
+    path = new_aeron_dir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as d:
+        yield d
+
+
+@pytest.fixture
+def client(driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
+    with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as c:
+        yield c
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.001, what: str = "condition") -> Any:
+    """Poll predicate until truthy; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 10.0) -> int:
+    """Offer until accepted, retrying back pressure; bounded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = publication.offer(data)
+        if result > 0:
+            return result
+        if result == aeron_async.MAX_POSITION_EXCEEDED:
+            raise AssertionError("max position exceeded")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"offer not accepted within {timeout} s (last result {result})")
+        time.sleep(0)
+
+
+def python_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+PYTHON = sys.executable

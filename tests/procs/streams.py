@@ -1,0 +1,48 @@
+"""Deterministic message streams for multi-process tests: both sides derive message i from i.
+
+Message layout: sequence (u64), length (u32), crc32 of the body (u32), then the body: a slice of
+a fixed pseudo-random pool chosen by the sequence. The subscriber checks sequence order, length,
+the CRC and that the body equals the expected slice.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import zlib
+
+HEADER = struct.Struct("<QII")
+POOL_SIZE = 8 * 1024 * 1024
+_POOL = random.Random(20261122).randbytes(POOL_SIZE)
+POOL = memoryview(_POOL)
+
+
+def message_size(seq: int, small_count: int) -> int:
+    rng = random.Random(seq * 7919 + 17)
+    if seq < small_count:
+        return rng.randint(0, 64 * 1024)
+    return rng.randint(1024 * 1024, 4 * 1024 * 1024)
+
+
+def body(seq: int, size: int) -> memoryview:
+    start = (seq * 104729) % (POOL_SIZE - size + 1) if size else 0
+    return POOL[start:start + size]
+
+
+def build(seq: int, small_count: int) -> list[memoryview | bytes]:
+    size = message_size(seq, small_count)
+    b = body(seq, size)
+    return [HEADER.pack(seq, size, zlib.crc32(b)), b]
+
+
+def verify(data: memoryview | bytes, expected_seq: int, small_count: int) -> None:
+    seq, size, crc = HEADER.unpack_from(data, 0)
+    if seq != expected_seq:
+        raise AssertionError(f"expected message {expected_seq}, got {seq}")
+    if size != message_size(seq, small_count) or len(data) != HEADER.size + size:
+        raise AssertionError(f"message {seq}: length {len(data) - HEADER.size}, expected {message_size(seq, small_count)}")
+    payload = memoryview(data)[HEADER.size:]
+    if payload != body(seq, size):
+        raise AssertionError(f"message {seq}: body corrupted")
+    if seq % 1000 == 0 and zlib.crc32(payload) != crc:
+        raise AssertionError(f"message {seq}: crc mismatch")

@@ -1,0 +1,176 @@
+"""Separate OS processes around one standalone driver process (`python -m aeron_async driver`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import aeron_async
+from conftest import PYTHON, REPO, new_aeron_dir, python_env, wait_for
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def start_driver(aeron_dir: str, *options: str) -> subprocess.Popen:
+    args = [PYTHON, "-m", "aeron_async", "driver", "--aeron-dir", aeron_dir, "--threading-mode", "SHARED",
+            "-o", "AERON_SHARED_IDLE_STRATEGY=backoff", "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true", *options]
+    proc = subprocess.Popen(args, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    assert "running" in line, f"driver did not start: {line}{proc.stdout.read() if proc.poll() is not None else ''}"
+    return proc
+
+
+def stop_driver(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            raise AssertionError("driver did not stop on SIGINT")
+        return out
+    return proc.stdout.read()
+
+
+def run_script(name: str, *args: object) -> subprocess.Popen:
+    env = python_env()
+    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
+    return subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture
+def standalone_driver():
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
+                        "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms", "-o", "AERON_PUBLICATION_UNBLOCK_TIMEOUT=1s")
+    try:
+        yield aeron_dir, proc
+    finally:
+        out = stop_driver(proc)
+        assert proc.returncode == 0, out
+        assert not os.path.exists(aeron_dir), "driver left its directory behind"
+
+
+@pytest.mark.slow
+def test_million_messages_between_processes(standalone_driver) -> None:
+    """1,000,000 messages of 0..64 KiB plus 100 of 1..4 MiB (fragmented), intact and in order."""
+    aeron_dir, _ = standalone_driver
+    channel = "aeron:ipc?term-length=32m"
+    small, large = 1_000_000, 100
+    sub = run_script("subscriber.py", aeron_dir, channel, 1001, small, large)
+    assert sub.stdout.readline().strip() == "ready"
+    pub = run_script("publisher.py", aeron_dir, channel, 1001, small, large)
+    try:
+        sub_out, _ = sub.communicate(timeout=900)
+        pub_out, _ = pub.communicate(timeout=60)
+    finally:
+        for p in (sub, pub):
+            if p.poll() is None:
+                p.kill()
+    assert sub.returncode == 0, sub_out
+    assert f"verified {small + large}" in sub_out
+    assert pub.returncode == 0, pub_out
+
+
+def test_stat_shows_positions_from_another_process(standalone_driver) -> None:
+    aeron_dir, _ = standalone_driver
+    with aeron_async.Aeron.connect(aeron_dir) as client:
+        sub = client.add_subscription("aeron:ipc", 7)
+        pub = client.add_publication("aeron:ipc", 7)
+        wait_for(lambda: pub.is_connected)
+        out = subprocess.run([PYTHON, "-m", "aeron_async", "stat", "--aeron-dir", aeron_dir, "--count", "1"],
+                             env=python_env(), capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        for label in ("pub-lmt", "pub-pos (sampled)", "sub-pos", "client-heartbeat", "Bytes currently mapped"):
+            assert label in out.stdout, out.stdout
+        assert f" {pub.session_id} 7 aeron:ipc" in out.stdout
+        sub.close()
+
+
+def stat_labels(aeron_dir: str) -> str:
+    out = subprocess.run([PYTHON, "-m", "aeron_async", "stat", "--aeron-dir", aeron_dir, "--count", "1"],
+                         env=python_env(), capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_driver) -> None:
+    aeron_dir, _ = standalone_driver
+    channel = "aeron:ipc?term-length=64k"
+    with aeron_async.Aeron.connect(aeron_dir) as client:
+        unavailable = []
+        sub = client.add_subscription(channel, 9, on_unavailable_image=unavailable.append)
+        pub = run_script("publisher.py", aeron_dir, channel, 9, 2000, 0, "exclusive", "linger")
+        try:
+            line = pub.stdout.readline()
+            assert line.startswith("ready"), line
+            session_id = int(line.split("=")[1])
+            received = []
+            handler = aeron_async.FragmentAssembler(lambda d, h: received.append(h.position))
+            wait_for(lambda: sub.poll(handler, 100) >= 0 and len(received) >= 2000, timeout=30, what="2000 messages")
+            assert f" {session_id} 9 " in stat_labels(aeron_dir)
+        finally:
+            pub.send_signal(signal.SIGKILL)
+            pub.wait(timeout=10)
+        # After the client liveness timeout (2 s) the driver reclaims the dead client's publication:
+        # the image drains to end of stream and goes away, and stat no longer shows its counters.
+        wait_for(lambda: sub.poll(lambda d, h: None, 10) >= 0 and unavailable, timeout=15, what="image unavailable")
+        assert unavailable[0].session_id == session_id
+        wait_for(lambda: f" {session_id} 9 " not in stat_labels(aeron_dir), timeout=15, what="counters reclaimed")
+        timeouts = [line for line in stat_labels(aeron_dir).splitlines() if line.endswith("- Client liveness timeouts")]
+        assert len(timeouts) == 1 and int(timeouts[0].split(":")[1].split("-")[0].replace(",", "")) >= 1, timeouts
+        # the subscription still works for a new publisher
+        pub2 = client.add_publication(channel, 9)
+        wait_for(lambda: pub2.is_connected)
+        wait_for(lambda: pub2.offer(b"after") > 0)
+        got = []
+        wait_for(lambda: sub.poll(lambda d, h: got.append(bytes(d)), 10) >= 0 and got)
+        assert got == [b"after"]
+
+
+def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir)
+    try:
+        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
+        sub = client.add_subscription("aeron:ipc", 3)
+        pub = client.add_publication("aeron:ipc", 3)
+        wait_for(lambda: pub.is_connected)
+        assert pub.offer(b"before") > 0
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        killed = time.monotonic()
+
+        def offer_raises() -> bool:
+            try:
+                pub.offer(b"x")
+                sub.poll(lambda d, h: None, 10)
+            except aeron_async.DriverTimeoutError:
+                return True
+            return False
+
+        wait_for(offer_raises, timeout=5, what="DriverTimeoutError")
+        assert time.monotonic() - killed < 1.0 + 1.5
+        with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
+            client.add_subscription("aeron:ipc", 4)
+        with pytest.raises(aeron_async.DriverTimeoutError):
+            sub.poll(lambda d, h: None, 10)
+        client.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        import shutil
+
+        shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+def test_driver_refuses_directory_of_live_driver(standalone_driver) -> None:
+    aeron_dir, _ = standalone_driver
+    with pytest.raises(aeron_async.ConfigurationError, match="already running"):
+        aeron_async.MediaDriver.launch(aeron_dir=aeron_dir)
