@@ -106,7 +106,7 @@ def test_every_native_option_has_a_context_field() -> None:
     native = {env: default for env, _prop, default, _desc in native_options()}
     assert set(fields) == set(native)
     for env, field in fields.items():
-        assert field.name == env.removeprefix("AERON_").lower()
+        assert field.name == ("aeron_dir" if env == "AERON_DIR" else env.removeprefix("AERON_").lower())
 
 
 def test_environment_variables_configure_the_driver(monkeypatch: pytest.MonkeyPatch, aeron_dir: str) -> None:

@@ -102,7 +102,7 @@ def stat_labels(aeron_dir: str) -> str:
 
 def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_driver) -> None:
     aeron_dir, _ = standalone_driver
-    channel = "aeron:ipc?term-length=64k"
+    channel = "aeron:ipc?term-length=1m"
     with aeron_async.Aeron.connect(aeron_dir) as client:
         unavailable = []
         sub = client.add_subscription(channel, 9, on_unavailable_image=unavailable.append)

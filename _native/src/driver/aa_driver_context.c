@@ -337,22 +337,27 @@ static int aa_check_mtu(const char *name, int64_t mtu, int64_t term_length)
     return 0;
 }
 
+static int aa_config_error(const char *name)
+{
+    char cause[512];
+    snprintf(cause, sizeof(cause), "%s", aa_errmsg());
+    AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: %s", name, cause);
+    return -1;
+}
+
 int aa_driver_context_validate(aa_driver_context_t *ctx)
 {
     if (aa_logbuffer_check_term_length(ctx->term_buffer_length) < 0)
     {
-        AA_APPEND_ERR("%s", "AERON_TERM_BUFFER_LENGTH");
-        return -1;
+        return aa_config_error("AERON_TERM_BUFFER_LENGTH");
     }
     if (aa_logbuffer_check_term_length(ctx->ipc_term_buffer_length) < 0)
     {
-        AA_APPEND_ERR("%s", "AERON_IPC_TERM_BUFFER_LENGTH");
-        return -1;
+        return aa_config_error("AERON_IPC_TERM_BUFFER_LENGTH");
     }
     if (aa_logbuffer_check_page_size(ctx->file_page_size) < 0)
     {
-        AA_APPEND_ERR("%s", "AERON_FILE_PAGE_SIZE");
-        return -1;
+        return aa_config_error("AERON_FILE_PAGE_SIZE");
     }
     if (aa_check_mtu("AERON_MTU_LENGTH", ctx->mtu_length, ctx->term_buffer_length) < 0 ||
         aa_check_mtu("AERON_IPC_MTU_LENGTH", ctx->ipc_mtu_length, ctx->ipc_term_buffer_length) < 0)
