@@ -1023,9 +1023,24 @@ static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_
 {
     aa_conductor_check_clients(conductor, now_ns, now_ms);
     aa_conductor_check_publications(conductor, now_ns, now_ms);
-    if (aa_mpsc_rb_unblock(&conductor->to_driver))
+
+    /* A client that died between claiming and committing a command blocks the ring buffer:
+     * after the client liveness timeout without progress, turn its record into padding. */
+    int64_t consumer = aa_mpsc_rb_consumer_position(&conductor->to_driver);
+    int64_t producer = aa_mpsc_rb_producer_position(&conductor->to_driver);
+    if (producer > consumer && consumer == conductor->last_command_consumer_position)
     {
-        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_COMMANDS], 1);
+        if (now_ns > conductor->time_of_last_command_progress_ns + conductor->ctx->client_liveness_timeout_ns &&
+            aa_mpsc_rb_unblock(&conductor->to_driver))
+        {
+            aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_COMMANDS], 1);
+            conductor->time_of_last_command_progress_ns = now_ns;
+        }
+    }
+    else
+    {
+        conductor->last_command_consumer_position = consumer;
+        conductor->time_of_last_command_progress_ns = now_ns;
     }
 }
 

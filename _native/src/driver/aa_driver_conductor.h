@@ -68,6 +68,8 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
 
     int64_t next_timer_ns;
+    int64_t last_command_consumer_position;
+    int64_t time_of_last_command_progress_ns;
     int64_t last_heartbeat_ms;
     int64_t last_cycle_ns;
     int32_t next_session_id;
