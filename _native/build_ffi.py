@@ -28,15 +28,16 @@ def cdef_text() -> str:
     return "\n".join(lines)
 
 
-def sources() -> list[str]:
+def sources(absolute: bool = False) -> list[str]:
     found = []
     for folder in ("_native/src", "media", "protocols"):
-        found.extend(sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.c")))
+        for path in sorted((ROOT / folder).rglob("*.c")):
+            found.append(str(path if absolute else path.relative_to(ROOT)))
     return found
 
 
 def compile_args() -> list[str]:
-    args = ["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers",
+    args = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-format-truncation", "-Wno-unused-parameter", "-Wno-missing-field-initializers",
             "-D_GNU_SOURCE", "-pthread", "-fvisibility=hidden"]
     if os.environ.get("AERON_ASYNC_DEBUG"):
         args += ["-O0", "-g"]
@@ -47,17 +48,27 @@ def compile_args() -> list[str]:
     return args
 
 
-ffibuilder = FFI()
-ffibuilder.cdef(cdef_text())
-ffibuilder.set_source(
-    "aeron_async._aeron_native",
-    '#include "aeron_async.h"\n',
-    sources=sources(),
-    include_dirs=[str(ROOT / "_native" / "include")],
-    extra_compile_args=compile_args(),
-    extra_link_args=["-pthread"] + (["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else []),
-    libraries=["m"],
-)
+def make_builder(absolute_sources: bool = False) -> FFI:
+    builder = FFI()
+    builder.cdef(cdef_text())
+    builder.set_source(
+        "aeron_async._aeron_native",
+        '#include "aeron_async.h"\n',
+        sources=sources(absolute_sources),
+        include_dirs=[str(ROOT / "_native" / "include")],
+        extra_compile_args=compile_args(),
+        extra_link_args=["-pthread"] + (["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else []),
+        libraries=["m"],
+    )
+    return builder
+
+
+ffibuilder = make_builder()
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    # Build out of tree: python _native/build_ffi.py OUTDIR  (the module lands in OUTDIR/aeron_async/)
+    import sys
+
+    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/ffi").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    make_builder(absolute_sources=True).compile(tmpdir=str(out), verbose=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -22,3 +23,45 @@ def test_native_suite_under_sanitizers() -> None:
     assert result.returncode == 0, output[-6000:]
     assert "== " in output  # at least one native test binary ran
     assert "ERROR: AddressSanitizer" not in output and "runtime error" not in output
+
+
+@pytest.mark.skipif(os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") == "1", reason="already running under sanitizers")
+def test_python_suite_under_sanitizers(tmp_path) -> None:
+    """Build the extension with ASan + UBSan and run the Python tests that drive the native core
+    hardest (threads, processes, property-based fragmentation, failures) against it."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("needs gcc for the sanitizer runtime; ./dev test installs it")
+    env = dict(os.environ, AERON_ASYNC_SANITIZE="1")
+    build = subprocess.run([sys.executable, os.path.join(NATIVE, "build_ffi.py"), str(tmp_path / "build")],
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    package = tmp_path / "pkg" / "aeron_async"
+    shutil.copytree(os.path.join(REPO, "aeron_async"), package,
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for built in (tmp_path / "build" / "aeron_async").glob("_aeron_native*.so"):
+        shutil.copy(built, package)
+
+    def runtime(name: str) -> str:
+        return subprocess.run([gcc, f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+
+    env = dict(os.environ)
+    env.update(
+        LD_PRELOAD=f"{runtime('libasan.so')}:{runtime('libubsan.so')}",
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+        PYTHONPATH=str(tmp_path / "pkg"),
+        AERON_ASYNC_UNDER_SANITIZERS="1",
+    )
+    tests = os.path.join(REPO, "tests")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", REPO, "-k",
+         "not million and not native", tests],
+        cwd=tests, env=env, capture_output=True, text=True, timeout=1200,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert "AddressSanitizer" not in output and "runtime error" not in output, output[-6000:]
+    assert str(package) in subprocess.run(
+        [sys.executable, "-c", "import aeron_async._aeron_native as n; print(n.__file__)"],
+        env=env, capture_output=True, text=True, cwd=tests).stdout

@@ -342,7 +342,9 @@ static void *aa_agent_runner_main(void *arg)
 {
     aa_agent_runner_t *runner = arg;
     char name[16];
-    snprintf(name, sizeof(name), "%s", runner->role_name);
+    size_t n = strnlen(runner->role_name, sizeof(name) - 1);
+    memcpy(name, runner->role_name, n);
+    name[n] = '\0';
     pthread_setname_np(pthread_self(), name);
     while (__atomic_load_n(&runner->running, __ATOMIC_ACQUIRE))
     {

@@ -1,0 +1,115 @@
+/* Idle strategies, duration/size parsing and agent runners. */
+#include <string.h>
+
+#include "aa_test.h"
+#include "../src/agent/aa_agent.h"
+#include "../src/util/aa_clock.h"
+#include "../src/util/aa_error.h"
+
+static void should_parse_durations_and_sizes(void)
+{
+    AA_CHECK_EQ(aa_parse_duration_ns("1ms"), 1000000);
+    AA_CHECK_EQ(aa_parse_duration_ns("500us"), 500000);
+    AA_CHECK_EQ(aa_parse_duration_ns("2s"), 2000000000LL);
+    AA_CHECK_EQ(aa_parse_duration_ns("100"), 100);
+    AA_CHECK_EQ(aa_parse_duration_ns("0.5s"), 500000000LL);
+    AA_CHECK_EQ(aa_parse_duration_ns("soon"), -1);
+    AA_CHECK_EQ(aa_parse_duration_ns("5 minutes"), -1);
+    AA_CHECK_EQ(aa_parse_size("64k"), 65536);
+    AA_CHECK_EQ(aa_parse_size("16M"), 16 * 1024 * 1024);
+    AA_CHECK_EQ(aa_parse_size("1g"), 1024 * 1024 * 1024);
+    AA_CHECK_EQ(aa_parse_size("4096"), 4096);
+    AA_CHECK_EQ(aa_parse_size("4kb"), -1);
+    AA_CHECK_EQ(aa_parse_size("-1"), -1);
+}
+
+static void should_load_strategies_by_name(void)
+{
+    const char *good[] = { "backoff", "backoff:10-20-1us-1ms", "spin", "yield", "sleeping", "sleep-ns:1ms", "noop",
+        "aa_idle_strategy_backoff" };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+    {
+        aa_idle_strategy_t s;
+        AA_CHECK_EQ(aa_idle_strategy_load(&s, good[i]), 0);
+        aa_idle_strategy_idle(&s, 0);
+        aa_idle_strategy_idle(&s, 1);
+        aa_idle_strategy_close(&s);
+    }
+    aa_idle_strategy_t s;
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "napping"), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "backoff"));
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "backoff:1-2-3"), -1);
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "backoff:1-2-1ms-1us"), -1);
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "spin:5"), -1);
+}
+
+static void should_back_off_to_max_park(void)
+{
+    aa_idle_strategy_t s;
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "backoff:2-2-1ms-4ms"), 0);
+    int64_t start = aa_nano_clock();
+    for (int i = 0; i < 4; i++)
+    {
+        aa_idle_strategy_idle(&s, 0);
+    }
+    AA_CHECK(aa_nano_clock() - start < 1000000);
+    start = aa_nano_clock();
+    aa_idle_strategy_idle(&s, 0);
+    aa_idle_strategy_idle(&s, 0);
+    aa_idle_strategy_idle(&s, 0);
+    AA_CHECK(aa_nano_clock() - start >= 7000000);
+    aa_idle_strategy_idle(&s, 1);
+    start = aa_nano_clock();
+    aa_idle_strategy_idle(&s, 0);
+    AA_CHECK(aa_nano_clock() - start < 1000000);
+    aa_idle_strategy_close(&s);
+}
+
+typedef struct
+{
+    volatile int work;
+    volatile int closed;
+}
+counting_agent_t;
+
+static int counting_do_work(void *state)
+{
+    counting_agent_t *a = state;
+    __atomic_fetch_add(&a->work, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void counting_on_close(void *state)
+{
+    ((counting_agent_t *)state)->closed = 1;
+}
+
+static void should_run_agent_on_thread_and_stop(void)
+{
+    counting_agent_t agent = { 0, 0 };
+    aa_idle_strategy_t s;
+    aa_idle_strategy_load(&s, "backoff");
+    aa_agent_runner_t runner;
+    AA_CHECK_EQ(aa_agent_runner_init(&runner, "test-agent", &agent, counting_do_work, counting_on_close, &s), 0);
+    AA_CHECK_EQ(aa_agent_runner_invoke(&runner), 0);
+    AA_CHECK_EQ(agent.work, 1);
+    AA_CHECK_EQ(aa_agent_runner_start(&runner), 0);
+    int64_t deadline = aa_nano_clock() + 5000000000LL;
+    while (__atomic_load_n(&agent.work, __ATOMIC_RELAXED) < 100)
+    {
+        AA_CHECK(aa_nano_clock() < deadline);
+    }
+    int64_t start = aa_nano_clock();
+    AA_CHECK_EQ(aa_agent_runner_close(&runner), 0);
+    AA_CHECK(aa_nano_clock() - start < 100000000LL);
+    AA_CHECK_EQ(agent.closed, 1);
+}
+
+int main(void)
+{
+    AA_RUN(should_parse_durations_and_sizes);
+    AA_RUN(should_load_strategies_by_name);
+    AA_RUN(should_back_off_to_max_park);
+    AA_RUN(should_run_agent_on_thread_and_stop);
+    return 0;
+}
