@@ -14,8 +14,14 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     from .driver import MediaDriver
 
     if args.help_options:
-        for env, prop, default, description in native_options():
-            print(f"{env:45s} {prop:45s} default {default!s:10s} {description}")
+        if args.markdown:
+            print("| environment variable | property | default | meaning |")
+            print("|---|---|---|---|")
+            for env, prop, default, description in native_options():
+                print(f"| `{env}` | `{prop}` | `{default or '(see meaning)'}` | {description} |")
+        else:
+            for env, prop, default, description in native_options():
+                print(f"{env:45s} {prop:45s} default {default!s:10s} {description}")
         return 0
     overrides = {}
     for item in args.option or []:
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
                    help="any driver option, e.g. -o AERON_IPC_TERM_BUFFER_LENGTH=1m")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
+    p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_driver)
 
     p = sub.add_parser("stat", help="show a driver's counters, refreshing once a second")
