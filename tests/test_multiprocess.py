@@ -174,3 +174,21 @@ def test_driver_refuses_directory_of_live_driver(standalone_driver) -> None:
     aeron_dir, _ = standalone_driver
     with pytest.raises(aeron_async.ConfigurationError, match="already running"):
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_standalone_driver_shuts_down_cleanly_on_signal(sig: signal.Signals) -> None:
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir)
+    try:
+        with aeron_async.Aeron.connect(aeron_dir) as client:
+            client.add_publication("aeron:ipc", 1)
+        assert os.path.exists(os.path.join(aeron_dir, "cnc.dat"))
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=15)
+        assert proc.returncode == 0, out
+        assert "shutting down" in out
+        assert not os.path.exists(aeron_dir)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

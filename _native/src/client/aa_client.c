@@ -748,7 +748,7 @@ int aa_client_connect(
     if (!use_invoker)
     {
         aa_idle_strategy_t idle;
-        if (aa_idle_strategy_load(&idle, NULL == idle_strategy || '\0' == idle_strategy[0] ? "sleep-ns:1ms" : idle_strategy) < 0 ||
+        if (aa_idle_strategy_load(&idle, NULL == idle_strategy || '\0' == idle_strategy[0] ? "sleeping:16ms" : idle_strategy) < 0 ||
             aa_agent_runner_init(&client->runner, "aeron-client", client, aa_client_agent_do_work, aa_client_agent_on_close, &idle) < 0 ||
             aa_agent_runner_start(&client->runner) < 0)
         {
