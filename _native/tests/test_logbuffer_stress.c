@@ -163,14 +163,7 @@ static void should_append_concurrently_with_rotation(void)
     uint8_t *memory = aligned_alloc(4096, length);
     memset(memory, 0, length);
     shared_t s;
-    s.log.addr = memory;
-    s.log.length = length;
-    s.log.term_length = TERM;
-    for (int i = 0; i < 3; i++)
-    {
-        s.log.term_buffers[i] = memory + (size_t)i * TERM;
-    }
-    s.log.metadata = (aa_logbuffer_metadata_t *)(memory + 3 * TERM);
+    aa_mapped_log_init(&s.log, memory, length, TERM);
     aa_logbuffer_init_params_t p = {
         .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID, .term_length = TERM, .mtu_length = 1408,
         .page_size = 4096, .session_id = 1, .stream_id = 2,

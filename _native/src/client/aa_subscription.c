@@ -60,17 +60,24 @@ void aa_image_describe(aa_image_t *image, aa_image_info_t *info)
     snprintf(info->source_identity, sizeof(info->source_identity), "%s", image->source_identity);
 }
 
+/* Where the subscriber reads next: its term buffer, the term's begin position and the offset. */
+static inline const uint8_t *aa_image_read_start(aa_image_t *image, int64_t *term_begin_position, int32_t *term_offset)
+{
+    int64_t position = aa_get_int64_volatile(image->subscriber_position);
+    *term_offset = (int32_t)(position & (image->term_length - 1));
+    *term_begin_position = position - *term_offset;
+    return image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
+}
+
 int32_t aa_image_scan(aa_image_t *image, aa_polled_fragment_t *out, int32_t limit)
 {
     if (aa_get_int32_acquire(&image->is_closed) || limit <= 0)
     {
         return 0;
     }
-    int64_t position = aa_get_int64_volatile(image->subscriber_position);
-    int32_t term_offset = (int32_t)(position & (image->term_length - 1));
-    int32_t index = aa_index_by_position(position, image->position_bits_to_shift);
-    const uint8_t *term_buffer = image->log.term_buffers[index];
-    int64_t term_begin_position = position - term_offset;
+    int64_t term_begin_position;
+    int32_t term_offset;
+    const uint8_t *term_buffer = aa_image_read_start(image, &term_begin_position, &term_offset);
     int32_t count = 0;
     int32_t offset = term_offset;
     while (count < limit && offset < image->term_length)
@@ -173,11 +180,9 @@ int32_t aa_image_poll_messages(
     {
         return 0;
     }
-    int64_t position = aa_get_int64_volatile(image->subscriber_position);
-    int32_t term_offset = (int32_t)(position & (image->term_length - 1));
-    int32_t index = aa_index_by_position(position, image->position_bits_to_shift);
-    const uint8_t *term_buffer = image->log.term_buffers[index];
-    int64_t term_begin_position = position - term_offset;
+    int64_t term_begin_position;
+    int32_t term_offset;
+    const uint8_t *term_buffer = aa_image_read_start(image, &term_begin_position, &term_offset);
     int32_t delivered = 0;
     int32_t fragments = 0;
     int32_t offset = term_offset;

@@ -463,14 +463,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
         .spies_simulate_connection = ctx->spies_simulate_connection,
         .max_resend = 16,
     };
-    pub->log.addr = pub->mapped.addr;
-    pub->log.length = pub->mapped.length;
-    pub->log.term_length = params->term_length;
-    for (int i = 0; i < AA_LOGBUFFER_PARTITION_COUNT; i++)
-    {
-        pub->log.term_buffers[i] = pub->mapped.addr + (size_t)i * (size_t)params->term_length;
-    }
-    pub->log.metadata = (aa_logbuffer_metadata_t *)(pub->mapped.addr + (size_t)params->term_length * AA_LOGBUFFER_PARTITION_COUNT);
+    aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
     aa_logbuffer_metadata_init(&pub->log, &init);
     pub->initial_term_id = initial_term_id;
 

@@ -28,7 +28,7 @@ int aa_logbuffer_check_page_size(int64_t page_size)
     return 0;
 }
 
-static void aa_mapped_log_point(aa_mapped_log_t *log, uint8_t *addr, size_t length, int32_t term_length)
+void aa_mapped_log_init(aa_mapped_log_t *log, uint8_t *addr, size_t length, int32_t term_length)
 {
     log->addr = addr;
     log->length = length;
@@ -53,7 +53,7 @@ int aa_mapped_log_wrap(aa_mapped_log_t *log, uint8_t *addr, size_t length)
         if (metadata->term_length == term_length && metadata->page_size > 0 &&
             aa_logbuffer_compute_log_length((int32_t)term_length, metadata->page_size) == length)
         {
-            aa_mapped_log_point(log, addr, length, (int32_t)term_length);
+            aa_mapped_log_init(log, addr, length, (int32_t)term_length);
             return 0;
         }
     }

@@ -192,7 +192,9 @@ typedef struct aa_mapped_log_stct
 }
 aa_mapped_log_t;
 
-/* Points the partitions and metadata at a mapping whose metadata already holds the term length. */
+/* Points the partitions and metadata at a mapping of a log with the given term length. */
+void aa_mapped_log_init(aa_mapped_log_t *log, uint8_t *addr, size_t length, int32_t term_length);
+/* The same for a mapping whose metadata already holds the term length (finds and checks it). */
 int aa_mapped_log_wrap(aa_mapped_log_t *log, uint8_t *addr, size_t length);
 
 /* Driver side: fill a fresh (zeroed) log's metadata and tails, reference 2.1/2.2. */

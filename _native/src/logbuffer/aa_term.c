@@ -162,22 +162,37 @@ int32_t aa_term_appender_claim(
 
 /* ---- exclusive ---- */
 
-int32_t aa_exclusive_term_appender_append_unfragmented(
+/* Reserve `required` bytes at term_offset: store the new tail, or at the end of the term pad what
+ * is left, store a tail at the term's end, and return AA_TERM_APPENDER_FAILED. */
+static inline int32_t aa_exclusive_reserve(
     uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
-    const uint8_t *default_header, const aa_iovec_t *iov, size_t iovcnt, size_t length, int64_t reserved_value)
+    const uint8_t *default_header, int64_t required)
 {
-    int32_t aligned = (int32_t)AA_ALIGN(length + AA_DATA_HEADER_LENGTH, AA_LOGBUFFER_FRAME_ALIGNMENT);
-    int64_t resulting_offset = (int64_t)term_offset + aligned;
+    int64_t resulting_offset = (int64_t)term_offset + required;
     if (resulting_offset > term_length)
     {
         aa_put_int64_release(raw_tail, aa_pack_tail(term_id, term_length));
         return aa_handle_end_of_log(term_buffer, term_offset, term_length, term_id, default_header);
     }
     aa_put_int64_release(raw_tail, aa_pack_tail(term_id, (int32_t)resulting_offset));
+    return (int32_t)resulting_offset;
+}
+
+int32_t aa_exclusive_term_appender_append_unfragmented(
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
+    const uint8_t *default_header, const aa_iovec_t *iov, size_t iovcnt, size_t length, int64_t reserved_value)
+{
+    int32_t aligned = (int32_t)AA_ALIGN(length + AA_DATA_HEADER_LENGTH, AA_LOGBUFFER_FRAME_ALIGNMENT);
+    int32_t resulting_offset = aa_exclusive_reserve(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, aligned);
+    if (resulting_offset < 0)
+    {
+        return resulting_offset;
+    }
     aa_iov_cursor_t cursor = { iov, iovcnt, 0, 0 };
     aa_write_frame(term_buffer, term_offset, term_id, default_header, &cursor, length, AA_DATA_HEADER_UNFRAGMENTED,
         reserved_value);
-    return (int32_t)resulting_offset;
+    return resulting_offset;
 }
 
 int32_t aa_exclusive_term_appender_append_fragmented(
@@ -186,16 +201,15 @@ int32_t aa_exclusive_term_appender_append_fragmented(
     int64_t reserved_value)
 {
     int64_t required = aa_compute_fragmented_length(length, max_payload_length);
-    int64_t resulting_offset = (int64_t)term_offset + required;
-    if (resulting_offset > term_length)
+    int32_t resulting_offset = aa_exclusive_reserve(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, required);
+    if (resulting_offset < 0)
     {
-        aa_put_int64_release(raw_tail, aa_pack_tail(term_id, term_length));
-        return aa_handle_end_of_log(term_buffer, term_offset, term_length, term_id, default_header);
+        return resulting_offset;
     }
-    aa_put_int64_release(raw_tail, aa_pack_tail(term_id, (int32_t)resulting_offset));
     aa_write_fragments(term_buffer, term_offset, term_id, default_header, iov, iovcnt, length, max_payload_length,
         reserved_value);
-    return (int32_t)resulting_offset;
+    return resulting_offset;
 }
 
 int32_t aa_exclusive_term_appender_claim(
@@ -203,18 +217,17 @@ int32_t aa_exclusive_term_appender_claim(
     const uint8_t *default_header, size_t length)
 {
     int32_t frame_length = (int32_t)length + AA_DATA_HEADER_LENGTH;
-    int64_t resulting_offset = (int64_t)term_offset + AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
-    if (resulting_offset > term_length)
+    int32_t resulting_offset = aa_exclusive_reserve(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT));
+    if (resulting_offset < 0)
     {
-        aa_put_int64_release(raw_tail, aa_pack_tail(term_id, term_length));
-        return aa_handle_end_of_log(term_buffer, term_offset, term_length, term_id, default_header);
+        return resulting_offset;
     }
-    aa_put_int64_release(raw_tail, aa_pack_tail(term_id, (int32_t)resulting_offset));
     aa_header_write(term_buffer, term_offset, frame_length, term_id, default_header, AA_HDR_TYPE_DATA);
     aa_data_header_t *header = (aa_data_header_t *)(term_buffer + term_offset);
     header->frame_header.flags = AA_DATA_HEADER_UNFRAGMENTED;
     header->reserved_value = 0;
-    return (int32_t)resulting_offset;
+    return resulting_offset;
 }
 
 int32_t aa_exclusive_term_appender_append_padding(
@@ -222,13 +235,12 @@ int32_t aa_exclusive_term_appender_append_padding(
     const uint8_t *default_header, size_t length)
 {
     int32_t frame_length = (int32_t)length + AA_DATA_HEADER_LENGTH;
-    int64_t resulting_offset = (int64_t)term_offset + AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
-    if (resulting_offset > term_length)
+    int32_t resulting_offset = aa_exclusive_reserve(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT));
+    if (resulting_offset < 0)
     {
-        aa_put_int64_release(raw_tail, aa_pack_tail(term_id, term_length));
-        return aa_handle_end_of_log(term_buffer, term_offset, term_length, term_id, default_header);
+        return resulting_offset;
     }
-    aa_put_int64_release(raw_tail, aa_pack_tail(term_id, (int32_t)resulting_offset));
     aa_write_padding(term_buffer, term_offset, frame_length, term_id, default_header);
     return (int32_t)resulting_offset;
 }
