@@ -236,6 +236,22 @@ bool aa_image_is_end_of_stream(aa_image_t *image);
 int64_t aa_image_end_of_stream_position(aa_image_t *image);
 void aa_image_describe(aa_image_t *image, aa_image_info_t *info);
 
+/* ---- async waiting: park, then wait for notify_fd (an eventfd) to become readable ----
+ * Parking asks the client conductor (thread mode) to write to the fd once there is something to
+ * do: data on any image, an image event or closure for a subscription; data, end of stream or
+ * closure for one image (signalled on its subscription's fd); a publisher limit beyond `position`
+ * (or closure) for a publication. A park is one-shot: the conductor unparks as it signals. Re-check
+ * after parking: the conductor only signals what it sees after the park. Image events and client
+ * closure are signalled whether parked or not. Set the fd to -1 before closing it. */
+void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd);
+void aa_subscription_park(aa_subscription_t *sub);
+void aa_subscription_unpark(aa_subscription_t *sub);
+void aa_image_park(aa_image_t *image);
+void aa_image_unpark(aa_image_t *image);
+void aa_publication_set_notify_fd(aa_publication_t *pub, int fd);
+void aa_publication_park(aa_publication_t *pub, int64_t position);
+void aa_publication_unpark(aa_publication_t *pub);
+
 /* ---- monitoring: read a driver's CnC file from any process ---- */
 int aa_cnc_reader_open(aa_cnc_reader_t **reader, const char *aeron_dir);
 void aa_cnc_reader_close(aa_cnc_reader_t *reader);

@@ -1,5 +1,6 @@
 /* Idle strategies, duration/size parsing and agent runners. */
 #include <string.h>
+#include <time.h>
 
 #include "aa_test.h"
 #include "../src/agent/aa_agent.h"
@@ -105,11 +106,92 @@ static void should_run_agent_on_thread_and_stop(void)
     AA_CHECK_EQ(agent.closed, 1);
 }
 
+typedef struct doorbell_agent_stct
+{
+    volatile int pending;
+    volatile int64_t cycles;
+    volatile int64_t consumed_at_ns;
+}
+doorbell_agent_t;
+
+static int doorbell_do_work(void *state)
+{
+    doorbell_agent_t *agent = state;
+    __atomic_fetch_add(&agent->cycles, 1, __ATOMIC_RELAXED);
+    if (__atomic_exchange_n(&agent->pending, 0, __ATOMIC_SEQ_CST))
+    {
+        __atomic_store_n(&agent->consumed_at_ns, aa_nano_clock(), __ATOMIC_RELEASE);
+        return 1;
+    }
+    return 0;
+}
+
+static int64_t cycles_over(doorbell_agent_t *agent, int64_t ns)
+{
+    int64_t before = __atomic_load_n(&agent->cycles, __ATOMIC_RELAXED);
+    struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+    nanosleep(&ts, NULL);
+    return __atomic_load_n(&agent->cycles, __ATOMIC_RELAXED) - before;
+}
+
+/* A backoff agent with a doorbell sleeps deeply after a quiet second (few duty cycles), and a ring
+ * wakes it at once; without a sleeper a ring does nothing. */
+static void should_sleep_deeply_and_wake_on_ring(void)
+{
+    doorbell_agent_t agent = { 0, 0, 0 };
+    aa_doorbell_t doorbell = { 0, 0 };
+    aa_doorbell_ring(&doorbell);
+    AA_CHECK_EQ(doorbell.sequence, 0);
+
+    aa_idle_strategy_t s;
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "backoff"), 0);
+    aa_idle_strategy_set_doorbell(&s, &doorbell);
+    aa_agent_runner_t runner;
+    AA_CHECK_EQ(aa_agent_runner_init(&runner, "test-deep", &agent, doorbell_do_work, NULL, &s), 0);
+    AA_CHECK_EQ(aa_agent_runner_start(&runner), 0);
+
+    int64_t shallow = cycles_over(&agent, 200000000LL);
+    int64_t deadline = aa_nano_clock() + 5000000000LL;
+    while (0 == __atomic_load_n(&doorbell.sleepers, __ATOMIC_ACQUIRE))
+    {
+        AA_CHECK(aa_nano_clock() < deadline);
+        cycles_over(&agent, 1000000LL);
+    }
+    int64_t deep = cycles_over(&agent, 200000000LL);
+    fprintf(stdout, "[%" PRId64 " cycles/200ms at max park, %" PRId64 " deeply idle] ", shallow, deep);
+    AA_CHECK(deep * 4 < shallow);
+
+    for (int trial = 0; trial < 3; trial++)
+    {
+        deadline = aa_nano_clock() + 5000000000LL;
+        while (0 == __atomic_load_n(&doorbell.sleepers, __ATOMIC_ACQUIRE))
+        {
+            AA_CHECK(aa_nano_clock() < deadline);
+            cycles_over(&agent, 1000000LL);
+        }
+        cycles_over(&agent, 20000000LL);
+        __atomic_store_n(&agent.consumed_at_ns, 0, __ATOMIC_RELEASE);
+        int64_t rung_at = aa_nano_clock();
+        __atomic_store_n(&agent.pending, 1, __ATOMIC_SEQ_CST);
+        aa_doorbell_ring(&doorbell);
+        while (0 == __atomic_load_n(&agent.consumed_at_ns, __ATOMIC_ACQUIRE))
+        {
+            AA_CHECK(aa_nano_clock() < deadline);
+        }
+        fprintf(stdout, "[woken in %" PRId64 " us] ", (agent.consumed_at_ns - rung_at) / 1000);
+        /* a deep sleep lasts 16 ms; being woken well inside it shows the ring did it */
+        AA_CHECK(agent.consumed_at_ns - rung_at < AA_IDLE_DEEP_PARK_NS);
+    }
+    AA_CHECK_EQ(aa_agent_runner_close(&runner), 0);
+    AA_CHECK_EQ(doorbell.sleepers, 0);
+}
+
 int main(void)
 {
     AA_RUN(should_parse_durations_and_sizes);
     AA_RUN(should_load_strategies_by_name);
     AA_RUN(should_back_off_to_max_park);
     AA_RUN(should_run_agent_on_thread_and_stop);
+    AA_RUN(should_sleep_deeply_and_wake_on_ring);
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "aa_agent.h"
 #include "../concurrent/aa_atomic.h"
+#include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 
 /* ---- parsing ---- */
@@ -102,6 +103,11 @@ typedef struct aa_backoff_state_stct
     int64_t yields;
     int64_t park_ns;
     int state; /* 0 not idle, 1 spinning, 2 yielding, 3 parking */
+    /* deep idle, with a doorbell only */
+    aa_doorbell_t *doorbell;
+    int64_t deep_at_ns;      /* when parking at max_park_ns began + AA_IDLE_DEEP_AFTER_NS; 0 before */
+    int32_t deep_sequence;
+    bool deep_prepared;      /* counted as a sleeper; one more duty cycle runs before the wait */
 }
 aa_backoff_state_t;
 
@@ -109,6 +115,31 @@ static void aa_sleep_ns(int64_t ns)
 {
     struct timespec ts = { .tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL };
     nanosleep(&ts, NULL);
+}
+
+/* Past the longest park for AA_IDLE_DEEP_AFTER_NS: count in as a sleeper and run one more duty
+ * cycle, then wait on the doorbell. Returns false while not yet deeply idle. */
+static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
+{
+    if (s->deep_prepared)
+    {
+        aa_doorbell_wait(s->doorbell, s->deep_sequence, AA_IDLE_DEEP_PARK_NS);
+        s->deep_prepared = false;
+        return true;
+    }
+    int64_t now_ns = aa_nano_clock();
+    if (0 == s->deep_at_ns)
+    {
+        s->deep_at_ns = now_ns + AA_IDLE_DEEP_AFTER_NS;
+        return false;
+    }
+    if (now_ns < s->deep_at_ns)
+    {
+        return false;
+    }
+    s->deep_sequence = aa_doorbell_prepare(s->doorbell);
+    s->deep_prepared = true;
+    return true;
 }
 
 static void aa_idle_backoff(void *state, int work_count)
@@ -120,6 +151,12 @@ static void aa_idle_backoff(void *state, int work_count)
         s->spins = 0;
         s->yields = 0;
         s->park_ns = s->min_park_ns;
+        s->deep_at_ns = 0;
+        if (s->deep_prepared)
+        {
+            aa_doorbell_cancel(s->doorbell);
+            s->deep_prepared = false;
+        }
         return;
     }
     switch (s->state)
@@ -147,10 +184,26 @@ static void aa_idle_backoff(void *state, int work_count)
             s->park_ns = s->min_park_ns;
             /* fall through */
         default:
+            if (NULL != s->doorbell && s->park_ns >= s->max_park_ns && aa_idle_backoff_deep(s))
+            {
+                break;
+            }
             aa_sleep_ns(s->park_ns);
             s->park_ns = s->park_ns * 2 < s->max_park_ns ? s->park_ns * 2 : s->max_park_ns;
             break;
     }
+}
+
+static void aa_idle_backoff_set_doorbell(void *state, aa_doorbell_t *doorbell)
+{
+    aa_backoff_state_t *s = state;
+    if (s->deep_prepared)
+    {
+        aa_doorbell_cancel(s->doorbell);
+        s->deep_prepared = false;
+    }
+    s->doorbell = doorbell;
+    s->deep_at_ns = 0;
 }
 
 static int aa_idle_backoff_init(void **state, const char *args)
@@ -274,17 +327,18 @@ typedef struct aa_idle_strategy_entry_stct
     const char *name;
     aa_idle_strategy_func_t idle;
     aa_idle_strategy_init_func_t init;
+    aa_idle_strategy_set_doorbell_func_t set_doorbell;
 }
 aa_idle_strategy_entry_t;
 
 static const aa_idle_strategy_entry_t aa_idle_strategy_table[] =
 {
-    { "backoff", "aa_idle_strategy_backoff", aa_idle_backoff, aa_idle_backoff_init },
-    { "spin", "aa_idle_strategy_busy_spin", aa_idle_spin, aa_idle_stateless_init },
-    { "yield", "aa_idle_strategy_yielding", aa_idle_yield, aa_idle_stateless_init },
-    { "sleeping", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init },
-    { "sleep-ns", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init },
-    { "noop", "aa_idle_strategy_noop", aa_idle_noop, aa_idle_stateless_init },
+    { "backoff", "aa_idle_strategy_backoff", aa_idle_backoff, aa_idle_backoff_init, aa_idle_backoff_set_doorbell },
+    { "spin", "aa_idle_strategy_busy_spin", aa_idle_spin, aa_idle_stateless_init, NULL },
+    { "yield", "aa_idle_strategy_yielding", aa_idle_yield, aa_idle_stateless_init, NULL },
+    { "sleeping", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init, NULL },
+    { "sleep-ns", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init, NULL },
+    { "noop", "aa_idle_strategy_noop", aa_idle_noop, aa_idle_stateless_init, NULL },
 };
 
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
@@ -320,6 +374,7 @@ int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
             strategy->name = e->alias;
             strategy->idle = e->idle;
             strategy->init = e->init;
+            strategy->set_doorbell = e->set_doorbell;
             strategy->state = state;
             return 0;
         }
@@ -330,8 +385,20 @@ int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
     return -1;
 }
 
+void aa_idle_strategy_set_doorbell(aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell)
+{
+    if (NULL != strategy->set_doorbell)
+    {
+        strategy->set_doorbell(strategy->state, doorbell);
+    }
+}
+
 void aa_idle_strategy_close(aa_idle_strategy_t *strategy)
 {
+    if (NULL != strategy->set_doorbell)
+    {
+        strategy->set_doorbell(strategy->state, NULL);
+    }
     free(strategy->state);
     strategy->state = NULL;
 }

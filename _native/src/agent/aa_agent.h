@@ -10,22 +10,31 @@
 #include <stdbool.h>
 #include <pthread.h>
 
+#include "../concurrent/aa_doorbell.h"
+
 typedef int (*aa_agent_do_work_func_t)(void *state);
 typedef void (*aa_agent_on_close_func_t)(void *state);
 typedef void (*aa_idle_strategy_func_t)(void *state, int work_count);
 typedef int (*aa_idle_strategy_init_func_t)(void **state, const char *args);
+typedef void (*aa_idle_strategy_set_doorbell_func_t)(void *state, aa_doorbell_t *doorbell);
 
 /* Backoff (spins-yields-minPark-maxPark) per reference 10; defaults 10-20-1us-1ms. */
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_SPINS 10
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_YIELDS 20
 #define AA_IDLE_STRATEGY_BACKOFF_MIN_PARK_NS 1000
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_PARK_NS 1000000
+/* Deep idle (our addition, only for agents given a doorbell, such as the driver's): after this long
+ * without work at the longest park, sleep on the doorbell for up to AA_IDLE_DEEP_PARK_NS at a time.
+ * A ring (a client command, a back-pressured offer) ends the sleep at once. */
+#define AA_IDLE_DEEP_AFTER_NS (1000 * 1000 * 1000LL)
+#define AA_IDLE_DEEP_PARK_NS (16 * 1000 * 1000LL)
 
 typedef struct aa_idle_strategy_stct
 {
     const char *name;
     aa_idle_strategy_func_t idle;
     aa_idle_strategy_init_func_t init;
+    aa_idle_strategy_set_doorbell_func_t set_doorbell; /* NULL when the strategy never sleeps long */
     void *state;
 }
 aa_idle_strategy_t;
@@ -35,6 +44,8 @@ aa_idle_strategy_t;
  * "noop". Returns -1 with an error naming the accepted names on failure. */
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec);
 void aa_idle_strategy_close(aa_idle_strategy_t *strategy);
+/* Lets a strategy that parks (backoff) sleep deeply once idle for long, woken by the doorbell. */
+void aa_idle_strategy_set_doorbell(aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell);
 static inline void aa_idle_strategy_idle(aa_idle_strategy_t *strategy, int work_count)
 {
     strategy->idle(strategy->state, work_count);

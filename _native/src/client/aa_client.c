@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aa_client.h"
@@ -15,6 +16,8 @@
 #define AA_CLIENT_KEEPALIVE_INTERVAL_NS (500 * 1000 * 1000LL)
 #define AA_CLIENT_RESOURCE_LINGER_NS (3 * 1000 * 1000 * 1000LL)
 #define AA_CLIENT_SERVICE_INTERVAL_NS (1 * 1000 * 1000LL)
+#define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
+#define AA_CLIENT_WAIT_DEEP_AFTER_NS (1000 * 1000 * 1000LL)
 #define AA_LINGER_PUBLICATION 1
 #define AA_LINGER_IMAGE_LIST 2
 #define AA_LINGER_IMAGE 3
@@ -37,6 +40,8 @@ static int aa_grow(void **array, size_t *capacity, size_t count, size_t element_
     *capacity = new_capacity;
     return 0;
 }
+
+static bool aa_unpark(volatile int32_t *parked, aa_client_t *client);
 
 #define AA_GROW(c, name) aa_grow((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
 
@@ -143,6 +148,7 @@ static int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *
             "could not send a command to the media driver at %s: its command buffer is full", client->aeron_dir);
         return -1;
     }
+    aa_doorbell_ring(aa_cnc_doorbell(client->cnc));
     return 0;
 }
 
@@ -216,6 +222,7 @@ static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *b
         return;
     }
     pub->client = client;
+    pub->notify_fd = -1;
     pub->registration_id = response->correlation_id;
     pub->original_registration_id = response->registration_id;
     pub->stream_id = response->stream_id;
@@ -297,6 +304,16 @@ static void aa_client_on_subscription_ready(aa_client_t *client, const uint8_t *
     r->status = 1;
 }
 
+static void aa_notify(int fd)
+{
+    if (fd >= 0)
+    {
+        uint64_t one = 1;
+        ssize_t ignored = write(fd, &one, sizeof(one));
+        (void)ignored;
+    }
+}
+
 static void aa_subscription_push_event(aa_subscription_t *sub, int32_t type, aa_image_t *image)
 {
     int64_t tail = sub->events_tail;
@@ -306,12 +323,7 @@ static void aa_subscription_push_event(aa_subscription_t *sub, int32_t type, aa_
         sub->events[tail % AA_SUBSCRIPTION_EVENT_CAPACITY].image = image;
         aa_put_int64_release(&sub->events_tail, tail + 1);
     }
-    if (sub->notify_fd >= 0)
-    {
-        uint64_t one = 1;
-        ssize_t ignored = write(sub->notify_fd, &one, sizeof(one));
-        (void)ignored;
-    }
+    aa_notify(sub->notify_fd);
 }
 
 static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buffer, size_t length)
@@ -395,6 +407,7 @@ static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, 
 {
     image->final_position = aa_get_int64_acquire(image->subscriber_position);
     aa_put_int32_release(&image->is_closed, 1);
+    aa_unpark(&image->parked, client);
     if (0 == aa_grow((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
     {
         sub->retired[sub->retired_count++] = image;
@@ -515,17 +528,13 @@ static void aa_client_mark_all_closed(aa_client_t *client)
     for (size_t i = 0; i < client->publications_count; i++)
     {
         aa_put_int32_release(&client->publications[i]->is_closed, 1);
+        aa_notify(client->publications[i]->notify_fd);
     }
     for (size_t i = 0; i < client->subscriptions_count; i++)
     {
         aa_subscription_t *sub = client->subscriptions[i];
         aa_put_int32_release(&sub->is_closed, 1);
-        if (sub->notify_fd >= 0)
-        {
-            uint64_t one = 1;
-            ssize_t ignored = write(sub->notify_fd, &one, sizeof(one));
-            (void)ignored;
-        }
+        aa_notify(sub->notify_fd);
     }
     for (size_t i = 0; i < client->registrations_count; i++)
     {
@@ -558,9 +567,10 @@ static void aa_client_keepalive(aa_client_t *client, int64_t now_ms)
     }
 }
 
+/* Housekeeping: keepalives, registration deadlines and freeing lingering resources are not counted
+ * as work, so an idle conductor backs off fully; only a lost driver counts. */
 static int aa_client_service(aa_client_t *client, int64_t now_ns)
 {
-    int work_count = 0;
     int64_t now_ms = aa_epoch_clock();
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
     if (now_ms > heartbeat_ms + client->driver_timeout_ms)
@@ -578,7 +588,6 @@ static int aa_client_service(aa_client_t *client, int64_t now_ns)
     {
         client->time_of_last_keepalive_ns = now_ns;
         aa_client_keepalive(client, now_ms);
-        work_count++;
     }
 
     for (size_t i = 0; i < client->registrations_count; i++)
@@ -600,10 +609,229 @@ static int aa_client_service(aa_client_t *client, int64_t now_ns)
         {
             aa_client_free_lingering(&client->lingering[i]);
             client->lingering[i] = client->lingering[--client->lingering_count];
+        }
+    }
+    return 0;
+}
+
+/* ---- parked async waiters ---- */
+
+static bool aa_image_has_data(aa_image_t *image)
+{
+    int64_t position = aa_get_int64_acquire(image->subscriber_position);
+    int32_t offset = (int32_t)(position & (image->term_length - 1));
+    const uint8_t *term = image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
+    return aa_frame_length_volatile(term, offset) > 0;
+}
+
+/* A whole-subscription waiter wakes for data on any image, an image event or closure; end of
+ * stream alone is not news to it (the image stays at its end until it is removed, with an event). */
+static bool aa_subscription_has_something(aa_subscription_t *sub, aa_image_list_t *list)
+{
+    if (aa_get_int32_acquire(&sub->is_closed) || aa_get_int64_acquire(&sub->events_tail) != sub->events_head)
+    {
+        return true;
+    }
+    for (size_t i = 0; i < list->count; i++)
+    {
+        aa_image_t *image = list->images[i];
+        if (aa_get_int32_acquire(&image->is_closed) || aa_image_has_data(image))
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool aa_unpark(volatile int32_t *parked, aa_client_t *client)
+{
+    if (aa_cas_int32(parked, 1, 0))
+    {
+        aa_get_and_add_int32(&client->parked_count, -1);
+        return true;
+    }
+    return false;
+}
+
+static int aa_client_check_waiters(aa_client_t *client)
+{
+    int work_count = 0;
+    for (size_t i = 0; i < client->subscriptions_count; i++)
+    {
+        aa_subscription_t *sub = client->subscriptions[i];
+        aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
+        bool signal = false;
+        if (aa_get_int32_acquire(&sub->parked) && aa_subscription_has_something(sub, list) &&
+            aa_unpark(&sub->parked, client))
+        {
+            signal = true;
+        }
+        for (size_t j = 0; j < list->count; j++)
+        {
+            aa_image_t *image = list->images[j];
+            if (aa_get_int32_acquire(&image->parked) &&
+                (aa_image_is_end_of_stream(image) || aa_image_has_data(image) || aa_get_int32_acquire(&sub->is_closed)) &&
+                aa_unpark(&image->parked, client))
+            {
+                signal = true;
+            }
+        }
+        if (signal)
+        {
+            aa_notify(sub->notify_fd);
+            work_count++;
+        }
+    }
+    for (size_t i = 0; i < client->publications_count; i++)
+    {
+        aa_publication_t *pub = client->publications[i];
+        if (aa_get_int32_acquire(&pub->parked) &&
+            (aa_get_int32_acquire(&pub->is_closed) ||
+             aa_get_int64_acquire(pub->position_limit) > aa_get_int64_acquire(&pub->parked_position)) &&
+            aa_unpark(&pub->parked, client))
+        {
+            aa_notify(pub->notify_fd);
             work_count++;
         }
     }
     return work_count;
+}
+
+static void aa_client_wake(aa_client_t *client)
+{
+    pthread_mutex_lock(&client->wait_lock);
+    pthread_cond_signal(&client->wait_cond);
+    pthread_mutex_unlock(&client->wait_lock);
+}
+
+void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd)
+{
+    pthread_mutex_lock(&sub->client->lock);
+    sub->notify_fd = fd;
+    pthread_mutex_unlock(&sub->client->lock);
+}
+
+void aa_subscription_park(aa_subscription_t *sub)
+{
+    if (aa_cas_int32(&sub->parked, 0, 1))
+    {
+        aa_get_and_add_int32(&sub->client->parked_count, 1);
+        aa_client_wake(sub->client);
+    }
+}
+
+void aa_subscription_unpark(aa_subscription_t *sub)
+{
+    aa_unpark(&sub->parked, sub->client);
+}
+
+void aa_image_park(aa_image_t *image)
+{
+    aa_client_t *client = image->subscription->client;
+    if (aa_cas_int32(&image->parked, 0, 1))
+    {
+        aa_get_and_add_int32(&client->parked_count, 1);
+        aa_client_wake(client);
+    }
+}
+
+void aa_image_unpark(aa_image_t *image)
+{
+    aa_unpark(&image->parked, image->subscription->client);
+}
+
+void aa_publication_set_notify_fd(aa_publication_t *pub, int fd)
+{
+    pthread_mutex_lock(&pub->client->lock);
+    pub->notify_fd = fd;
+    pthread_mutex_unlock(&pub->client->lock);
+}
+
+void aa_publication_park(aa_publication_t *pub, int64_t position)
+{
+    aa_put_int64_release(&pub->parked_position, position);
+    if (aa_cas_int32(&pub->parked, 0, 1))
+    {
+        aa_get_and_add_int32(&pub->client->parked_count, 1);
+        aa_client_wake(pub->client);
+    }
+}
+
+void aa_publication_unpark(aa_publication_t *pub)
+{
+    aa_unpark(&pub->parked, pub->client);
+}
+
+typedef struct aa_client_idle_state_stct
+{
+    aa_client_t *client;
+    int64_t park_ns;
+    int64_t deep_at_ns;
+}
+aa_client_idle_state_t;
+
+static void aa_client_timed_wait(aa_client_t *client, int64_t timeout_ns, int32_t while_parked_count)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ns / 1000000000LL;
+    deadline.tv_nsec += timeout_ns % 1000000000LL;
+    if (deadline.tv_nsec >= 1000000000L)
+    {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&client->wait_lock);
+    if (while_parked_count == aa_get_int32_acquire(&client->parked_count))
+    {
+        pthread_cond_timedwait(&client->wait_cond, &client->wait_lock, &deadline);
+    }
+    pthread_mutex_unlock(&client->wait_lock);
+}
+
+/* Without parked async waiters: sleeps 16 ms between duty cycles (reference 10), woken early when a
+ * waiter parks. With them: checks them after wait_check_min_ns, doubling to wait_check_max_ns while
+ * nothing happens, and after AA_CLIENT_WAIT_DEEP_AFTER_NS of that, every wait_check_deep_ns (a
+ * waiter that parks anew is checked at once). */
+static void aa_client_idle(void *state, int work_count)
+{
+    aa_client_idle_state_t *s = state;
+    aa_client_t *client = s->client;
+    if (work_count > 0)
+    {
+        s->park_ns = client->wait_check_min_ns;
+        s->deep_at_ns = 0;
+        return;
+    }
+    int32_t parked_count = aa_get_int32_acquire(&client->parked_count);
+    if (parked_count > 0)
+    {
+        if (s->park_ns < client->wait_check_max_ns)
+        {
+            struct timespec ts = { s->park_ns / 1000000000LL, s->park_ns % 1000000000LL };
+            nanosleep(&ts, NULL);
+            s->park_ns = s->park_ns * 2 < client->wait_check_max_ns ? s->park_ns * 2 : client->wait_check_max_ns;
+            return;
+        }
+        int64_t now_ns = aa_nano_clock();
+        if (0 == s->deep_at_ns)
+        {
+            s->deep_at_ns = now_ns + AA_CLIENT_WAIT_DEEP_AFTER_NS;
+        }
+        aa_client_timed_wait(client, now_ns < s->deep_at_ns ? client->wait_check_max_ns : client->wait_check_deep_ns,
+            parked_count);
+        return;
+    }
+    s->park_ns = client->wait_check_min_ns;
+    s->deep_at_ns = 0;
+    aa_client_timed_wait(client, AA_CLIENT_IDLE_SLEEP_NS, 0);
+}
+
+static int aa_client_idle_init(void **state, const char *args)
+{
+    (void)state;
+    (void)args;
+    return 0;
 }
 
 int aa_client_do_work(aa_client_t *client)
@@ -616,6 +844,10 @@ int aa_client_do_work(aa_client_t *client)
     if (AA_CLIENT_STATE_ACTIVE == client->state)
     {
         work_count += aa_broadcast_receiver_receive(&client->to_clients, aa_client_on_response, client);
+        if (aa_get_int32_acquire(&client->parked_count) > 0)
+        {
+            work_count += aa_client_check_waiters(client);
+        }
         if (AA_CLIENT_STATE_ACTIVE != client->state)
         {
             aa_client_mark_all_closed(client);
@@ -745,10 +977,44 @@ int aa_client_connect(
         return -1;
     }
 
+    client->wait_check_min_ns = 20 * 1000;
+    client->wait_check_max_ns = 1000 * 1000;
+    client->wait_check_deep_ns = 4 * 1000 * 1000;
+    pthread_mutex_init(&client->wait_lock, NULL);
+    pthread_condattr_t cond_attr;
+    pthread_condattr_init(&cond_attr);
+    pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&client->wait_cond, &cond_attr);
+    pthread_condattr_destroy(&cond_attr);
+
     if (!use_invoker)
     {
         aa_idle_strategy_t idle;
-        if (aa_idle_strategy_load(&idle, NULL == idle_strategy || '\0' == idle_strategy[0] ? "sleeping:16ms" : idle_strategy) < 0 ||
+        int idle_rc = 0;
+        if (NULL == idle_strategy || '\0' == idle_strategy[0])
+        {
+            aa_client_idle_state_t *state = calloc(1, sizeof(aa_client_idle_state_t));
+            if (NULL == state)
+            {
+                AA_SET_ERR(ENOMEM, "%s", "out of memory");
+                idle_rc = -1;
+            }
+            else
+            {
+                state->client = client;
+                state->park_ns = client->wait_check_min_ns;
+                idle.name = "client";
+                idle.idle = aa_client_idle;
+                idle.init = aa_client_idle_init;
+                idle.set_doorbell = NULL;
+                idle.state = state;
+            }
+        }
+        else
+        {
+            idle_rc = aa_idle_strategy_load(&idle, idle_strategy);
+        }
+        if (idle_rc < 0 ||
             aa_agent_runner_init(&client->runner, "aeron-client", client, aa_client_agent_do_work, aa_client_agent_on_close, &idle) < 0 ||
             aa_agent_runner_start(&client->runner) < 0)
         {
@@ -780,6 +1046,7 @@ int aa_client_close(aa_client_t *client)
         aa_correlated_command_t command = {
             .client_id = client->client_id, .correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver) };
         aa_mpsc_rb_write(&client->to_driver, AA_COMMAND_CLIENT_CLOSE, &command, sizeof(command));
+        aa_doorbell_ring(aa_cnc_doorbell(client->cnc));
     }
     aa_put_int32_release(&client->state, AA_CLIENT_STATE_CLOSED);
     for (size_t i = 0; i < client->lingering_count; i++)
@@ -807,6 +1074,8 @@ int aa_client_close(aa_client_t *client)
     aa_unmap(&client->cnc_file);
     pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);
+    pthread_mutex_destroy(&client->wait_lock);
+    pthread_cond_destroy(&client->wait_cond);
     free(client);
     return 0;
 }
@@ -958,6 +1227,7 @@ int aa_publication_close(aa_publication_t *pub)
     aa_client_t *client = pub->client;
     pthread_mutex_lock(&client->lock);
     aa_put_int32_release(&pub->is_closed, 1);
+    aa_unpark(&pub->parked, client);
     for (size_t i = 0; i < client->publications_count; i++)
     {
         if (client->publications[i] == pub)
@@ -980,6 +1250,7 @@ int aa_subscription_close(aa_subscription_t *sub)
     aa_client_t *client = sub->client;
     pthread_mutex_lock(&client->lock);
     aa_put_int32_release(&sub->is_closed, 1);
+    aa_unpark(&sub->parked, client);
     for (size_t i = 0; i < client->subscriptions_count; i++)
     {
         if (client->subscriptions[i] == sub)
@@ -993,6 +1264,7 @@ int aa_subscription_close(aa_subscription_t *sub)
             for (size_t j = 0; j < list->count; j++)
             {
                 aa_put_int32_release(&list->images[j]->is_closed, 1);
+                aa_unpark(&list->images[j]->parked, client);
             }
             aa_client_linger(client, sub, AA_LINGER_SUBSCRIPTION);
             break;

@@ -50,6 +50,10 @@ typedef struct aa_publication_stct
     int32_t term_id;
     int32_t active_partition_index;
     int64_t term_begin_position;
+    /* async waiting: the client conductor writes to notify_fd once the limit passes parked_position */
+    int notify_fd;
+    volatile int32_t parked;
+    volatile int64_t parked_position;
 }
 aa_publication_t;
 
@@ -85,6 +89,8 @@ typedef struct aa_image_stct
     int32_t assembly_next_offset;
     int64_t assembly_reserved_value;
     bool assembling;
+    /* async waiting on this image alone (a per-image view): signalled on data, end of stream or closure */
+    volatile int32_t parked;
 }
 aa_image_t;
 
@@ -121,9 +127,10 @@ struct aa_subscription_stct
     aa_image_event_t events[AA_SUBSCRIPTION_EVENT_CAPACITY];
     volatile int64_t events_head;
     volatile int64_t events_tail;
-    /* optional notification: the conductor writes 1 to this eventfd on image events and on
-     * data noticed for a parked reader (set by the async layer) */
+    /* async waiting: once parked, the client conductor writes to notify_fd when data, an image
+     * event or closure is there to be seen; it also writes on every image event */
     int notify_fd;
+    volatile int32_t parked;
 };
 
 typedef struct aa_registration_stct
@@ -182,6 +189,16 @@ struct aa_client_stct
     aa_lingering_t *lingering;
     size_t lingering_count;
     size_t lingering_capacity;
+
+    /* parked async waiters: while any exist the conductor checks them with a short backoff
+     * (wait_check_min_ns doubling to wait_check_max_ns, then wait_check_deep_ns once idle for
+     * long); it waits on wait_cond, which a new park signals */
+    volatile int32_t parked_count;
+    pthread_mutex_t wait_lock;
+    pthread_cond_t wait_cond;
+    int64_t wait_check_min_ns;
+    int64_t wait_check_max_ns;
+    int64_t wait_check_deep_ns;
 };
 
 #endif

@@ -5,8 +5,11 @@
 #include "../../include/aeron_async.h"
 #include "../util/aa_error.h"
 
+/* Not the message path: the offer could not go ahead. A deeply idle driver is rung so it moves the
+ * publisher limit (or links a subscriber) without delay. */
 static int64_t aa_publication_back_pressure_status(aa_publication_t *pub, int64_t position, size_t length)
 {
+    aa_doorbell_ring(aa_cnc_doorbell(pub->client->cnc));
     if (position + (int64_t)AA_ALIGN(length + AA_DATA_HEADER_LENGTH, AA_LOGBUFFER_FRAME_ALIGNMENT) >= pub->max_possible_position)
     {
         return AA_PUBLICATION_MAX_POSITION_EXCEEDED;

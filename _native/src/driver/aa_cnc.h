@@ -2,6 +2,10 @@
  * The CnC (command and control) file, <aeron dir>/cnc.dat, reference 9.2: a 128-byte header
  * (48 bytes used) then the to-driver ring buffer, to-clients broadcast buffer, counters metadata,
  * counters values and the distinct error log, in that order.
+ *
+ * Our one addition lives in the header's padding, at AA_CNC_DOORBELL_OFFSET: the driver's
+ * doorbell (aa_doorbell.h). A deeply idle driver sleeps on it; clients ring it after writing a
+ * command and when an offer is back-pressured or not connected. Aeron's tools ignore the padding.
  */
 #ifndef AA_CNC_H
 #define AA_CNC_H
@@ -10,6 +14,7 @@
 #include <stddef.h>
 
 #include "../concurrent/aa_atomic.h"
+#include "../concurrent/aa_doorbell.h"
 
 #define AA_CNC_FILE "cnc.dat"
 #define AA_CNC_VERSION_MAJOR 0
@@ -17,6 +22,7 @@
 #define AA_CNC_VERSION_PATCH 0
 #define AA_CNC_VERSION ((AA_CNC_VERSION_MAJOR << 16) | (AA_CNC_VERSION_MINOR << 8) | AA_CNC_VERSION_PATCH)
 #define AA_CNC_HEADER_LENGTH 128
+#define AA_CNC_DOORBELL_OFFSET 64
 
 #pragma pack(push)
 #pragma pack(4)
@@ -36,6 +42,11 @@ aa_cnc_metadata_t;
 #pragma pack(pop)
 
 _Static_assert(sizeof(aa_cnc_metadata_t) == 48, "cnc header is 48 bytes");
+
+static inline aa_doorbell_t *aa_cnc_doorbell(aa_cnc_metadata_t *m)
+{
+    return (aa_doorbell_t *)((uint8_t *)m + AA_CNC_DOORBELL_OFFSET);
+}
 
 static inline size_t aa_cnc_computed_length(size_t total_buffers, size_t page_size)
 {

@@ -134,6 +134,7 @@ int aa_driver_start(aa_driver_t *driver)
     {
         return -1;
     }
+    aa_idle_strategy_set_doorbell(&idle, aa_cnc_doorbell(driver->conductor.cnc));
     if (AA_THREADING_MODE_INVOKER == driver->ctx.threading_mode)
     {
         driver->invoker_idle_strategy = idle;

@@ -1058,11 +1058,12 @@ int aa_driver_conductor_do_work(void *state)
         work_count += aa_ipc_publication_update_pub_pos_and_lmt(conductor->ipc_publications[i]);
     }
 
+    /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
+     * an idle driver's backoff reaches its longest park instead of restarting every timer interval. */
     if (now_ns >= conductor->next_timer_ns)
     {
         conductor->next_timer_ns = now_ns + conductor->ctx->timer_interval_ns;
         aa_conductor_on_timer(conductor, now_ns, now_ms);
-        work_count++;
     }
 
     int64_t cycle_ns = aa_nano_clock() - now_ns;
