@@ -1,7 +1,8 @@
 """aeron_async: Aeron-class messaging for Python services.
 
 Publications and subscriptions over shared-memory IPC (and, with the UDP transport, the network),
-a native media driver, and a synchronous client; see docs/architecture.md for the map.
+a native media driver, a synchronous client and an async one on anyio (`aeron_async.connect`);
+see docs/architecture.md for the map.
 """
 
 from .client import (
@@ -21,6 +22,7 @@ from .client import (
     Publication,
     Subscription,
 )
+from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from .context import DriverContext
 from .driver import MediaDriver, is_driver_active
 from .errors import (
@@ -46,6 +48,10 @@ __all__ = (
     "NOT_CONNECTED",
     "Aeron",
     "AeronError",
+    "AsyncAeron",
+    "AsyncImageView",
+    "AsyncPublication",
+    "AsyncSubscription",
     "BufferClaim",
     "ClientTimeoutError",
     "ClosedError",
@@ -66,5 +72,6 @@ __all__ = (
     "RegistrationError",
     "StorageSpaceError",
     "Subscription",
+    "connect",
     "is_driver_active",
 )

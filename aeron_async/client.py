@@ -463,6 +463,21 @@ class Image:
         sub = self._subscription
         return sub._deliver(lib.aa_image_scan(self._checked(), sub._fragments, min(fragment_limit, sub._capacity)), handler)
 
+    def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
+        """Whole messages of this image only, in one native call; returns a list, possibly empty."""
+        sub = self._subscription
+        ptr = self._checked()
+        used = ffi.new("size_t *")
+
+        def poll() -> int:
+            used[0] = 0
+            return lib.aa_image_poll_messages(
+                ptr, sub._buffer_cdata, len(sub._buffer), used, sub._messages, max_messages, fragment_limit,
+                sub._required,
+            )
+
+        return sub._poll_messages(poll, max_messages)
+
     def __repr__(self) -> str:
         return f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r}>"
 
@@ -581,20 +596,27 @@ class Subscription:
         ptr = self._checked()
         if lib.aa_subscription_has_image_events(ptr):
             self._dispatch_image_events()
-        self._ensure_message_buffers(max_messages, 1 << 20)
-        while True:
-            n = lib.aa_subscription_poll_messages(
+        return self._poll_messages(
+            lambda: lib.aa_subscription_poll_messages(
                 ptr, self._buffer_cdata, len(self._buffer), self._messages, max_messages, fragment_limit,
                 self._required,
-            )
-            if n == -2:
-                self._ensure_message_buffers(max_messages, 1 << (int(self._required[0]) - 1).bit_length())
-                continue
-            break
+            ),
+            max_messages,
+        )
+
+    def _poll_messages(self, poll: Callable[[], int], max_messages: int) -> list[Message]:
+        """Run a native whole-message poll into this subscription's buffers (growing them when a
+        message needs more room) and turn the result into Message objects."""
+        self._ensure_message_buffers(max_messages, 1 << 20)
+        while True:
+            n = poll()
+            if n != -2:
+                break
+            self._ensure_message_buffers(max_messages, 1 << (int(self._required[0]) - 1).bit_length())
         if n <= 0:
             if n < 0:
                 raise last_error()
-            if lib.aa_subscription_is_closed(ptr):
+            if lib.aa_subscription_is_closed(self._ptr):
                 self._client._raise_if_dead()
             return []
         buf = self._buffer

@@ -1,0 +1,665 @@
+"""The async facade, on anyio: one API on asyncio, uvloop and trio.
+
+    async with aeron_async.connect(embedded_driver=True) as client:
+        async with await client.add_subscription("aeron:ipc", 10) as sub, \\
+                await client.add_publication("aeron:ipc", 10) as pub:
+            await pub.offer(b"hello")
+            async for message in sub:
+                ...
+
+Waiting never spins the event loop. A task that must wait (no data, back pressure, not connected)
+parks its subscription, image or publication with the native client conductor, re-checks, and
+sleeps on an eventfd that the conductor writes once there is something to do. On asyncio (and
+uvloop) the fd is registered with the loop once and drained fully on every wake-up; on trio one
+waiting task watches it and wakes the others. Under load nothing is signalled: a task finds data
+(or room) on its own poll and never parks.
+
+Cancellation: an `offer` cancelled while waiting has published nothing (a message is appended
+whole or not at all, and no checkpoint follows a successful append); a `receive` cancelled while
+waiting has consumed nothing; a cancelled `async for` leaves the subscription usable.
+
+Errors map onto anyio's exceptions: use after close raises ClosedResourceError, a lost driver (or a
+client timed out by it) raises BrokenResourceError, a finished image view raises EndOfStream, and
+two tasks receiving from one subscription at once raise BusyResourceError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import anyio.to_thread
+import sniffio
+
+from ._ffi import lib
+from .client import ADMIN_ACTION, MAX_POSITION_EXCEEDED, Aeron, Image, Message, Publication, Subscription
+from .context import DriverContext
+from .driver import MediaDriver, is_driver_active
+from .errors import AeronError, ClientTimeoutError, ClosedError, DriverTimeoutError
+
+# A task whose operations complete without waiting yields to the loop (and notices cancellation)
+# once per this many of them: the await cost is paid per batch, not per message.
+CHECKPOINT_INTERVAL = 256
+
+__all__ = (
+    "AsyncAeron",
+    "AsyncImageView",
+    "AsyncPublication",
+    "AsyncSubscription",
+    "connect",
+)
+
+
+def _translate(exc: AeronError) -> BaseException:
+    """Map a native-layer error onto anyio's stream exceptions (others stay AeronErrors)."""
+    if isinstance(exc, (DriverTimeoutError, ClientTimeoutError)):
+        mapped: BaseException = anyio.BrokenResourceError(str(exc))
+    elif isinstance(exc, ClosedError):
+        mapped = anyio.ClosedResourceError(str(exc))
+    else:
+        return exc
+    mapped.__cause__ = exc
+    return mapped
+
+
+class _Waker:
+    """An eventfd the native client conductor writes to when a parked waiter has something to do.
+
+    Any number of tasks may wait; each wake-up ends the current round for all of them (they
+    re-check their own condition). On asyncio the fd is registered with the loop once; on trio
+    the first waiting task watches the fd and the others wait on the round's event.
+    """
+
+    __slots__ = ("fd", "_loop", "_event", "_watching", "_closing")
+
+    def __init__(self) -> None:
+        self.fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event: anyio.Event | None = None
+        self._watching = False
+        self._closing = False
+
+    def _drain(self) -> None:
+        try:
+            os.eventfd_read(self.fd)  # not a semaphore eventfd: one read empties it
+        except BlockingIOError:
+            pass
+
+    def fire(self) -> None:
+        """End the current round: every waiting task returns from `wait`."""
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
+
+    def _on_readable(self) -> None:
+        self._drain()
+        self.fire()
+
+    async def wait(self) -> None:
+        if self._closing:
+            raise anyio.ClosedResourceError("closed while waiting")
+        event = self._event
+        if event is None:
+            event = self._event = anyio.Event()
+        if sniffio.current_async_library() == "asyncio":
+            loop = asyncio.get_running_loop()
+            if self._loop is not loop:
+                self._unregister()
+                loop.add_reader(self.fd, self._on_readable)
+                self._loop = loop
+            await event.wait()
+        elif self._watching:
+            await event.wait()
+        else:
+            self._watching = True
+            try:
+                await anyio.wait_readable(self.fd)
+                self._drain()
+            finally:
+                self._watching = False
+                if self._closing:
+                    self._close_fd()
+                self.fire()
+
+    def _unregister(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.remove_reader(self.fd)
+            except (RuntimeError, ValueError):
+                pass
+
+    def _close_fd(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Wake every waiter and close the fd (the native side must no longer hold it). A trio task
+        watching the fd is woken through it and closes it on its way out."""
+        if self._closing:
+            return
+        self._closing = True
+        self._unregister()
+        if self._watching:
+            os.eventfd_write(self.fd, 1)
+        else:
+            self._close_fd()
+        self.fire()
+
+
+class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
+    """A publication for async code: `await offer(data)` waits (without spinning) through back
+    pressure and not-connected; `offer_nowait` never waits. Use `aeron_async.connect` to get one."""
+
+    def __init__(self, publication: Publication) -> None:
+        self.publication = publication
+        self._waker = _Waker()
+        lib.aa_publication_set_notify_fd(publication._ptr, self._waker.fd)
+        self._waiters = 0
+        self._count = 0
+
+    # ---- properties of the underlying publication ----
+
+    @property
+    def registration_id(self) -> int:
+        return self.publication.registration_id
+
+    @property
+    def session_id(self) -> int:
+        return self.publication.session_id
+
+    @property
+    def stream_id(self) -> int:
+        return self.publication.stream_id
+
+    @property
+    def max_message_length(self) -> int:
+        return self.publication.max_message_length
+
+    @property
+    def is_connected(self) -> bool:
+        return self.publication.is_connected
+
+    @property
+    def is_closed(self) -> bool:
+        return self.publication.is_closed
+
+    @property
+    def position(self) -> int:
+        try:
+            return self.publication.position
+        except AeronError as exc:
+            raise _translate(exc) from None
+
+    # ---- offering ----
+
+    def offer_nowait(self, data: Any, reserved_value: int = 0) -> int:
+        """One attempt: the new stream position, or a negative OfferResult (NOT_CONNECTED,
+        BACK_PRESSURED, ADMIN_ACTION, MAX_POSITION_EXCEEDED). Never waits."""
+        try:
+            return self.publication.offer(data, reserved_value)
+        except AeronError as exc:
+            raise _translate(exc) from None
+
+    async def offer(self, data: Any, reserved_value: int = 0) -> int:
+        """Append one message (any bytes-like object), waiting while back-pressured, not connected
+        or during admin actions; returns its stream position.
+
+        Bound the wait with anyio.fail_after / move_on_after: if cancelled, nothing was published.
+        Raises ClosedResourceError once closed, BrokenResourceError if the driver is lost, and
+        MessageTooLongError for a message over `max_message_length`.
+        """
+        self._count += 1
+        if self._count >= CHECKPOINT_INTERVAL:
+            self._count = 0
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            result = self.offer_nowait(data, reserved_value)
+            if result > 0:
+                await anyio.lowlevel.cancel_shielded_checkpoint()
+                return result
+        else:
+            result = self.offer_nowait(data, reserved_value)
+            if result > 0:
+                return result
+        return await self._offer_waiting(data, reserved_value, result)
+
+    async def _offer_waiting(self, data: Any, reserved_value: int, result: int) -> int:
+        while result <= 0:
+            if result == MAX_POSITION_EXCEEDED:
+                raise AeronError(
+                    f"publication {self.registration_id} (stream {self.stream_id}) reached its maximum position "
+                    "(2^31 terms); close it and add a new one"
+                )
+            if result == ADMIN_ACTION:
+                await anyio.lowlevel.checkpoint()
+            else:
+                await self._wait_for_limit()
+            result = self.offer_nowait(data, reserved_value)
+        return result
+
+    async def _wait_for_limit(self) -> None:
+        """Park until the publisher limit passes the current position (or the publication closes)."""
+        ptr = self.publication._ptr
+        if ptr is None:
+            raise anyio.ClosedResourceError(f"publication {self.registration_id} is closed")
+        self._waiters += 1
+        try:
+            position = lib.aa_publication_position(ptr)
+            lib.aa_publication_park(ptr, position)
+            if lib.aa_publication_position_limit(ptr) > position or lib.aa_publication_is_closed(ptr):
+                await anyio.lowlevel.checkpoint()
+            else:
+                await self._waker.wait()
+        finally:
+            self._waiters -= 1
+            if self._waiters == 0 and self.publication._ptr is not None:
+                lib.aa_publication_unpark(self.publication._ptr)
+
+    async def send(self, item: bytes) -> None:
+        """ObjectSendStream: `await offer(item)`."""
+        await self.offer(item)
+
+    # ---- lifecycle ----
+
+    def close(self) -> None:
+        """Close the publication and wake any task waiting to offer (it raises ClosedResourceError)."""
+        self.publication.close()
+        self._waker.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.checkpoint()
+
+    def __repr__(self) -> str:
+        return f"<AsyncPublication stream={self.stream_id} session={self.session_id} reg={self.registration_id}>"
+
+
+class _Receiver:
+    """What a subscription and a per-image view share: pending messages and waiting on the
+    subscription's waker."""
+
+    _owner: AsyncSubscription
+
+    def __init__(self) -> None:
+        self._pending: collections.deque[Message] = collections.deque()
+        self._receiving = False
+        self._count = 0
+
+    def _poll(self, max_messages: int) -> list[Message]:
+        raise NotImplementedError
+
+    def _park(self) -> None:
+        raise NotImplementedError
+
+    def _unpark(self) -> None:
+        raise NotImplementedError
+
+    def _nothing_more(self) -> None:
+        """Raise when no message can come any more (closed, or end of stream); called before waiting."""
+
+    def _poll_or_raise(self, max_messages: int) -> list[Message]:
+        try:
+            return self._poll(max_messages)
+        except AeronError as exc:
+            raise _translate(exc) from None
+
+    async def _next_batch(self, max_messages: int) -> list[Message]:
+        """At least one message, waiting for it without spinning; consumes nothing if cancelled."""
+        if self._receiving:
+            raise anyio.BusyResourceError("receiving from")
+        self._receiving = True
+        try:
+            messages = self._poll_or_raise(max_messages)
+            while not messages:
+                self._nothing_more()
+                owner = self._owner
+                owner._waiters += 1
+                try:
+                    self._park()
+                    messages = self._poll_or_raise(max_messages)  # re-check after arming
+                    if messages:
+                        break
+                    self._nothing_more()
+                    await owner._waker.wait()
+                finally:
+                    owner._waiters -= 1
+                    self._unpark()
+                messages = self._poll_or_raise(max_messages)
+            return messages
+        finally:
+            self._receiving = False
+
+    def receive_nowait(self) -> Message:
+        """The next message if one is already there; raises anyio.WouldBlock otherwise."""
+        if not self._pending:
+            self._pending.extend(self._poll_or_raise(self._owner.max_batch))
+            if not self._pending:
+                self._nothing_more()
+                raise anyio.WouldBlock
+        return self._pending.popleft()
+
+    async def receive(self) -> Message:
+        """The next whole message, waiting for it; if cancelled, no message is lost."""
+        self._count += 1
+        if self._count >= CHECKPOINT_INTERVAL:
+            self._count = 0
+            await anyio.lowlevel.checkpoint()
+        pending = self._pending
+        if pending:
+            return pending.popleft()
+        pending.extend(await self._next_batch(self._owner.max_batch))
+        return pending.popleft()
+
+    async def receive_batch(self, max_messages: int = 1024) -> list[Message]:
+        """Up to max_messages whole messages (at least one), with one await for the batch."""
+        await anyio.lowlevel.checkpoint()
+        pending = self._pending
+        if pending:
+            n = min(max_messages, len(pending))
+            return [pending.popleft() for _ in range(n)]
+        return await self._next_batch(max_messages)
+
+    def batches(self, max_messages: int = 1024) -> _Batches:
+        """`async for batch in sub.batches(...)`: lists of messages, one await per batch."""
+        return _Batches(self, max_messages)
+
+
+class _Batches:
+    __slots__ = ("_receiver", "_max")
+
+    def __init__(self, receiver: _Receiver, max_messages: int) -> None:
+        self._receiver = receiver
+        self._max = max_messages
+
+    def __aiter__(self) -> _Batches:
+        return self
+
+    async def __anext__(self) -> list[Message]:
+        try:
+            return await self._receiver.receive_batch(self._max)
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise StopAsyncIteration from None
+
+
+class AsyncSubscription(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
+    """A subscription for async code: `async for message in sub`, `await sub.receive()`, or
+    `async for batch in sub.batches()` for one await per batch. Messages are whole (reassembled)
+    and come from every image (publisher) of the subscription; `image_view(image)` gives one's."""
+
+    def __init__(self, subscription: Subscription, max_batch: int = 1024) -> None:
+        super().__init__()
+        self._owner = self
+        self.subscription = subscription
+        self.max_batch = max_batch
+        self._waker = _Waker()
+        self._waiters = 0
+        lib.aa_subscription_set_notify_fd(subscription._ptr, self._waker.fd)
+
+    @property
+    def registration_id(self) -> int:
+        return self.subscription.registration_id
+
+    @property
+    def images(self) -> list[Image]:
+        try:
+            return self.subscription.images
+        except AeronError as exc:
+            raise _translate(exc) from None
+
+    @property
+    def is_connected(self) -> bool:
+        return self.subscription.is_connected
+
+    @property
+    def is_closed(self) -> bool:
+        return self.subscription.is_closed
+
+    def _poll(self, max_messages: int) -> list[Message]:
+        return self.subscription.poll_messages(max_messages)
+
+    def _park(self) -> None:
+        ptr = self.subscription._ptr
+        if ptr is not None:
+            lib.aa_subscription_park(ptr)
+
+    def _unpark(self) -> None:
+        ptr = self.subscription._ptr
+        if self._waiters == 0 and ptr is not None:
+            lib.aa_subscription_unpark(ptr)
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise StopAsyncIteration from None
+
+    def image_view(self, image: Image) -> AsyncImageView:
+        """The messages of one image (one publisher's session) only; ends with EndOfStream."""
+        return AsyncImageView(self, image)
+
+    async def image_views(self) -> list[AsyncImageView]:
+        """A view per image currently connected."""
+        await anyio.lowlevel.checkpoint()
+        return [AsyncImageView(self, image) for image in self.images]
+
+    def close(self) -> None:
+        """Close the subscription; tasks waiting in it wake and see it closed."""
+        self._pending.clear()
+        self.subscription.close()
+        self._waker.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.checkpoint()
+
+    def __repr__(self) -> str:
+        return f"<AsyncSubscription reg={self.registration_id} stream={self.subscription.stream_id}>"
+
+
+class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
+    """The messages of one image of a subscription; raises EndOfStream (ends `async for`) once the
+    publisher has closed and everything it sent was received, or the image went away."""
+
+    def __init__(self, owner: AsyncSubscription, image: Image) -> None:
+        super().__init__()
+        self._owner = owner
+        self.image = image
+
+    @property
+    def session_id(self) -> int:
+        return self.image.session_id
+
+    def _poll(self, max_messages: int) -> list[Message]:
+        return self.image.poll_messages(max_messages)
+
+    def _nothing_more(self) -> None:
+        if self._owner.subscription._ptr is None:
+            raise anyio.ClosedResourceError(f"subscription {self._owner.registration_id} is closed")
+        if self.image.is_end_of_stream:
+            raise anyio.EndOfStream
+
+    def _park(self) -> None:
+        if self._owner.subscription._ptr is not None:
+            lib.aa_image_park(self.image._ptr)
+
+    def _unpark(self) -> None:
+        if self._owner.subscription._ptr is not None:
+            lib.aa_image_unpark(self.image._ptr)
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except (anyio.ClosedResourceError, anyio.EndOfStream):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        await anyio.lowlevel.checkpoint()
+
+    def __repr__(self) -> str:
+        return f"<AsyncImageView session={self.image.session_id} stream={self.image.stream_id}>"
+
+
+class AsyncAeron:
+    """An async client: add publications and subscriptions. Made by `aeron_async.connect()`,
+    whose `async with` owns it (and an embedded driver, if it launched one)."""
+
+    def __init__(self, client: Aeron, driver: MediaDriver | None) -> None:
+        self.client = client
+        self.driver = driver
+        self._resources: list[AsyncPublication | AsyncSubscription] = []
+
+    @property
+    def aeron_dir(self) -> str:
+        return self.client.aeron_dir
+
+    @property
+    def client_id(self) -> int:
+        return self.client.client_id
+
+    async def _register(self, start: Callable[[], int], poll: Callable[[int], Any]) -> Any:
+        """Send a registration to the driver and wait for its answer, bounded by the driver timeout."""
+        try:
+            registration_id = start()
+            with anyio.fail_after(self.client.driver_timeout + 1.0):
+                pause = 0.0002
+                while True:
+                    result = poll(registration_id)
+                    if result is not None:
+                        return result
+                    await anyio.sleep(pause)
+                    pause = min(pause * 2, 0.016)
+        except AeronError as exc:
+            raise _translate(exc) from None
+        except TimeoutError:
+            raise anyio.BrokenResourceError(
+                f"no answer from the media driver at {self.aeron_dir} within {self.client.driver_timeout} s"
+            ) from None
+
+    async def add_publication(self, channel: str, stream_id: int) -> AsyncPublication:
+        """Add (or join) the concurrent publication for channel + stream."""
+        client = self.client
+        publication = await self._register(
+            lambda: client.async_add_publication(channel, stream_id, False), client.poll_add_publication
+        )
+        return self._track(AsyncPublication(publication))
+
+    async def add_exclusive_publication(self, channel: str, stream_id: int) -> AsyncPublication:
+        """Add a publication with its own session id (one writer task)."""
+        client = self.client
+        publication = await self._register(
+            lambda: client.async_add_publication(channel, stream_id, True),
+            lambda registration_id: client.poll_add_publication(registration_id, True),
+        )
+        return self._track(AsyncPublication(publication))
+
+    async def add_subscription(
+        self,
+        channel: str,
+        stream_id: int,
+        *,
+        on_available_image: Callable[[Image], None] | None = None,
+        on_unavailable_image: Callable[[Image], None] | None = None,
+        max_batch: int = 1024,
+    ) -> AsyncSubscription:
+        """Subscribe to channel + stream; image callbacks run in the receiving task."""
+        client = self.client
+        subscription = await self._register(
+            lambda: client.async_add_subscription(channel, stream_id),
+            lambda registration_id: client.poll_add_subscription(
+                registration_id, on_available_image, on_unavailable_image
+            ),
+        )
+        return self._track(AsyncSubscription(subscription, max_batch))
+
+    def _track(self, resource: Any) -> Any:
+        self._resources = [r for r in self._resources if not r.is_closed]
+        self._resources.append(resource)
+        return resource
+
+    def close(self) -> None:
+        """Close every publication and subscription, the client, then an embedded driver."""
+        resources, self._resources = self._resources, []
+        for resource in resources:
+            resource.close()
+        self.client.close()
+        if self.driver is not None:
+            self.driver.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.cancel_shielded_checkpoint()
+
+    async def __aenter__(self) -> AsyncAeron:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<AsyncAeron aeron_dir={self.aeron_dir!r}{' embedded driver' if self.driver else ''}>"
+
+
+class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
+    """`async with aeron_async.connect(...) as client:` an AsyncAeron connected to the driver at
+    `aeron_dir` (default `$AERON_DIR` or /dev/shm/aeron-<user>).
+
+    With `embedded_driver=True` and no live driver at the directory, a media driver is launched in
+    this process (configured by `driver_context` and keyword overrides of its fields, SHARED
+    threading by default) and closed when the block exits, after the client's publications and
+    subscriptions. Without a driver to connect to it raises DriverNotFoundError.
+    """
+
+    def __init__(
+        self,
+        aeron_dir: str | None = None,
+        *,
+        embedded_driver: bool = False,
+        driver_context: DriverContext | None = None,
+        driver_timeout: float = 10.0,
+        **driver_overrides: Any,
+    ) -> None:
+        if driver_overrides and not embedded_driver:
+            raise TypeError(
+                f"driver options {sorted(driver_overrides)} apply only with embedded_driver=True"
+            )
+        self._aeron_dir = aeron_dir
+        self._embedded = embedded_driver
+        self._context = driver_context
+        self._timeout = driver_timeout
+        self._overrides = driver_overrides
+        self._client: AsyncAeron | None = None
+
+    def _open(self) -> AsyncAeron:
+        driver = None
+        aeron_dir = self._aeron_dir
+        if self._embedded and not is_driver_active(aeron_dir, self._timeout):
+            overrides = {"threading_mode": "SHARED", **self._overrides}
+            if aeron_dir is not None:
+                overrides["aeron_dir"] = aeron_dir
+            driver = MediaDriver.launch(self._context, **overrides)
+            aeron_dir = driver.aeron_dir
+        try:
+            client = Aeron.connect(aeron_dir, driver_timeout=self._timeout)
+        except BaseException:
+            if driver is not None:
+                driver.close()
+            raise
+        return AsyncAeron(client, driver)
+
+    async def __aenter__(self) -> AsyncAeron:
+        # Launching a driver creates files and connecting waits for the driver: off the loop.
+        self._client = await anyio.to_thread.run_sync(self._open)
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
