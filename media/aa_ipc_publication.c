@@ -81,6 +81,7 @@ int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
         if (proposed > current_limit)
         {
             aa_put_int64_release(pub->pub_lmt, proposed);
+            aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
             work_count = 1;
         }
         aa_ipc_publication_clean_buffer(pub, min_sub_pos - pub->term_length);
@@ -224,6 +225,7 @@ void aa_ipc_publication_begin_draining(aa_ipc_publication_t *pub, int64_t now_ns
     pub->time_of_last_state_change_ns = now_ns;
     aa_put_int64_release(pub->pub_lmt, producer_position);
     aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
+    aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
     pub->last_consumer_position = INT64_MIN;
     pub->time_of_last_consumer_position_change_ns = now_ns;
 }

@@ -1,10 +1,14 @@
 """Shared fixtures: a driver in the SHARED threading mode with a backoff idle strategy, short
-timeouts so failure paths finish quickly, a private aeron directory, and a connected client."""
+timeouts so failure paths finish quickly, a private aeron directory, a connected client, a
+standalone driver process, and the event loops every async test body runs on (asyncio, asyncio
+with uvloop, trio)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -12,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import uvloop
 
 import aeron_async
 
@@ -90,3 +95,39 @@ def python_env() -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(("asyncio", {}), id="asyncio"),
+        pytest.param(("asyncio", {"loop_factory": uvloop.new_event_loop}), id="uvloop"),
+        pytest.param(("trio", {}), id="trio"),
+    ]
+)
+def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+    """Every `@pytest.mark.anyio` test body runs on asyncio, asyncio+uvloop and trio."""
+    return request.param
+
+
+def start_driver(aeron_dir: str, *options: str) -> subprocess.Popen:
+    """A standalone driver process (`python -m aeron_async driver`), SHARED with backoff idling."""
+    args = [PYTHON, "-m", "aeron_async", "driver", "--aeron-dir", aeron_dir, "--threading-mode", "SHARED",
+            "-o", "AERON_SHARED_IDLE_STRATEGY=backoff", "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true", *options]
+    proc = subprocess.Popen(args, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    assert "running" in line, f"driver did not start: {line}{proc.stdout.read() if proc.poll() is not None else ''}"
+    return proc
+
+
+def stop_driver(proc: subprocess.Popen) -> str:
+    """SIGINT the driver and return its output; fail if it does not stop within 15 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            raise AssertionError("driver did not stop on SIGINT")
+        return out
+    return proc.stdout.read()

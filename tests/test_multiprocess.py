@@ -10,31 +10,9 @@ import time
 import pytest
 
 import aeron_async
-from conftest import PYTHON, REPO, new_aeron_dir, python_env, wait_for
+from conftest import PYTHON, REPO, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-
-
-def start_driver(aeron_dir: str, *options: str) -> subprocess.Popen:
-    args = [PYTHON, "-m", "aeron_async", "driver", "--aeron-dir", aeron_dir, "--threading-mode", "SHARED",
-            "-o", "AERON_SHARED_IDLE_STRATEGY=backoff", "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true", *options]
-    proc = subprocess.Popen(args, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = proc.stdout.readline()
-    assert "running" in line, f"driver did not start: {line}{proc.stdout.read() if proc.poll() is not None else ''}"
-    return proc
-
-
-def stop_driver(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, _ = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
-            raise AssertionError("driver did not stop on SIGINT")
-        return out
-    return proc.stdout.read()
 
 
 def run_script(name: str, *args: object) -> subprocess.Popen:

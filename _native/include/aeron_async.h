@@ -57,6 +57,7 @@ typedef struct aa_buffer_claim_stct
     uint8_t *frame;
     uint8_t *data;
     size_t length;
+    void *doorbell;
 }
 aa_buffer_claim_t;
 

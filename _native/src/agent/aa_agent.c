@@ -107,7 +107,7 @@ typedef struct aa_backoff_state_stct
     aa_doorbell_t *doorbell;
     int64_t deep_at_ns;      /* when parking at max_park_ns began + AA_IDLE_DEEP_AFTER_NS; 0 before */
     int32_t deep_sequence;
-    bool deep_prepared;      /* counted as a sleeper; one more duty cycle runs before the wait */
+    bool deep_armed;         /* doorbell armed; one more duty cycle runs before the wait */
 }
 aa_backoff_state_t;
 
@@ -117,14 +117,14 @@ static void aa_sleep_ns(int64_t ns)
     nanosleep(&ts, NULL);
 }
 
-/* Past the longest park for AA_IDLE_DEEP_AFTER_NS: count in as a sleeper and run one more duty
- * cycle, then wait on the doorbell. Returns false while not yet deeply idle. */
+/* Past the longest park for AA_IDLE_DEEP_AFTER_NS: arm the doorbell and run one more duty cycle,
+ * then wait on it. Returns false while not yet deeply idle. */
 static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
 {
-    if (s->deep_prepared)
+    if (s->deep_armed)
     {
         aa_doorbell_wait(s->doorbell, s->deep_sequence, AA_IDLE_DEEP_PARK_NS);
-        s->deep_prepared = false;
+        s->deep_armed = false;
         return true;
     }
     int64_t now_ns = aa_nano_clock();
@@ -137,8 +137,8 @@ static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
     {
         return false;
     }
-    s->deep_sequence = aa_doorbell_prepare(s->doorbell);
-    s->deep_prepared = true;
+    s->deep_sequence = aa_doorbell_arm(s->doorbell);
+    s->deep_armed = true;
     return true;
 }
 
@@ -152,11 +152,7 @@ static void aa_idle_backoff(void *state, int work_count)
         s->yields = 0;
         s->park_ns = s->min_park_ns;
         s->deep_at_ns = 0;
-        if (s->deep_prepared)
-        {
-            aa_doorbell_cancel(s->doorbell);
-            s->deep_prepared = false;
-        }
+        s->deep_armed = false; /* a later ring finds the flag set and costs one spare wake */
         return;
     }
     switch (s->state)
@@ -197,11 +193,7 @@ static void aa_idle_backoff(void *state, int work_count)
 static void aa_idle_backoff_set_doorbell(void *state, aa_doorbell_t *doorbell)
 {
     aa_backoff_state_t *s = state;
-    if (s->deep_prepared)
-    {
-        aa_doorbell_cancel(s->doorbell);
-        s->deep_prepared = false;
-    }
+    s->deep_armed = false;
     s->doorbell = doorbell;
     s->deep_at_ns = 0;
 }

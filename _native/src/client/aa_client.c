@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "aa_client.h"
 #include "../../include/aeron_async.h"
@@ -17,7 +19,7 @@
 #define AA_CLIENT_RESOURCE_LINGER_NS (3 * 1000 * 1000 * 1000LL)
 #define AA_CLIENT_SERVICE_INTERVAL_NS (1 * 1000 * 1000LL)
 #define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
-#define AA_CLIENT_WAIT_DEEP_AFTER_NS (1000 * 1000 * 1000LL)
+#define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)
 #define AA_LINGER_PUBLICATION 1
 #define AA_LINGER_IMAGE_LIST 2
 #define AA_LINGER_IMAGE 3
@@ -699,9 +701,8 @@ static int aa_client_check_waiters(aa_client_t *client)
 
 static void aa_client_wake(aa_client_t *client)
 {
-    pthread_mutex_lock(&client->wait_lock);
-    pthread_cond_signal(&client->wait_cond);
-    pthread_mutex_unlock(&client->wait_lock);
+    __atomic_fetch_add(&client->wake_word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &client->wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd)
@@ -765,12 +766,12 @@ void aa_publication_unpark(aa_publication_t *pub)
 typedef struct aa_client_idle_state_stct
 {
     aa_client_t *client;
-    int64_t park_ns;
-    int64_t deep_at_ns;
+    bool waitv_unsupported;
+    struct futex_waitv waitv[FUTEX_WAITV_MAX];
 }
 aa_client_idle_state_t;
 
-static void aa_client_timed_wait(aa_client_t *client, int64_t timeout_ns, int32_t while_parked_count)
+static struct timespec aa_deadline(int64_t timeout_ns)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -781,50 +782,108 @@ static void aa_client_timed_wait(aa_client_t *client, int64_t timeout_ns, int32_
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_lock(&client->wait_lock);
-    if (while_parked_count == aa_get_int32_acquire(&client->parked_count))
+    return deadline;
+}
+
+static bool aa_client_waitv_add(aa_client_idle_state_t *s, uint32_t *count, aa_doorbell_t *doorbell)
+{
+    if (*count >= FUTEX_WAITV_MAX)
     {
-        pthread_cond_timedwait(&client->wait_cond, &client->wait_lock, &deadline);
+        return false;
     }
-    pthread_mutex_unlock(&client->wait_lock);
+    struct futex_waitv *w = &s->waitv[(*count)++];
+    w->val = (uint32_t)aa_doorbell_arm(doorbell);
+    w->uaddr = (uintptr_t)&doorbell->sequence;
+    w->flags = FUTEX_32; /* shared: the doorbell is in a log mapped by other processes */
+    w->__reserved = 0;
+    return true;
+}
+
+/* Arms the doorbell of every log a parked waiter waits on (a subscription's images, a parked image,
+ * a parked publication), looks once more, then sleeps until one is rung, a waiter parks anew, or
+ * AA_CLIENT_IDLE_SLEEP_NS passes. Returns false when it could not wait that way. */
+static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
+{
+    aa_client_t *client = s->client;
+    uint32_t count = 0;
+    s->waitv[count].val = (uint32_t)wake_word;
+    s->waitv[count].uaddr = (uintptr_t)&client->wake_word;
+    s->waitv[count].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+    s->waitv[count].__reserved = 0;
+    count++;
+
+    pthread_mutex_lock(&client->lock);
+    bool fits = true;
+    for (size_t i = 0; i < client->subscriptions_count && fits; i++)
+    {
+        aa_subscription_t *sub = client->subscriptions[i];
+        aa_image_list_t *list = sub->images;
+        bool sub_parked = aa_get_int32_acquire(&sub->parked);
+        for (size_t j = 0; j < list->count && fits; j++)
+        {
+            if (sub_parked || aa_get_int32_acquire(&list->images[j]->parked))
+            {
+                fits = aa_client_waitv_add(s, &count, aa_logbuffer_doorbell(list->images[j]->log.metadata));
+            }
+        }
+    }
+    for (size_t i = 0; i < client->publications_count && fits; i++)
+    {
+        aa_publication_t *pub = client->publications[i];
+        if (aa_get_int32_acquire(&pub->parked))
+        {
+            fits = aa_client_waitv_add(s, &count, aa_logbuffer_doorbell(pub->log.metadata));
+        }
+    }
+    int signalled = AA_CLIENT_STATE_ACTIVE == client->state ? aa_client_check_waiters(client) : 0;
+    pthread_mutex_unlock(&client->lock);
+    if (!fits)
+    {
+        return false;
+    }
+    if (signalled > 0)
+    {
+        return true;
+    }
+#ifdef SYS_futex_waitv
+    struct timespec deadline = aa_deadline(AA_CLIENT_IDLE_SLEEP_NS);
+    if (syscall(SYS_futex_waitv, s->waitv, count, 0, &deadline, CLOCK_MONOTONIC) < 0 && ENOSYS == errno)
+    {
+        s->waitv_unsupported = true;
+        return false;
+    }
+    return true;
+#else
+    s->waitv_unsupported = true;
+    return false;
+#endif
 }
 
 /* Without parked async waiters: sleeps 16 ms between duty cycles (reference 10), woken early when a
- * waiter parks. With them: checks them after wait_check_min_ns, doubling to wait_check_max_ns while
- * nothing happens, and after AA_CLIENT_WAIT_DEEP_AFTER_NS of that, every wait_check_deep_ns (a
- * waiter that parks anew is checked at once). */
+ * waiter parks. With them: sleeps on the doorbells of the logs they wait on (publishers ring after
+ * appending, the driver after moving a publisher limit), so a waiter wakes at once and an idle one
+ * costs a wake-up every 16 ms. Where futex_waitv is missing (Linux < 5.16) or more than 127 logs
+ * are waited on, it checks them every AA_CLIENT_WAIT_CHECK_NS instead. */
 static void aa_client_idle(void *state, int work_count)
 {
     aa_client_idle_state_t *s = state;
     aa_client_t *client = s->client;
     if (work_count > 0)
     {
-        s->park_ns = client->wait_check_min_ns;
-        s->deep_at_ns = 0;
         return;
     }
-    int32_t parked_count = aa_get_int32_acquire(&client->parked_count);
-    if (parked_count > 0)
+    int32_t wake_word = __atomic_load_n(&client->wake_word, __ATOMIC_SEQ_CST);
+    if (aa_get_int32_acquire(&client->parked_count) > 0)
     {
-        if (s->park_ns < client->wait_check_max_ns)
+        if (s->waitv_unsupported || !aa_client_wait_on_doorbells(s, wake_word))
         {
-            struct timespec ts = { s->park_ns / 1000000000LL, s->park_ns % 1000000000LL };
+            struct timespec ts = { 0, AA_CLIENT_WAIT_CHECK_NS };
             nanosleep(&ts, NULL);
-            s->park_ns = s->park_ns * 2 < client->wait_check_max_ns ? s->park_ns * 2 : client->wait_check_max_ns;
-            return;
         }
-        int64_t now_ns = aa_nano_clock();
-        if (0 == s->deep_at_ns)
-        {
-            s->deep_at_ns = now_ns + AA_CLIENT_WAIT_DEEP_AFTER_NS;
-        }
-        aa_client_timed_wait(client, now_ns < s->deep_at_ns ? client->wait_check_max_ns : client->wait_check_deep_ns,
-            parked_count);
         return;
     }
-    s->park_ns = client->wait_check_min_ns;
-    s->deep_at_ns = 0;
-    aa_client_timed_wait(client, AA_CLIENT_IDLE_SLEEP_NS, 0);
+    struct timespec timeout = { AA_CLIENT_IDLE_SLEEP_NS / 1000000000LL, AA_CLIENT_IDLE_SLEEP_NS % 1000000000LL };
+    syscall(SYS_futex, &client->wake_word, FUTEX_WAIT_PRIVATE, wake_word, &timeout, NULL, 0);
 }
 
 static int aa_client_idle_init(void **state, const char *args)
@@ -977,15 +1036,6 @@ int aa_client_connect(
         return -1;
     }
 
-    client->wait_check_min_ns = 20 * 1000;
-    client->wait_check_max_ns = 1000 * 1000;
-    client->wait_check_deep_ns = 4 * 1000 * 1000;
-    pthread_mutex_init(&client->wait_lock, NULL);
-    pthread_condattr_t cond_attr;
-    pthread_condattr_init(&cond_attr);
-    pthread_condattr_setclock(&cond_attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&client->wait_cond, &cond_attr);
-    pthread_condattr_destroy(&cond_attr);
 
     if (!use_invoker)
     {
@@ -1002,7 +1052,6 @@ int aa_client_connect(
             else
             {
                 state->client = client;
-                state->park_ns = client->wait_check_min_ns;
                 idle.name = "client";
                 idle.idle = aa_client_idle;
                 idle.init = aa_client_idle_init;
@@ -1074,8 +1123,6 @@ int aa_client_close(aa_client_t *client)
     aa_unmap(&client->cnc_file);
     pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);
-    pthread_mutex_destroy(&client->wait_lock);
-    pthread_cond_destroy(&client->wait_cond);
     free(client);
     return 0;
 }

@@ -62,6 +62,7 @@ typedef struct aa_buffer_claim_stct
     uint8_t *frame;
     uint8_t *data;
     size_t length;
+    void *doorbell; /* the log's aa_doorbell_t, rung on commit */
 }
 aa_buffer_claim_t;
 
@@ -190,15 +191,10 @@ struct aa_client_stct
     size_t lingering_count;
     size_t lingering_capacity;
 
-    /* parked async waiters: while any exist the conductor checks them with a short backoff
-     * (wait_check_min_ns doubling to wait_check_max_ns, then wait_check_deep_ns once idle for
-     * long); it waits on wait_cond, which a new park signals */
+    /* parked async waiters: while any exist the idle conductor sleeps on their logs' doorbells;
+     * a new park bumps wake_word (a private futex) to wake it */
     volatile int32_t parked_count;
-    pthread_mutex_t wait_lock;
-    pthread_cond_t wait_cond;
-    int64_t wait_check_min_ns;
-    int64_t wait_check_max_ns;
-    int64_t wait_check_deep_ns;
+    volatile int32_t wake_word;
 };
 
 #endif

@@ -65,6 +65,7 @@ static int64_t aa_concurrent_publication_offerv(
     int64_t appended_begin = aa_compute_term_begin_position(appended_term_id, pub->position_bits_to_shift, pub->initial_term_id);
     if (result > 0)
     {
+        aa_doorbell_ring_unfenced(aa_logbuffer_doorbell(pub->log.metadata));
         return appended_begin + result;
     }
     if (appended_begin + pub->term_length >= pub->max_possible_position)
@@ -112,6 +113,7 @@ static int64_t aa_exclusive_publication_offerv(
     if (result > 0)
     {
         pub->term_offset = result;
+        aa_doorbell_ring_unfenced(aa_logbuffer_doorbell(pub->log.metadata));
         return pub->term_begin_position + result;
     }
     return aa_exclusive_publication_rotate(pub);
@@ -214,12 +216,14 @@ int64_t aa_publication_try_claim(aa_publication_t *pub, size_t length, aa_buffer
     claim->frame = pub->log.term_buffers[index] + frame_offset;
     claim->data = claim->frame + AA_DATA_HEADER_LENGTH;
     claim->length = length;
+    claim->doorbell = aa_logbuffer_doorbell(pub->log.metadata);
     return begin + result;
 }
 
 void aa_buffer_claim_commit(aa_buffer_claim_t *claim)
 {
     aa_term_claim_commit(claim->frame, 0);
+    aa_doorbell_ring_unfenced((aa_doorbell_t *)claim->doorbell);
 }
 
 void aa_buffer_claim_abort(aa_buffer_claim_t *claim)

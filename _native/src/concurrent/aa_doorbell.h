@@ -1,30 +1,53 @@
 /*
- * A doorbell: lets an idle agent sleep long and still wake at once when another thread or process
- * hands it work. The sleeper counts itself in `sleepers`, does one more duty cycle, then waits on
- * `sequence` (a futex, shared between processes when the doorbell lives in a shared mapping such as
- * the CnC header). Whoever hands it work (a command, a back-pressured offer) rings: a fence and one
- * load when nobody sleeps, a futex wake when somebody does. Nothing is lost in between: a ring that
- * saw no sleeper came before the sleeper's extra duty cycle, which then sees the work.
+ * A doorbell lets a waiter sleep long and still wake at once when another thread or process hands
+ * it work: a sequence (a futex word) and an `armed` flag, in shared memory when the parties are in
+ * different processes (the CnC header for the driver, a log's metadata for its readers).
+ *
+ * Waiter: arm (set the flag, read the sequence), look for work once more, then wait on the
+ * sequence with a timeout. Ringer, after publishing work: if the flag is set, clear it, advance the
+ * sequence and wake every waiter. A waiter that arms after a ring sees the work on its last look;
+ * one that armed before is woken (or finds the sequence moved on). Clearing on ring makes a waiter
+ * that died while armed cost one extra wake, not a wake per ring.
+ *
+ * aa_doorbell_ring has a full fence before it reads the flag; aa_doorbell_ring_unfenced (for the
+ * message path, after a release store) has none, so a waiter that arms in the same instant may sleep
+ * until its timeout: use it only where waiters have a bounded fallback.
  */
 #ifndef AA_DOORBELL_H
 #define AA_DOORBELL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct aa_doorbell_stct
 {
     volatile int32_t sequence;
-    volatile int32_t sleepers;
+    volatile int32_t armed;
 }
 aa_doorbell_t;
 
-/* Wake every sleeper, if there is one. Call after publishing the work. */
-void aa_doorbell_ring(aa_doorbell_t *doorbell);
-/* Count the caller as a sleeper and return the sequence to wait on (then do one more duty cycle). */
-int32_t aa_doorbell_prepare(aa_doorbell_t *doorbell);
-/* Wait until rung (the sequence moves on from `sequence`) or `timeout_ns` passes; uncounts the caller. */
+void aa_doorbell_ring_slow(aa_doorbell_t *doorbell);
+
+static inline void aa_doorbell_ring(aa_doorbell_t *doorbell)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&doorbell->armed, __ATOMIC_RELAXED))
+    {
+        aa_doorbell_ring_slow(doorbell);
+    }
+}
+
+static inline void aa_doorbell_ring_unfenced(aa_doorbell_t *doorbell)
+{
+    if (__atomic_load_n(&doorbell->armed, __ATOMIC_RELAXED))
+    {
+        aa_doorbell_ring_slow(doorbell);
+    }
+}
+
+/* Arm the doorbell and return the sequence to wait on; look for work once more before waiting. */
+int32_t aa_doorbell_arm(aa_doorbell_t *doorbell);
+/* Wait until rung (the sequence moves on from `sequence`) or `timeout_ns` passes. */
 void aa_doorbell_wait(aa_doorbell_t *doorbell, int32_t sequence, int64_t timeout_ns);
-/* Uncount a caller that prepared but found work instead of waiting. */
-void aa_doorbell_cancel(aa_doorbell_t *doorbell);
 
 #endif

@@ -1158,6 +1158,7 @@ void aa_driver_conductor_on_close(void *state)
     {
         aa_ipc_publication_t *pub = conductor->ipc_publications[i];
         aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_ipc_publication_producer_position(pub));
+        aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
         aa_logbuffer_set_connected(pub->log.metadata, false);
         aa_ipc_publication_free(pub);
     }

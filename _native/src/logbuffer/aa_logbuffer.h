@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "../concurrent/aa_atomic.h"
+#include "../concurrent/aa_doorbell.h"
 #include "../../../protocols/aa_udp_protocol.h"
 
 #define AA_LOGBUFFER_PARTITION_COUNT 3
@@ -81,6 +82,17 @@ _Static_assert(offsetof(aa_logbuffer_metadata_t, entity_tag) == 448, "entity_tag
 _Static_assert(offsetof(aa_logbuffer_metadata_t, linger_timeout_ns) == 464, "linger @464");
 _Static_assert(offsetof(aa_logbuffer_metadata_t, group) == 488, "flags @488");
 _Static_assert(sizeof(aa_logbuffer_metadata_t) == 496, "metadata used size is 496");
+
+/* Our one addition to the log metadata, in its reserved space (reference 2.1 uses 496 of 4096
+ * bytes): the log's doorbell (aa_doorbell.h). Async readers and back-pressured async publishers
+ * wait on it; publishers ring it after appending (unfenced, in the message path), the receiver after
+ * inserting data, and the driver after moving the publisher limit. */
+#define AA_LOGBUFFER_DOORBELL_OFFSET 512
+
+static inline aa_doorbell_t *aa_logbuffer_doorbell(aa_logbuffer_metadata_t *metadata)
+{
+    return (aa_doorbell_t *)((uint8_t *)metadata + AA_LOGBUFFER_DOORBELL_OFFSET);
+}
 
 /* ---- position arithmetic (reference section 3) ---- */
 

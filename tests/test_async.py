@@ -1,0 +1,473 @@
+"""The async facade: the same test bodies on asyncio, asyncio with uvloop, and trio.
+
+Covers awaiting offers through back pressure without spinning, async iteration and batches, idle
+cost, cancellation safety with exact message counts, per-image views, anyio exception mapping, a
+lost driver, and resource release when `async with` ends.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import struct
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+import aeron_async
+from aeron_async.monitor import (
+    TYPE_CLIENT_HEARTBEAT,
+    TYPE_PUBLISHER_LIMIT,
+    TYPE_PUBLISHER_POSITION,
+    TYPE_SUBSCRIBER_POSITION,
+    CncReader,
+)
+from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, start_driver, stop_driver
+
+pytestmark = pytest.mark.anyio
+
+CHANNEL = "aeron:ipc"
+
+
+def seq(i: int, size: int = 8) -> bytes:
+    return struct.pack("<q", i) + bytes(size - 8)
+
+
+def unseq(data: bytes) -> int:
+    return struct.unpack_from("<q", data)[0]
+
+
+@pytest.fixture
+async def client(aeron_dir: str) -> AsyncIterator[aeron_async.AsyncAeron]:
+    context = aeron_async.DriverContext(**TEST_DRIVER_SETTINGS)
+    async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0) as c:
+        yield c
+
+
+async def connected_pair(client: aeron_async.AsyncAeron, stream_id: int = 10, channel: str = CHANNEL):
+    sub = await client.add_subscription(channel, stream_id)
+    pub = await client.add_publication(channel, stream_id)
+    with anyio.fail_after(5):
+        while not pub.is_connected:
+            await anyio.sleep(0.001)
+    return sub, pub
+
+
+def cpu_seconds() -> float:
+    """CPU time of this whole process: every Python and native thread (driver and client included)."""
+    return time.process_time()
+
+
+# ---- basics ----
+
+
+async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates(client) -> None:
+    sub, pub = await connected_pair(client)
+    async with sub, pub:
+        sizes = [0, 1, 31, 32, 1000, pub.publication.max_payload_length + 1, pub.max_message_length]
+        positions = []
+        for i, size in enumerate(sizes):
+            data = bytes((i + j) % 251 for j in range(size))
+            positions.append(await pub.offer(data, reserved_value=i * 7))
+        got = []
+        with anyio.fail_after(10):
+            async for message in sub:
+                got.append(message)
+                if len(got) == len(sizes):
+                    break
+        for i, (message, size, position) in enumerate(zip(got, sizes, positions)):
+            assert message.data == bytes((i + j) % 251 for j in range(size))
+            assert isinstance(message.data, bytes)
+            assert message.position == position
+            assert message.session_id == pub.session_id
+            assert message.stream_id == 10
+            assert message.reserved_value == i * 7
+
+
+async def test_batches_pay_one_await_per_batch_and_keep_order(client) -> None:
+    sub, pub = await connected_pair(client)
+    async with sub, pub:
+        for i in range(5000):
+            await pub.offer(seq(i))
+        received: list[int] = []
+        batch_sizes = []
+        with anyio.fail_after(10):
+            async for batch in sub.batches(max_messages=1000):
+                batch_sizes.append(len(batch))
+                received.extend(unseq(m.data) for m in batch)
+                if len(received) >= 5000:
+                    break
+        assert received == list(range(5000))
+        assert max(batch_sizes) == 1000  # whole batches, not one message per await
+        assert len(batch_sizes) <= 10
+
+
+async def test_send_stream_interface_and_offer_nowait(client) -> None:
+    pub = await client.add_publication(CHANNEL, 11)
+    assert pub.offer_nowait(b"nobody listens") == aeron_async.NOT_CONNECTED
+    sub = await client.add_subscription(CHANNEL, 11)
+    with anyio.fail_after(5):
+        while not pub.is_connected:
+            await anyio.sleep(0.001)
+    await pub.send(b"via send")
+    assert pub.offer_nowait(b"nowait") > 0
+    with anyio.fail_after(5):
+        assert (await sub.receive()).data == b"via send"
+    assert sub.receive_nowait().data == b"nowait"
+    with pytest.raises(anyio.WouldBlock):
+        sub.receive_nowait()
+    with pytest.raises(aeron_async.MessageTooLongError, match="max message length"):
+        await pub.offer(bytes(pub.max_message_length + 1))
+    await pub.aclose()
+    await sub.aclose()
+
+
+# ---- back pressure and idle cost ----
+
+
+async def test_back_pressure_suspends_publisher_without_spinning(client) -> None:
+    """200,000 messages into a subscriber that stops for 2 s, then consumes slowly: the suspended
+    publisher costs under 10% of a core, and every message arrives once, in order."""
+    total = 200_000
+    sub, pub = await connected_pair(client)
+    offered = 0
+    done = anyio.Event()
+
+    async def produce() -> None:
+        nonlocal offered
+        for i in range(total):
+            await pub.offer(seq(i, 16))
+            offered = i + 1
+        done.set()
+
+    received = 0
+    async with sub, pub, anyio.create_task_group() as tg:
+        tg.start_soon(produce)
+        with anyio.fail_after(10):
+            while True:  # wait until the publisher is stuck on back pressure
+                before = offered
+                await anyio.sleep(0.05)
+                if offered == before and offered < total:
+                    break
+        stuck_at = offered
+        cpu0, wall0 = cpu_seconds(), time.monotonic()
+        await anyio.sleep(2.0)
+        cpu, wall = cpu_seconds() - cpu0, time.monotonic() - wall0
+        assert offered == stuck_at, "the publisher moved while nobody consumed"
+        print(f"suspended at {stuck_at:,} messages: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s")
+        assert cpu / wall < 0.10, f"suspended publisher used {100 * cpu / wall:.1f}% of a core"
+        with anyio.fail_after(120):
+            async for batch in sub.batches(max_messages=2000):
+                for message in batch:
+                    assert unseq(message.data) == received
+                    received += 1
+                if received == total:
+                    break
+                await anyio.sleep(0.001)  # a slow consumer
+            await done.wait()
+    assert received == total == offered
+
+
+async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: str) -> None:
+    """An embedded driver with default settings (backoff idling) and a subscriber awaiting a
+    message for 5 s: under 2% of a core for the whole process; then a message wakes it."""
+    async with aeron_async.connect(aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as c:
+        sub = await c.add_subscription(CHANNEL, 12)
+        pub = await c.add_publication(CHANNEL, 12)
+        await pub.offer(b"warm-up")
+        with anyio.fail_after(5):
+            assert (await sub.receive()).data == b"warm-up"
+        got: list[bytes] = []
+        woke_at = 0.0
+
+        async def receive() -> None:
+            nonlocal woke_at
+            got.append((await sub.receive()).data)
+            woke_at = time.monotonic()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(receive)
+            cpu0, wall0 = cpu_seconds(), time.monotonic()
+            await anyio.sleep(5.0)
+            cpu, wall = cpu_seconds() - cpu0, time.monotonic() - wall0
+            assert got == []
+            sent_at = time.monotonic()
+            await pub.offer(b"wake up")
+            with anyio.fail_after(5):
+                while not got:
+                    await anyio.sleep(0.001)
+        assert got == [b"wake up"]
+        print(f"idle: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s; woke {1000 * (woke_at - sent_at):.1f} ms "
+              "after the offer")
+        assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
+
+
+# ---- cancellation ----
+
+
+async def test_cancelled_offer_publishes_nothing(client) -> None:
+    sub, pub = await connected_pair(client)
+    async with sub, pub:
+        accepted = 0
+        while pub.offer_nowait(seq(accepted)) > 0:
+            accepted += 1
+        assert accepted > 0
+        for _ in range(3):
+            with anyio.move_on_after(0.1) as scope:
+                await pub.offer(seq(-1))
+            assert scope.cancelled_caught
+        received = []
+        with anyio.fail_after(10):
+            while len(received) < accepted:
+                received.extend(unseq(m.data) for m in await sub.receive_batch())
+        assert received == list(range(accepted))
+        with pytest.raises(anyio.WouldBlock):
+            sub.receive_nowait()
+        await pub.offer(seq(accepted))
+        with anyio.fail_after(5):
+            assert unseq((await sub.receive()).data) == accepted
+
+    lonely = await client.add_publication(CHANNEL, 13)
+    with anyio.move_on_after(0.1) as scope:
+        await lonely.offer(b"not connected")
+    assert scope.cancelled_caught
+    late = await client.add_subscription(CHANNEL, 13)
+    with anyio.fail_after(5):
+        while not lonely.is_connected:
+            await anyio.sleep(0.001)
+    await lonely.offer(b"after")
+    with anyio.fail_after(5):
+        assert (await late.receive()).data == b"after"
+    with pytest.raises(anyio.WouldBlock):
+        late.receive_nowait()
+
+
+async def test_cancelled_receive_loses_no_message(client) -> None:
+    sub, pub = await connected_pair(client)
+    total = 2000
+    rng = random.Random(7)
+    received: list[int] = []
+    cancellations = 0
+
+    async def produce() -> None:
+        for i in range(total):
+            await pub.offer(seq(i))
+            if rng.random() < 0.3:
+                await anyio.sleep(rng.random() * 0.0005)
+
+    async with sub, pub, anyio.create_task_group() as tg:
+        tg.start_soon(produce)
+        with anyio.fail_after(60):
+            while len(received) < total:
+                with anyio.move_on_after(rng.random() * 0.0004) as scope:
+                    message = await sub.receive()
+                    received.append(unseq(message.data))
+                if scope.cancelled_caught:
+                    cancellations += 1
+    assert received == list(range(total))
+    assert cancellations > 0
+
+
+async def test_cancelled_async_for_leaves_subscription_usable(client) -> None:
+    sub, pub = await connected_pair(client)
+    async with sub, pub:
+        for i in range(100):
+            await pub.offer(seq(i))
+        received: list[int] = []
+        with anyio.move_on_after(5) as scope:
+            async for message in sub:
+                received.append(unseq(message.data))
+                if len(received) == 30:
+                    scope.cancel()
+                    await anyio.lowlevel.checkpoint()
+        assert scope.cancelled_caught
+        assert received == list(range(30))
+        with anyio.move_on_after(0.2) as scope:  # cancelled while waiting for more
+            async for message in sub:
+                received.append(unseq(message.data))
+        assert scope.cancelled_caught
+        assert received == list(range(100))
+        for i in range(100, 150):
+            await pub.offer(seq(i))
+        with anyio.fail_after(5):
+            async for message in sub:
+                received.append(unseq(message.data))
+                if len(received) == 150:
+                    break
+        assert received == list(range(150))
+
+
+# ---- per-image views ----
+
+
+async def test_image_views_separate_publishers_and_end_with_end_of_stream(client) -> None:
+    sub = await client.add_subscription(CHANNEL, 14)
+    pubs = [await client.add_exclusive_publication(CHANNEL, 14) for _ in range(2)]
+    with anyio.fail_after(5):
+        while len(sub.images) < 2:
+            await anyio.sleep(0.001)
+    views = {view.session_id: view for view in await sub.image_views()}
+    assert set(views) == {p.session_id for p in pubs}
+    for i in range(50):
+        for p in pubs:
+            await p.offer(struct.pack("<ii", p.session_id, i))
+    await pubs[0].aclose()
+    got: dict[int, list[int]] = {}
+
+    async def read(view: aeron_async.AsyncImageView, count: int | None) -> None:
+        items = got.setdefault(view.session_id, [])
+        async for message in view:
+            session_id, i = struct.unpack("<ii", message.data)
+            assert session_id == view.session_id == message.session_id
+            items.append(i)
+            if count is not None and len(items) == count:
+                break
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read, views[pubs[0].session_id], None)  # ends at end of stream
+            tg.start_soon(read, views[pubs[1].session_id], 50)
+    assert got == {pubs[0].session_id: list(range(50)), pubs[1].session_id: list(range(50))}
+    await pubs[1].aclose()
+    await sub.aclose()
+
+
+# ---- conditions as anyio exceptions ----
+
+
+async def test_use_after_close_and_busy_receivers(client) -> None:
+    sub, pub = await connected_pair(client)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(sub.receive)
+        await anyio.sleep(0.05)
+        with pytest.raises(anyio.BusyResourceError):
+            await sub.receive()
+        await pub.offer(b"for the first receiver")
+    await pub.aclose()
+    await sub.aclose()
+    with pytest.raises(anyio.ClosedResourceError):
+        await pub.offer(b"closed")
+    with pytest.raises(anyio.ClosedResourceError):
+        pub.offer_nowait(b"closed")
+    with pytest.raises(anyio.ClosedResourceError):
+        await sub.receive()
+    async for _ in sub:  # iteration over a closed subscription ends at once
+        raise AssertionError("a closed subscription yielded a message")
+
+
+async def test_close_wakes_waiting_receiver_and_offer(client) -> None:
+    sub, pub = await connected_pair(client)
+    lonely = await client.add_publication(CHANNEL, 15)
+    outcomes: list[str] = []
+
+    async def iterate() -> None:
+        async for _ in sub:
+            outcomes.append("message")
+        outcomes.append("iteration ended")
+
+    async def offer() -> None:
+        try:
+            await lonely.offer(b"never connected")
+        except anyio.ClosedResourceError:
+            outcomes.append("offer closed")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(iterate)
+            tg.start_soon(offer)
+            await anyio.sleep(0.1)
+            await sub.aclose()
+            await lonely.aclose()
+    assert sorted(outcomes) == ["iteration ended", "offer closed"]
+    await pub.aclose()
+
+
+async def test_lost_driver_breaks_pending_receive_and_offer() -> None:
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s")
+    driver_timeout = 1.0
+    outcomes: dict[str, Any] = {}
+    try:
+        async with aeron_async.connect(aeron_dir, driver_timeout=driver_timeout) as c:
+            sub = await c.add_subscription(CHANNEL, 16)
+            lonely = await c.add_publication(CHANNEL, 17)
+
+            async def receive() -> None:
+                try:
+                    await sub.receive()
+                except anyio.BrokenResourceError as exc:
+                    outcomes["receive"] = (time.monotonic(), str(exc))
+
+            async def offer() -> None:
+                try:
+                    await lonely.offer(b"nobody")
+                except anyio.BrokenResourceError as exc:
+                    outcomes["offer"] = (time.monotonic(), str(exc))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                tg.start_soon(offer)
+                await anyio.sleep(0.2)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=5)
+                killed_at = time.monotonic()
+                with anyio.fail_after(driver_timeout + 5):
+                    while len(outcomes) < 2:
+                        await anyio.sleep(0.01)
+            for what, (at, message) in outcomes.items():
+                assert at - killed_at < driver_timeout + 1.5, f"{what} broke {at - killed_at:.2f} s after the kill"
+                assert "media driver" in message
+            with pytest.raises(anyio.BrokenResourceError):
+                await lonely.offer(b"later")
+            with pytest.raises(anyio.BrokenResourceError):
+                await sub.receive()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        import shutil
+
+        shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+async def test_leaving_async_with_releases_every_resource() -> None:
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
+                        "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=200ms")
+    kinds = {TYPE_PUBLISHER_LIMIT, TYPE_PUBLISHER_POSITION, TYPE_SUBSCRIBER_POSITION, TYPE_CLIENT_HEARTBEAT}
+    try:
+        with CncReader(aeron_dir) as reader:
+            async with aeron_async.connect(aeron_dir, driver_timeout=5.0) as c:
+                sub = await c.add_subscription(CHANNEL, 18)
+                await c.add_publication(CHANNEL, 18)
+                exclusive = await c.add_exclusive_publication(CHANNEL, 18)
+                await exclusive.offer(b"x")
+                with anyio.fail_after(5):
+                    await sub.receive()
+                in_use = [counter for counter in reader.counters() if counter.type_id in kinds]
+                assert {counter.type_id for counter in in_use} == kinds
+            with anyio.fail_after(10):
+                while left := [counter.label for counter in reader.counters() if counter.type_id in kinds]:
+                    await anyio.sleep(0.02)
+            assert left == []
+    finally:
+        out = stop_driver(proc)
+    assert proc.returncode == 0, out
+
+
+async def test_embedded_driver_is_owned_by_the_async_with(aeron_dir: str) -> None:
+    async with aeron_async.connect(aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as c:
+        assert c.driver is not None and aeron_async.is_driver_active(aeron_dir)
+        async with aeron_async.connect(aeron_dir, embedded_driver=True) as second:
+            assert second.driver is None  # a live driver is there: joined, not launched
+            assert second.client_id != c.client_id
+    assert c.driver.is_closed
+    assert not os.path.exists(aeron_dir)
+    with pytest.raises(aeron_async.DriverNotFoundError, match="driver"):
+        async with aeron_async.connect(aeron_dir, driver_timeout=0.5):
+            pass
+    with pytest.raises(TypeError, match="embedded_driver=True"):
+        aeron_async.connect(aeron_dir, threading_mode="SHARED")
