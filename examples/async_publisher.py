@@ -1,0 +1,41 @@
+"""An async publisher: offers --count messages on a stream, waiting (not spinning) while nobody
+subscribes or the subscriber is behind.
+
+    python examples/async_publisher.py [--count 10] [--channel aeron:ipc] [--stream 1001] [--aeron-dir DIR]
+
+It joins the media driver running in the aeron directory (started by `async_subscriber.py`), or
+launches an embedded one if there is none.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import anyio
+
+import aeron_async
+
+DEFAULT_DIR = "/dev/shm/aeron-async-examples"
+
+
+async def main(args: argparse.Namespace) -> None:
+    async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+        async with await client.add_publication(args.channel, args.stream) as publication:
+            with anyio.fail_after(args.timeout):  # offer waits while not connected; bound the wait
+                for i in range(args.count):
+                    position = await publication.offer(f"hello {i}".encode())
+                    print(f"sent 'hello {i}' at position {position}", flush=True)
+                    await anyio.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds between messages")
+    parser.add_argument("--channel", default="aeron:ipc")
+    parser.add_argument("--stream", type=int, default=1001)
+    parser.add_argument("--aeron-dir", default=DEFAULT_DIR)
+    parser.add_argument("--timeout", type=float, default=60.0, help="give up after this many seconds")
+    parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    ns = parser.parse_args()
+    anyio.run(main, ns, backend=ns.backend)

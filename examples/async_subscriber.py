@@ -1,0 +1,45 @@
+"""An async subscriber: prints the messages of a stream, then exits after --count of them.
+
+    python examples/async_subscriber.py [--count 10] [--channel aeron:ipc] [--stream 1001] [--aeron-dir DIR]
+
+It launches an embedded media driver in this process unless one is already running in the aeron
+directory, so start it before `async_publisher.py` (which joins the same driver). Pass
+`--backend trio` to run the same code on trio.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import anyio
+
+import aeron_async
+
+DEFAULT_DIR = "/dev/shm/aeron-async-examples"
+
+
+async def main(args: argparse.Namespace) -> None:
+    async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+        async with await client.add_subscription(args.channel, args.stream) as subscription:
+            print(f"subscribed to {args.channel} stream {args.stream} in {client.aeron_dir}", flush=True)
+            received = 0
+            with anyio.fail_after(args.timeout):
+                async for message in subscription:
+                    received += 1
+                    print(f"{received:4d}: {message.data.decode(errors='replace')!r} from session "
+                          f"{message.session_id} at position {message.position}", flush=True)
+                    if received == args.count:
+                        break
+    print(f"received {received} messages")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--channel", default="aeron:ipc")
+    parser.add_argument("--stream", type=int, default=1001)
+    parser.add_argument("--aeron-dir", default=DEFAULT_DIR)
+    parser.add_argument("--timeout", type=float, default=60.0, help="give up after this many seconds")
+    parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    ns = parser.parse_args()
+    anyio.run(main, ns, backend=ns.backend)
