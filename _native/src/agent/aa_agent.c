@@ -105,6 +105,8 @@ typedef struct aa_backoff_state_stct
     int state; /* 0 not idle, 1 spinning, 2 yielding, 3 parking */
     /* deep idle, with a doorbell only */
     aa_doorbell_t *doorbell;
+    int64_t deep_after_ns;
+    int64_t deep_park_ns;
     int64_t deep_at_ns;      /* when parking at max_park_ns began + AA_IDLE_DEEP_AFTER_NS; 0 before */
     int32_t deep_sequence;
     bool deep_armed;         /* doorbell armed; one more duty cycle runs before the wait */
@@ -117,20 +119,20 @@ static void aa_sleep_ns(int64_t ns)
     nanosleep(&ts, NULL);
 }
 
-/* Past the longest park for AA_IDLE_DEEP_AFTER_NS: arm the doorbell and run one more duty cycle,
+/* Past the longest park for deep_after_ns: arm the doorbell and run one more duty cycle,
  * then wait on it. Returns false while not yet deeply idle. */
 static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
 {
     if (s->deep_armed)
     {
-        aa_doorbell_wait(s->doorbell, s->deep_sequence, AA_IDLE_DEEP_PARK_NS);
+        aa_doorbell_wait(s->doorbell, s->deep_sequence, s->deep_park_ns);
         s->deep_armed = false;
         return true;
     }
     int64_t now_ns = aa_nano_clock();
     if (0 == s->deep_at_ns)
     {
-        s->deep_at_ns = now_ns + AA_IDLE_DEEP_AFTER_NS;
+        s->deep_at_ns = now_ns + s->deep_after_ns;
         return false;
     }
     if (now_ns < s->deep_at_ns)
@@ -190,11 +192,13 @@ static void aa_idle_backoff(void *state, int work_count)
     }
 }
 
-static void aa_idle_backoff_set_doorbell(void *state, aa_doorbell_t *doorbell)
+static void aa_idle_backoff_set_doorbell(void *state, aa_doorbell_t *doorbell, int64_t deep_after_ns, int64_t deep_park_ns)
 {
     aa_backoff_state_t *s = state;
     s->deep_armed = false;
     s->doorbell = doorbell;
+    s->deep_after_ns = deep_after_ns;
+    s->deep_park_ns = deep_park_ns;
     s->deep_at_ns = 0;
 }
 
@@ -377,11 +381,12 @@ int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
     return -1;
 }
 
-void aa_idle_strategy_set_doorbell(aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell)
+void aa_idle_strategy_set_doorbell(
+    aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell, int64_t deep_after_ns, int64_t deep_park_ns)
 {
     if (NULL != strategy->set_doorbell)
     {
-        strategy->set_doorbell(strategy->state, doorbell);
+        strategy->set_doorbell(strategy->state, doorbell, deep_after_ns, deep_park_ns);
     }
 }
 
@@ -389,7 +394,7 @@ void aa_idle_strategy_close(aa_idle_strategy_t *strategy)
 {
     if (NULL != strategy->set_doorbell)
     {
-        strategy->set_doorbell(strategy->state, NULL);
+        strategy->set_doorbell(strategy->state, NULL, 0, 0);
     }
     free(strategy->state);
     strategy->state = NULL;

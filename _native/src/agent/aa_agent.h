@@ -16,7 +16,8 @@ typedef int (*aa_agent_do_work_func_t)(void *state);
 typedef void (*aa_agent_on_close_func_t)(void *state);
 typedef void (*aa_idle_strategy_func_t)(void *state, int work_count);
 typedef int (*aa_idle_strategy_init_func_t)(void **state, const char *args);
-typedef void (*aa_idle_strategy_set_doorbell_func_t)(void *state, aa_doorbell_t *doorbell);
+typedef void (*aa_idle_strategy_set_doorbell_func_t)(
+    void *state, aa_doorbell_t *doorbell, int64_t deep_after_ns, int64_t deep_park_ns);
 
 /* Backoff (spins-yields-minPark-maxPark) per reference 10; defaults 10-20-1us-1ms. */
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_SPINS 10
@@ -44,8 +45,10 @@ aa_idle_strategy_t;
  * "noop". Returns -1 with an error naming the accepted names on failure. */
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec);
 void aa_idle_strategy_close(aa_idle_strategy_t *strategy);
-/* Lets a strategy that parks (backoff) sleep deeply once idle for long, woken by the doorbell. */
-void aa_idle_strategy_set_doorbell(aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell);
+/* Lets a strategy that parks (backoff) sleep deeply, up to deep_park_ns at a time, once idle for
+ * deep_after_ns at its longest park, woken at once by the doorbell (NULL turns deep idle off). */
+void aa_idle_strategy_set_doorbell(
+    aa_idle_strategy_t *strategy, aa_doorbell_t *doorbell, int64_t deep_after_ns, int64_t deep_park_ns);
 static inline void aa_idle_strategy_idle(aa_idle_strategy_t *strategy, int work_count)
 {
     strategy->idle(strategy->state, work_count);

@@ -134,7 +134,7 @@ int aa_driver_start(aa_driver_t *driver)
     {
         return -1;
     }
-    aa_idle_strategy_set_doorbell(&idle, aa_cnc_doorbell(driver->conductor.cnc));
+    aa_idle_strategy_set_doorbell(&idle, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
     if (AA_THREADING_MODE_INVOKER == driver->ctx.threading_mode)
     {
         driver->invoker_idle_strategy = idle;
