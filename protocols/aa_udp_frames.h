@@ -76,6 +76,16 @@ static inline bool aa_udp_data_flags_is_end_of_stream(uint8_t flags)
     return 0 != (flags & AA_DATA_HEADER_EOS_FLAG);
 }
 
+/* The stream position of (term_id, term_offset) as reference 3 computes it (wrapping term count),
+ * but defined for term ids before the initial term too: wire input can carry any term id, and
+ * left-shifting the negative term count (as aa_compute_position does) is undefined behaviour. */
+static inline int64_t aa_udp_compute_position(
+    int32_t term_id, int32_t term_offset, int32_t position_bits_to_shift, int32_t initial_term_id)
+{
+    int64_t term_count = (int64_t)(int32_t)((uint32_t)term_id - (uint32_t)initial_term_id);
+    return term_count * ((int64_t)1 << position_bits_to_shift) + term_offset;
+}
+
 /* length == 32 and frame_length == 0 with type DATA (reference 1.4). */
 bool aa_udp_frame_is_heartbeat(const uint8_t *buffer, size_t length);
 

@@ -4,6 +4,7 @@
 
 #include "aa_test.h"
 #include "../../protocols/aa_udp_frames.h"
+#include "../src/logbuffer/aa_logbuffer.h"
 #include "../src/util/aa_error.h"
 
 static void check_bytes(const char *what, const uint8_t *actual, const uint8_t *expected, size_t length)
@@ -635,8 +636,22 @@ static void should_reject_short_and_wrong_version_and_ignore_unknown(void)
     AA_CHECK(0 == strcmp(aa_udp_frame_kind_name(AA_UDP_FRAME_INVALID_VERSION), "INVALID_VERSION"));
 }
 
+static void should_compute_positions_from_wire_term_ids(void)
+{
+    /* 64 KiB terms (16 bits): same results as aa_compute_position where that is defined ... */
+    AA_CHECK_EQ(aa_udp_compute_position(5, 96, 16, 5), 96);
+    AA_CHECK_EQ(aa_udp_compute_position(7, 96, 16, 5), 2 * 65536 + 96);
+    AA_CHECK_EQ(aa_udp_compute_position(INT32_MIN, 32, 16, INT32_MAX), 65536 + 32);
+    AA_CHECK_EQ(aa_compute_position(INT32_MIN, 32, 16, INT32_MAX), 65536 + 32);
+    /* ... and negative, without undefined behaviour, for a term before the initial one. */
+    AA_CHECK_EQ(aa_udp_compute_position(4, 32, 16, 5), -65536 + 32);
+    AA_CHECK_EQ(aa_udp_compute_position(INT32_MAX, 0, 16, INT32_MIN), -65536);
+    AA_CHECK_EQ(aa_udp_compute_position(INT32_MIN, 0, 30, 0), (int64_t)INT32_MIN * (1LL << 30));
+}
+
 int main(void)
 {
+    AA_RUN(should_compute_positions_from_wire_term_ids);
     AA_RUN(should_encode_and_decode_data_frame);
     AA_RUN(should_not_take_an_empty_message_for_a_heartbeat);
     AA_RUN(should_encode_and_decode_heartbeat);
