@@ -115,7 +115,7 @@ static inline int64_t aa_compute_position(
     int32_t term_id, int32_t term_offset, int32_t position_bits_to_shift, int32_t initial_term_id)
 {
     int64_t term_count = (int64_t)(int32_t)((uint32_t)term_id - (uint32_t)initial_term_id);
-    return (term_count << position_bits_to_shift) + term_offset;
+    return term_count * ((int64_t)1 << position_bits_to_shift) + term_offset; /* term_count may be negative */
 }
 
 static inline int64_t aa_compute_term_begin_position(

@@ -1,0 +1,214 @@
+/* Flow control (reference 5): the unicast strategy driven by hand-built SM frames, the strategy
+ * vtable, and the supplier table and selection rules. */
+#include <string.h>
+
+#include "aa_test.h"
+#include "../../protocols/aa_flow_control.h"
+#include "../src/logbuffer/aa_logbuffer.h"
+#include "../src/util/aa_error.h"
+
+#define TERM (16 * 1024 * 1024)
+#define BITS 24
+
+static void put32(uint8_t *b, size_t offset, int32_t v)
+{
+    b[offset] = (uint8_t)v;
+    b[offset + 1] = (uint8_t)(v >> 8);
+    b[offset + 2] = (uint8_t)(v >> 16);
+    b[offset + 3] = (uint8_t)(v >> 24);
+}
+
+static void put64(uint8_t *b, size_t offset, int64_t v)
+{
+    put32(b, offset, (int32_t)v);
+    put32(b, offset + 4, (int32_t)(v >> 32));
+}
+
+/* An SM laid out by hand from the reference 1.6 table (not with the encoder). Returns its length. */
+static size_t sm(uint8_t *b, uint8_t flags, int32_t term_id, int32_t term_offset, int32_t window, const int64_t *tag)
+{
+    memset(b, 0, 64);
+    size_t length = NULL == tag ? 36 : 44;
+    put32(b, 0, (int32_t)length);
+    b[4] = 0;                 /* version */
+    b[5] = flags;
+    b[6] = 0x03;              /* type SM, little-endian int16 */
+    b[7] = 0x00;
+    put32(b, 8, 77);          /* session_id */
+    put32(b, 12, 1001);       /* stream_id */
+    put32(b, 16, term_id);    /* consumption_term_id */
+    put32(b, 20, term_offset);/* consumption_term_offset */
+    put32(b, 24, window);     /* receiver_window */
+    put64(b, 28, 0x5152535455565758LL); /* receiver_id, 4-byte aligned */
+    if (NULL != tag)
+    {
+        put64(b, 36, *tag);
+    }
+    return length;
+}
+
+static aa_flow_control_strategy_t *unicast(void)
+{
+    aa_flow_control_strategy_params_t params;
+    aa_flow_control_strategy_params_default(&params);
+    params.term_length = TERM;
+    params.initial_term_id = 1000;
+    aa_flow_control_strategy_t *s = NULL;
+    AA_CHECK_EQ(aa_unicast_flow_control_strategy_supplier(&s, &params), 0);
+    AA_CHECK(NULL != s);
+    return s;
+}
+
+static void should_set_limit_to_sm_position_plus_window(void)
+{
+    aa_flow_control_strategy_t *fc = unicast();
+    AA_CHECK(0 == strcmp(fc->name, "unicast"));
+    uint8_t b[64];
+    int64_t now = 123;
+
+    /* Before any SM the limit is the sender position (0); the first SM opens a window at the join. */
+    size_t n = sm(b, 0, 1000, 0, 128 * 1024, NULL);
+    int64_t lmt = fc->on_status_message(fc->state, b, n, 0, 1000, BITS, now);
+    AA_CHECK_EQ(lmt, 128 * 1024);
+
+    /* Consumption moves on: limit = position + window. */
+    n = sm(b, 0, 1002, 4096, 128 * 1024, NULL);
+    lmt = fc->on_status_message(fc->state, b, n, lmt, 1000, BITS, now);
+    AA_CHECK_EQ(lmt, 2LL * TERM + 4096 + 128 * 1024);
+
+    /* An older (reordered) SM or a smaller window never lowers the limit. */
+    int64_t before = lmt;
+    n = sm(b, 0, 1001, 0, 128 * 1024, NULL);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, lmt, 1000, BITS, now), before);
+    n = sm(b, 0, 1002, 4096, 1024, NULL);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, lmt, 1000, BITS, now), before);
+
+    /* Receiver group tag and EOS flag do not change the unicast arithmetic. */
+    int64_t tag = 99;
+    n = sm(b, 0x40, 1002, 8192, 128 * 1024, &tag);
+    AA_CHECK_EQ(n, 44);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, lmt, 1000, BITS, now), 2LL * TERM + 8192 + 128 * 1024);
+
+    fc->fini(fc);
+}
+
+static void should_handle_term_id_wrap_and_positions_before_the_initial_term(void)
+{
+    aa_flow_control_strategy_t *fc = unicast();
+    uint8_t b[64];
+    /* initial term INT32_MAX, SM in term INT32_MIN = term count 1. */
+    size_t n = sm(b, 0, INT32_MIN, 32, 65536, NULL);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 0, INT32_MAX, BITS, 0), (int64_t)TERM + 32 + 65536);
+
+    /* A term before the initial term gives a negative position: the limit stays. */
+    n = sm(b, 0, 999, 0, 65536, NULL);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
+    fc->fini(fc);
+}
+
+static void should_ignore_malformed_status_messages(void)
+{
+    aa_flow_control_strategy_t *fc = unicast();
+    uint8_t b[64];
+    size_t n = sm(b, 0, 1005, 0, 65536, NULL);
+    /* Truncated, wrong version, wrong type: limit unchanged. */
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n - 1, 4096, 1000, BITS, 0), 4096);
+    b[4] = 1;
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
+    b[4] = 0;
+    b[6] = 0x02;
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
+    /* frame_length larger than the datagram. */
+    b[6] = 0x03;
+    put32(b, 0, 44);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
+    fc->fini(fc);
+}
+
+static void should_leave_limit_on_idle_setup_and_error(void)
+{
+    aa_flow_control_strategy_t *fc = unicast();
+    uint8_t setup[40] = { 0x28, 0, 0, 0, 0, 0, 0x05, 0 };
+    uint8_t err[40] = { 0x28, 0, 0, 0, 0, 0, 0x04, 0 };
+    uint8_t b[64];
+    size_t n = sm(b, 0x80, 0, 0, 0, NULL);
+
+    AA_CHECK_EQ(fc->on_idle(fc->state, 5, 8192, 4096, false), 8192);
+    AA_CHECK_EQ(fc->on_idle(fc->state, 5, 8192, 8192, true), 8192);
+    AA_CHECK_EQ(fc->on_setup(fc->state, setup, sizeof(setup), 5, 8192, BITS, 4096), 8192);
+    fc->on_error(fc->state, err, sizeof(err), 5);
+    fc->on_trigger_send_setup(fc->state, b, n, 5);
+    AA_CHECK_EQ(fc->on_idle(fc->state, 6, 8192, 4096, false), 8192);
+    AA_CHECK(fc->has_required_receivers(fc->state));
+    /* Retransmit estimate: min(128 KiB, term/2) x 16. */
+    AA_CHECK_EQ(fc->max_retransmission_length(fc->state, TERM), 2 * 1024 * 1024);
+    AA_CHECK_EQ(fc->max_retransmission_length(fc->state, 64 * 1024), 512 * 1024);
+    fc->fini(fc);
+}
+
+static void should_load_suppliers_by_name(void)
+{
+    AA_CHECK(aa_flow_control_strategy_supplier_load("unicast") == aa_unicast_flow_control_strategy_supplier);
+    AA_CHECK(aa_flow_control_strategy_supplier_load("aa_unicast_flow_control_strategy_supplier") ==
+        aa_unicast_flow_control_strategy_supplier);
+
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("min"));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_NOT_SUPPORTED);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "'min'"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("max"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("tagged"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("preferred"));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_CONFIGURATION);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "unknown flow control strategy 'preferred'"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load(""));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load(NULL));
+
+    /* Build through the looked-up supplier and drive it through the table. */
+    aa_flow_control_strategy_params_t params;
+    aa_flow_control_strategy_params_default(&params);
+    AA_CHECK_EQ(params.receiver_timeout_ns, 5000000000LL);
+    AA_CHECK_EQ(params.group_min_size, 0);
+    AA_CHECK_EQ(params.group_tag, -1);
+    aa_flow_control_strategy_supplier_func_t supplier = aa_flow_control_strategy_supplier_load("unicast");
+    aa_flow_control_strategy_t *fc = NULL;
+    AA_CHECK_EQ(supplier(&fc, &params), 0);
+    uint8_t b[64];
+    size_t n = sm(b, 0, 7, 64, 1024, NULL);
+    AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 0, 7, 16, 0), 64 + 1024);
+    fc->fini(fc);
+}
+
+static void should_select_suppliers_per_reference(void)
+{
+    /* Unicast channels: always unicast, whatever fc= says. */
+    AA_CHECK(aa_flow_control_strategy_supplier_select(false, NULL, NULL) == aa_unicast_flow_control_strategy_supplier);
+    AA_CHECK(aa_flow_control_strategy_supplier_select(false, "min,g:/3", "max") == aa_unicast_flow_control_strategy_supplier);
+    AA_CHECK(aa_flow_control_strategy_supplier_select(false, "bogus", NULL) == aa_unicast_flow_control_strategy_supplier);
+
+    /* Multicast/MDC: fc= first (max|min|tagged), else the driver default (max); none built yet. */
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "min,g:/3,t:2s", NULL));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_NOT_SUPPORTED);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "'min'"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "tagged,g:1001/3", NULL));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "'tagged'"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, NULL, NULL));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "'max'"));
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "unicast", NULL));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_INVALID_CHANNEL);
+    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "maximum-speed-please", NULL));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_INVALID_CHANNEL);
+    /* A driver default may name any registered supplier. */
+    AA_CHECK(aa_flow_control_strategy_supplier_select(true, NULL, "aa_unicast_flow_control_strategy_supplier") ==
+        aa_unicast_flow_control_strategy_supplier);
+}
+
+int main(void)
+{
+    AA_RUN(should_set_limit_to_sm_position_plus_window);
+    AA_RUN(should_handle_term_id_wrap_and_positions_before_the_initial_term);
+    AA_RUN(should_ignore_malformed_status_messages);
+    AA_RUN(should_leave_limit_on_idle_setup_and_error);
+    AA_RUN(should_load_suppliers_by_name);
+    AA_RUN(should_select_suppliers_per_reference);
+    return 0;
+}

@@ -1,0 +1,699 @@
+#include <string.h>
+
+#include "aa_udp_frames.h"
+#include "../_native/src/util/aa_error.h"
+
+#define AA_UDP_FRAME_ALIGNMENT 32
+
+static inline size_t aa_udp_align(size_t value, size_t alignment)
+{
+    return (value + (alignment - 1)) & ~(alignment - 1);
+}
+
+/* Fields are read and written with memcpy: buffers may have any alignment, and the host is
+ * little-endian like the wire (checked in aa_udp_protocol.h). */
+static inline int32_t aa_udp_get_int32(const uint8_t *buffer, size_t offset)
+{
+    int32_t value;
+    memcpy(&value, buffer + offset, sizeof(value));
+    return value;
+}
+
+static inline int16_t aa_udp_get_int16(const uint8_t *buffer, size_t offset)
+{
+    int16_t value;
+    memcpy(&value, buffer + offset, sizeof(value));
+    return value;
+}
+
+static inline void aa_udp_put_int32(uint8_t *buffer, size_t offset, int32_t value)
+{
+    memcpy(buffer + offset, &value, sizeof(value));
+}
+
+static inline void aa_udp_frame_header_fill(aa_frame_header_t *header, int32_t frame_length, uint8_t flags, int16_t type)
+{
+    header->frame_length = frame_length;
+    header->version = AA_FRAME_HEADER_VERSION;
+    header->flags = flags;
+    header->type = type;
+}
+
+static int aa_udp_check_capacity(size_t capacity, size_t needed, const char *what)
+{
+    if (capacity < needed)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s needs %zu bytes, buffer capacity is %zu", what, needed, capacity);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- classification ---- */
+
+/* Walks the frames of a DATA datagram. term_length > 0 also checks every frame against the term. */
+static aa_udp_frame_kind_t aa_udp_data_batch_walk(const uint8_t *buffer, size_t length, int32_t term_length)
+{
+    int64_t base_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    size_t offset = 0;
+    while (offset < length)
+    {
+        size_t remaining = length - offset;
+        if (remaining < (size_t)AA_DATA_HEADER_LENGTH)
+        {
+            return AA_UDP_FRAME_INVALID_LENGTH;
+        }
+        aa_frame_header_t header;
+        memcpy(&header, buffer + offset, sizeof(header));
+        if (AA_FRAME_HEADER_VERSION != header.version)
+        {
+            return AA_UDP_FRAME_INVALID_VERSION;
+        }
+        if (header.frame_length < AA_DATA_HEADER_LENGTH)
+        {
+            return AA_UDP_FRAME_INVALID_LENGTH;
+        }
+        if (AA_HDR_TYPE_PAD == header.type)
+        {
+            /* Only the PAD header travels; the sender's scan stops after it. */
+            if (term_length > 0 && base_offset + (int64_t)offset + header.frame_length > term_length)
+            {
+                return AA_UDP_FRAME_INVALID_LENGTH;
+            }
+            break;
+        }
+        if (AA_HDR_TYPE_DATA != header.type || (size_t)header.frame_length > remaining)
+        {
+            return AA_UDP_FRAME_INVALID_LENGTH;
+        }
+        offset += aa_udp_align((size_t)header.frame_length, AA_UDP_FRAME_ALIGNMENT);
+    }
+    return AA_UDP_FRAME_DATA;
+}
+
+static aa_udp_frame_kind_t aa_udp_check_control(
+    const aa_frame_header_t *header, size_t length, int32_t fixed_length, aa_udp_frame_kind_t kind)
+{
+    if (length < (size_t)fixed_length ||
+        header->frame_length < fixed_length ||
+        (size_t)header->frame_length > length)
+    {
+        return AA_UDP_FRAME_INVALID_LENGTH;
+    }
+    return kind;
+}
+
+aa_udp_frame_kind_t aa_udp_frame_classify(const uint8_t *buffer, size_t length)
+{
+    if (NULL == buffer || length < (size_t)AA_FRAME_HEADER_LENGTH)
+    {
+        return AA_UDP_FRAME_INVALID_SHORT;
+    }
+    aa_frame_header_t header;
+    memcpy(&header, buffer, sizeof(header));
+    if (AA_FRAME_HEADER_VERSION != header.version)
+    {
+        return AA_UDP_FRAME_INVALID_VERSION;
+    }
+
+    switch (header.type)
+    {
+        case AA_HDR_TYPE_DATA:
+        case AA_HDR_TYPE_PAD:
+        {
+            if (length < (size_t)AA_DATA_HEADER_LENGTH)
+            {
+                return AA_UDP_FRAME_INVALID_LENGTH;
+            }
+            if (AA_HDR_TYPE_DATA == header.type && 0 == header.frame_length)
+            {
+                return (size_t)AA_DATA_HEADER_LENGTH == length ? AA_UDP_FRAME_HEARTBEAT : AA_UDP_FRAME_INVALID_LENGTH;
+            }
+            aa_udp_frame_kind_t kind = aa_udp_data_batch_walk(buffer, length, 0);
+            if (AA_UDP_FRAME_DATA == kind && AA_HDR_TYPE_PAD == header.type)
+            {
+                return AA_UDP_FRAME_PAD;
+            }
+            return kind;
+        }
+
+        case AA_HDR_TYPE_NAK:
+            return aa_udp_check_control(&header, length, AA_NAK_HEADER_LENGTH, AA_UDP_FRAME_NAK);
+
+        case AA_HDR_TYPE_SM:
+            return aa_udp_check_control(&header, length, AA_STATUS_MESSAGE_HEADER_LENGTH, AA_UDP_FRAME_SM);
+
+        case AA_HDR_TYPE_ERR:
+        {
+            aa_udp_frame_kind_t kind = aa_udp_check_control(&header, length, AA_ERROR_HEADER_LENGTH, AA_UDP_FRAME_ERR);
+            if (AA_UDP_FRAME_ERR == kind)
+            {
+                int32_t error_length = aa_udp_get_int32(buffer, offsetof(aa_error_header_t, error_length));
+                if (error_length < 0 || error_length > header.frame_length - AA_ERROR_HEADER_LENGTH)
+                {
+                    return AA_UDP_FRAME_INVALID_LENGTH;
+                }
+            }
+            return kind;
+        }
+
+        case AA_HDR_TYPE_SETUP:
+            return aa_udp_check_control(&header, length, AA_SETUP_HEADER_LENGTH, AA_UDP_FRAME_SETUP);
+
+        case AA_HDR_TYPE_RTTM:
+            return aa_udp_check_control(&header, length, AA_RTTM_HEADER_LENGTH, AA_UDP_FRAME_RTTM);
+
+        case AA_HDR_TYPE_RES:
+            return aa_udp_check_control(&header, length, AA_FRAME_HEADER_LENGTH, AA_UDP_FRAME_RES);
+
+        case AA_HDR_TYPE_RSP_SETUP:
+            return aa_udp_check_control(&header, length, AA_RESPONSE_SETUP_HEADER_LENGTH, AA_UDP_FRAME_RSP_SETUP);
+
+        default:
+            return AA_UDP_FRAME_UNKNOWN;
+    }
+}
+
+const char *aa_udp_frame_kind_name(aa_udp_frame_kind_t kind)
+{
+    switch (kind)
+    {
+        case AA_UDP_FRAME_INVALID_LENGTH: return "INVALID_LENGTH";
+        case AA_UDP_FRAME_INVALID_VERSION: return "INVALID_VERSION";
+        case AA_UDP_FRAME_INVALID_SHORT: return "INVALID_SHORT";
+        case AA_UDP_FRAME_UNKNOWN: return "UNKNOWN";
+        case AA_UDP_FRAME_PAD: return "PAD";
+        case AA_UDP_FRAME_DATA: return "DATA";
+        case AA_UDP_FRAME_HEARTBEAT: return "HEARTBEAT";
+        case AA_UDP_FRAME_NAK: return "NAK";
+        case AA_UDP_FRAME_SM: return "SM";
+        case AA_UDP_FRAME_ERR: return "ERR";
+        case AA_UDP_FRAME_SETUP: return "SETUP";
+        case AA_UDP_FRAME_RTTM: return "RTTM";
+        case AA_UDP_FRAME_RES: return "RES";
+        case AA_UDP_FRAME_RSP_SETUP: return "RSP_SETUP";
+    }
+    return "?";
+}
+
+bool aa_udp_frame_is_heartbeat(const uint8_t *buffer, size_t length)
+{
+    if (NULL == buffer || (size_t)AA_DATA_HEADER_LENGTH != length)
+    {
+        return false;
+    }
+    aa_frame_header_t header;
+    memcpy(&header, buffer, sizeof(header));
+    return AA_HDR_TYPE_DATA == header.type && 0 == header.frame_length;
+}
+
+bool aa_udp_frame_data_fits_term(const uint8_t *buffer, size_t length, int32_t term_length)
+{
+    if (NULL == buffer || length < (size_t)AA_DATA_HEADER_LENGTH || term_length <= 0)
+    {
+        return false;
+    }
+    int32_t term_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    if (term_offset < 0 || 0 != (term_offset & (AA_UDP_FRAME_ALIGNMENT - 1)))
+    {
+        return false;
+    }
+    if (aa_udp_frame_is_heartbeat(buffer, length))
+    {
+        return term_offset <= term_length;
+    }
+    if ((int64_t)term_offset + (int64_t)length > term_length)
+    {
+        return false;
+    }
+    return AA_UDP_FRAME_DATA == aa_udp_data_batch_walk(buffer, length, term_length);
+}
+
+/* ---- DATA, PAD, heartbeat ---- */
+
+static int32_t aa_udp_encode_data_header(
+    uint8_t *buffer, int32_t frame_length, uint8_t flags, int16_t type, int32_t term_offset, int32_t session_id,
+    int32_t stream_id, int32_t term_id, int64_t reserved_value)
+{
+    aa_data_header_t header;
+    aa_udp_frame_header_fill(&header.frame_header, frame_length, flags, type);
+    header.term_offset = term_offset;
+    header.session_id = session_id;
+    header.stream_id = stream_id;
+    header.term_id = term_id;
+    header.reserved_value = reserved_value;
+    memcpy(buffer, &header, sizeof(header));
+    return AA_DATA_HEADER_LENGTH;
+}
+
+int32_t aa_udp_frame_encode_data(
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t term_offset, int32_t session_id, int32_t stream_id,
+    int32_t term_id, int64_t reserved_value, const uint8_t *payload, size_t payload_length)
+{
+    if (payload_length > (size_t)(AA_MAX_UDP_PAYLOAD_LENGTH - AA_DATA_HEADER_LENGTH))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "DATA payload of %zu bytes exceeds the %d byte maximum",
+            payload_length, AA_MAX_UDP_PAYLOAD_LENGTH - AA_DATA_HEADER_LENGTH);
+        return -1;
+    }
+    if (NULL == payload && payload_length > 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s", "DATA payload is NULL");
+        return -1;
+    }
+    size_t frame_length = (size_t)AA_DATA_HEADER_LENGTH + payload_length;
+    size_t aligned_length = aa_udp_align(frame_length, AA_UDP_FRAME_ALIGNMENT);
+    if (aa_udp_check_capacity(capacity, aligned_length, "DATA frame") < 0)
+    {
+        return -1;
+    }
+    aa_udp_encode_data_header(
+        buffer, (int32_t)frame_length, flags, AA_HDR_TYPE_DATA, term_offset, session_id, stream_id, term_id, reserved_value);
+    if (payload_length > 0)
+    {
+        memcpy(buffer + AA_DATA_HEADER_LENGTH, payload, payload_length);
+    }
+    memset(buffer + frame_length, 0, aligned_length - frame_length);
+    return (int32_t)aligned_length;
+}
+
+int32_t aa_udp_frame_encode_pad(
+    uint8_t *buffer, size_t capacity, int32_t term_offset, int32_t session_id, int32_t stream_id, int32_t term_id,
+    int32_t pad_length)
+{
+    if (pad_length < AA_DATA_HEADER_LENGTH || 0 != (pad_length & (AA_UDP_FRAME_ALIGNMENT - 1)))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "PAD length %d must be a multiple of 32 and at least 32", pad_length);
+        return -1;
+    }
+    if (aa_udp_check_capacity(capacity, AA_DATA_HEADER_LENGTH, "PAD header") < 0)
+    {
+        return -1;
+    }
+    return aa_udp_encode_data_header(
+        buffer, pad_length, AA_DATA_HEADER_UNFRAGMENTED, AA_HDR_TYPE_PAD, term_offset, session_id, stream_id, term_id, 0);
+}
+
+int32_t aa_udp_frame_encode_heartbeat(
+    uint8_t *buffer, size_t capacity, int32_t term_offset, int32_t session_id, int32_t stream_id, int32_t term_id,
+    bool end_of_stream)
+{
+    if (aa_udp_check_capacity(capacity, AA_DATA_HEADER_LENGTH, "heartbeat") < 0)
+    {
+        return -1;
+    }
+    uint8_t flags = end_of_stream ?
+        (uint8_t)(AA_DATA_HEADER_UNFRAGMENTED | AA_DATA_HEADER_EOS_FLAG) : AA_DATA_HEADER_UNFRAGMENTED;
+    return aa_udp_encode_data_header(buffer, 0, flags, AA_HDR_TYPE_DATA, term_offset, session_id, stream_id, term_id, 0);
+}
+
+static int aa_udp_expect(const uint8_t *buffer, size_t length, aa_udp_frame_kind_t expected, const char *what)
+{
+    aa_udp_frame_kind_t kind = aa_udp_frame_classify(buffer, length);
+    if (expected != kind)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "not a valid %s frame: %s (%zu bytes)",
+            what, aa_udp_frame_kind_name(kind), length);
+        return -1;
+    }
+    return 0;
+}
+
+int aa_udp_frame_decode_data_header(const uint8_t *buffer, size_t length, aa_data_header_t *header)
+{
+    aa_udp_frame_kind_t kind = aa_udp_frame_classify(buffer, length);
+    if (AA_UDP_FRAME_DATA != kind && AA_UDP_FRAME_PAD != kind && AA_UDP_FRAME_HEARTBEAT != kind)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "not a valid DATA frame: %s (%zu bytes)",
+            aa_udp_frame_kind_name(kind), length);
+        return -1;
+    }
+    memcpy(header, buffer, sizeof(*header));
+    return 0;
+}
+
+/* ---- SETUP ---- */
+
+int32_t aa_udp_frame_encode_setup(
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t term_offset, int32_t session_id, int32_t stream_id,
+    int32_t initial_term_id, int32_t active_term_id, int32_t term_length, int32_t mtu, int32_t ttl)
+{
+    if (aa_udp_check_capacity(capacity, AA_SETUP_HEADER_LENGTH, "SETUP") < 0)
+    {
+        return -1;
+    }
+    aa_setup_header_t setup;
+    aa_udp_frame_header_fill(&setup.frame_header, AA_SETUP_HEADER_LENGTH, flags, AA_HDR_TYPE_SETUP);
+    setup.term_offset = term_offset;
+    setup.session_id = session_id;
+    setup.stream_id = stream_id;
+    setup.initial_term_id = initial_term_id;
+    setup.active_term_id = active_term_id;
+    setup.term_length = term_length;
+    setup.mtu = mtu;
+    setup.ttl = ttl;
+    memcpy(buffer, &setup, sizeof(setup));
+    return AA_SETUP_HEADER_LENGTH;
+}
+
+int aa_udp_frame_decode_setup(const uint8_t *buffer, size_t length, aa_setup_header_t *setup)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_SETUP, "SETUP") < 0)
+    {
+        return -1;
+    }
+    memcpy(setup, buffer, sizeof(*setup));
+    return 0;
+}
+
+/* ---- STATUS MESSAGE ---- */
+
+int32_t aa_udp_frame_encode_status_message(
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t session_id, int32_t stream_id,
+    int32_t consumption_term_id, int32_t consumption_term_offset, int32_t receiver_window, int64_t receiver_id,
+    const int64_t *group_tag)
+{
+    int32_t frame_length = NULL == group_tag ? AA_STATUS_MESSAGE_HEADER_LENGTH : AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH;
+    if (aa_udp_check_capacity(capacity, (size_t)frame_length, "SM") < 0)
+    {
+        return -1;
+    }
+    aa_status_message_header_t sm;
+    aa_udp_frame_header_fill(&sm.frame_header, frame_length, flags, AA_HDR_TYPE_SM);
+    sm.session_id = session_id;
+    sm.stream_id = stream_id;
+    sm.consumption_term_id = consumption_term_id;
+    sm.consumption_term_offset = consumption_term_offset;
+    sm.receiver_window = receiver_window;
+    sm.receiver_id = receiver_id;
+    memcpy(buffer, &sm, sizeof(sm));
+    if (NULL != group_tag)
+    {
+        memcpy(buffer + AA_STATUS_MESSAGE_HEADER_LENGTH, group_tag, sizeof(*group_tag));
+    }
+    return frame_length;
+}
+
+int aa_udp_frame_decode_status_message(const uint8_t *buffer, size_t length, aa_udp_status_message_t *sm)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_SM, "SM") < 0)
+    {
+        return -1;
+    }
+    memcpy(&sm->header, buffer, sizeof(sm->header));
+    sm->has_group_tag = AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH == sm->header.frame_header.frame_length;
+    sm->group_tag = 0;
+    if (sm->has_group_tag)
+    {
+        memcpy(&sm->group_tag, buffer + AA_STATUS_MESSAGE_HEADER_LENGTH, sizeof(sm->group_tag));
+    }
+    return 0;
+}
+
+/* ---- NAK ---- */
+
+int32_t aa_udp_frame_encode_nak(
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
+    int32_t length)
+{
+    if (aa_udp_check_capacity(capacity, AA_NAK_HEADER_LENGTH, "NAK") < 0)
+    {
+        return -1;
+    }
+    aa_nak_header_t nak;
+    aa_udp_frame_header_fill(&nak.frame_header, AA_NAK_HEADER_LENGTH, 0, AA_HDR_TYPE_NAK);
+    nak.session_id = session_id;
+    nak.stream_id = stream_id;
+    nak.term_id = term_id;
+    nak.term_offset = term_offset;
+    nak.length = length;
+    memcpy(buffer, &nak, sizeof(nak));
+    return AA_NAK_HEADER_LENGTH;
+}
+
+int aa_udp_frame_decode_nak(const uint8_t *buffer, size_t length, aa_nak_header_t *nak)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_NAK, "NAK") < 0)
+    {
+        return -1;
+    }
+    memcpy(nak, buffer, sizeof(*nak));
+    return 0;
+}
+
+/* ---- RTT MEASUREMENT ---- */
+
+int32_t aa_udp_frame_encode_rttm(
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t session_id, int32_t stream_id, int64_t echo_timestamp,
+    int64_t reception_delta, int64_t receiver_id)
+{
+    if (aa_udp_check_capacity(capacity, AA_RTTM_HEADER_LENGTH, "RTTM") < 0)
+    {
+        return -1;
+    }
+    aa_rttm_header_t rttm;
+    aa_udp_frame_header_fill(&rttm.frame_header, AA_RTTM_HEADER_LENGTH, flags, AA_HDR_TYPE_RTTM);
+    rttm.session_id = session_id;
+    rttm.stream_id = stream_id;
+    rttm.echo_timestamp = echo_timestamp;
+    rttm.reception_delta = reception_delta;
+    rttm.receiver_id = receiver_id;
+    memcpy(buffer, &rttm, sizeof(rttm));
+    return AA_RTTM_HEADER_LENGTH;
+}
+
+int32_t aa_udp_frame_encode_rttm_reply(uint8_t *buffer, size_t capacity, const aa_rttm_header_t *request)
+{
+    return aa_udp_frame_encode_rttm(
+        buffer, capacity, 0, request->session_id, request->stream_id, request->echo_timestamp, 0, request->receiver_id);
+}
+
+int aa_udp_frame_decode_rttm(const uint8_t *buffer, size_t length, aa_rttm_header_t *rttm)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_RTTM, "RTTM") < 0)
+    {
+        return -1;
+    }
+    memcpy(rttm, buffer, sizeof(*rttm));
+    return 0;
+}
+
+/* ---- ERROR ---- */
+
+int32_t aa_udp_frame_encode_error(
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int64_t receiver_id,
+    const int64_t *group_tag, int32_t error_code, const char *text, size_t text_length)
+{
+    if (NULL == text)
+    {
+        text_length = 0;
+    }
+    if (text_length > AA_ERROR_MAX_TEXT_LENGTH)
+    {
+        text_length = AA_ERROR_MAX_TEXT_LENGTH;
+    }
+    size_t frame_length = (size_t)AA_ERROR_HEADER_LENGTH + text_length;
+    if (aa_udp_check_capacity(capacity, frame_length, "ERR") < 0)
+    {
+        return -1;
+    }
+    aa_error_header_t error;
+    aa_udp_frame_header_fill(
+        &error.frame_header, (int32_t)frame_length, NULL == group_tag ? 0 : AA_ERROR_HEADER_HAS_GROUP_TAG_FLAG,
+        AA_HDR_TYPE_ERR);
+    error.session_id = session_id;
+    error.stream_id = stream_id;
+    error.receiver_id = receiver_id;
+    error.group_tag = NULL == group_tag ? 0 : *group_tag;
+    error.error_code = error_code;
+    error.error_length = (int32_t)text_length;
+    memcpy(buffer, &error, sizeof(error));
+    if (text_length > 0)
+    {
+        memcpy(buffer + AA_ERROR_HEADER_LENGTH, text, text_length);
+    }
+    return (int32_t)frame_length;
+}
+
+int aa_udp_frame_decode_error(const uint8_t *buffer, size_t length, aa_udp_error_t *error)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_ERR, "ERR") < 0)
+    {
+        return -1;
+    }
+    memcpy(&error->header, buffer, sizeof(error->header));
+    error->has_group_tag = 0 != (error->header.frame_header.flags & AA_ERROR_HEADER_HAS_GROUP_TAG_FLAG);
+    error->text = buffer + AA_ERROR_HEADER_LENGTH;
+    error->text_length = (size_t)error->header.error_length;
+    return 0;
+}
+
+/* ---- RESPONSE SETUP ---- */
+
+int32_t aa_udp_frame_encode_response_setup(
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t response_session_id)
+{
+    if (aa_udp_check_capacity(capacity, AA_RESPONSE_SETUP_HEADER_LENGTH, "RSP_SETUP") < 0)
+    {
+        return -1;
+    }
+    aa_response_setup_header_t rsp;
+    aa_udp_frame_header_fill(&rsp.frame_header, AA_RESPONSE_SETUP_HEADER_LENGTH, 0, AA_HDR_TYPE_RSP_SETUP);
+    rsp.session_id = session_id;
+    rsp.stream_id = stream_id;
+    rsp.response_session_id = response_session_id;
+    memcpy(buffer, &rsp, sizeof(rsp));
+    return AA_RESPONSE_SETUP_HEADER_LENGTH;
+}
+
+int aa_udp_frame_decode_response_setup(const uint8_t *buffer, size_t length, aa_response_setup_header_t *rsp)
+{
+    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_RSP_SETUP, "RSP_SETUP") < 0)
+    {
+        return -1;
+    }
+    memcpy(rsp, buffer, sizeof(*rsp));
+    return 0;
+}
+
+/* ---- RESOLUTION ---- */
+
+int32_t aa_udp_frame_encode_resolution_header(uint8_t *buffer, size_t capacity)
+{
+    if (aa_udp_check_capacity(capacity, AA_FRAME_HEADER_LENGTH, "RES header") < 0)
+    {
+        return -1;
+    }
+    aa_frame_header_t header;
+    aa_udp_frame_header_fill(&header, AA_FRAME_HEADER_LENGTH, 0, AA_HDR_TYPE_RES);
+    memcpy(buffer, &header, sizeof(header));
+    return AA_FRAME_HEADER_LENGTH;
+}
+
+static int32_t aa_udp_resolution_fixed_length(int8_t res_type, size_t *address_length)
+{
+    if (AA_RES_HEADER_TYPE_NAME_TO_IP4_MD == res_type)
+    {
+        *address_length = 4;
+        return AA_RES_IPV4_ENTRY_FIXED_LENGTH;
+    }
+    if (AA_RES_HEADER_TYPE_NAME_TO_IP6_MD == res_type)
+    {
+        *address_length = 16;
+        return AA_RES_IPV6_ENTRY_FIXED_LENGTH;
+    }
+    return -1;
+}
+
+int32_t aa_udp_frame_append_resolution_entry(
+    uint8_t *buffer, size_t capacity, int8_t res_type, uint8_t res_flags, uint16_t udp_port, int32_t age_in_ms,
+    const uint8_t *address, const char *name, size_t name_length)
+{
+    size_t address_length = 0;
+    int32_t fixed_length = aa_udp_resolution_fixed_length(res_type, &address_length);
+    if (fixed_length < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "unknown resolution entry type %d", res_type);
+        return -1;
+    }
+    if (name_length > AA_RES_MAX_NAME_LENGTH || (NULL == name && name_length > 0) || NULL == address)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "resolution entry needs an address and a name of at most %d bytes, got %zu",
+            AA_RES_MAX_NAME_LENGTH, name_length);
+        return -1;
+    }
+    if (aa_udp_check_capacity(capacity, AA_FRAME_HEADER_LENGTH, "RES header") < 0)
+    {
+        return -1;
+    }
+    int32_t frame_length = aa_udp_get_int32(buffer, 0);
+    if (frame_length < AA_FRAME_HEADER_LENGTH || (size_t)frame_length > capacity)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "RES frame length %d is not valid for capacity %zu", frame_length, capacity);
+        return -1;
+    }
+    size_t entry_length = aa_udp_align((size_t)fixed_length + name_length, AA_RES_ENTRY_ALIGNMENT);
+    if (aa_udp_check_capacity(capacity, (size_t)frame_length + entry_length, "RES entry") < 0)
+    {
+        return -1;
+    }
+
+    uint8_t *entry = buffer + frame_length;
+    aa_resolution_header_t common;
+    common.res_type = res_type;
+    common.res_flags = res_flags;
+    common.udp_port = udp_port;
+    common.age_in_ms = age_in_ms;
+    memcpy(entry, &common, sizeof(common));
+    memcpy(entry + sizeof(common), address, address_length);
+    int16_t name_length_field = (int16_t)name_length;
+    memcpy(entry + fixed_length - (int32_t)sizeof(int16_t), &name_length_field, sizeof(name_length_field));
+    if (name_length > 0)
+    {
+        memcpy(entry + fixed_length, name, name_length);
+    }
+    memset(entry + fixed_length + name_length, 0, entry_length - ((size_t)fixed_length + name_length));
+
+    frame_length += (int32_t)entry_length;
+    aa_udp_put_int32(buffer, 0, frame_length);
+    return frame_length;
+}
+
+int aa_udp_frame_resolution_next_entry(
+    const uint8_t *buffer, size_t length, size_t *offset, aa_udp_resolution_entry_t *entry)
+{
+    if (AA_UDP_FRAME_RES != aa_udp_frame_classify(buffer, length))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "not a valid RES frame (%zu bytes)", length);
+        return -1;
+    }
+    size_t frame_length = (size_t)aa_udp_get_int32(buffer, 0);
+    if (*offset < (size_t)AA_FRAME_HEADER_LENGTH)
+    {
+        *offset = AA_FRAME_HEADER_LENGTH;
+    }
+    if (*offset >= frame_length)
+    {
+        return 0;
+    }
+    size_t remaining = frame_length - *offset;
+    const uint8_t *p = buffer + *offset;
+    if (remaining < sizeof(aa_resolution_header_t))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "RES entry at %zu is cut short: %zu bytes remain", *offset, remaining);
+        return -1;
+    }
+    aa_resolution_header_t common;
+    memcpy(&common, p, sizeof(common));
+    size_t address_length = 0;
+    int32_t fixed_length = aa_udp_resolution_fixed_length(common.res_type, &address_length);
+    if (fixed_length < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "RES entry at %zu has unknown type %d", *offset, common.res_type);
+        return -1;
+    }
+    if (remaining < (size_t)fixed_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "RES entry at %zu is cut short: %zu bytes remain", *offset, remaining);
+        return -1;
+    }
+    int16_t name_length = aa_udp_get_int16(p, (size_t)fixed_length - sizeof(int16_t));
+    if (name_length < 0 || (size_t)fixed_length + (size_t)name_length > remaining)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "RES entry at %zu has name length %d, %zu bytes remain",
+            *offset, name_length, remaining);
+        return -1;
+    }
+
+    entry->res_type = common.res_type;
+    entry->res_flags = common.res_flags;
+    entry->udp_port = common.udp_port;
+    entry->age_in_ms = common.age_in_ms;
+    memset(entry->address, 0, sizeof(entry->address));
+    memcpy(entry->address, p + sizeof(common), address_length);
+    entry->address_length = address_length;
+    entry->name = p + fixed_length;
+    entry->name_length = (size_t)name_length;
+    *offset += aa_udp_align((size_t)fixed_length + (size_t)name_length, AA_RES_ENTRY_ALIGNMENT);
+    return 1;
+}
