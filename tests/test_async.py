@@ -419,7 +419,8 @@ async def test_lost_driver_breaks_pending_receive_and_offer() -> None:
                     while len(outcomes) < 2:
                         await anyio.sleep(0.01)
             for what, (at, message) in outcomes.items():
-                assert at - killed_at < driver_timeout + 1.5, f"{what} broke {at - killed_at:.2f} s after the kill"
+                print(f"{what} broke {at - killed_at:.3f} s after the kill (driver timeout {driver_timeout} s)")
+                assert at - killed_at < driver_timeout + 0.5, f"{what} broke {at - killed_at:.2f} s after the kill"
                 assert "media driver" in message
             with pytest.raises(anyio.BrokenResourceError):
                 await lonely.offer(b"later")
