@@ -1,6 +1,6 @@
 /* The loss generator: rule parsing, frame types, drop/dup/reorder at the configured rates,
  * determinism for a seed, on receive and on send, over an in-memory link and over loopback
- * sockets. */
+ * sockets; and its driver options. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "aa_test.h"
 #include "../../media/aa_loss_generator.h"
 #include "../../protocols/aa_udp_protocol.h"
+#include "../src/driver/aa_driver_context.h"
 #include "../src/util/aa_error.h"
 
 #define FRAMES 20000
@@ -641,6 +642,48 @@ static void should_wrap_socket_transports(void)
     free(again.ids);
 }
 
+/* ---- driver options ---- */
+
+static void should_read_loss_and_socket_options_into_the_driver_context(void)
+{
+    aa_driver_context_t ctx;
+    AA_CHECK_EQ(aa_driver_context_init(&ctx), 0);
+    AA_CHECK(!aa_loss_generator_params_is_enabled(&ctx.udp_receive_loss));
+    AA_CHECK(!aa_loss_generator_params_is_enabled(&ctx.udp_send_loss));
+    AA_CHECK_EQ(ctx.udp_loss_seed, 0);
+    AA_CHECK_EQ(ctx.socket_so_rcvbuf, 128 * 1024);
+    AA_CHECK_EQ(ctx.socket_so_sndbuf, 0);
+    AA_CHECK_EQ(ctx.socket_multicast_ttl, 0);
+    AA_CHECK_EQ(aa_driver_context_validate(&ctx), 0);
+
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_UDP_RECEIVE_LOSS", "drop:data:5%,reorder:any:0.01"), 0);
+    AA_CHECK_EQ(ctx.udp_receive_loss.rules_count, 2);
+    AA_CHECK(fabs(ctx.udp_receive_loss.rules[0].rate - 0.05) < 1e-12);
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "aeron.udp.send.loss", "dup:nak:0.5"), 0);
+    AA_CHECK_EQ(ctx.udp_send_loss.rules[0].frame_type, AA_LOSS_FRAME_NAK);
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_UDP_LOSS_SEED", "-9000000000"), 0);
+    AA_CHECK_EQ(ctx.udp_loss_seed, -9000000000LL);
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "aeron.socket.so_rcvbuf", "2m"), 0);
+    AA_CHECK_EQ(ctx.socket_so_rcvbuf, 2 * 1024 * 1024);
+
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_UDP_RECEIVE_LOSS", "drop:data:2"), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "AERON_UDP_RECEIVE_LOSS"));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "from 0 to 1"));
+    AA_CHECK_EQ(ctx.udp_receive_loss.rules_count, 2);
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_UDP_LOSS_SEED", "12x"), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "64-bit integer"));
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_UDP_RECEIVE_LOSS", ""), 0);
+    AA_CHECK(!aa_loss_generator_params_is_enabled(&ctx.udp_receive_loss));
+
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_SOCKET_MULTICAST_TTL", "256"), 0);
+    AA_CHECK_EQ(aa_driver_context_validate(&ctx), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "AERON_SOCKET_MULTICAST_TTL=256"));
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_SOCKET_MULTICAST_TTL", "1"), 0);
+    AA_CHECK_EQ(aa_driver_context_set(&ctx, "AERON_SOCKET_SO_SNDBUF", "3g"), 0);
+    AA_CHECK_EQ(aa_driver_context_validate(&ctx), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "below 2g"));
+}
+
 int main(void)
 {
     AA_RUN(should_parse_rules);
@@ -654,5 +697,6 @@ int main(void)
     AA_RUN(should_keep_every_datagram_when_sends_are_partial);
     AA_RUN(should_pass_everything_through_without_rules);
     AA_RUN(should_wrap_socket_transports);
+    AA_RUN(should_read_loss_and_socket_options_into_the_driver_context);
     return 0;
 }
