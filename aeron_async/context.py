@@ -70,6 +70,12 @@ class DriverContext:
     publication_reserved_session_id_low: int | None = _field("AERON_PUBLICATION_RESERVED_SESSION_ID_LOW", "-1", "low end of reserved session ids")
     publication_reserved_session_id_high: int | None = _field("AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH", "1000", "high end of reserved session ids")
     conductor_cycle_threshold: Duration | None = _field("AERON_CONDUCTOR_CYCLE_THRESHOLD", "1s", "conductor cycles longer than this are counted")
+    socket_so_rcvbuf: Size | None = _field("AERON_SOCKET_SO_RCVBUF", "128k", "UDP receive socket buffer (0 = OS default); so-rcvbuf= per channel")
+    socket_so_sndbuf: Size | None = _field("AERON_SOCKET_SO_SNDBUF", "0", "UDP send socket buffer (0 = OS default); so-sndbuf= per channel")
+    socket_multicast_ttl: int | None = _field("AERON_SOCKET_MULTICAST_TTL", "0", "multicast TTL (0 = OS default); ttl= per channel")
+    udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
+    udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
+    udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

@@ -53,25 +53,185 @@ static void should_reject_with_clear_messages(void)
     check_rejected("aeron:ipc?mtu=1|mtu=2", "given twice");
 }
 
-static void should_reject_bad_values(void)
+static aa_uri_t *uri_with(aa_uri_t *uri, const char *key, const char *value)
+{
+    /* The getters also guard values that did not come through aa_uri_parse. */
+    memset(uri, 0, sizeof(*uri));
+    uri->media = AA_URI_MEDIA_IPC;
+    snprintf(uri->params[0].key, sizeof(uri->params[0].key), "%s", key);
+    snprintf(uri->params[0].value, sizeof(uri->params[0].value), "%s", value);
+    uri->params_count = 1;
+    return uri;
+}
+
+static void should_reject_bad_values_in_getters(void)
 {
     aa_uri_t uri;
-    AA_CHECK_EQ(aa_uri_parse("aeron:ipc?term-length=big|sparse=yes|session-id=99999999999|linger=soon", &uri), 0);
     int64_t v;
     bool b;
     int32_t i;
-    AA_CHECK_EQ(aa_uri_get_size(&uri, "term-length", &v), -1);
+    AA_CHECK_EQ(aa_uri_get_size(uri_with(&uri, "term-length", "big"), "term-length", &v), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "term-length=big"));
-    AA_CHECK_EQ(aa_uri_get_bool(&uri, "sparse", &b), -1);
+    AA_CHECK_EQ(aa_uri_get_bool(uri_with(&uri, "sparse", "yes"), "sparse", &b), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "true or false"));
-    AA_CHECK_EQ(aa_uri_get_int32(&uri, "session-id", &i), -1);
-    AA_CHECK_EQ(aa_uri_get_duration_ns(&uri, "linger", &v), -1);
+    AA_CHECK_EQ(aa_uri_get_int32(uri_with(&uri, "session-id", "99999999999"), "session-id", &i), -1);
+    AA_CHECK_EQ(aa_uri_get_duration_ns(uri_with(&uri, "linger", "soon"), "linger", &v), -1);
+}
+
+static void should_reject_bad_values_when_parsing(void)
+{
+    check_rejected("aeron:ipc?term-length=big", "term-length=big");
+    check_rejected("aeron:ipc?term-length=100000", "power of two");
+    check_rejected("aeron:ipc?term-length=32k", "power of two between 64k and 1g");
+    check_rejected("aeron:ipc?term-length=2g", "power of two");
+    check_rejected("aeron:ipc?sparse=yes", "true or false");
+    check_rejected("aeron:ipc?session-id=99999999999", "session-id=99999999999");
+    check_rejected("aeron:ipc?linger=soon", "duration");
+    check_rejected("aeron:ipc?mtu=1000", "multiple of 32");
+    check_rejected("aeron:ipc?mtu=32", "greater than 32");
+    check_rejected("aeron:ipc?mtu=65536", "at most 65504");
+    check_rejected("aeron:ipc?init-term-id=5", "init-term-id, term-id and term-offset must be given together");
+    check_rejected("aeron:ipc?init-term-id=5|term-id=6", "given together");
+    check_rejected("aeron:ipc?init-term-id=5|term-id=6|term-offset=100", "term-offset=100");
+    check_rejected("aeron:ipc?init-term-id=5|term-id=6|term-offset=-32", "multiple of 32");
+    check_rejected("aeron:ipc?term-length=64k|init-term-id=5|term-id=6|term-offset=65568", "beyond term-length");
+    check_rejected("aeron:ipc?tether=sometimes", "tether=sometimes");
+    check_rejected("aeron:ipc?max-resend=0", "1 to 256");
+    check_rejected("aeron:ipc?max-resend=257", "1 to 256");
+    check_rejected("aeron:ipc?group=maybe", "true, false or infer");
+    check_rejected("aeron:ipc?tags=abc", "channel tag");
+    check_rejected("aeron:ipc?term-length=64k|pub-wnd=64k", "pub-wnd");
+    check_rejected("aeron:ipc?mtu=8k|pub-wnd=4k", "at least the mtu");
+    check_rejected("aeron:udp?endpoint=localhost", "host:port");
+    check_rejected("aeron:udp?endpoint=localhost:65536", "port from 0 to 65535");
+    check_rejected("aeron:udp?endpoint=localhost:http", "port from 0 to 65535");
+    check_rejected("aeron:udp?endpoint=::1:40123", "IPv6 address in brackets");
+    check_rejected("aeron:udp?endpoint=[::1:40123", "closed by ']'");
+    check_rejected("aeron:udp?endpoint=:40123", "host");
+    check_rejected("aeron:udp?endpoint=localhost:1/24", "without a /prefix");
+    check_rejected("aeron:udp?endpoint=localhost:1|interface=10.0.0.1/129", "prefix length");
+    check_rejected("aeron:udp?endpoint=localhost:1|interface=10.0.0.1:x", "port from 0 to 65535");
+    check_rejected("aeron:udp?endpoint=localhost:1|ttl=256", "0 to 255");
+    check_rejected("aeron:udp?endpoint=localhost:1|control-mode=auto", "dynamic, manual or response");
+    check_rejected("aeron:udp?endpoint=localhost:1|cc=reno", "static or cubic");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=fastest", "max, min or tagged");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,x:1", "max, min or tagged");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,t:soon", "max, min or tagged");
+    check_rejected("aeron:udp?endpoint=localhost:1|so-rcvbuf=lots", "so-rcvbuf=lots");
+    check_rejected("aeron:udp?endpoint=localhost:1|so-sndbuf=4g", "below 2g");
+    check_rejected("aeron:udp?endpoint=localhost:1|rcv-wnd=256k|so-rcvbuf=128k", "rcv-wnd=262144 is larger than so-rcvbuf");
+    check_rejected("aeron:udp?endpoint=localhost:1|nak-delay=fast", "nak-delay=fast");
+    check_rejected("aeron:udp?endpoint=localhost:1|gtag=x", "64-bit integer");
+    check_rejected("aeron:udp?endpoint=localhost:1|session-id=tag:x", "tag:<entity tag>");
+    check_rejected("aeron:udp?endpoint=localhost:1|media-rcv-ts-offset=-1", "'reserved'");
+    check_rejected("aeron:udp?endpoint=localhost:1|ats=true", "encrypted transport");
+}
+
+static void should_require_an_address_for_udp(void)
+{
+    aa_uri_t uri;
+    check_rejected("aeron:udp", "needs endpoint=host:port, control=host:port, tags=<tag>, control-mode=manual");
+    check_rejected("aeron:udp?term-length=64k", "a UDP channel needs");
+    check_rejected("aeron:udp?control-mode=dynamic", "control-mode=dynamic needs control=host:port");
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?control=localhost:40456", &uri), 0);
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?control=localhost:40456|control-mode=dynamic", &uri), 0);
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?tags=1001", &uri), 0);
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?control-mode=manual", &uri), 0);
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?control-mode=response", &uri), 0);
+}
+
+static void should_accept_every_documented_udp_parameter(void)
+{
+    aa_uri_t uri;
+    const char *channels[] =
+    {
+        "aeron:udp?endpoint=127.0.0.1:40123|interface=127.0.0.1|control=127.0.0.1:40124|control-mode=dynamic"
+            "|ttl=8|mtu=8k|term-length=1m|init-term-id=-5|term-id=-3|term-offset=4096|session-id=-7",
+        "aeron:udp?endpoint=[::1]:40123|interface=[::1]:0/128|linger=200ms|eos=false|sparse=true|tether=false"
+            "|reliable=false|rcv-wnd=64k|so-sndbuf=256k|so-rcvbuf=256k|nak-delay=100us",
+        "aeron:udp?endpoint=localhost:40123|alias=my stream|tags=1001,7|group=infer|rejoin=false|ssc=true"
+            "|fc=tagged,g:100/2,t:5s|gtag=-9|cc=cubic|pub-wnd=128k|max-resend=256",
+        "aeron:udp?endpoint=localhost:0|interface=192.168.1.0/24|fc=min|cc=static|group=true"
+            "|media-rcv-ts-offset=reserved|channel-rcv-ts-offset=0|channel-snd-ts-offset=8"
+            "|untethered-window-limit-timeout=5s|untethered-resting-timeout=10s|ats=false",
+        "aeron:udp?control-mode=response|response-endpoint=localhost:40125|response-correlation-id=42"
+            "|stream-id=10|session-id=tag:55",
+        "aeron:udp?endpoint=localhost:1|fc=max",
+        "aeron:ipc?term-length=64k|mtu=64|init-term-id=0|term-id=2|term-offset=65536|pub-wnd=32k|group=false",
+        NULL
+    };
+    for (int i = 0; NULL != channels[i]; i++)
+    {
+        if (0 != aa_uri_parse(channels[i], &uri))
+        {
+            fprintf(stderr, "rejected %s: %s\n", channels[i], aa_errmsg());
+            AA_CHECK(0);
+        }
+    }
+    AA_CHECK_EQ(aa_uri_parse(channels[2], &uri), 0);
+    aa_uri_tags_t tags;
+    AA_CHECK_EQ(aa_uri_get_tags(&uri, &tags), 1);
+    AA_CHECK(tags.has_channel_tag && tags.has_entity_tag);
+    AA_CHECK_EQ(tags.channel_tag, 1001);
+    AA_CHECK_EQ(tags.entity_tag, 7);
+    AA_CHECK(0 == strcmp(aa_uri_find_param(&uri, "alias"), "my stream"));
+    AA_CHECK_EQ(aa_uri_parse("aeron:udp?endpoint=localhost:1", &uri), 0);
+    AA_CHECK_EQ(aa_uri_get_tags(&uri, &tags), 0);
+    AA_CHECK(!tags.has_channel_tag);
+}
+
+static void should_name_unknown_udp_parameters_and_list_accepted_ones(void)
+{
+    check_rejected("aeron:udp?endpoint=localhost:1|so-rcvbuff=1m", "unknown parameter 'so-rcvbuff' (did you mean 'so-rcvbuf'?)");
+    check_rejected("aeron:udp?endpiont=localhost:1", "did you mean 'endpoint'");
+    check_rejected("aeron:udp?endpoint=localhost:1|colour=red", "unknown parameter 'colour'; accepted for aeron:udp:");
+    const char *names[] =
+    {
+        "endpoint", "interface", "control", "control-mode", "ttl", "mtu", "term-length", "init-term-id", "term-id",
+        "term-offset", "session-id", "linger", "eos", "sparse", "tether", "reliable", "rcv-wnd", "so-sndbuf",
+        "so-rcvbuf", "nak-delay", "alias", "tags", "group", "rejoin", "ssc", "fc", "gtag", "cc", "pub-wnd",
+        "max-resend", NULL
+    };
+    for (int i = 0; NULL != names[i]; i++)
+    {
+        char fragment[64];
+        snprintf(fragment, sizeof(fragment), " %s,", names[i]);
+        if (NULL == strstr(aa_errmsg(), fragment) && 0 != strncmp(strstr(aa_errmsg(), "udp: ") + 5, names[i], strlen(names[i])))
+        {
+            fprintf(stderr, "accepted list lacks %s: %s\n", names[i], aa_errmsg());
+            AA_CHECK(0);
+        }
+    }
+    char ipc[1024];
+    aa_uri_accepted_params(AA_URI_MEDIA_IPC, ipc, sizeof(ipc));
+    AA_CHECK(NULL == strstr(ipc, "endpoint"));
+    AA_CHECK(NULL != strstr(ipc, "term-length"));
+}
+
+static void should_split_addresses(void)
+{
+    aa_uri_address_t a;
+    AA_CHECK_EQ(aa_uri_parse_address("endpoint", "localhost:40123", true, false, &a), 0);
+    AA_CHECK(0 == strcmp(a.host, "localhost") && a.has_port && 40123 == a.port && !a.is_bracketed && !a.has_prefix);
+    AA_CHECK_EQ(aa_uri_parse_address("endpoint", "[::1]:0", true, false, &a), 0);
+    AA_CHECK(0 == strcmp(a.host, "::1") && a.is_bracketed && a.has_port && 0 == a.port);
+    AA_CHECK_EQ(aa_uri_parse_address("interface", "[fe80::1]:5/64", false, true, &a), 0);
+    AA_CHECK(0 == strcmp(a.host, "fe80::1") && 5 == a.port && a.has_prefix && 64 == a.prefix_length);
+    AA_CHECK_EQ(aa_uri_parse_address("interface", "10.1.2.0/24", false, true, &a), 0);
+    AA_CHECK(0 == strcmp(a.host, "10.1.2.0") && !a.has_port && 24 == a.prefix_length);
+    AA_CHECK_EQ(aa_uri_parse_address("endpoint", "host", true, false, &a), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "endpoint=host"));
 }
 
 int main(void)
 {
     AA_RUN(should_parse_ipc_and_udp);
     AA_RUN(should_reject_with_clear_messages);
-    AA_RUN(should_reject_bad_values);
+    AA_RUN(should_reject_bad_values_in_getters);
+    AA_RUN(should_reject_bad_values_when_parsing);
+    AA_RUN(should_require_an_address_for_udp);
+    AA_RUN(should_accept_every_documented_udp_parameter);
+    AA_RUN(should_name_unknown_udp_parameters_and_list_accepted_ones);
+    AA_RUN(should_split_addresses);
     return 0;
 }

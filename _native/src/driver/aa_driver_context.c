@@ -23,6 +23,8 @@ typedef enum aa_option_kind_enum
     AA_OPT_BOOL,
     AA_OPT_SIZE,
     AA_OPT_INT32,
+    AA_OPT_INT64,
+    AA_OPT_LOSS,
     AA_OPT_DURATION_NS,
     AA_OPT_DURATION_MS,
     AA_OPT_THREADING_MODE
@@ -125,6 +127,19 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(publication_reserved_session_id_high), "1000", "high end of session ids never assigned automatically" },
     { "AERON_CONDUCTOR_CYCLE_THRESHOLD", "aeron.conductor.cycle.threshold", AA_OPT_DURATION_NS,
         AA_FIELD(conductor_cycle_threshold_ns), "1s", "conductor duty cycles longer than this are counted" },
+    { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
+        "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
+    { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
+        "SO_SNDBUF of UDP sockets whose channel has no so-sndbuf (0 = OS default)" },
+    { "AERON_SOCKET_MULTICAST_TTL", "aeron.socket.multicast.ttl", AA_OPT_INT32, AA_FIELD(socket_multicast_ttl), "0",
+        "multicast TTL of UDP channels without ttl, 0 to 255 (0 = OS default)" },
+    { "AERON_UDP_RECEIVE_LOSS", "aeron.udp.receive.loss", AA_OPT_LOSS, AA_FIELD(udp_receive_loss), "",
+        "testing only: drop, duplicate or reorder received UDP datagrams by frame type and rate, e.g. "
+        "drop:data:0.05,dup:any:1% (see docs/loss-generator.md; empty = off)" },
+    { "AERON_UDP_SEND_LOSS", "aeron.udp.send.loss", AA_OPT_LOSS, AA_FIELD(udp_send_loss), "",
+        "testing only: the same rules applied to UDP datagrams being sent (empty = off)" },
+    { "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed", AA_OPT_INT64, AA_FIELD(udp_loss_seed), "0",
+        "seed of the loss generator: the same seed and the same traffic lose the same datagrams" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
@@ -245,6 +260,32 @@ static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_opti
                 return -1;
             }
             *(int32_t *)field = (int32_t)v;
+            return 0;
+        }
+
+        case AA_OPT_INT64:
+        {
+            char *end = NULL;
+            errno = 0;
+            long long v = strtoll(value, &end, 10);
+            if (0 != errno || end == value || '\0' != *end)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a 64-bit integer", opt->env_name, value);
+                return -1;
+            }
+            *(int64_t *)field = (int64_t)v;
+            return 0;
+        }
+
+        case AA_OPT_LOSS:
+        {
+            aa_loss_generator_params_t params;
+            if (aa_loss_generator_params_parse(&params, value) < 0)
+            {
+                AA_APPEND_ERR("invalid %s", opt->env_name);
+                return -1;
+            }
+            *(aa_loss_generator_params_t *)field = params;
             return 0;
         }
 
@@ -392,6 +433,19 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_ERROR_BUFFER_LENGTH=%" PRId64 " must be a multiple of 8, at least 4096",
             ctx->error_buffer_length);
+        return -1;
+    }
+    if (ctx->socket_so_rcvbuf > INT32_MAX || ctx->socket_so_sndbuf > INT32_MAX)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_SOCKET_SO_RCVBUF=%" PRId64 " and AERON_SOCKET_SO_SNDBUF=%" PRId64 " must be below 2g",
+            ctx->socket_so_rcvbuf, ctx->socket_so_sndbuf);
+        return -1;
+    }
+    if (ctx->socket_multicast_ttl < 0 || ctx->socket_multicast_ttl > 255)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_SOCKET_MULTICAST_TTL=%" PRId32 " must be from 0 to 255",
+            ctx->socket_multicast_ttl);
         return -1;
     }
     if (ctx->ipc_publication_term_window_length < 0 || ctx->ipc_publication_term_window_length > ctx->ipc_term_buffer_length)

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../../../media/aa_loss_generator.h"
+
 typedef enum aa_threading_mode_enum
 {
     AA_THREADING_MODE_DEDICATED = 0,
@@ -63,6 +65,16 @@ typedef struct aa_driver_context_stct
     int32_t publication_reserved_session_id_low;
     int32_t publication_reserved_session_id_high;
     int64_t conductor_cycle_threshold_ns;
+
+    int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
+    int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
+    int32_t socket_multicast_ttl;        /* UDP channels without ttl=; 0 = OS default */
+
+    /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
+     * the sender and receiver wrap their transports with it once they exist. */
+    aa_loss_generator_params_t udp_receive_loss;
+    aa_loss_generator_params_t udp_send_loss;
+    int64_t udp_loss_seed;
 }
 aa_driver_context_t;
 

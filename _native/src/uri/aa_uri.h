@@ -1,7 +1,9 @@
 /*
  * Channel URIs (reference 7): aeron:ipc[?k=v|k=v...] and aeron:udp?endpoint=host:port|...,
- * optionally prefixed with aeron-spy:. Parsing validates the scheme, media and every parameter
- * name; an error names the offending part and the accepted forms.
+ * optionally prefixed with aeron-spy:. Parsing validates the scheme, the media, every parameter
+ * name (an unknown one is named together with the accepted ones) and every value's form and range
+ * (reference 7.1, 7.2); an error names the offending part and the accepted forms. Parsing never
+ * resolves host names: that is media/aa_udp_channel's job.
  */
 #ifndef AA_URI_H
 #define AA_URI_H
@@ -38,6 +40,28 @@ typedef struct aa_uri_stct
 }
 aa_uri_t;
 
+/* An address parameter split into its parts: host[:port][/prefix], an IPv6 host in brackets. */
+typedef struct aa_uri_address_stct
+{
+    char host[AA_URI_MAX_VALUE_LENGTH];
+    bool is_bracketed;
+    bool has_port;
+    int32_t port;
+    bool has_prefix;
+    int32_t prefix_length;
+}
+aa_uri_address_t;
+
+/* tags=<channel tag>[,<entity tag>] */
+typedef struct aa_uri_tags_stct
+{
+    bool has_channel_tag;
+    int64_t channel_tag;
+    bool has_entity_tag;
+    int64_t entity_tag;
+}
+aa_uri_tags_t;
+
 int aa_uri_parse(const char *uri, aa_uri_t *parsed);
 const char *aa_uri_find_param(const aa_uri_t *uri, const char *key);
 
@@ -48,5 +72,14 @@ int aa_uri_get_int64(const aa_uri_t *uri, const char *key, int64_t *value);
 int aa_uri_get_size(const aa_uri_t *uri, const char *key, int64_t *value);
 int aa_uri_get_duration_ns(const aa_uri_t *uri, const char *key, int64_t *value);
 int aa_uri_get_bool(const aa_uri_t *uri, const char *key, bool *value);
+
+/* Splits an address value. endpoint/control take host:port, interface takes host[:port][/prefix].
+ * Returns 0, or -1 with an error naming key and value. */
+int aa_uri_parse_address(
+    const char *key, const char *value, bool port_required, bool prefix_allowed, aa_uri_address_t *address);
+/* Returns 0 when tags= is absent, 1 when present, -1 when malformed. */
+int aa_uri_get_tags(const aa_uri_t *uri, aa_uri_tags_t *tags);
+/* Writes "name, name, ..." of the parameters accepted for a media into buffer. */
+void aa_uri_accepted_params(aa_uri_media_t media, char *buffer, size_t length);
 
 #endif

@@ -1,0 +1,269 @@
+/* UDP channels: resolution, canonical forms (reference 7.1), multicast detection, socket settings.
+ * Parsing only: nothing here opens a socket. */
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "aa_test.h"
+#include "../../media/aa_udp_channel.h"
+#include "../src/util/aa_error.h"
+
+static aa_udp_channel_t *parse_ok(const char *uri, const aa_udp_channel_defaults_t *defaults)
+{
+    aa_udp_channel_t *channel = NULL;
+    if (aa_udp_channel_parse(&channel, uri, defaults) < 0)
+    {
+        fprintf(stderr, "rejected %s: %s\n", uri, aa_errmsg());
+        AA_CHECK(0);
+    }
+    return channel;
+}
+
+static void check_canonical(const char *uri, const char *expected)
+{
+    aa_udp_channel_t *channel = parse_ok(uri, NULL);
+    if (0 != strcmp(channel->canonical_form, expected))
+    {
+        fprintf(stderr, "%s: canonical form %s, expected %s\n", uri, channel->canonical_form, expected);
+        AA_CHECK(0);
+    }
+    aa_udp_channel_delete(channel);
+}
+
+static void check_canonical_prefix(const char *uri, const char *prefix)
+{
+    aa_udp_channel_t *channel = parse_ok(uri, NULL);
+    if (0 != strncmp(channel->canonical_form, prefix, strlen(prefix)) ||
+        strlen(channel->canonical_form) == strlen(prefix))
+    {
+        fprintf(stderr, "%s: canonical form %s, expected %s<n>\n", uri, channel->canonical_form, prefix);
+        AA_CHECK(0);
+    }
+    aa_udp_channel_delete(channel);
+}
+
+static void check_rejected(const char *uri, int errcode, const char *fragment)
+{
+    aa_udp_channel_t *channel = (aa_udp_channel_t *)1;
+    AA_CHECK_EQ(aa_udp_channel_parse(&channel, uri, NULL), -1);
+    AA_CHECK(NULL == channel);
+    if (NULL == strstr(aa_errmsg(), fragment))
+    {
+        fprintf(stderr, "message for %s lacks '%s': %s\n", uri, fragment, aa_errmsg());
+        AA_CHECK(0);
+    }
+    AA_CHECK_EQ(aa_errcode(), errcode);
+}
+
+static void check_address(const struct sockaddr_storage *address, const char *expected)
+{
+    char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    AA_CHECK(aa_udp_address_format(text, sizeof(text), address) > 0);
+    if (0 != strcmp(text, expected))
+    {
+        fprintf(stderr, "address %s, expected %s\n", text, expected);
+        AA_CHECK(0);
+    }
+}
+
+static void should_resolve_unicast_addresses(void)
+{
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456", NULL);
+    AA_CHECK(channel->has_explicit_endpoint && !channel->has_explicit_control && !channel->is_multicast);
+    check_address(&channel->remote_data, "127.0.0.1:40456");
+    check_address(&channel->remote_control, "127.0.0.1:40456");
+    check_address(&channel->local_data, "0.0.0.0:0");
+    check_address(&channel->local_control, "0.0.0.0:0");
+    AA_CHECK_EQ(channel->control_mode, AA_UDP_CHANNEL_CONTROL_MODE_NONE);
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=localhost:40456|interface=127.0.0.1:40455", NULL);
+    check_address(&channel->remote_data, "127.0.0.1:40456");
+    check_address(&channel->local_data, "127.0.0.1:40455");
+    AA_CHECK(channel->has_explicit_interface);
+    AA_CHECK_EQ(channel->interface_index, if_nametoindex("lo"));
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456|control=127.0.0.1:40457|control-mode=dynamic", NULL);
+    AA_CHECK(channel->has_explicit_control);
+    check_address(&channel->local_control, "127.0.0.1:40457");
+    check_address(&channel->local_data, "127.0.0.1:40457");
+    AA_CHECK_EQ(channel->control_mode, AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC);
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=[::1]:40456", NULL);
+    AA_CHECK_EQ(channel->remote_data.ss_family, AF_INET6);
+    check_address(&channel->remote_data, "[::1]:40456");
+    check_address(&channel->local_data, "[::]:0");
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron-spy:aeron:udp?endpoint=localhost:40456", NULL);
+    AA_CHECK(channel->uri.is_spy);
+    aa_udp_channel_delete(channel);
+}
+
+static void should_canonicalise_unicast(void)
+{
+    check_canonical("aeron:udp?endpoint=127.0.0.1:40456", "UDP-0.0.0.0:0-127.0.0.1:40456");
+    check_canonical("aeron:udp?interface=127.0.0.1|endpoint=127.0.0.1:40456", "UDP-127.0.0.1:0-127.0.0.1:40456");
+    check_canonical("aeron:udp?interface=127.0.0.1:40455|endpoint=127.0.0.1:40456", "UDP-127.0.0.1:40455-127.0.0.1:40456");
+    /* names stay as written on unicast channels, so the form survives re-resolution */
+    check_canonical("aeron:udp?interface=localhost|endpoint=localhost:40456", "UDP-127.0.0.1:0-localhost:40456");
+    check_canonical("aeron:udp?endpoint=localhost:40456|control=localhost:40457", "UDP-localhost:40457-localhost:40456");
+    check_canonical("aeron:udp?endpoint=[::1]:40456", "UDP-[::]:0-[::1]:40456");
+    check_canonical("aeron:udp?interface=[::1]|endpoint=[::1]:40456", "UDP-[::1]:0-[::1]:40456");
+    check_canonical("aeron:udp?interface=127.0.0.1:40455|endpoint=[::1]:40456", "UDP-127.0.0.1:40455-[::1]:40456");
+}
+
+static void should_make_wildcard_channels_unique_unless_tagged(void)
+{
+    check_canonical_prefix("aeron:udp?endpoint=127.0.0.1:0", "UDP-0.0.0.0:0-127.0.0.1:0-");
+    check_canonical_prefix("aeron:udp?endpoint=127.0.0.1:9999|control=127.0.0.1:0", "UDP-127.0.0.1:0-127.0.0.1:9999-");
+    check_canonical_prefix("aeron:udp?endpoint=[::1]:0", "UDP-[::]:0-[::1]:0-");
+    check_canonical_prefix("aeron:udp?control-mode=manual", "UDP-0.0.0.0:0-0.0.0.0:0-");
+    check_canonical("aeron:udp?tags=1001|endpoint=127.0.0.1:0", "UDP-0.0.0.0:0-127.0.0.1:0#1001");
+    check_canonical("aeron:udp?tags=1001|endpoint=127.0.0.1:9999|control=127.0.0.1:0", "UDP-127.0.0.1:0-127.0.0.1:9999#1001");
+    check_canonical("aeron:udp?tags=1001|endpoint=[::1]:0", "UDP-[::]:0-[::1]:0#1001");
+
+    aa_udp_channel_t *a = parse_ok("aeron:udp?endpoint=127.0.0.1:0", NULL);
+    aa_udp_channel_t *b = parse_ok("aeron:udp?endpoint=127.0.0.1:0", NULL);
+    AA_CHECK(a->has_wildcard_port);
+    AA_CHECK(!aa_udp_channel_equals(a, b));
+    AA_CHECK(aa_udp_channel_equals(a, a));
+    aa_udp_channel_delete(a);
+    aa_udp_channel_delete(b);
+}
+
+static void should_compare_by_canonical_form(void)
+{
+    aa_udp_channel_t *a = parse_ok("aeron:udp?endpoint=localhost:9090", NULL);
+    aa_udp_channel_t *b = parse_ok("aeron:udp?endpoint=localhost:9090|session-id=12|term-length=64k", NULL);
+    aa_udp_channel_t *c = parse_ok("aeron:udp?endpoint=localhost:9091", NULL);
+    aa_udp_channel_t *d = parse_ok("aeron:udp?endpoint=127.0.0.1:9090", NULL);
+    AA_CHECK(aa_udp_channel_equals(a, b));
+    AA_CHECK(!aa_udp_channel_equals(a, c));
+    AA_CHECK(!aa_udp_channel_equals(a, d));
+    AA_CHECK(!aa_udp_channel_equals(a, NULL));
+    AA_CHECK(aa_udp_address_equals(&a->remote_data, &d->remote_data));
+    aa_udp_channel_delete(a);
+    aa_udp_channel_delete(b);
+    aa_udp_channel_delete(c);
+    aa_udp_channel_delete(d);
+}
+
+static void should_detect_multicast_and_derive_control(void)
+{
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=224.0.1.1:40456|interface=127.0.0.1", NULL);
+    AA_CHECK(channel->is_multicast);
+    check_address(&channel->remote_data, "224.0.1.1:40456");
+    check_address(&channel->remote_control, "224.0.1.2:40456");
+    AA_CHECK_EQ(channel->interface_index, if_nametoindex("lo"));
+    AA_CHECK(0 == strcmp(channel->canonical_form, "UDP-127.0.0.1:0-224.0.1.1:40456"));
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=224.0.1.1:40456|interface=127.0.0.0/8", NULL);
+    check_address(&channel->local_data, "127.0.0.1:0");
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=224.0.1.1:40456", NULL);
+    AA_CHECK(0 == strcmp(channel->canonical_form, "UDP-0.0.0.0:0-224.0.1.1:40456"));
+    AA_CHECK_EQ(channel->interface_index, 0);
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=[FF01::FD]:40456", NULL);
+    AA_CHECK(channel->is_multicast);
+    check_address(&channel->remote_data, "[ff01::fd]:40456");
+    check_address(&channel->remote_control, "[ff01::fe]:40456");
+    AA_CHECK(0 == strcmp(channel->canonical_form, "UDP-[::]:0-[ff01::fd]:40456"));
+    aa_udp_channel_delete(channel);
+
+    check_rejected("aeron:udp?endpoint=224.0.1.2:40456", AA_ERROR_CODE_INVALID_CHANNEL, "odd byte");
+    check_rejected("aeron:udp?endpoint=224.0.1.1:40456|control=127.0.0.1:1", AA_ERROR_CODE_INVALID_CHANNEL,
+        "takes its control address from the endpoint");
+    check_rejected("aeron:udp?endpoint=224.0.1.1:40456|interface=203.0.113.77", AA_ERROR_CODE_INVALID_CHANNEL,
+        "no local network interface has an address in 203.0.113.77/32");
+}
+
+static void should_resolve_interfaces_by_prefix(void)
+{
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456|interface=127.0.0.0:40455/8", NULL);
+    check_address(&channel->local_data, "127.0.0.1:40455");
+    AA_CHECK_EQ(channel->interface_index, if_nametoindex("lo"));
+    aa_udp_channel_delete(channel);
+    check_rejected("aeron:udp?endpoint=127.0.0.1:1|interface=203.0.113.0/24", AA_ERROR_CODE_INVALID_CHANNEL,
+        "no local network interface");
+    check_rejected("aeron:udp?endpoint=127.0.0.1:1|interface=127.0.0.1/33", AA_ERROR_CODE_INVALID_CHANNEL, "at most /32");
+}
+
+static void should_take_socket_settings_from_uri_then_defaults(void)
+{
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456", NULL);
+    AA_CHECK_EQ(channel->socket_rcvbuf_length, 128 * 1024);
+    AA_CHECK_EQ(channel->socket_sndbuf_length, 0);
+    AA_CHECK_EQ(channel->multicast_ttl, 0);
+    AA_CHECK_EQ(channel->receiver_window_length, 0);
+    aa_udp_channel_delete(channel);
+
+    aa_udp_channel_defaults_t defaults = { 256 * 1024, 64 * 1024, 8 };
+    channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456", &defaults);
+    AA_CHECK_EQ(channel->socket_rcvbuf_length, 256 * 1024);
+    AA_CHECK_EQ(channel->socket_sndbuf_length, 64 * 1024);
+    AA_CHECK_EQ(channel->multicast_ttl, 8);
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40456|so-rcvbuf=64k|so-sndbuf=32k|ttl=4|rcv-wnd=16k", &defaults);
+    AA_CHECK_EQ(channel->socket_rcvbuf_length, 64 * 1024);
+    AA_CHECK_EQ(channel->socket_sndbuf_length, 32 * 1024);
+    AA_CHECK_EQ(channel->multicast_ttl, 4);
+    AA_CHECK_EQ(channel->receiver_window_length, 16 * 1024);
+    aa_udp_channel_delete(channel);
+
+    channel = parse_ok("aeron:udp?tags=7,9|control-mode=manual", NULL);
+    AA_CHECK(channel->has_tag);
+    AA_CHECK_EQ(channel->tag_id, 7);
+    AA_CHECK_EQ(channel->control_mode, AA_UDP_CHANNEL_CONTROL_MODE_MANUAL);
+    aa_udp_channel_delete(channel);
+}
+
+static void should_reject_bad_channels(void)
+{
+    check_rejected("aeron:ipc", AA_ERROR_CODE_INVALID_CHANNEL, "is not a UDP channel");
+    check_rejected("aeron:udp?endpoint=localhost:1|mtu=1000", AA_ERROR_CODE_INVALID_CHANNEL, "multiple of 32");
+    check_rejected("aeron:udp?endpoint=localhost:1|endpiont=x:1", AA_ERROR_CODE_INVALID_CHANNEL, "did you mean 'endpoint'");
+    check_rejected("aeron:udp?endpoint=no-such-host.invalid:40123", AA_ERROR_CODE_UNKNOWN_HOST,
+        "endpoint: cannot resolve host 'no-such-host.invalid'");
+    AA_CHECK(NULL != strstr(aa_errmsg(), "channel aeron:udp?endpoint=no-such-host.invalid:40123"));
+}
+
+static void should_format_addresses(void)
+{
+    struct sockaddr_storage address;
+    char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    AA_CHECK_EQ(aa_udp_channel_resolve_host("endpoint", "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", 65535, AF_UNSPEC,
+        &address), 0);
+    AA_CHECK(aa_udp_address_format(text, sizeof(text), &address) > 0);
+    AA_CHECK(0 == strcmp(text, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"));
+    AA_CHECK_EQ(aa_udp_address_format(text, 8, &address), -1);
+    AA_CHECK_EQ(aa_udp_channel_resolve_host("endpoint", "localhost", 80, AF_UNSPEC, &address), 0);
+    check_address(&address, "127.0.0.1:80");
+    AA_CHECK_EQ(aa_udp_address_length(&address), sizeof(struct sockaddr_in));
+    aa_udp_address_wildcard(&address, AF_INET6, 5);
+    check_address(&address, "[::]:5");
+    AA_CHECK(aa_udp_address_is_wildcard(&address));
+    AA_CHECK(!aa_udp_address_is_multicast(&address));
+}
+
+int main(void)
+{
+    AA_RUN(should_resolve_unicast_addresses);
+    AA_RUN(should_canonicalise_unicast);
+    AA_RUN(should_make_wildcard_channels_unique_unless_tagged);
+    AA_RUN(should_compare_by_canonical_form);
+    AA_RUN(should_detect_multicast_and_derive_control);
+    AA_RUN(should_resolve_interfaces_by_prefix);
+    AA_RUN(should_take_socket_settings_from_uri_then_defaults);
+    AA_RUN(should_reject_bad_channels);
+    AA_RUN(should_format_addresses);
+    return 0;
+}
