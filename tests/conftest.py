@@ -109,9 +109,10 @@ def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     return request.param
 
 
-def start_driver(aeron_dir: str, *options: str) -> subprocess.Popen:
-    """A standalone driver process (`python -m aeron_async driver`), SHARED with backoff idling."""
-    args = [PYTHON, "-m", "aeron_async", "driver", "--aeron-dir", aeron_dir, "--threading-mode", "SHARED",
+def start_driver(aeron_dir: str, *options: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
+    """A standalone driver process (`python -m aeron_async driver`), SHARED with backoff idling;
+    `prefix` runs it through another command (e.g. `ip netns exec NS`)."""
+    args = [*prefix, PYTHON, "-m", "aeron_async", "driver", "--aeron-dir", aeron_dir, "--threading-mode", "SHARED",
             "-o", "AERON_SHARED_IDLE_STRATEGY=backoff", "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true", *options]
     proc = subprocess.Popen(args, env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = proc.stdout.readline()
