@@ -70,6 +70,8 @@ class DriverContext:
     publication_reserved_session_id_low: int | None = _field("AERON_PUBLICATION_RESERVED_SESSION_ID_LOW", "-1", "low end of reserved session ids")
     publication_reserved_session_id_high: int | None = _field("AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH", "1000", "high end of reserved session ids")
     conductor_cycle_threshold: Duration | None = _field("AERON_CONDUCTOR_CYCLE_THRESHOLD", "1s", "conductor cycles longer than this are counted")
+    sender_cycle_threshold: Duration | None = _field("AERON_SENDER_CYCLE_THRESHOLD", "1s", "sender cycles longer than this are counted")
+    receiver_cycle_threshold: Duration | None = _field("AERON_RECEIVER_CYCLE_THRESHOLD", "1s", "receiver cycles longer than this are counted")
     socket_so_rcvbuf: Size | None = _field("AERON_SOCKET_SO_RCVBUF", "128k", "UDP receive socket buffer (0 = OS default); so-rcvbuf= per channel")
     socket_so_sndbuf: Size | None = _field("AERON_SOCKET_SO_SNDBUF", "0", "UDP send socket buffer (0 = OS default); so-sndbuf= per channel")
     socket_multicast_ttl: int | None = _field("AERON_SOCKET_MULTICAST_TTL", "0", "multicast TTL (0 = OS default); ttl= per channel")

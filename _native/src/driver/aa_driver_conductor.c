@@ -41,6 +41,20 @@ void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t cod
     aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_ERRORS], 1);
 }
 
+void aa_driver_conductor_record_cycle(
+    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter)
+{
+    volatile int64_t *max_cycle = conductor->system_counters[max_counter];
+    if (cycle_ns > aa_get_int64_volatile(max_cycle))
+    {
+        aa_put_int64_release(max_cycle, cycle_ns);
+    }
+    if (cycle_ns > threshold_ns)
+    {
+        aa_get_and_add_int64(conductor->system_counters[exceeded_counter], 1);
+    }
+}
+
 /* ---- responses ---- */
 
 static void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *msg, size_t length)
@@ -1052,6 +1066,7 @@ int aa_driver_conductor_do_work(void *state)
 
     aa_command_context_t cc = { .conductor = conductor, .now_ns = now_ns, .now_ms = now_ms };
     work_count += (int)aa_mpsc_rb_read(&conductor->to_driver, aa_conductor_on_command, &cc, AA_COMMAND_DRAIN_LIMIT);
+    work_count += aa_command_queue_drain(&conductor->commands, conductor, AA_COMMAND_DRAIN_LIMIT);
 
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
@@ -1066,25 +1081,26 @@ int aa_driver_conductor_do_work(void *state)
         aa_conductor_on_timer(conductor, now_ns, now_ms);
     }
 
-    int64_t cycle_ns = aa_nano_clock() - now_ns;
-    volatile int64_t *max_cycle = conductor->system_counters[AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME];
-    if (cycle_ns > *max_cycle)
-    {
-        aa_put_int64_release(max_cycle, cycle_ns);
-    }
-    if (cycle_ns > conductor->ctx->conductor_cycle_threshold_ns)
-    {
-        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED], 1);
-    }
+    aa_driver_conductor_record_cycle(
+        conductor, aa_nano_clock() - now_ns, conductor->ctx->conductor_cycle_threshold_ns,
+        AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }
 
 /* ---- lifecycle ---- */
 
-int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context_t *ctx)
+int aa_driver_conductor_init(
+    aa_driver_conductor_t *conductor, aa_driver_context_t *ctx, aa_driver_sender_t *sender, aa_driver_receiver_t *receiver)
 {
     memset(conductor, 0, sizeof(*conductor));
     conductor->ctx = ctx;
+    conductor->sender = sender;
+    conductor->receiver = receiver;
+    if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
+    {
+        AA_APPEND_ERR("%s", "creating the conductor's command queue");
+        return -1;
+    }
 
     size_t counters_metadata_length = (size_t)ctx->counters_values_buffer_length * 4;
     size_t total = (size_t)ctx->to_driver_buffer_length + (size_t)ctx->to_clients_buffer_length +
@@ -1095,6 +1111,7 @@ int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context
     if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, false) < 0)
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
+        aa_command_queue_close(&conductor->commands);
         return -1;
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
@@ -1116,12 +1133,14 @@ int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context
             ctx->counters_free_to_reuse_timeout_ns / 1000000) < 0)
     {
         aa_unmap(&conductor->cnc_file);
+        aa_command_queue_close(&conductor->commands);
         return -1;
     }
     if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
     {
         aa_counters_manager_close(&conductor->counters);
         aa_unmap(&conductor->cnc_file);
+        aa_command_queue_close(&conductor->commands);
         return -1;
     }
 
@@ -1181,4 +1200,5 @@ void aa_driver_conductor_on_close(void *state)
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
     aa_unmap(&conductor->cnc_file);
+    aa_command_queue_close(&conductor->commands);
 }

@@ -12,8 +12,11 @@
 
 #include "aa_cnc.h"
 #include "aa_driver_context.h"
+#include "aa_driver_receiver.h"
+#include "aa_driver_sender.h"
 #include "aa_system_counters.h"
 #include "../concurrent/aa_broadcast.h"
+#include "../concurrent/aa_command_queue.h"
 #include "../concurrent/aa_counters.h"
 #include "../concurrent/aa_error_log.h"
 #include "../concurrent/aa_mpsc_rb.h"
@@ -61,6 +64,9 @@ typedef struct aa_driver_conductor_stct
     aa_counters_manager_t counters;
     aa_distinct_error_log_t error_log;
     volatile int64_t *system_counters[AA_SYSTEM_COUNTER_COUNT];
+    aa_driver_sender_t *sender;
+    aa_driver_receiver_t *receiver;
+    aa_command_queue_t commands;         /* from the receiver */
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
@@ -78,11 +84,22 @@ typedef struct aa_driver_conductor_stct
 }
 aa_driver_conductor_t;
 
-int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context_t *ctx);
+int aa_driver_conductor_init(
+    aa_driver_conductor_t *conductor, aa_driver_context_t *ctx, aa_driver_sender_t *sender, aa_driver_receiver_t *receiver);
 int aa_driver_conductor_do_work(void *state);
 void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+
+/* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
+void aa_driver_conductor_record_cycle(
+    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter);
+
+/* Counts an increment of a system counter (any driver thread). */
+static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)
+{
+    aa_get_and_add_int64(conductor->system_counters[counter], delta);
+}
 
 #endif

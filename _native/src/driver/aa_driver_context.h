@@ -65,6 +65,8 @@ typedef struct aa_driver_context_stct
     int32_t publication_reserved_session_id_low;
     int32_t publication_reserved_session_id_high;
     int64_t conductor_cycle_threshold_ns;
+    int64_t sender_cycle_threshold_ns;
+    int64_t receiver_cycle_threshold_ns;
 
     int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
