@@ -60,6 +60,16 @@ static int aa_driver_composite_do_work(void *state)
     int work_count = aa_driver_conductor_do_work(&driver->conductor);
     work_count += aa_driver_sender_do_work(&driver->sender);
     work_count += aa_driver_receiver_do_work(&driver->receiver);
+
+    /* Runs on the thread that idles next, so changing its idle strategy here is safe. */
+    bool deep_idle = !aa_driver_conductor_has_network_endpoints(&driver->conductor);
+    if (NULL != driver->composite_idle_strategy && deep_idle != driver->composite_deep_idle)
+    {
+        aa_idle_strategy_set_doorbell(
+            driver->composite_idle_strategy, deep_idle ? aa_cnc_doorbell(driver->conductor.cnc) : NULL,
+            AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
+        driver->composite_deep_idle = deep_idle;
+    }
     return work_count;
 }
 
@@ -218,6 +228,8 @@ static int aa_driver_add_runners(aa_driver_t *driver)
             {
                 return -1;
             }
+            driver->composite_idle_strategy = &driver->runners[0].idle_strategy;
+            driver->composite_deep_idle = true;
             return 0;
     }
 }
@@ -233,6 +245,8 @@ int aa_driver_start(aa_driver_t *driver)
         aa_idle_strategy_set_doorbell(
             &driver->invoker_idle_strategy, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS,
             AA_IDLE_DEEP_PARK_NS);
+        driver->composite_idle_strategy = &driver->invoker_idle_strategy;
+        driver->composite_deep_idle = true;
         driver->started = true;
         return 0;
     }

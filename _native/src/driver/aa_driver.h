@@ -25,6 +25,10 @@ typedef struct aa_driver_stct
     aa_agent_runner_t runners[AA_DRIVER_MAX_RUNNERS];
     int runners_count;
     aa_idle_strategy_t invoker_idle_strategy;
+    /* SHARED and INVOKER: the one idle strategy, which may sleep on the driver doorbell only while
+     * no UDP endpoint is open (the receiver must read its sockets at least every millisecond). */
+    aa_idle_strategy_t *composite_idle_strategy;
+    bool composite_deep_idle;
     bool started;
 }
 aa_driver_t;

@@ -87,21 +87,23 @@ static void aa_conductor_on_operation_success(aa_driver_conductor_t *conductor, 
 }
 
 static void aa_conductor_on_publication_ready(
-    aa_driver_conductor_t *conductor, int64_t correlation_id, aa_ipc_publication_t *pub)
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t registration_id, int32_t session_id,
+    int32_t stream_id, int32_t position_limit_counter_id, int32_t channel_status_indicator_id, const char *log_path,
+    bool is_exclusive)
 {
     aa_publication_buffers_ready_t *response = (aa_publication_buffers_ready_t *)conductor->response;
-    size_t path_length = strlen(pub->log_path);
+    size_t path_length = strlen(log_path);
     response->correlation_id = correlation_id;
-    response->registration_id = pub->registration_id;
-    response->session_id = pub->session_id;
-    response->stream_id = pub->stream_id;
-    response->position_limit_counter_id = pub->pub_lmt_counter_id;
-    response->channel_status_indicator_id = AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED;
+    response->registration_id = registration_id;
+    response->session_id = session_id;
+    response->stream_id = stream_id;
+    response->position_limit_counter_id = position_limit_counter_id;
+    response->channel_status_indicator_id = channel_status_indicator_id;
     response->log_file_length = (int32_t)path_length;
-    memcpy(conductor->response + sizeof(*response), pub->log_path, path_length);
+    memcpy(conductor->response + sizeof(*response), log_path, path_length);
     aa_conductor_transmit(
         conductor,
-        pub->is_exclusive ? AA_RESPONSE_ON_EXCLUSIVE_PUBLICATION_READY : AA_RESPONSE_ON_PUBLICATION_READY,
+        is_exclusive ? AA_RESPONSE_ON_EXCLUSIVE_PUBLICATION_READY : AA_RESPONSE_ON_PUBLICATION_READY,
         conductor->response,
         sizeof(*response) + path_length);
 }
@@ -184,6 +186,26 @@ static void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t 
     {
         aa_counters_manager_free(&conductor->counters, now_ms, id);
     }
+}
+
+/* snd-channel / rcv-channel: the endpoint status (reference 3), keyed by the channel. */
+static int32_t aa_conductor_allocate_channel_status_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms)
+{
+    uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
+    memset(key, 0, sizeof(key));
+    size_t channel_length = strlen(channel);
+    size_t key_channel_max = sizeof(key) - sizeof(int32_t);
+    size_t key_channel_length = channel_length < key_channel_max ? channel_length : key_channel_max;
+    int32_t key_channel_length32 = (int32_t)key_channel_length;
+    memcpy(key, &key_channel_length32, sizeof(key_channel_length32));
+    memcpy(key + sizeof(int32_t), channel, key_channel_length);
+
+    char label[AA_COUNTER_LABEL_MAX_LENGTH];
+    int label_length = snprintf(label, sizeof(label), "%s: %s", name, channel);
+    label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
+    return aa_counters_manager_allocate(
+        &conductor->counters, now_ms, type_id, key, sizeof(int32_t) + key_channel_length, label, (size_t)label_length);
 }
 
 /* ---- clients ---- */
@@ -301,6 +323,14 @@ static bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int
             return true;
         }
     }
+    for (size_t i = 0; i < conductor->network_publications_count; i++)
+    {
+        aa_network_publication_t *p = conductor->network_publications[i];
+        if (p->stream_id == stream_id && p->session_id == session_id)
+        {
+            return true;
+        }
+    }
     return false;
 }
 
@@ -319,7 +349,7 @@ static int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, in
     }
 }
 
-typedef struct aa_ipc_channel_params_stct
+typedef struct aa_publication_params_stct
 {
     int32_t term_length;
     int32_t mtu_length;
@@ -330,18 +360,27 @@ typedef struct aa_ipc_channel_params_stct
     bool has_session_id;
     int32_t session_id;
     int64_t linger_timeout_ns;
+    int64_t term_window_length;
     bool sparse;
     bool signal_eos;
     bool tether;
 }
-aa_ipc_channel_params_t;
+aa_publication_params_t;
 
-static int aa_conductor_parse_ipc_params(
-    aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_ipc_channel_params_t *params)
+/* How far a publisher may run ahead: term/2 unless configured (0 = term/2), never above term/2. */
+static int64_t aa_conductor_term_window_length(int64_t configured, int32_t term_length)
+{
+    int64_t half = term_length / 2;
+    return 0 == configured ? half : (configured < half ? configured : half);
+}
+
+static int aa_conductor_parse_publication_params(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_publication_params_t *params)
 {
     aa_driver_context_t *ctx = conductor->ctx;
-    int64_t term_length = ctx->ipc_term_buffer_length;
-    int64_t mtu = ctx->ipc_mtu_length;
+    bool is_udp = AA_URI_MEDIA_UDP == uri->media;
+    int64_t term_length = is_udp ? ctx->term_buffer_length : ctx->ipc_term_buffer_length;
+    int64_t mtu = is_udp ? ctx->mtu_length : ctx->ipc_mtu_length;
     params->linger_timeout_ns = ctx->publication_linger_timeout_ns;
     params->sparse = ctx->term_buffer_sparse_file;
     params->signal_eos = true;
@@ -370,6 +409,25 @@ static int aa_conductor_parse_ipc_params(
     }
     params->term_length = (int32_t)term_length;
     params->mtu_length = (int32_t)mtu;
+    params->term_window_length = aa_conductor_term_window_length(
+        is_udp ? ctx->publication_term_window_length : ctx->ipc_publication_term_window_length, params->term_length);
+    int64_t publication_window = 0;
+    int rc_window = is_udp ? aa_uri_get_size(uri, "pub-wnd", &publication_window) : 0;
+    if (rc_window < 0)
+    {
+        return -1;
+    }
+    if (1 == rc_window)
+    {
+        if (publication_window < mtu || publication_window > term_length / 2)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel parameter pub-wnd=%" PRId64 " must be at least the mtu (%" PRId64 ") and at most half the "
+                "term length (%" PRId64 ")", publication_window, mtu, term_length / 2);
+            return -1;
+        }
+        params->term_window_length = publication_window;
+    }
 
     int rc_session = aa_uri_get_int32(uri, "session-id", &params->session_id);
     if (rc_session < 0)
@@ -416,7 +474,7 @@ static int aa_conductor_parse_ipc_params(
 
 static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
-    const aa_ipc_channel_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
 {
     aa_driver_context_t *ctx = conductor->ctx;
     aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
@@ -439,8 +497,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->linger_timeout_ns = params->linger_timeout_ns;
     pub->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
     pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
-    int64_t window = ctx->ipc_publication_term_window_length;
-    pub->term_window_length = 0 == window ? params->term_length / 2 : (window < params->term_length / 2 ? window : params->term_length / 2);
+    pub->term_window_length = params->term_window_length;
 
     snprintf(pub->log_path, sizeof(pub->log_path), "%s/publications/%" PRId64 ".logbuffer", ctx->aeron_dir, registration_id);
     size_t log_length = aa_logbuffer_compute_log_length(params->term_length, (int32_t)ctx->file_page_size);
@@ -524,33 +581,421 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     return pub;
 }
 
-static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t now_ns)
+static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa_publication_link_t *link, int64_t now_ns)
 {
     (void)conductor;
-    if (--pub->refcnt <= 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state)
+    aa_ipc_publication_t *pub = link->publication;
+    aa_network_publication_t *network = link->network_publication;
+    if (NULL != pub && --pub->refcnt <= 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state)
     {
         aa_ipc_publication_begin_draining(pub, now_ns);
     }
+    if (NULL != network && --network->refcnt <= 0 && AA_NETWORK_PUBLICATION_STATE_ACTIVE == network->state)
+    {
+        aa_network_publication_begin_draining(network, now_ns);
+    }
 }
 
-static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
+static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_subscription)
 {
     if (aa_uri_parse(channel, uri) < 0)
     {
         return -1;
     }
-    if (AA_URI_MEDIA_IPC != uri->media)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: this driver carries aeron:ipc channels only so far; UDP media arrive with the UDP "
-            "transport (use aeron:ipc for now)", channel);
-        return -1;
-    }
     if (uri->is_spy)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s: aeron-spy: applies to UDP publications only", channel);
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: spy subscriptions (aeron-spy:) are not supported by this driver; it carries aeron:ipc and "
+            "unicast aeron:udp?endpoint=host:port", channel);
         return -1;
     }
+    if (is_subscription && AA_URI_MEDIA_IPC != uri->media)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: this driver carries aeron:ipc subscriptions only so far; UDP subscriptions arrive with "
+            "the receiver (use aeron:ipc for now)", channel);
+        return -1;
+    }
+    return 0;
+}
+
+/* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
+static int aa_conductor_parse_udp_channel(
+    aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_udp_channel_defaults_t defaults =
+    {
+        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl
+    };
+    if (aa_udp_channel_parse(out, channel, &defaults) < 0)
+    {
+        return -1;
+    }
+    aa_udp_channel_t *udp = *out;
+    const char *unsupported = NULL;
+    const char *cc = aa_uri_find_param(&udp->uri, "cc");
+    if (udp->is_multicast)
+    {
+        unsupported = "multicast";
+    }
+    else if (udp->has_explicit_control || AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
+    {
+        unsupported = "multi-destination-cast and response channels (control=, control-mode=)";
+    }
+    else if (!udp->has_explicit_endpoint)
+    {
+        unsupported = "a UDP channel without endpoint=";
+    }
+    else if (NULL != cc && 0 != strcmp(cc, "static"))
+    {
+        unsupported = "congestion control other than cc=static";
+    }
+    if (NULL != unsupported)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: %s is not supported by this driver; it carries aeron:ipc and unicast "
+            "aeron:udp?endpoint=host:port", channel, unsupported);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
+    if (is_publication && 0 == aa_udp_address_port(&udp->remote_data))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conductor_t *conductor)
+{
+    aa_loss_generator_settings_t settings =
+    {
+        &conductor->ctx->udp_receive_loss, &conductor->ctx->udp_send_loss, (uint64_t)conductor->ctx->udp_loss_seed
+    };
+    return settings;
+}
+
+bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor)
+{
+    return conductor->send_endpoints_count > 0;
+}
+
+/* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
+ * ownership of *udp (NULL afterwards when the endpoint kept it). */
+static aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+{
+    for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+    {
+        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
+        {
+            return endpoint;
+        }
+    }
+    if (AA_ARRAY_ENSURE(conductor->send_endpoints, aa_send_channel_endpoint_t *) < 0)
+    {
+        return NULL;
+    }
+    aa_send_channel_endpoint_t *endpoint = NULL;
+    aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
+    if (aa_send_channel_endpoint_create(&endpoint, *udp, &loss, conductor) < 0)
+    {
+        return NULL;
+    }
+    *udp = NULL;
+    endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
+        conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
+    if (endpoint->status_counter_id < 0 || aa_driver_sender_proxy_add_endpoint(conductor->sender, endpoint) < 0)
+    {
+        aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+        aa_send_channel_endpoint_delete(endpoint);
+        return NULL;
+    }
+    endpoint->status = aa_counters_manager_addr(&conductor->counters, endpoint->status_counter_id);
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+    conductor->send_endpoints[conductor->send_endpoints_count++] = endpoint;
+    return endpoint;
+}
+
+/* An endpoint no publication uses any more: the sender lets go of it, then the timer frees it. */
+static void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint)
+{
+    if (endpoint->refcnt > 0 || endpoint->is_closing)
+    {
+        return;
+    }
+    if (aa_driver_sender_proxy_remove_endpoint(conductor->sender, endpoint) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return; /* tried again on the next timer tick */
+    }
+    endpoint->is_closing = true;
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+}
+
+static void aa_conductor_free_network_publication_counters(
+    aa_driver_conductor_t *conductor, aa_network_publication_t *pub, int64_t now_ms)
+{
+    aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, pub->snd_pos_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, pub->snd_lmt_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, pub->snd_bpe_counter_id, now_ms);
+}
+
+static aa_network_publication_t *aa_conductor_create_network_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+    const aa_publication_params_t *params, aa_send_channel_endpoint_t *endpoint, bool is_exclusive, int64_t now_ns,
+    int64_t now_ms)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_network_publication_t *pub = calloc(1, sizeof(aa_network_publication_t));
+    if (NULL == pub || NULL == (pub->channel = strdup(channel)))
+    {
+        free(pub);
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
+        return NULL;
+    }
+    pub->pub_lmt_counter_id = -1;
+    pub->pub_pos_counter_id = -1;
+    pub->snd_pos_counter_id = -1;
+    pub->snd_lmt_counter_id = -1;
+    pub->snd_bpe_counter_id = -1;
+    int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
+    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+    aa_network_publication_params_t init =
+    {
+        .registration_id = registration_id,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .initial_term_id = initial_term_id,
+        .term_length = params->term_length,
+        .mtu_length = params->mtu_length,
+        .term_window_length = params->term_window_length,
+        .linger_timeout_ns = params->linger_timeout_ns,
+        .unblock_timeout_ns = ctx->publication_unblock_timeout_ns,
+        .connection_timeout_ns = ctx->publication_connection_timeout_ns,
+        .retransmit_delay_ns = ctx->retransmit_unicast_delay_ns,
+        .retransmit_linger_ns = ctx->retransmit_unicast_linger_ns,
+        .is_exclusive = is_exclusive,
+        .signal_eos = params->signal_eos,
+    };
+    if (aa_network_publication_init(pub, &init, conductor) < 0)
+    {
+        aa_network_publication_free(pub);
+        return NULL;
+    }
+    pub->endpoint = endpoint;
+
+    snprintf(pub->log_path, sizeof(pub->log_path), "%s/publications/%" PRId64 ".logbuffer", ctx->aeron_dir, registration_id);
+    size_t log_length = aa_logbuffer_compute_log_length(params->term_length, (int32_t)ctx->file_page_size);
+    if (aa_conductor_check_storage(conductor, log_length) < 0 ||
+        aa_map_new_file(&pub->mapped, pub->log_path, log_length, params->sparse) < 0)
+    {
+        aa_network_publication_free(pub);
+        return NULL;
+    }
+    aa_logbuffer_init_params_t log_params = {
+        .correlation_id = registration_id,
+        .initial_term_id = initial_term_id,
+        .active_term_id = params->has_position ? params->term_id : initial_term_id,
+        .term_offset = params->has_position ? params->term_offset : 0,
+        .term_length = params->term_length,
+        .mtu_length = params->mtu_length,
+        .page_size = (int32_t)ctx->file_page_size,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .publication_window_length = (int32_t)params->term_window_length,
+        .receiver_window_length = 0,
+        .linger_timeout_ns = params->linger_timeout_ns,
+        .untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns,
+        .untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns,
+        .sparse = params->sparse,
+        .tether = params->tether,
+        .rejoin = ctx->rejoin_stream,
+        .reliable = ctx->reliable_stream,
+        .signal_eos = params->signal_eos,
+        .group = false,
+        .spies_simulate_connection = false,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
+    aa_logbuffer_metadata_init(&pub->log, &log_params);
+    pub->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
+    pub->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
+
+    int64_t start_position = aa_compute_position(
+        log_params.active_term_id, log_params.term_offset, pub->position_bits_to_shift, initial_term_id);
+    pub->clean_position = start_position;
+    pub->last_snd_pos = start_position;
+    pub->time_of_last_snd_pos_change_ns = now_ns;
+
+    static const struct
+    {
+        int32_t type_id;
+        const char *name;
+        size_t offset;
+    }
+    counters[] =
+    {
+        { AA_COUNTER_TYPE_PUBLISHER_LIMIT, "pub-lmt", offsetof(aa_network_publication_t, pub_lmt_counter_id) },
+        { AA_COUNTER_TYPE_PUBLISHER_POSITION, "pub-pos (sampled)", offsetof(aa_network_publication_t, pub_pos_counter_id) },
+        { AA_COUNTER_TYPE_SENDER_POSITION, "snd-pos", offsetof(aa_network_publication_t, snd_pos_counter_id) },
+        { AA_COUNTER_TYPE_SENDER_LIMIT, "snd-lmt", offsetof(aa_network_publication_t, snd_lmt_counter_id) },
+        { AA_COUNTER_TYPE_SENDER_BPE, "snd-bpe", offsetof(aa_network_publication_t, snd_bpe_counter_id) },
+    };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+    {
+        int32_t id = aa_conductor_allocate_stream_counter(
+            conductor, counters[i].type_id, counters[i].name, registration_id, session_id, stream_id, channel, now_ms);
+        if (id < 0)
+        {
+            aa_conductor_free_counter(conductor, id, now_ms);
+            aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
+            unlink(pub->log_path);
+            aa_network_publication_free(pub);
+            return NULL;
+        }
+        *(int32_t *)((uint8_t *)pub + counters[i].offset) = id;
+    }
+    if (AA_ARRAY_ENSURE(conductor->network_publications, aa_network_publication_t *) < 0)
+    {
+        aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
+        unlink(pub->log_path);
+        aa_network_publication_free(pub);
+        return NULL;
+    }
+    pub->pub_lmt = aa_counters_manager_addr(&conductor->counters, pub->pub_lmt_counter_id);
+    pub->pub_pos = aa_counters_manager_addr(&conductor->counters, pub->pub_pos_counter_id);
+    pub->snd_pos = aa_counters_manager_addr(&conductor->counters, pub->snd_pos_counter_id);
+    pub->snd_lmt = aa_counters_manager_addr(&conductor->counters, pub->snd_lmt_counter_id);
+    pub->snd_bpe = aa_counters_manager_addr(&conductor->counters, pub->snd_bpe_counter_id);
+    aa_put_int64_release(pub->pub_lmt, start_position);
+    aa_put_int64_release(pub->pub_pos, start_position);
+    aa_put_int64_release(pub->snd_pos, start_position);
+    aa_put_int64_release(pub->snd_lmt, start_position);
+    aa_put_int64_release(pub->snd_bpe, 0);
+    pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
+    pub->time_of_last_state_change_ns = now_ns;
+
+    if (aa_driver_sender_proxy_add_publication(conductor->sender, pub) < 0)
+    {
+        aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
+        unlink(pub->log_path);
+        aa_network_publication_free(pub);
+        return NULL;
+    }
+    endpoint->refcnt++;
+    conductor->bytes_mapped += (int64_t)pub->mapped.length;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    conductor->network_publications[conductor->network_publications_count++] = pub;
+    return pub;
+}
+
+static int aa_conductor_add_publication_link(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t client_id, aa_ipc_publication_t *pub,
+    aa_network_publication_t *network)
+{
+    if (AA_ARRAY_ENSURE(conductor->publication_links, aa_publication_link_t) < 0)
+    {
+        return -1;
+    }
+    aa_publication_link_t *link = &conductor->publication_links[conductor->publication_links_count++];
+    link->registration_id = correlation_id;
+    link->client_id = client_id;
+    link->publication = pub;
+    link->network_publication = network;
+    if (NULL != pub)
+    {
+        pub->refcnt++;
+    }
+    if (NULL != network)
+    {
+        network->refcnt++;
+    }
+    return 0;
+}
+
+static int aa_conductor_on_add_network_publication(
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel,
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
+{
+    aa_udp_channel_t *udp = NULL;
+    if (aa_conductor_parse_udp_channel(conductor, channel, true, &udp) < 0)
+    {
+        return -1;
+    }
+    int64_t correlation_id = command->correlated.correlation_id;
+    aa_network_publication_t *pub = NULL;
+    if (!is_exclusive)
+    {
+        for (size_t i = 0; i < conductor->network_publications_count; i++)
+        {
+            aa_network_publication_t *p = conductor->network_publications[i];
+            if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state &&
+                p->stream_id == command->stream_id && !p->endpoint->is_closing &&
+                aa_udp_channel_equals(p->endpoint->channel, udp) &&
+                (!params->has_session_id || params->session_id == p->session_id))
+            {
+                if (p->term_length != params->term_length || p->mtu_length != params->mtu_length)
+                {
+                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                        "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
+                        "; a shared publication must use the same values (or use an exclusive publication)",
+                        channel, command->stream_id, p->term_length, p->mtu_length);
+                    aa_udp_channel_delete(udp);
+                    return -1;
+                }
+                pub = p;
+                break;
+            }
+        }
+    }
+    if (NULL == pub)
+    {
+        if (params->has_session_id && aa_conductor_session_id_in_use(conductor, command->stream_id, params->session_id))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, channel, params->session_id,
+                command->stream_id);
+            aa_udp_channel_delete(udp);
+            return -1;
+        }
+        aa_send_channel_endpoint_t *endpoint = aa_conductor_get_or_create_send_endpoint(conductor, &udp, channel, now_ms);
+        aa_udp_channel_delete(udp);
+        if (NULL == endpoint)
+        {
+            return -1;
+        }
+        pub = aa_conductor_create_network_publication(
+            conductor, correlation_id, command->stream_id, channel, params, endpoint, is_exclusive, now_ns, now_ms);
+        if (NULL == pub)
+        {
+            aa_conductor_release_send_endpoint(conductor, endpoint);
+            return -1;
+        }
+    }
+    else
+    {
+        aa_udp_channel_delete(udp);
+    }
+    if (aa_conductor_add_publication_link(conductor, correlation_id, command->correlated.client_id, NULL, pub) < 0)
+    {
+        if (0 == pub->refcnt)
+        {
+            aa_network_publication_begin_draining(pub, now_ns);
+        }
+        return -1;
+    }
+    aa_conductor_on_publication_ready(
+        conductor, correlation_id, pub->registration_id, pub->session_id, pub->stream_id, pub->pub_lmt_counter_id,
+        pub->endpoint->status_counter_id, pub->log_path, pub->is_exclusive);
     return 0;
 }
 
@@ -559,11 +1004,16 @@ static int aa_conductor_on_add_publication(
     int64_t now_ns, int64_t now_ms)
 {
     aa_uri_t uri;
-    aa_ipc_channel_params_t params;
+    aa_publication_params_t params;
     memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri) < 0 || aa_conductor_parse_ipc_params(conductor, &uri, &params) < 0)
+    if (aa_conductor_parse_channel(channel, &uri, false) < 0 ||
+        aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
     {
         return -1;
+    }
+    if (AA_URI_MEDIA_UDP == uri.media)
+    {
+        return aa_conductor_on_add_network_publication(conductor, command, channel, &params, is_exclusive, now_ns, now_ms);
     }
     int64_t correlation_id = command->correlated.correlation_id;
     aa_ipc_publication_t *pub = NULL;
@@ -597,10 +1047,6 @@ static int aa_conductor_on_add_publication(
                 command->stream_id);
             return -1;
         }
-        if (params.has_position && !is_exclusive)
-        {
-            /* A concurrent publication may start at a position only when it is new, which it is here. */
-        }
         pub = aa_conductor_create_ipc_publication(
             conductor, correlation_id, command->stream_id, channel, &params, is_exclusive, now_ns, now_ms);
         if (NULL == pub)
@@ -612,7 +1058,7 @@ static int aa_conductor_on_add_publication(
             aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
         }
     }
-    if (AA_ARRAY_ENSURE(conductor->publication_links, aa_publication_link_t) < 0)
+    if (aa_conductor_add_publication_link(conductor, correlation_id, command->correlated.client_id, pub, NULL) < 0)
     {
         if (0 == pub->refcnt)
         {
@@ -620,20 +1066,17 @@ static int aa_conductor_on_add_publication(
         }
         return -1;
     }
-    aa_publication_link_t *link = &conductor->publication_links[conductor->publication_links_count++];
-    link->registration_id = correlation_id;
-    link->client_id = command->correlated.client_id;
-    link->publication = pub;
-    pub->refcnt++;
-    aa_conductor_on_publication_ready(conductor, correlation_id, pub);
+    aa_conductor_on_publication_ready(
+        conductor, correlation_id, pub->registration_id, pub->session_id, pub->stream_id, pub->pub_lmt_counter_id,
+        AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED, pub->log_path, pub->is_exclusive);
     return 0;
 }
 
 static void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ns)
 {
-    aa_ipc_publication_t *pub = conductor->publication_links[index].publication;
+    aa_publication_link_t link = conductor->publication_links[index];
     conductor->publication_links[index] = conductor->publication_links[--conductor->publication_links_count];
-    aa_conductor_decref_publication(conductor, pub, now_ns);
+    aa_conductor_decref_publication(conductor, &link, now_ns);
 }
 
 static int aa_conductor_on_remove_publication(
@@ -660,7 +1103,7 @@ static int aa_conductor_on_add_subscription(
     int64_t now_ms)
 {
     aa_uri_t uri;
-    if (aa_conductor_parse_channel(channel, &uri) < 0)
+    if (aa_conductor_parse_channel(channel, &uri, true) < 0)
     {
         return -1;
     }
@@ -1026,10 +1469,93 @@ static void aa_conductor_check_publications(aa_driver_conductor_t *conductor, in
     }
 }
 
+static void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    for (size_t i = conductor->network_publications_count; i-- > 0;)
+    {
+        aa_network_publication_t *pub = conductor->network_publications[i];
+        switch (pub->state)
+        {
+            case AA_NETWORK_PUBLICATION_STATE_ACTIVE:
+                if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS, 1);
+                }
+                break;
+
+            case AA_NETWORK_PUBLICATION_STATE_DRAINING:
+                if (aa_network_publication_is_drained(pub))
+                {
+                    pub->state = AA_NETWORK_PUBLICATION_STATE_LINGER;
+                    pub->time_of_last_state_change_ns = now_ns;
+                }
+                else if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS, 1);
+                }
+                break;
+
+            case AA_NETWORK_PUBLICATION_STATE_LINGER:
+                if ((now_ns > pub->time_of_last_state_change_ns + pub->linger_timeout_ns ||
+                    1 == aa_get_int32_acquire(&pub->has_received_unicast_eos)))
+                {
+                    if (aa_driver_sender_proxy_remove_publication(conductor->sender, pub) < 0)
+                    {
+                        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+                        break;
+                    }
+                    pub->state = AA_NETWORK_PUBLICATION_STATE_DONE;
+                    pub->time_of_last_state_change_ns = now_ns;
+                }
+                break;
+
+            case AA_NETWORK_PUBLICATION_STATE_DONE:
+                if (1 == aa_get_int32_acquire(&pub->has_sender_released))
+                {
+                    aa_send_channel_endpoint_t *endpoint = pub->endpoint;
+                    aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
+                    conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+                    aa_put_int64_release(
+                        conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+                    if (unlink(pub->log_path) < 0 && ENOENT != errno)
+                    {
+                        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
+                    }
+                    conductor->network_publications[i] =
+                        conductor->network_publications[--conductor->network_publications_count];
+                    aa_network_publication_free(pub);
+                    endpoint->refcnt--;
+                    aa_conductor_release_send_endpoint(conductor, endpoint);
+                }
+                break;
+        }
+    }
+}
+
+static void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t now_ms)
+{
+    for (size_t i = conductor->send_endpoints_count; i-- > 0;)
+    {
+        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+        if (!endpoint->is_closing)
+        {
+            aa_conductor_release_send_endpoint(conductor, endpoint);
+        }
+        else if (1 == aa_get_int32_acquire(&endpoint->has_sender_released))
+        {
+            aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+            conductor->send_endpoints[i] = conductor->send_endpoints[--conductor->send_endpoints_count];
+            aa_send_channel_endpoint_delete(endpoint);
+        }
+    }
+}
+
 static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
 {
     aa_conductor_check_clients(conductor, now_ns, now_ms);
     aa_conductor_check_publications(conductor, now_ns, now_ms);
+    aa_conductor_check_network_publications(conductor, now_ns, now_ms);
+    aa_conductor_check_send_endpoints(conductor, now_ms);
 
     /* A client that died between claiming and committing a command blocks the ring buffer:
      * after the client liveness timeout without progress, turn its record into padding. */
@@ -1071,6 +1597,10 @@ int aa_driver_conductor_do_work(void *state)
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
         work_count += aa_ipc_publication_update_pub_pos_and_lmt(conductor->ipc_publications[i]);
+    }
+    for (size_t i = 0; i < conductor->network_publications_count; i++)
+    {
+        work_count += aa_network_publication_update_pub_pos_and_lmt(conductor->network_publications[i]);
     }
 
     /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
@@ -1181,10 +1711,28 @@ void aa_driver_conductor_on_close(void *state)
         aa_logbuffer_set_connected(pub->log.metadata, false);
         aa_ipc_publication_free(pub);
     }
+    for (size_t i = 0; i < conductor->network_publications_count; i++)
+    {
+        aa_network_publication_t *pub = conductor->network_publications[i];
+        aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_network_publication_producer_position(pub));
+        aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+        aa_logbuffer_set_connected(pub->log.metadata, false);
+        aa_network_publication_free(pub);
+    }
+    for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+    {
+        aa_send_channel_endpoint_delete(conductor->send_endpoints[i]);
+    }
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);
     }
+    free(conductor->network_publications);
+    free(conductor->send_endpoints);
+    conductor->network_publications = NULL;
+    conductor->send_endpoints = NULL;
+    conductor->network_publications_count = 0;
+    conductor->send_endpoints_count = 0;
     free(conductor->ipc_publications);
     free(conductor->publication_links);
     free(conductor->subscription_links);

@@ -1,8 +1,10 @@
 /*
  * The driver conductor: the agent that owns every resource. It reads client commands from the
- * to-driver ring buffer, answers on the to-clients broadcast buffer, creates log buffers and
- * counters, drives IPC publication limits, and runs the timers (client liveness, linger, unblock,
- * untethered subscribers). Blocking work (file creation, name lookups) happens here only.
+ * to-driver ring buffer, answers on the to-clients broadcast buffer, creates log buffers,
+ * counters, UDP channel endpoints (sockets) and images, drives publication limits, hands network
+ * resources to the sender and receiver through their command queues, and runs the timers (client
+ * liveness, linger, unblock, untethered subscribers). Blocking work (file and socket creation,
+ * name lookups) happens here only.
  */
 #ifndef AA_DRIVER_CONDUCTOR_H
 #define AA_DRIVER_CONDUCTOR_H
@@ -22,6 +24,8 @@
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../util/aa_fs.h"
 #include "../../../media/aa_ipc_publication.h"
+#include "../../../media/aa_network_publication.h"
+#include "../../../media/aa_send_channel_endpoint.h"
 
 typedef struct aa_driver_client_stct
 {
@@ -31,11 +35,13 @@ typedef struct aa_driver_client_stct
 }
 aa_driver_client_t;
 
+/* A client's registration of a publication: one of publication (IPC) and network_publication is set. */
 typedef struct aa_publication_link_stct
 {
     int64_t registration_id;
     int64_t client_id;
     aa_ipc_publication_t *publication;
+    aa_network_publication_t *network_publication;
 }
 aa_publication_link_t;
 
@@ -70,6 +76,8 @@ typedef struct aa_driver_conductor_stct
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
+    AA_DECLARE_ARRAY(aa_network_publication_t *, network_publications);
+    AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, send_endpoints);
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
 
@@ -95,6 +103,9 @@ void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t cod
 /* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
 void aa_driver_conductor_record_cycle(
     aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter);
+
+/* Whether a UDP channel endpoint is open (the network agents then must not sleep deeply). */
+bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor);
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)

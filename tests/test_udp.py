@@ -1,0 +1,206 @@
+"""Reliable UDP unicast: the wire protocol as seen from a plain socket, and publications and
+subscriptions between drivers over loopback (127.0.0.1 only, free ports, every wait bounded)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Iterator
+
+import pytest
+
+import aeron_async
+from aeron_async.monitor import CncReader
+from conftest import TEST_DRIVER_SETTINGS, wait_for
+
+# Frame layouts (reference section 1), little-endian, no padding.
+DATA = struct.Struct("<ibBhiiiiq")      # frame_length version flags type term_offset session stream term_id reserved
+SETUP = struct.Struct("<ibBhiiiiiiii")  # ... term_offset session stream initial_term active_term term_length mtu ttl
+SM = struct.Struct("<ibBhiiiiiq")       # ... session stream term_id term_offset window receiver_id
+NAK = struct.Struct("<ibBhiiiii")       # ... session stream term_id term_offset length
+RTTM = struct.Struct("<ibBhiiqqq")      # ... session stream echo_timestamp reception_delta receiver_id
+
+TYPE_PAD, TYPE_DATA, TYPE_NAK, TYPE_SM, TYPE_SETUP, TYPE_RTTM = 0, 1, 2, 3, 5, 6
+UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="64k")
+
+
+def frame_type(datagram: bytes) -> int:
+    return struct.unpack_from("<h", datagram, 6)[0]
+
+
+class FakeReceiver:
+    """A plain UDP socket standing in for a remote receiver: it reads what a publication sends and
+    answers with hand-made status messages, NAKs and RTT measurements."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.source: tuple[str, int] | None = None
+
+    def recv(self, want: int | None = None, timeout: float = 5.0) -> bytes:
+        """The next datagram (of frame type `want`, skipping others)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no datagram of type {want} within {timeout} s")
+            self.sock.settimeout(left)
+            try:
+                data, self.source = self.sock.recvfrom(65536)
+            except socket.timeout:
+                continue
+            if want is None or frame_type(data) == want:
+                return data
+
+    def recv_data(self, timeout: float = 5.0) -> bytes:
+        """The next DATA datagram that is not a heartbeat."""
+        deadline = time.monotonic() + timeout
+        while True:
+            data = self.recv(TYPE_DATA, max(0.01, deadline - time.monotonic()))
+            if not (len(data) == 32 and DATA.unpack(data)[0] == 0):
+                return data
+
+    def send(self, datagram: bytes) -> None:
+        assert self.source is not None
+        self.sock.sendto(datagram, self.source)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def status_message(session: int, stream: int, term_id: int, term_offset: int, window: int, flags: int = 0) -> bytes:
+    return SM.pack(SM.size, 0, flags, TYPE_SM, session, stream, term_id, term_offset, window, 0x1234)
+
+
+@pytest.fixture
+def fake_receiver() -> Iterator[FakeReceiver]:
+    receiver = FakeReceiver()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture
+def udp_driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as d:
+        yield d
+
+
+@pytest.fixture
+def udp_client(udp_driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
+    with aeron_async.Aeron.connect(udp_driver.aeron_dir, driver_timeout=5.0) as c:
+        yield c
+
+
+def counters_by_label(aeron_dir: str) -> dict[str, int]:
+    with CncReader(aeron_dir) as reader:
+        return {c.label: c.value for c in reader.counters()}
+
+
+def system_counter(aeron_dir: str, label: str) -> int:
+    with CncReader(aeron_dir) as reader:
+        for c in reader.counters():
+            if c.type_id == 0 and c.label == label:
+                return c.value
+    raise AssertionError(f"no system counter {label!r}")
+
+
+def test_publication_speaks_the_wire_protocol(udp_client: aeron_async.Aeron, fake_receiver: FakeReceiver) -> None:
+    pub = udp_client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}", 1001)
+    session = pub.session_id
+
+    # SETUP every 100 ms until a status message arrives (reference 4.1)
+    setups = []
+    for _ in range(5):
+        setups.append((time.monotonic(), fake_receiver.recv(TYPE_SETUP)))
+    length, version, flags, ftype, term_offset, s_session, s_stream, initial_term, active_term, term_length, mtu, ttl = \
+        SETUP.unpack(setups[0][1])
+    assert (length, version, flags, ftype) == (40, 0, 0, TYPE_SETUP)
+    assert (s_session, s_stream, term_offset, term_length, mtu, ttl) == (session, 1001, 0, 64 * 1024, 1408, 0)
+    assert active_term == initial_term
+    gaps = [b[0] - a[0] for a, b in zip(setups[2:], setups[3:])]  # the first ones may have queued up
+    assert all(0.05 < g < 0.5 for g in gaps), gaps
+    assert not pub.is_connected
+    assert pub.offer(b"early") == aeron_async.NOT_CONNECTED
+
+    fake_receiver.send(status_message(session, 1001, initial_term, 0, 32 * 1024))
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected after a status message")
+
+    position = pub.offer(b"hello")
+    assert position == 64
+    data = fake_receiver.recv_data()
+    assert len(data) == 64  # the frame padded to 32 bytes, as it sits in the term
+    frame_length, version, flags, ftype, term_offset, d_session, d_stream, term_id, reserved = DATA.unpack_from(data)
+    assert (frame_length, version, flags, ftype, term_offset) == (37, 0, 0xC0, TYPE_DATA, 0)
+    assert (d_session, d_stream, term_id, reserved) == (session, 1001, initial_term, 0)
+    assert data[32:37] == b"hello"
+
+    # a heartbeat (32 bytes, frame_length 0) at the sender position after 100 ms without data
+    heartbeat = fake_receiver.recv(TYPE_DATA)
+    assert len(heartbeat) == 32
+    frame_length, _, flags, _, term_offset, *_ = DATA.unpack(heartbeat)
+    assert (frame_length, flags, term_offset) == (0, 0xC0, 64)
+
+    # a NAK is answered with the same bytes again
+    fake_receiver.send(NAK.pack(NAK.size, 0, 0, TYPE_NAK, session, 1001, initial_term, 0, 64))
+    assert fake_receiver.recv_data() == data
+
+    # an RTT measurement asking for a reply gets one, flags 0, same echo timestamp and receiver id
+    fake_receiver.send(RTTM.pack(RTTM.size, 0, 0x80, TYPE_RTTM, session, 1001, 123456789, 0, 0x1234))
+    reply = RTTM.unpack(fake_receiver.recv(TYPE_RTTM))
+    assert reply[2] == 0 and reply[4:] == (session, 1001, 123456789, 0, 0x1234)
+
+    # a status message asking for SETUP gets one
+    fake_receiver.send(status_message(session, 1001, 0, 0, 0, flags=0x80))
+    assert SETUP.unpack(fake_receiver.recv(TYPE_SETUP))[4] == 64
+
+    counters = counters_by_label(udp_client.aeron_dir)
+    prefix = f"{pub.registration_id} {session} 1001 aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}"
+    assert counters[f"snd-pos: {prefix}"] == 64
+    assert counters[f"snd-lmt: {prefix}"] == 32 * 1024
+    assert counters[f"pub-lmt: {prefix}"] == 64 + 32 * 1024  # snd-pos + term/2
+    assert counters[f"snd-channel: aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}"] == 1
+    assert system_counter(udp_client.aeron_dir, "NAKs received") >= 1
+    assert system_counter(udp_client.aeron_dir, "Retransmits sent") >= 1
+    assert system_counter(udp_client.aeron_dir, "Status Messages received") >= 2
+
+    # closing: heartbeats carry end of stream (flags 0xE0) once everything was sent
+    pub.close()
+    deadline = time.monotonic() + 5
+    while True:
+        frame = fake_receiver.recv(TYPE_DATA)
+        if len(frame) == 32 and DATA.unpack(frame)[2] == 0xE0:
+            break
+        assert time.monotonic() < deadline, "no end-of-stream heartbeat"
+    assert DATA.unpack(frame)[4] == 64
+    # a status message with the EOS flag ends the linger early: the counters go away
+    fake_receiver.send(status_message(session, 1001, initial_term, 64, 32 * 1024, flags=0x40))
+    wait_for(lambda: not any(str(session) in label for label in counters_by_label(udp_client.aeron_dir)),
+             timeout=5, what="publication counters freed")
+
+
+def test_publication_is_not_connected_without_status_messages(aeron_dir: str, fake_receiver: FakeReceiver) -> None:
+    settings = dict(UDP_SETTINGS, publication_connection_timeout=0.3)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        pub = client.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}", 7)
+        setup = SETUP.unpack(fake_receiver.recv(TYPE_SETUP))
+        fake_receiver.send(status_message(pub.session_id, 7, setup[7], 0, 4096))
+        wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+        # no more status messages: the connection times out and the publisher limit falls back
+        wait_for(lambda: not pub.is_connected, timeout=5, what="connection timeout")
+        wait_for(lambda: pub.offer(b"x") == aeron_async.NOT_CONNECTED, timeout=5, what="publisher limit pulled back")
+
+
+@pytest.mark.parametrize("channel, match", [
+    ("aeron-spy:aeron:udp?endpoint=127.0.0.1:40999", "spy"),
+    ("aeron:udp?endpoint=224.0.1.1:40999", "multicast"),
+    ("aeron:udp?control=127.0.0.1:40998|control-mode=dynamic", "multi-destination-cast"),
+    ("aeron:udp?endpoint=127.0.0.1:0", "port"),
+    ("aeron:udp?endpoint=127.0.0.1:40999|cc=cubic", "congestion control"),
+])
+def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron, channel: str, match: str) -> None:
+    with pytest.raises(aeron_async.InvalidChannelError, match=match) as info:
+        udp_client.add_publication(channel, 1)
+    assert "aeron:udp?endpoint=host:port" in str(info.value) or match == "port"
