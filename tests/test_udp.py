@@ -22,7 +22,67 @@ NAK = struct.Struct("<ibBhiiiii")       # ... session stream term_id term_offset
 RTTM = struct.Struct("<ibBhiiqqq")      # ... session stream echo_timestamp reception_delta receiver_id
 
 TYPE_PAD, TYPE_DATA, TYPE_NAK, TYPE_SM, TYPE_SETUP, TYPE_RTTM = 0, 1, 2, 3, 5, 6
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="64k")
+UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def udp_channel(port: int | None = None, **params: object) -> str:
+    extra = "".join(f"|{k.replace('_', '-')}={v}" for k, v in params.items())
+    return f"aeron:udp?endpoint=127.0.0.1:{free_udp_port() if port is None else port}{extra}"
+
+
+def message(seq: int, size: int) -> bytes:
+    """seq (8 bytes) + a body derived from seq, `size` bytes in all (at least 8)."""
+    body = bytes((seq * 31 + i) & 0xFF for i in range(min(size - 8, 256)))
+    body = (body * ((size - 8) // max(1, len(body)) + 1))[: size - 8] if size > 8 else b""
+    return seq.to_bytes(8, "little") + body
+
+
+def mixed_sizes(count: int, seed: int = 7, large_every: int = 50, large: int = 100_000) -> list[int]:
+    import random
+    rng = random.Random(seed)
+    return [rng.randint(1500, large) if i % large_every == 0 else rng.randint(8, 1400) for i in range(count)]
+
+
+def offer_until(pub: aeron_async.Publication, data: bytes, timeout: float = 20.0) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = pub.offer(data)
+        if result > 0:
+            return result
+        if result in (aeron_async.MAX_POSITION_EXCEEDED, aeron_async.CLOSED):
+            raise AssertionError(f"offer failed: {result}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"offer not accepted within {timeout} s (last {result})")
+        time.sleep(0)
+
+
+class Collector:
+    """Whole messages of one session, checked for order and content as they arrive."""
+
+    def __init__(self, sizes: list[int], session_id: int | None = None, first: int = 0) -> None:
+        self.sizes = sizes
+        self.session_id = session_id
+        self.next = first
+        self.assembler = aeron_async.FragmentAssembler(self.on_message)
+
+    def on_message(self, data: memoryview, header: aeron_async.Header) -> None:
+        if self.session_id is not None and header.session_id != self.session_id:
+            return
+        seq = int.from_bytes(data[:8], "little")
+        if self.next is None:
+            self.next = seq
+        assert seq == self.next, f"expected message {self.next}, got {seq}"
+        assert bytes(data) == message(seq, self.sizes[seq]), f"message {seq} corrupted"
+        self.next += 1
+
+    def poll(self, sub: aeron_async.Subscription) -> int:
+        return sub.poll(self.assembler, 64)
 
 
 def frame_type(datagram: bytes) -> int:
@@ -107,7 +167,7 @@ def system_counter(aeron_dir: str, label: str) -> int:
 
 
 def test_publication_speaks_the_wire_protocol(udp_client: aeron_async.Aeron, fake_receiver: FakeReceiver) -> None:
-    pub = udp_client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}", 1001)
+    pub = udp_client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}|term-length=64k", 1001)
     session = pub.session_id
 
     # SETUP every 100 ms until a status message arrives (reference 4.1)
@@ -156,11 +216,11 @@ def test_publication_speaks_the_wire_protocol(udp_client: aeron_async.Aeron, fak
     assert SETUP.unpack(fake_receiver.recv(TYPE_SETUP))[4] == 64
 
     counters = counters_by_label(udp_client.aeron_dir)
-    prefix = f"{pub.registration_id} {session} 1001 aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}"
+    prefix = f"{pub.registration_id} {session} 1001 aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}|term-length=64k"
     assert counters[f"snd-pos: {prefix}"] == 64
     assert counters[f"snd-lmt: {prefix}"] == 32 * 1024
     assert counters[f"pub-lmt: {prefix}"] == 64 + 32 * 1024  # snd-pos + term/2
-    assert counters[f"snd-channel: aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}"] == 1
+    assert counters[f"snd-channel: aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}|term-length=64k"] == 1
     assert system_counter(udp_client.aeron_dir, "NAKs received") >= 1
     assert system_counter(udp_client.aeron_dir, "Retransmits sent") >= 1
     assert system_counter(udp_client.aeron_dir, "Status Messages received") >= 2
@@ -184,7 +244,7 @@ def test_publication_is_not_connected_without_status_messages(aeron_dir: str, fa
     settings = dict(UDP_SETTINGS, publication_connection_timeout=0.3)
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
             aeron_async.Aeron.connect(driver.aeron_dir) as client:
-        pub = client.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}", 7)
+        pub = client.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{fake_receiver.port}|term-length=64k", 7)
         setup = SETUP.unpack(fake_receiver.recv(TYPE_SETUP))
         fake_receiver.send(status_message(pub.session_id, 7, setup[7], 0, 4096))
         wait_for(lambda: pub.is_connected, timeout=5, what="connected")
@@ -204,3 +264,92 @@ def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron
     with pytest.raises(aeron_async.InvalidChannelError, match=match) as info:
         udp_client.add_publication(channel, 1)
     assert "aeron:udp?endpoint=host:port" in str(info.value) or match == "port"
+
+
+# ---- publications and subscriptions over loopback ----
+
+
+def test_messages_of_mixed_sizes_arrive_intact_and_in_order(udp_client: aeron_async.Aeron) -> None:
+    channel = udp_channel()
+    sizes = mixed_sizes(3000)
+    sub = udp_client.add_subscription(channel, 11)
+    pub = udp_client.add_publication(channel, 11)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    image = wait_for(lambda: sub.images, timeout=5, what="an image")[0]
+    assert image.session_id == pub.session_id
+    assert image.source_identity.startswith("127.0.0.1:")
+    assert image.term_length == 1024 * 1024 and image.join_position == 0
+    collector = Collector(sizes)
+    sent = 0
+    deadline = time.monotonic() + 60
+    while collector.next < len(sizes):
+        assert time.monotonic() < deadline, f"stalled at {collector.next} of {len(sizes)}"
+        if sent < len(sizes) and pub.offer(message(sent, sizes[sent])) > 0:
+            sent += 1
+        collector.poll(sub)
+    assert sent == len(sizes)
+    counters = counters_by_label(udp_client.aeron_dir)
+    suffix = f"{pub.session_id} 11 {channel}"
+    hwm = [v for k, v in counters.items() if k.startswith("rcv-hwm:") and k.endswith(suffix)]
+    pos = [v for k, v in counters.items() if k.startswith("rcv-pos:") and k.endswith(suffix)]
+    assert hwm == pos == [pub.position], (hwm, pos, pub.position)
+    assert counters[f"rcv-channel: {channel}"] == 1
+
+
+def test_exclusive_publications_share_the_endpoint_as_separate_sessions(udp_client: aeron_async.Aeron) -> None:
+    channel = udp_channel()
+    sub = udp_client.add_subscription(channel, 12)
+    pubs = [udp_client.add_exclusive_publication(channel, 12) for _ in range(3)]
+    assert len({p.session_id for p in pubs}) == 3
+    wait_for(lambda: all(p.is_connected for p in pubs) and len(sub.images) == 3, timeout=5, what="three images")
+    for i, p in enumerate(pubs):
+        offer_until(p, f"from {i}".encode())
+    got: list[tuple[int, bytes]] = []
+    wait_for(lambda: got.extend((m.session_id, m.data) for m in sub.poll_messages()) or len(got) >= 3, timeout=5)
+    assert sorted(got) == sorted((p.session_id, f"from {i}".encode()) for i, p in enumerate(pubs))
+
+
+def test_subscription_added_mid_stream_joins_at_the_current_position(udp_client: aeron_async.Aeron) -> None:
+    channel = udp_channel()
+    sizes = [200] * 3000
+    first = udp_client.add_subscription(channel, 13)
+    pub = udp_client.add_publication(channel, 13)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    early = Collector(sizes)
+    for seq in range(1000):
+        offer_until(pub, message(seq, 200))
+        early.poll(first)
+    wait_for(lambda: early.poll(first) >= 0 and early.next == 1000, timeout=10, what="the first 1000")
+    late = udp_client.add_subscription(channel, 13)
+    image = wait_for(lambda: late.images, timeout=5, what="an image for the late subscription")[0]
+    assert image.join_position == pub.position > 0
+    late_collector = Collector(sizes, first=1000)
+    for seq in range(1000, 3000):
+        offer_until(pub, message(seq, 200))
+        early.poll(first)
+        late_collector.poll(late)
+    wait_for(lambda: early.poll(first) >= 0 and late_collector.poll(late) >= 0 and
+             early.next == late_collector.next == 3000, timeout=10, what="both subscriptions at the end")
+
+
+def test_closed_publication_delivers_end_of_stream(udp_client: aeron_async.Aeron) -> None:
+    channel = udp_channel()
+    unavailable: list[aeron_async.Image] = []
+    sub = udp_client.add_subscription(channel, 14, on_unavailable_image=unavailable.append)
+    pub = udp_client.add_publication(channel, 14)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    image = wait_for(lambda: sub.images, timeout=5)[0]
+    for i in range(10):
+        offer_until(pub, b"x" * i)
+    final_position = pub.position
+    pub.close()
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or image.is_end_of_stream, timeout=5,
+             what="end of stream")
+    assert got == [b"x" * i for i in range(10)]
+    assert image.end_of_stream_position == final_position
+    wait_for(lambda: sub.poll(lambda d, h: None, 1) >= 0 and unavailable, timeout=10, what="image unavailable")
+    assert unavailable[0].session_id == image.session_id
+    # the driver frees the image's counters and log once the receiver let go of it
+    wait_for(lambda: not any(k.startswith(("rcv-hwm:", "rcv-pos:", "sub-pos:"))
+                             for k in counters_by_label(udp_client.aeron_dir)), timeout=5, what="image counters freed")

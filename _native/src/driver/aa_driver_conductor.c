@@ -108,24 +108,23 @@ static void aa_conductor_on_publication_ready(
         sizeof(*response) + path_length);
 }
 
-static void aa_conductor_on_available_image(
-    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id,
-    int32_t position_counter_id)
+static void aa_conductor_send_available_image(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t session_id, int32_t stream_id,
+    int64_t subscription_registration_id, int32_t position_counter_id, const char *log_path, const char *source_identity)
 {
-    static const char source_identity[] = "aeron:ipc";
     uint8_t *buf = conductor->response;
     aa_image_buffers_ready_t *response = (aa_image_buffers_ready_t *)buf;
-    size_t path_length = strlen(pub->log_path);
-    response->correlation_id = pub->registration_id;
-    response->session_id = pub->session_id;
-    response->stream_id = pub->stream_id;
+    size_t path_length = strlen(log_path);
+    response->correlation_id = correlation_id;
+    response->session_id = session_id;
+    response->stream_id = stream_id;
     response->subscriber_registration_id = subscription_registration_id;
     response->subscriber_position_id = position_counter_id;
     response->log_file_length = (int32_t)path_length;
     size_t offset = sizeof(*response);
-    memcpy(buf + offset, pub->log_path, path_length);
+    memcpy(buf + offset, log_path, path_length);
     offset += AA_ALIGN(path_length, sizeof(int32_t));
-    int32_t identity_length = (int32_t)(sizeof(source_identity) - 1);
+    int32_t identity_length = (int32_t)strlen(source_identity);
     memcpy(buf + offset, &identity_length, sizeof(identity_length));
     offset += sizeof(identity_length);
     memcpy(buf + offset, source_identity, (size_t)identity_length);
@@ -133,18 +132,35 @@ static void aa_conductor_on_available_image(
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_AVAILABLE_IMAGE, buf, offset);
 }
 
+static void aa_conductor_send_unavailable_image(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t subscription_registration_id, int32_t stream_id,
+    const char *channel)
+{
+    aa_image_message_t *response = (aa_image_message_t *)conductor->response;
+    size_t channel_length = strlen(channel);
+    response->correlation_id = correlation_id;
+    response->subscription_registration_id = subscription_registration_id;
+    response->stream_id = stream_id;
+    response->channel_length = (int32_t)channel_length;
+    memcpy(conductor->response + sizeof(*response), channel, channel_length);
+    aa_conductor_transmit(
+        conductor, AA_RESPONSE_ON_UNAVAILABLE_IMAGE, conductor->response, sizeof(*response) + channel_length);
+}
+
+static void aa_conductor_on_available_image(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id,
+    int32_t position_counter_id)
+{
+    aa_conductor_send_available_image(
+        conductor, pub->registration_id, pub->session_id, pub->stream_id, subscription_registration_id,
+        position_counter_id, pub->log_path, "aeron:ipc");
+}
+
 static void aa_conductor_on_unavailable_image(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id)
 {
-    aa_image_message_t *response = (aa_image_message_t *)conductor->response;
-    size_t channel_length = strlen(pub->channel);
-    response->correlation_id = pub->registration_id;
-    response->subscription_registration_id = subscription_registration_id;
-    response->stream_id = pub->stream_id;
-    response->channel_length = (int32_t)channel_length;
-    memcpy(conductor->response + sizeof(*response), pub->channel, channel_length);
-    aa_conductor_transmit(
-        conductor, AA_RESPONSE_ON_UNAVAILABLE_IMAGE, conductor->response, sizeof(*response) + channel_length);
+    aa_conductor_send_unavailable_image(
+        conductor, pub->registration_id, subscription_registration_id, pub->stream_id, pub->channel);
 }
 
 /* ---- counters ---- */
@@ -260,7 +276,8 @@ static void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms)
 {
-    if (link->stream_id != pub->stream_id || (link->has_session_id && link->session_id != pub->session_id))
+    if (NULL != link->endpoint || link->stream_id != pub->stream_id ||
+        (link->has_session_id && link->session_id != pub->session_id))
     {
         return;
     }
@@ -596,7 +613,7 @@ static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa
     }
 }
 
-static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_subscription)
+static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
 {
     if (aa_uri_parse(channel, uri) < 0)
     {
@@ -607,13 +624,6 @@ static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool i
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: spy subscriptions (aeron-spy:) are not supported by this driver; it carries aeron:ipc and "
             "unicast aeron:udp?endpoint=host:port", channel);
-        return -1;
-    }
-    if (is_subscription && AA_URI_MEDIA_IPC != uri->media)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: this driver carries aeron:ipc subscriptions only so far; UDP subscriptions arrive with "
-            "the receiver (use aeron:ipc for now)", channel);
         return -1;
     }
     return 0;
@@ -682,7 +692,7 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
 
 bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor)
 {
-    return conductor->send_endpoints_count > 0;
+    return conductor->send_endpoints_count > 0 || conductor->receive_endpoints_count > 0;
 }
 
 /* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
@@ -1006,7 +1016,7 @@ static int aa_conductor_on_add_publication(
     aa_uri_t uri;
     aa_publication_params_t params;
     memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri, false) < 0 ||
+    if (aa_conductor_parse_channel(channel, &uri) < 0 ||
         aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
     {
         return -1;
@@ -1096,14 +1106,437 @@ static int aa_conductor_on_remove_publication(
     return -1;
 }
 
+/* ---- images and receive channel endpoints ---- */
+
+static bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image)
+{
+    return link->endpoint == image->endpoint && link->stream_id == image->stream_id &&
+        (!link->has_session_id || link->session_id == image->session_id);
+}
+
+/* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
+static void aa_conductor_link_image_subscriber(
+    aa_driver_conductor_t *conductor, aa_publication_image_t *image, aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms)
+{
+    if (NULL != aa_publication_image_find_subscriber(image, link->registration_id))
+    {
+        return;
+    }
+    int32_t counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, image->session_id,
+        image->stream_id, link->channel, now_ms);
+    if (counter_id < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    char suffix[48];
+    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
+    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
+    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
+    aa_put_int64_release(value, join_position);
+    if (aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+    aa_conductor_send_available_image(
+        conductor, image->correlation_id, image->session_id, image->stream_id, link->registration_id, counter_id,
+        image->log_path, image->source_identity);
+}
+
+/* The image goes away: its subscribers are told, their counters freed, and the receiver asked to
+ * let go of it (the conductor frees it once the receiver did). */
+static void aa_conductor_image_begin_linger(aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ns, int64_t now_ms)
+{
+    if (aa_driver_receiver_proxy_remove_image(conductor->receiver, image) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return; /* tried again on the next timer tick */
+    }
+    const char *channel = image->endpoint->channel->canonical_form;
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &image->subscribers[i];
+        for (size_t j = 0; j < conductor->subscription_links_count; j++)
+        {
+            if (conductor->subscription_links[j].registration_id == s->subscription_registration_id)
+            {
+                channel = conductor->subscription_links[j].channel;
+                break;
+            }
+        }
+        aa_conductor_send_unavailable_image(
+            conductor, image->correlation_id, s->subscription_registration_id, image->stream_id, channel);
+        aa_conductor_free_counter(conductor, s->counter_id, now_ms);
+    }
+    image->subscribers_count = 0;
+    aa_put_int32_release(&image->is_draining, 1);
+    image->state = AA_PUBLICATION_IMAGE_STATE_LINGER;
+    image->time_of_last_state_change_ns = now_ns;
+}
+
+static void aa_conductor_image_begin_draining(aa_publication_image_t *image, int64_t now_ns)
+{
+    aa_put_int32_release(&image->is_draining, 1);
+    image->state = AA_PUBLICATION_IMAGE_STATE_DRAINING;
+    image->time_of_last_state_change_ns = now_ns;
+}
+
+static void aa_conductor_free_image(aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ms)
+{
+    aa_conductor_free_counter(conductor, image->rcv_hwm_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, image->rcv_pos_counter_id, now_ms);
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        aa_conductor_free_counter(conductor, image->subscribers[i].counter_id, now_ms);
+    }
+    conductor->bytes_mapped -= (int64_t)image->mapped.length;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if ('\0' != image->log_path[0] && unlink(image->log_path) < 0 && ENOENT != errno)
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
+    }
+    if (NULL != image->endpoint)
+    {
+        image->endpoint->image_refs--;
+    }
+    aa_publication_image_free(image);
+}
+
+typedef struct aa_create_image_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    aa_setup_header_t setup;
+    struct sockaddr_storage source;
+    socklen_t source_length;
+}
+aa_create_image_args_t;
+
+static void aa_conductor_create_publication_image(aa_driver_conductor_t *conductor, const aa_create_image_args_t *args)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_receive_channel_endpoint_t *endpoint = args->endpoint;
+    const aa_setup_header_t *setup = &args->setup;
+    int64_t now_ns = aa_nano_clock();
+    int64_t now_ms = aa_epoch_clock();
+    if (endpoint->is_closing)
+    {
+        return;
+    }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        if (image->endpoint == endpoint && image->session_id == setup->session_id &&
+            image->stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
+        {
+            return;
+        }
+    }
+    bool has_subscriber = false;
+    for (size_t i = 0; i < conductor->subscription_links_count && !has_subscriber; i++)
+    {
+        aa_subscription_link_t *link = &conductor->subscription_links[i];
+        has_subscriber = link->endpoint == endpoint && link->stream_id == setup->stream_id &&
+            (!link->has_session_id || link->session_id == setup->session_id);
+    }
+    if (!has_subscriber)
+    {
+        return;
+    }
+
+    char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    if (aa_udp_address_format(source, sizeof(source), &args->source) < 0)
+    {
+        snprintf(source, sizeof(source), "%s", "unknown");
+    }
+    int32_t window_length = aa_receiver_window_length(endpoint->params.window_length, setup->term_length);
+    int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
+    if (aa_logbuffer_check_term_length(setup->term_length) < 0 ||
+        aa_receiver_window_validate_mtu(setup->mtu, window_length) < 0)
+    {
+        char message[512];
+        snprintf(message, sizeof(message), "SETUP from %s for session %" PRId32 " stream %" PRId32 " rejected: %s",
+            source, setup->session_id, setup->stream_id, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        return;
+    }
+    if (term_count < 0 || setup->term_offset < 0 || setup->term_offset > setup->term_length ||
+        0 != (setup->term_offset % AA_LOGBUFFER_FRAME_ALIGNMENT))
+    {
+        char message[256];
+        snprintf(message, sizeof(message),
+            "SETUP from %s for session %" PRId32 " stream %" PRId32 " rejected: its position (term %" PRId32
+            ", offset %" PRId32 ") is not a position of a stream starting at term %" PRId32,
+            source, setup->session_id, setup->stream_id, setup->active_term_id, setup->term_offset,
+            setup->initial_term_id);
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        return;
+    }
+    if (AA_ARRAY_ENSURE(conductor->images, aa_publication_image_t *) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+
+    int64_t correlation_id = aa_mpsc_rb_next_correlation_id(&conductor->to_driver);
+    aa_publication_image_t *image = calloc(1, sizeof(aa_publication_image_t));
+    if (NULL == image)
+    {
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory creating an image");
+        return;
+    }
+    image->rcv_hwm_counter_id = -1;
+    image->rcv_pos_counter_id = -1;
+    aa_publication_image_params_t params =
+    {
+        .correlation_id = correlation_id,
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .initial_term_id = setup->initial_term_id,
+        .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .window_length = window_length,
+        .status_message_timeout_ns = ctx->status_message_timeout_ns,
+        .nak_delay_ns = endpoint->params.nak_delay_ns,
+        .nak_retry_delay_ratio = ctx->nak_unicast_retry_delay_ratio,
+        .is_reliable = endpoint->params.is_reliable,
+    };
+    snprintf(image->log_path, sizeof(image->log_path), "%s/images/%" PRId64 ".logbuffer", ctx->aeron_dir, correlation_id);
+    size_t log_length = aa_logbuffer_compute_log_length(setup->term_length, (int32_t)ctx->file_page_size);
+    if (aa_publication_image_init(image, &params, now_ns, conductor) < 0 ||
+        aa_conductor_check_storage(conductor, log_length) < 0 ||
+        aa_map_new_file(&image->mapped, image->log_path, log_length, ctx->term_buffer_sparse_file) < 0)
+    {
+        char message[512];
+        snprintf(message, sizeof(message), "creating the image of session %" PRId32 " stream %" PRId32 " from %s: %s",
+            setup->session_id, setup->stream_id, source, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        image->log_path[0] = '\0';
+        aa_publication_image_free(image);
+        return;
+    }
+    image->endpoint = endpoint;
+    image->control_address = args->source;
+    image->control_address_length = args->source_length;
+    snprintf(image->source_identity, sizeof(image->source_identity), "%s", source);
+
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = correlation_id,
+        .initial_term_id = setup->initial_term_id,
+        .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .page_size = (int32_t)ctx->file_page_size,
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .publication_window_length = 0,
+        .receiver_window_length = window_length,
+        .linger_timeout_ns = ctx->publication_linger_timeout_ns,
+        .untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns,
+        .untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns,
+        .sparse = ctx->term_buffer_sparse_file,
+        .tether = true,
+        .rejoin = ctx->rejoin_stream,
+        .reliable = endpoint->params.is_reliable,
+        .signal_eos = true,
+        .group = false,
+        .spies_simulate_connection = false,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    aa_mapped_log_init(&image->log, image->mapped.addr, image->mapped.length, setup->term_length);
+    aa_logbuffer_metadata_init(&image->log, &log_params);
+    image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
+    image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
+    conductor->bytes_mapped += (int64_t)image->mapped.length;
+    endpoint->image_refs++;
+
+    const char *channel = endpoint->channel->canonical_form;
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        if (conductor->subscription_links[i].endpoint == endpoint)
+        {
+            channel = conductor->subscription_links[i].channel;
+            break;
+        }
+    }
+    image->rcv_hwm_counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVER_HWM, "rcv-hwm", correlation_id, setup->session_id, setup->stream_id,
+        channel, now_ms);
+    image->rcv_pos_counter_id = image->rcv_hwm_counter_id < 0 ? -1 : aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVER_POSITION, "rcv-pos", correlation_id, setup->session_id, setup->stream_id,
+        channel, now_ms);
+    if (image->rcv_pos_counter_id < 0 || aa_driver_receiver_proxy_add_image(conductor->receiver, image) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        aa_conductor_free_image(conductor, image, now_ms);
+        return;
+    }
+    image->rcv_hwm = aa_counters_manager_addr(&conductor->counters, image->rcv_hwm_counter_id);
+    image->rcv_pos = aa_counters_manager_addr(&conductor->counters, image->rcv_pos_counter_id);
+    aa_put_int64_release(image->rcv_hwm, image->join_position);
+    aa_put_int64_release(image->rcv_pos, image->join_position);
+    conductor->images[conductor->images_count++] = image;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        aa_subscription_link_t *link = &conductor->subscription_links[i];
+        if (aa_conductor_link_matches_image(link, image))
+        {
+            aa_conductor_link_image_subscriber(conductor, image, link, image->join_position, now_ns, now_ms);
+        }
+    }
+}
+
+/* Runs on the conductor: the command the receiver queued. */
+static void aa_conductor_on_create_publication_image(void *agent, const void *args)
+{
+    aa_conductor_create_publication_image(agent, args);
+}
+
+void aa_driver_conductor_proxy_create_publication_image(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length)
+{
+    aa_create_image_args_t args;
+    memset(&args, 0, sizeof(args));
+    args.endpoint = endpoint;
+    args.setup = *setup;
+    args.source = *source;
+    args.source_length = source_length;
+    if (!aa_command_queue_offer(&conductor->commands, aa_conductor_on_create_publication_image, &args, sizeof(args)))
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_CONDUCTOR_PROXY_FAILS, 1);
+    }
+}
+
+/* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
+ * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
+static aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
+        {
+            return endpoint;
+        }
+    }
+    aa_receive_channel_endpoint_params_t params =
+    {
+        .window_length = (int32_t)ctx->rcv_initial_window_length,
+        .nak_delay_ns = ctx->nak_unicast_delay_ns,
+        .is_reliable = ctx->reliable_stream,
+    };
+    if ((*udp)->receiver_window_length > 0)
+    {
+        params.window_length = (*udp)->receiver_window_length;
+    }
+    if (aa_uri_get_duration_ns(&(*udp)->uri, "nak-delay", &params.nak_delay_ns) < 0 ||
+        aa_uri_get_bool(&(*udp)->uri, "reliable", &params.is_reliable) < 0)
+    {
+        return NULL;
+    }
+    if (aa_receiver_window_validate_initial(params.window_length, (*udp)->socket_rcvbuf_length) < 0)
+    {
+        AA_APPEND_ERR("channel %s: rcv-wnd", channel);
+        return NULL;
+    }
+    if (AA_ARRAY_ENSURE(conductor->receive_endpoints, aa_receive_channel_endpoint_t *) < 0)
+    {
+        return NULL;
+    }
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
+    if (aa_receive_channel_endpoint_create(&endpoint, *udp, &params, &loss, conductor) < 0)
+    {
+        return NULL;
+    }
+    *udp = NULL;
+    endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVE_CHANNEL_STATUS, "rcv-channel", channel, now_ms);
+    if (endpoint->status_counter_id < 0 || aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
+    {
+        aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+        aa_receive_channel_endpoint_delete(endpoint);
+        return NULL;
+    }
+    endpoint->status = aa_counters_manager_addr(&conductor->counters, endpoint->status_counter_id);
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+    conductor->receive_endpoints[conductor->receive_endpoints_count++] = endpoint;
+    return endpoint;
+}
+
+/* An endpoint no subscription uses any more: its images go, then the receiver lets go of it. */
+static void aa_conductor_release_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, int64_t now_ns, int64_t now_ms)
+{
+    if (endpoint->refcnt > 0 || endpoint->is_closing)
+    {
+        return;
+    }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        if (image->endpoint == endpoint && AA_PUBLICATION_IMAGE_STATE_LINGER != image->state)
+        {
+            aa_conductor_image_begin_linger(conductor, image, now_ns, now_ms);
+            if (AA_PUBLICATION_IMAGE_STATE_LINGER != image->state)
+            {
+                return; /* tried again on the next timer tick */
+            }
+        }
+    }
+    if (aa_driver_receiver_proxy_remove_endpoint(conductor->receiver, endpoint) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    endpoint->is_closing = true;
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+}
+
 /* ---- subscriptions ---- */
+
+static int aa_conductor_add_udp_subscription(
+    aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const char *channel, int64_t now_ms)
+{
+    aa_udp_channel_t *udp = NULL;
+    if (aa_conductor_parse_udp_channel(conductor, channel, false, &udp) < 0)
+    {
+        return -1;
+    }
+    aa_receive_channel_endpoint_t *endpoint = aa_conductor_get_or_create_receive_endpoint(conductor, &udp, channel, now_ms);
+    aa_udp_channel_delete(udp);
+    if (NULL == endpoint)
+    {
+        return -1;
+    }
+    if (aa_driver_receiver_proxy_add_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
+    {
+        aa_conductor_release_receive_endpoint(conductor, endpoint, aa_nano_clock(), now_ms);
+        return -1;
+    }
+    endpoint->refcnt++;
+    link->endpoint = endpoint;
+    return 0;
+}
 
 static int aa_conductor_on_add_subscription(
     aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const char *channel, int64_t now_ns,
     int64_t now_ms)
 {
     aa_uri_t uri;
-    if (aa_conductor_parse_channel(channel, &uri, true) < 0)
+    if (aa_conductor_parse_channel(channel, &uri) < 0)
     {
         return -1;
     }
@@ -1125,22 +1558,44 @@ static int aa_conductor_on_add_subscription(
         AA_SET_ERR(ENOMEM, "%s", "out of memory adding a subscription");
         return -1;
     }
+    aa_subscription_link_t link_value;
+    memset(&link_value, 0, sizeof(link_value));
+    link_value.registration_id = command->correlated.correlation_id;
+    link_value.client_id = command->correlated.client_id;
+    link_value.stream_id = command->stream_id;
+    link_value.has_session_id = 1 == rc_session;
+    link_value.session_id = session_id;
+    link_value.is_tether = tether;
+    link_value.is_sparse = sparse;
+    link_value.channel = channel_copy;
+    if (AA_URI_MEDIA_UDP == uri.media && aa_conductor_add_udp_subscription(conductor, &link_value, channel, now_ms) < 0)
+    {
+        free(channel_copy);
+        return -1;
+    }
     aa_subscription_link_t *link = &conductor->subscription_links[conductor->subscription_links_count++];
-    link->registration_id = command->correlated.correlation_id;
-    link->client_id = command->correlated.client_id;
-    link->stream_id = command->stream_id;
-    link->has_session_id = 1 == rc_session;
-    link->session_id = session_id;
-    link->is_tether = tether;
-    link->is_sparse = sparse;
-    link->channel = channel_copy;
+    *link = link_value;
 
     aa_subscription_ready_t response = {
         .correlation_id = command->correlated.correlation_id,
-        .channel_status_indicator_id = AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED,
+        .channel_status_indicator_id =
+            NULL != link->endpoint ? link->endpoint->status_counter_id : AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED,
     };
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_SUBSCRIPTION_READY, &response, sizeof(response));
 
+    if (NULL != link->endpoint)
+    {
+        for (size_t i = 0; i < conductor->images_count; i++)
+        {
+            aa_publication_image_t *image = conductor->images[i];
+            if (AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state && aa_conductor_link_matches_image(link, image))
+            {
+                aa_conductor_link_image_subscriber(
+                    conductor, image, link, aa_publication_image_join_position(image), now_ns, now_ms);
+            }
+        }
+        return 0;
+    }
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
         aa_ipc_publication_t *pub = conductor->ipc_publications[i];
@@ -1152,7 +1607,8 @@ static int aa_conductor_on_add_subscription(
     return 0;
 }
 
-static void aa_conductor_remove_subscription_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ms)
+static void aa_conductor_remove_subscription_link_at(
+    aa_driver_conductor_t *conductor, size_t index, int64_t now_ns, int64_t now_ms)
 {
     aa_subscription_link_t *link = &conductor->subscription_links[index];
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
@@ -1160,19 +1616,41 @@ static void aa_conductor_remove_subscription_link_at(aa_driver_conductor_t *cond
         int32_t counter_id = aa_ipc_publication_remove_subscriber(conductor->ipc_publications[i], link->registration_id);
         aa_conductor_free_counter(conductor, counter_id, now_ms);
     }
+    aa_receive_channel_endpoint_t *endpoint = link->endpoint;
+    if (NULL != endpoint)
+    {
+        for (size_t i = 0; i < conductor->images_count; i++)
+        {
+            aa_publication_image_t *image = conductor->images[i];
+            if (image->endpoint == endpoint)
+            {
+                int32_t counter_id = aa_publication_image_remove_subscriber(image, link->registration_id);
+                aa_conductor_free_counter(conductor, counter_id, now_ms);
+            }
+        }
+        if (aa_driver_receiver_proxy_remove_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
+        {
+            aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        }
+        endpoint->refcnt--;
+    }
     free(link->channel);
     conductor->subscription_links[index] = conductor->subscription_links[--conductor->subscription_links_count];
+    if (NULL != endpoint)
+    {
+        aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
+    }
 }
 
 static int aa_conductor_on_remove_subscription(
-    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms)
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns, int64_t now_ms)
 {
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         aa_subscription_link_t *link = &conductor->subscription_links[i];
         if (link->registration_id == command->registration_id && link->client_id == command->correlated.client_id)
         {
-            aa_conductor_remove_subscription_link_at(conductor, i, now_ms);
+            aa_conductor_remove_subscription_link_at(conductor, i, now_ns, now_ms);
             aa_conductor_on_operation_success(conductor, command->correlated.correlation_id);
             return 0;
         }
@@ -1198,7 +1676,7 @@ static void aa_conductor_remove_client_at(
     {
         if (conductor->subscription_links[i].client_id == client_id)
         {
-            aa_conductor_remove_subscription_link_at(conductor, i, now_ms);
+            aa_conductor_remove_subscription_link_at(conductor, i, now_ns, now_ms);
         }
     }
     aa_conductor_free_counter(conductor, conductor->clients[index].heartbeat_counter_id, now_ms);
@@ -1306,7 +1784,7 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
-            rc = aa_conductor_on_remove_subscription(conductor, buffer, cc->now_ms);
+            rc = aa_conductor_on_remove_subscription(conductor, buffer, cc->now_ns, cc->now_ms);
             break;
 
         case AA_COMMAND_CLIENT_KEEPALIVE:
@@ -1550,12 +2028,69 @@ static void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, 
     }
 }
 
+static void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    int64_t liveness_timeout_ns = conductor->ctx->image_liveness_timeout_ns;
+    int64_t drain_linger_ns = 5 * conductor->ctx->status_message_timeout_ns;
+    for (size_t i = conductor->images_count; i-- > 0;)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        switch (image->state)
+        {
+            case AA_PUBLICATION_IMAGE_STATE_ACTIVE:
+                if (0 == image->subscribers_count || 1 == aa_get_int32_acquire(&image->is_end_of_stream) ||
+                    now_ns > aa_get_int64_acquire(&image->time_of_last_packet_ns) + liveness_timeout_ns)
+                {
+                    aa_conductor_image_begin_draining(image, now_ns);
+                }
+                break;
+
+            case AA_PUBLICATION_IMAGE_STATE_DRAINING:
+                if (0 == image->subscribers_count ||
+                    (aa_publication_image_is_drained(image) && now_ns > image->time_of_last_state_change_ns + drain_linger_ns) ||
+                    now_ns > image->time_of_last_state_change_ns + liveness_timeout_ns)
+                {
+                    aa_conductor_image_begin_linger(conductor, image, now_ns, now_ms);
+                }
+                break;
+
+            case AA_PUBLICATION_IMAGE_STATE_LINGER:
+                if (1 == aa_get_int32_acquire(&image->has_receiver_released))
+                {
+                    conductor->images[i] = conductor->images[--conductor->images_count];
+                    aa_conductor_free_image(conductor, image, now_ms);
+                }
+                break;
+        }
+    }
+}
+
+static void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    for (size_t i = conductor->receive_endpoints_count; i-- > 0;)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (!endpoint->is_closing)
+        {
+            aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
+        }
+        else if (1 == aa_get_int32_acquire(&endpoint->has_receiver_released) && 0 == endpoint->image_refs)
+        {
+            aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+            conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];
+            aa_receive_channel_endpoint_delete(endpoint);
+        }
+    }
+}
+
 static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
 {
     aa_conductor_check_clients(conductor, now_ns, now_ms);
     aa_conductor_check_publications(conductor, now_ns, now_ms);
     aa_conductor_check_network_publications(conductor, now_ns, now_ms);
     aa_conductor_check_send_endpoints(conductor, now_ms);
+    aa_conductor_check_images(conductor, now_ns, now_ms);
+    aa_conductor_check_receive_endpoints(conductor, now_ns, now_ms);
 
     /* A client that died between claiming and committing a command blocks the ring buffer:
      * after the client liveness timeout without progress, turn its record into padding. */
@@ -1601,6 +2136,10 @@ int aa_driver_conductor_do_work(void *state)
     for (size_t i = 0; i < conductor->network_publications_count; i++)
     {
         work_count += aa_network_publication_update_pub_pos_and_lmt(conductor->network_publications[i]);
+    }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        work_count += aa_publication_image_update_subscriber_positions(conductor->images[i]);
     }
 
     /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
@@ -1723,6 +2262,23 @@ void aa_driver_conductor_on_close(void *state)
     {
         aa_send_channel_endpoint_delete(conductor->send_endpoints[i]);
     }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        aa_put_int64_release(&image->log.metadata->end_of_stream_position, aa_get_int64_acquire(image->rcv_pos));
+        aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+        aa_publication_image_free(image);
+    }
+    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    {
+        aa_receive_channel_endpoint_delete(conductor->receive_endpoints[i]);
+    }
+    free(conductor->images);
+    free(conductor->receive_endpoints);
+    conductor->images = NULL;
+    conductor->receive_endpoints = NULL;
+    conductor->images_count = 0;
+    conductor->receive_endpoints_count = 0;
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);

@@ -25,6 +25,8 @@
 #include "../util/aa_fs.h"
 #include "../../../media/aa_ipc_publication.h"
 #include "../../../media/aa_network_publication.h"
+#include "../../../media/aa_publication_image.h"
+#include "../../../media/aa_receive_channel_endpoint.h"
 #include "../../../media/aa_send_channel_endpoint.h"
 
 typedef struct aa_driver_client_stct
@@ -55,6 +57,7 @@ typedef struct aa_subscription_link_stct
     bool is_tether;
     bool is_sparse;
     char *channel;
+    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC */
 }
 aa_subscription_link_t;
 
@@ -78,6 +81,8 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
     AA_DECLARE_ARRAY(aa_network_publication_t *, network_publications);
     AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, send_endpoints);
+    AA_DECLARE_ARRAY(aa_publication_image_t *, images);
+    AA_DECLARE_ARRAY(aa_receive_channel_endpoint_t *, receive_endpoints);
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
 
@@ -103,6 +108,12 @@ void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t cod
 /* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
 void aa_driver_conductor_record_cycle(
     aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter);
+
+/* Receiver side ("proxy"): a SETUP from an unknown session of a subscribed stream asks for an
+ * image. Dropped (and counted) when the conductor's queue is full: the SETUP comes again. */
+void aa_driver_conductor_proxy_create_publication_image(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length);
 
 /* Whether a UDP channel endpoint is open (the network agents then must not sleep deeply). */
 bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor);
