@@ -386,3 +386,105 @@ def test_loss_duplicates_and_reordering_are_recovered(aeron_dir: str, loss: dict
                     for label in ("NAKs sent", "NAKs received", "Retransmits sent", "Retransmitted bytes")}
         print("loss recovery counters:", counters)
         assert all(v > 0 for v in counters.values()), counters
+
+
+# ---- malformed datagrams ----
+
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st  # noqa: E402
+
+INT32 = st.integers(-(2**31), 2**31 - 1)
+
+
+def data_frame(frame_length: int, version: int, flags: int, ftype: int, term_offset: int, session: int, stream: int,
+               term_id: int, payload: bytes) -> bytes:
+    return DATA.pack(frame_length, version, flags, ftype, term_offset, session, stream, term_id, 0) + payload
+
+
+@st.composite
+def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int) -> tuple[bytes, bool]:
+    """A datagram and whether the receiver must count it as invalid. Frames for the flowing session
+    are always malformed; well-formed frames only ever name other sessions."""
+    kind = draw(st.sampled_from(["short", "version", "bad_length", "truncated_control", "random", "unknown_session",
+                                 "setup_unknown_session"]))
+    if kind == "short":
+        return draw(st.binary(max_size=7)), True
+    if kind == "version":
+        body = draw(st.binary(min_size=8, max_size=200))
+        return body[:4] + bytes([draw(st.integers(1, 255))]) + body[5:], True
+    if kind == "bad_length":
+        frame_length = draw(st.one_of(st.integers(1, 31), st.integers(-(2**31), -1), st.integers(2000, 2**31 - 1)))
+        payload = draw(st.binary(max_size=64))
+        return data_frame(frame_length, 0, 0xC0, TYPE_DATA, draw(st.integers(0, 1 << 16)) & ~31, session, stream,
+                          term_id, payload), True
+    if kind == "truncated_control":
+        ftype = draw(st.sampled_from([TYPE_SM, TYPE_NAK, TYPE_SETUP, TYPE_RTTM]))
+        length = draw(st.integers(8, {TYPE_SM: 35, TYPE_NAK: 27, TYPE_SETUP: 39, TYPE_RTTM: 39}[ftype]))
+        body = struct.pack("<ibBh", length, 0, 0, ftype) + draw(st.binary(min_size=length - 8, max_size=length - 8))
+        return body, True
+    if kind == "random":
+        return draw(st.binary(max_size=1500)), False
+    if kind == "unknown_session":
+        other = draw(INT32.filter(lambda s: s != session))
+        size = draw(st.integers(0, 200))
+        heartbeat = draw(st.booleans())
+        frame_length = 0 if heartbeat else 32 + size
+        payload = b"" if heartbeat else draw(st.binary(min_size=size, max_size=size)) + bytes((-(32 + size)) % 32)
+        return data_frame(frame_length, 0, draw(st.sampled_from([0xC0, 0x80, 0x40, 0xE0])), TYPE_DATA,
+                          draw(st.integers(0, 1 << 20)) & ~31, other, draw(st.sampled_from([stream, stream + 1])),
+                          draw(INT32), payload), False
+    other = draw(INT32.filter(lambda s: s != session))
+    term_length = draw(st.sampled_from([64 * 1024, 1000, 0, -1, 3 * 1024 * 1024]))
+    initial = draw(INT32)
+    setup = SETUP.pack(40, 0, 0, TYPE_SETUP, draw(st.integers(-64, 1 << 16)), other, stream, initial,
+                       initial + draw(st.integers(-2, 2)), term_length, draw(st.sampled_from([1408, 0, 33, 65536])), 0)
+    return setup, False
+
+
+def test_malformed_datagrams_are_counted_and_harmless(aeron_dir: str) -> None:
+    settings = dict(UDP_SETTINGS, image_liveness_timeout=0.5)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        port = free_udp_port()
+        channel = udp_channel(port)
+        sub = client.add_subscription(channel, 31)
+        pub = client.add_publication(channel, 31)
+        wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+        image = wait_for(lambda: sub.images, timeout=5)[0]
+        sizes = mixed_sizes(100_000, large_every=97, large=20_000)
+        collector = Collector(sizes, session_id=pub.session_id)
+        state = {"sent": 0, "invalid": 0, "datagrams": 0}
+        invalid_before = system_counter(driver.aeron_dir, "Invalid packets")
+        attacker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+        @hypothesis_settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck),
+                             database=None)
+        @given(st.lists(malformed_datagrams(pub.session_id, 31, image.initial_term_id), min_size=1, max_size=4))
+        def attack(datagrams: list[tuple[bytes, bool]]) -> None:
+            for datagram, invalid in datagrams:
+                attacker.sendto(datagram, ("127.0.0.1", port))
+                state["invalid"] += invalid
+                state["datagrams"] += 1
+            for _ in range(3):  # the stream keeps flowing meanwhile
+                seq = state["sent"]
+                if pub.offer(message(seq, sizes[seq])) > 0:
+                    state["sent"] += 1
+                collector.poll(sub)
+
+        try:
+            attack()
+        finally:
+            attacker.close()
+        deadline = time.monotonic() + 30
+        while collector.next < state["sent"]:
+            assert time.monotonic() < deadline, f"stalled at {collector.next} of {state['sent']}"
+            collector.poll(sub)
+        invalid = system_counter(driver.aeron_dir, "Invalid packets") - invalid_before
+        print(f"{state['datagrams']} datagrams sent, {state['invalid']} certainly invalid, counter rose by {invalid}; "
+              f"{state['sent']} messages delivered intact")
+        assert invalid >= state["invalid"] > 0
+        assert state["sent"] > 100
+        # the driver is alive and well: its heartbeat is fresh and the stream still flows
+        with CncReader(driver.aeron_dir) as reader:
+            assert reader.info()["driver_heartbeat_age_ms"] < 1000
+        offer_until(pub, message(state["sent"], sizes[state["sent"]]))
+        wait_for(lambda: collector.poll(sub) >= 0 and collector.next == state["sent"] + 1, timeout=5)
