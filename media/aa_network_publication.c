@@ -255,11 +255,25 @@ static int aa_network_publication_heartbeat_check(aa_network_publication_t *pub,
     return 0;
 }
 
+/* Counts a sender back-pressure event (snd-bpe and the system counter) when the sender becomes
+ * limited: data is waiting but the window is closed or too small for the next frame. */
+static void aa_network_publication_track_limit(aa_network_publication_t *pub, bool limited)
+{
+    if (limited && !pub->is_flow_control_limited)
+    {
+        aa_put_int64_release(pub->snd_bpe, aa_get_int64_volatile(pub->snd_bpe) + 1);
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS, 1);
+    }
+    pub->is_flow_control_limited = limited;
+}
+
 static int aa_network_publication_send_data(aa_network_publication_t *pub, int64_t now_ns, int64_t snd_pos)
 {
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
+    int32_t bits = pub->position_bits_to_shift;
     if (snd_pos >= snd_lmt)
     {
+        aa_network_publication_track_limit(pub, aa_network_publication_producer_position(pub) > snd_pos);
         return 0;
     }
 
@@ -267,7 +281,6 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     int64_t advances[AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND];
     size_t count = 0;
     int64_t position = snd_pos;
-    int32_t bits = pub->position_bits_to_shift;
     while (count < AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND && position < snd_lmt)
     {
         int64_t window = snd_lmt - position;
@@ -290,8 +303,13 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     }
     if (0 == count)
     {
+        /* Nothing fits: the next frame is committed but longer than the window left, or not written yet. */
+        const uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_position(snd_pos, bits)];
+        aa_network_publication_track_limit(
+            pub, aa_frame_length_volatile(term_buffer, aa_compute_term_offset_from_position(snd_pos, bits)) > 0);
         return 0;
     }
+    aa_network_publication_track_limit(pub, false);
 
     int sent = aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
     int bytes_sent = 0;
@@ -306,18 +324,6 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
         pub->time_of_last_data_or_heartbeat_ns = now_ns;
     }
     return bytes_sent;
-}
-
-static void aa_network_publication_count_back_pressure(aa_network_publication_t *pub, int64_t snd_pos)
-{
-    bool limited = snd_pos >= aa_get_int64_volatile(pub->snd_lmt) &&
-        aa_network_publication_producer_position(pub) > snd_pos;
-    if (limited && !pub->is_flow_control_limited)
-    {
-        aa_put_int64_release(pub->snd_bpe, aa_get_int64_volatile(pub->snd_bpe) + 1);
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS, 1);
-    }
-    pub->is_flow_control_limited = limited;
 }
 
 static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_t term_offset, size_t length)
@@ -390,7 +396,6 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     int bytes_sent = aa_network_publication_send_data(pub, now_ns, snd_pos);
     if (0 == bytes_sent)
     {
-        aa_network_publication_count_back_pressure(pub, snd_pos);
         bytes_sent = aa_network_publication_heartbeat_check(pub, now_ns, snd_pos);
     }
     snd_pos = aa_get_int64_volatile(pub->snd_pos);
