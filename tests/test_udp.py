@@ -435,8 +435,9 @@ def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int
     other = draw(INT32.filter(lambda s: s != session))
     term_length = draw(st.sampled_from([64 * 1024, 1000, 0, -1, 3 * 1024 * 1024]))
     initial = draw(INT32)
-    setup = SETUP.pack(40, 0, 0, TYPE_SETUP, draw(st.integers(-64, 1 << 16)), other, stream, initial,
-                       initial + draw(st.integers(-2, 2)), term_length, draw(st.sampled_from([1408, 0, 33, 65536])), 0)
+    active = (initial + draw(st.integers(-2, 2)) + 2**31) % 2**32 - 2**31
+    setup = SETUP.pack(40, 0, 0, TYPE_SETUP, draw(st.integers(-64, 1 << 16)), other, stream, initial, active,
+                       term_length, draw(st.sampled_from([1408, 0, 33, 65536])), 0)
     return setup, False
 
 
@@ -488,3 +489,152 @@ def test_malformed_datagrams_are_counted_and_harmless(aeron_dir: str) -> None:
             assert reader.info()["driver_heartbeat_age_ms"] < 1000
         offer_until(pub, message(state["sent"], sizes[state["sent"]]))
         wait_for(lambda: collector.poll(sub) >= 0 and collector.next == state["sent"] + 1, timeout=5)
+
+
+# ---- between processes: a driver per side ----
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+
+from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver  # noqa: E402
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+UNDER_SANITIZERS = os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") == "1"
+# 1,000,000 takes about 190 s on a 2-core machine (the Python publisher and subscriber dominate:
+# the same run over IPC takes about 130 s), so the default is 200,000; set AERON_ASYNC_UDP_MESSAGES to change it.
+UDP_MESSAGES = int(os.environ.get("AERON_ASYNC_UDP_MESSAGES", 20_000 if UNDER_SANITIZERS else 200_000))
+DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
+                  "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms", "-o", "AERON_TERM_BUFFER_LENGTH=4m")
+
+
+def run_script(name: str, *args: object) -> subprocess.Popen:
+    env = python_env()
+    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
+    return subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture
+def two_drivers() -> Iterator[tuple[str, str]]:
+    dirs = (new_aeron_dir(), new_aeron_dir())
+    procs = [start_driver(d, *DRIVER_OPTIONS) for d in dirs]
+    try:
+        yield dirs
+    finally:
+        for proc in procs:
+            out = stop_driver(proc)
+            assert proc.returncode == 0, out
+
+
+@pytest.mark.slow
+def test_messages_between_driver_processes(two_drivers: tuple[str, str]) -> None:
+    """UDP_MESSAGES messages of 0..64 KiB plus 20 of 1..4 MiB (fragmented), from a publisher process
+    on one driver to a subscriber process on another, intact and in order."""
+    pub_dir, sub_dir = two_drivers
+    channel = udp_channel(term_length="32m")
+    small, large = UDP_MESSAGES, 20
+    start = time.monotonic()
+    sub = run_script("subscriber.py", sub_dir, channel, 1001, small, large)
+    assert sub.stdout.readline().strip() == "ready"
+    pub = run_script("publisher.py", pub_dir, channel, 1001, small, large)
+    try:
+        sub_out, _ = sub.communicate(timeout=900)
+        pub_out, _ = pub.communicate(timeout=60)
+    finally:
+        for p in (sub, pub):
+            if p.poll() is None:
+                p.kill()
+    elapsed = time.monotonic() - start
+    assert sub.returncode == 0, sub_out
+    assert f"verified {small + large}" in sub_out
+    assert pub.returncode == 0, pub_out
+    sent = system_counter(pub_dir, "Bytes sent")
+    print(f"{small + large} messages, {sent / 1e9:.2f} GB sent in {elapsed:.1f} s; "
+          f"NAKs {system_counter(sub_dir, 'NAKs sent')}, status messages {system_counter(sub_dir, 'Status Messages sent')}")
+
+
+def test_killed_publisher_driver_makes_the_image_unavailable_after_the_liveness_timeout(aeron_dir: str) -> None:
+    settings = dict(UDP_SETTINGS, image_liveness_timeout=1.0)
+    pub_dir = new_aeron_dir()
+    pub_driver = start_driver(pub_dir, *DRIVER_OPTIONS)
+    publisher = None
+    try:
+        with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+                aeron_async.Aeron.connect(driver.aeron_dir) as client:
+            channel = udp_channel()
+            unavailable: list[aeron_async.Image] = []
+            sub = client.add_subscription(channel, 41, on_unavailable_image=unavailable.append)
+            publisher = run_script("publisher.py", pub_dir, channel, 41, 2000, 0, "exclusive", "linger")
+            line = publisher.stdout.readline()
+            assert line.startswith("ready"), line
+            session_id = int(line.split("=")[1])
+            received: list[int] = []
+            handler = aeron_async.FragmentAssembler(lambda d, h: received.append(h.session_id))
+            wait_for(lambda: sub.poll(handler, 100) >= 0 and len(received) >= 2000, timeout=30, what="2000 messages")
+            assert set(received) == {session_id}
+            # the publishing process and its driver die: no more data, heartbeats or EOS
+            killed = time.monotonic()
+            publisher.send_signal(signal.SIGKILL)
+            pub_driver.send_signal(signal.SIGKILL)
+            publisher.wait(timeout=10)
+            pub_driver.wait(timeout=10)
+            wait_for(lambda: sub.poll(handler, 10) >= 0 and unavailable, timeout=10, what="image unavailable")
+            elapsed = time.monotonic() - killed
+            assert unavailable[0].session_id == session_id
+            # liveness timeout (1 s), then draining: the subscriber is drained, SMs with EOS go out for 5 x 200 ms
+            assert 0.9 <= elapsed <= 4.5, elapsed
+            assert sub.images == []
+    finally:
+        for proc in (publisher, pub_driver):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        import shutil
+        shutil.rmtree(pub_dir, ignore_errors=True)
+
+
+def test_slow_subscriber_back_pressures_the_remote_publisher(tmp_path_factory: pytest.TempPathFactory) -> None:
+    dirs = (new_aeron_dir(), new_aeron_dir())
+    sizes = [1000] * 3000
+    try:
+        with aeron_async.MediaDriver.launch(aeron_dir=dirs[0], **UDP_SETTINGS) as pub_driver, \
+                aeron_async.MediaDriver.launch(aeron_dir=dirs[1], **UDP_SETTINGS) as sub_driver, \
+                aeron_async.Aeron.connect(pub_driver.aeron_dir) as pub_client, \
+                aeron_async.Aeron.connect(sub_driver.aeron_dir) as sub_client:
+            channel = udp_channel(term_length="64k")
+            sub = sub_client.add_subscription(channel, 51)
+            pub = pub_client.add_publication(channel, 51)
+            wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+            collector = Collector(sizes)
+            sent = 0
+            back_pressured = 0
+            max_lead = 0
+            deadline = time.monotonic() + 60
+            while collector.next < len(sizes):
+                assert time.monotonic() < deadline, f"stalled at {collector.next}"
+                while sent < len(sizes):
+                    result = pub.offer(message(sent, sizes[sent]))
+                    if result > 0:
+                        sent += 1
+                    elif result == aeron_async.ADMIN_ACTION:
+                        continue
+                    else:
+                        assert result == aeron_async.BACK_PRESSURED, result
+                        back_pressured += 1
+                        break
+                image_position = sub.images[0].position
+                max_lead = max(max_lead, pub.position - image_position)
+                sub.poll(collector.assembler, 2)  # slowly: two fragments per millisecond
+                time.sleep(0.001)
+            assert back_pressured > 0
+            # the publisher never ran further ahead of the subscriber than the receiver window (32 KiB on a
+            # 64 KiB term) plus the publication window (term/2) allow
+            assert max_lead <= 32 * 1024 + 32 * 1024, max_lead
+            assert system_counter(pub_driver.aeron_dir, "Sender flow control limits, i.e. back-pressure events") > 0
+            assert system_counter(sub_driver.aeron_dir, "Flow control over runs") == 0
+            assert system_counter(sub_driver.aeron_dir, "NAKs sent") == 0
+    finally:
+        import shutil
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
