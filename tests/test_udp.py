@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -49,7 +49,10 @@ def mixed_sizes(count: int, seed: int = 7, large_every: int = 50, large: int = 1
     return [rng.randint(1500, large) if i % large_every == 0 else rng.randint(8, 1400) for i in range(count)]
 
 
-def offer_until(pub: aeron_async.Publication, data: bytes, timeout: float = 20.0) -> int:
+def offer_until(pub: aeron_async.Publication, data: bytes, timeout: float = 20.0,
+                while_waiting: Callable[[], object] | None = None) -> int:
+    """Offer until accepted; while back-pressured, call while_waiting (a subscriber in the same
+    thread must keep reading, or the publisher waits for it forever)."""
     deadline = time.monotonic() + timeout
     while True:
         result = pub.offer(data)
@@ -59,6 +62,8 @@ def offer_until(pub: aeron_async.Publication, data: bytes, timeout: float = 20.0
             raise AssertionError(f"offer failed: {result}")
         if time.monotonic() > deadline:
             raise AssertionError(f"offer not accepted within {timeout} s (last {result})")
+        if while_waiting is not None:
+            while_waiting()
         time.sleep(0)
 
 
@@ -253,6 +258,62 @@ def test_publication_is_not_connected_without_status_messages(aeron_dir: str, fa
         wait_for(lambda: pub.offer(b"x") == aeron_async.NOT_CONNECTED, timeout=5, what="publisher limit pulled back")
 
 
+def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) -> None:
+    """A plain socket plays the sender: SETUP requests, SETUP, status messages, NAKs, end of stream."""
+    port = free_udp_port()
+    sub = udp_client.add_subscription(udp_channel(port), 1002)
+    sender = FakeReceiver()  # the same socket helper, in the other role
+    try:
+        session, term_id, stream = 77, 1000, 1002
+
+        def send(datagram: bytes) -> None:
+            sender.sock.sendto(datagram, ("127.0.0.1", port))
+
+        def heartbeat(term_offset: int, flags: int = 0xC0) -> bytes:
+            return data_frame(0, 0, flags, TYPE_DATA, term_offset, session, stream, term_id, b"")
+
+        def data(term_offset: int, payload: bytes) -> bytes:
+            frame = data_frame(32 + len(payload), 0, 0xC0, TYPE_DATA, term_offset, session, stream, term_id, payload)
+            return frame + bytes(-len(frame) % 32)
+
+        # data from an unknown session asks for SETUP: an SM with SEND_SETUP and zeros
+        send(heartbeat(0))
+        sm = SM.unpack(sender.recv(TYPE_SM))
+        assert (sm[0], sm[2], sm[4], sm[5], sm[6], sm[7], sm[8]) == (36, 0x80, session, stream, 0, 0, 0)
+        receiver_id = sm[9]
+        # SETUP creates the image; a status message at the join position comes back at once
+        send(SETUP.pack(40, 0, 0, TYPE_SETUP, 0, session, stream, term_id, term_id, 64 * 1024, 1408, 0))
+        sm = SM.unpack(sender.recv(TYPE_SM))
+        while sm[2] == 0x80:
+            sm = SM.unpack(sender.recv(TYPE_SM))
+        assert (sm[2], sm[4], sm[5], sm[6], sm[7], sm[8], sm[9]) == (0, session, stream, term_id, 0, 32 * 1024, receiver_id)
+        image = wait_for(lambda: sub.images, timeout=5, what="an image")[0]
+        assert (image.session_id, image.initial_term_id, image.term_length) == (session, term_id, 64 * 1024)
+        assert image.source_identity == f"127.0.0.1:{sender.sock.getsockname()[1]}"
+
+        send(data(0, b"hello"))
+        got: list[bytes] = []
+        wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=5, what="hello")
+        assert got == [b"hello"]
+        # a gap: the frame at 64 is missing when the one at 128 arrives, so a NAK asks for it
+        send(data(128, b"third"))
+        nak = NAK.unpack(sender.recv(TYPE_NAK))
+        assert nak == (28, 0, 0, TYPE_NAK, session, stream, term_id, 64, 64)
+        send(data(64, b"second"))
+        wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or len(got) == 3, timeout=5)
+        assert got == [b"hello", b"second", b"third"]
+        # a heartbeat with end of stream after everything arrived ends the stream there
+        send(heartbeat(192, flags=0xE0))
+        wait_for(lambda: image.is_end_of_stream, timeout=5, what="end of stream")
+        assert image.end_of_stream_position == 192
+        # the draining image's status messages carry the EOS flag
+        deadline = time.monotonic() + 5
+        while SM.unpack(sender.recv(TYPE_SM))[2] != 0x40:
+            assert time.monotonic() < deadline, "no status message with the EOS flag"
+    finally:
+        sender.close()
+
+
 @pytest.mark.parametrize("channel, match", [
     ("aeron-spy:aeron:udp?endpoint=127.0.0.1:40999", "spy"),
     ("aeron:udp?endpoint=224.0.1.1:40999", "multicast"),
@@ -317,19 +378,70 @@ def test_subscription_added_mid_stream_joins_at_the_current_position(udp_client:
     wait_for(lambda: pub.is_connected, timeout=5, what="connected")
     early = Collector(sizes)
     for seq in range(1000):
-        offer_until(pub, message(seq, 200))
+        offer_until(pub, message(seq, 200), while_waiting=lambda: early.poll(first))
         early.poll(first)
     wait_for(lambda: early.poll(first) >= 0 and early.next == 1000, timeout=10, what="the first 1000")
     late = udp_client.add_subscription(channel, 13)
     image = wait_for(lambda: late.images, timeout=5, what="an image for the late subscription")[0]
     assert image.join_position == pub.position > 0
     late_collector = Collector(sizes, first=1000)
-    for seq in range(1000, 3000):
-        offer_until(pub, message(seq, 200))
+    def poll_both() -> None:
         early.poll(first)
         late_collector.poll(late)
+
+    for seq in range(1000, 3000):
+        offer_until(pub, message(seq, 200), while_waiting=poll_both)
+        poll_both()
     wait_for(lambda: early.poll(first) >= 0 and late_collector.poll(late) >= 0 and
              early.next == late_collector.next == 3000, timeout=10, what="both subscriptions at the end")
+
+
+def test_new_subscription_on_a_flowing_channel_gets_a_setup_and_joins(udp_client: aeron_async.Aeron) -> None:
+    """The only subscription goes and another binds the port again while the publication still sends:
+    its heartbeats and data elicit a SETUP (SEND_SETUP status message) and the new image joins at the
+    current position."""
+    channel = udp_channel()
+    first = udp_client.add_subscription(channel, 15)
+    pub = udp_client.add_publication(channel, 15)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    for i in range(100):
+        offer_until(pub, i.to_bytes(4, "little") * 50)
+    wait_for(lambda: first.poll(lambda d, h: None, 100) >= 0 and first.images and
+             first.images[0].position == pub.position, timeout=5, what="the first subscription caught up")
+    first.close()
+    wait_for(lambda: not any(k.startswith("rcv-channel") for k in counters_by_label(udp_client.aeron_dir)),
+             timeout=5, what="the receive endpoint closed")
+    position = pub.position
+    second = udp_client.add_subscription(channel, 15)
+    image = wait_for(lambda: second.images, timeout=5, what="an image after a SETUP request")[0]
+    assert image.join_position == position
+    offer_until(pub, b"after the rejoin")
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in second.poll_messages()) or got, timeout=5)
+    assert got == [b"after the rejoin"]
+
+
+def test_unreliable_subscription_fills_gaps_instead_of_nak(aeron_dir: str) -> None:
+    settings = dict(UDP_SETTINGS, udp_receive_loss="drop:data:10%", udp_loss_seed=3)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        channel = udp_channel()
+        sub = client.add_subscription(channel + "|reliable=false", 16)
+        pub = client.add_publication(channel, 16)
+        wait_for(lambda: pub.is_connected, timeout=10, what="connected")
+        received: list[int] = []
+        sent = 0
+        deadline = time.monotonic() + 30
+        while sent < 3000:  # poll while offering: the subscriber holds the publisher back
+            assert time.monotonic() < deadline, f"stalled at {sent}"
+            if pub.offer(sent.to_bytes(4, "little") * 64) > 0:
+                sent += 1
+            received.extend(int.from_bytes(m.data[:4], "little") for m in sub.poll_messages())
+        wait_for(lambda: received.extend(int.from_bytes(m.data[:4], "little") for m in sub.poll_messages()) or
+                 sub.images[0].position == pub.position, timeout=10, what="the subscriber past the last gap")
+        assert received == sorted(set(received)) and 0 < len(received) < 3000  # in order, some lost, none twice
+        assert system_counter(driver.aeron_dir, "Loss gap fills") > 0
+        assert system_counter(driver.aeron_dir, "NAKs sent") == 0
 
 
 def test_closed_publication_delivers_end_of_stream(udp_client: aeron_async.Aeron) -> None:
