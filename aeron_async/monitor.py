@@ -18,8 +18,15 @@ TYPE_SENDER_POSITION = 2
 TYPE_RECEIVER_HWM = 3
 TYPE_SUBSCRIBER_POSITION = 4
 TYPE_RECEIVER_POSITION = 5
+TYPE_SEND_CHANNEL_STATUS = 6
+TYPE_RECEIVE_CHANNEL_STATUS = 7
+TYPE_SENDER_LIMIT = 9
 TYPE_CLIENT_HEARTBEAT = 11
 TYPE_PUBLISHER_POSITION = 12
+TYPE_SENDER_BPE = 13
+
+# Counters whose key is not (registration id, session id, stream id, channel).
+_NOT_STREAM_TYPES = (TYPE_SYSTEM, TYPE_CLIENT_HEARTBEAT, TYPE_SEND_CHANNEL_STATUS, TYPE_RECEIVE_CHANNEL_STATUS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +40,13 @@ class Counter:
 
     @property
     def session_id(self) -> int | None:
-        if self.type_id in (TYPE_SYSTEM, TYPE_CLIENT_HEARTBEAT):
+        if self.type_id in _NOT_STREAM_TYPES:
             return None
         return struct.unpack_from("<i", self.key, 8)[0]
 
     @property
     def stream_id(self) -> int | None:
-        if self.type_id in (TYPE_SYSTEM, TYPE_CLIENT_HEARTBEAT):
+        if self.type_id in _NOT_STREAM_TYPES:
             return None
         return struct.unpack_from("<i", self.key, 12)[0]
 

@@ -616,3 +616,25 @@ const aa_loss_generator_stats_t *aa_loss_generator_send_stats(const aa_udp_trans
     return NULL != bindings && aa_loss_init == bindings->init_func ?
         &((const aa_loss_generator_t *)bindings->state)->send.stats : NULL;
 }
+
+int aa_loss_generator_transport_open(
+    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
+    const aa_loss_generator_settings_t *settings)
+{
+    *bindings = NULL;
+    if (NULL != settings &&
+        (aa_loss_generator_params_is_enabled(settings->receive) || aa_loss_generator_params_is_enabled(settings->send)))
+    {
+        if (aa_loss_generator_bindings_create(bindings, NULL, settings->receive, settings->send, settings->seed) < 0)
+        {
+            return -1;
+        }
+    }
+    if (aa_udp_transport_init(transport, *bindings, params) < 0)
+    {
+        aa_loss_generator_bindings_delete(*bindings);
+        *bindings = NULL;
+        return -1;
+    }
+    return 0;
+}

@@ -92,6 +92,22 @@ int aa_loss_generator_bindings_create(
     aa_udp_transport_bindings_t **bindings, const aa_udp_transport_bindings_t *inner,
     const aa_loss_generator_params_t *receive, const aa_loss_generator_params_t *send, uint64_t seed);
 void aa_loss_generator_bindings_delete(aa_udp_transport_bindings_t *bindings);
+/* Both directions' rules and the seed, as a driver applies them to every transport it opens. */
+typedef struct aa_loss_generator_settings_stct
+{
+    const aa_loss_generator_params_t *receive;
+    const aa_loss_generator_params_t *send;
+    uint64_t seed;
+}
+aa_loss_generator_settings_t;
+
+/* Opens transport through a new loss generator when settings (may be NULL) has rules for either
+ * direction, handing its bindings back in *bindings (delete them after closing the transport);
+ * otherwise through the sockets, with *bindings NULL. */
+int aa_loss_generator_transport_open(
+    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
+    const aa_loss_generator_settings_t *settings);
+
 /* Counters of a loss generator's bindings; NULL for other bindings. */
 const aa_loss_generator_stats_t *aa_loss_generator_receive_stats(const aa_udp_transport_bindings_t *bindings);
 const aa_loss_generator_stats_t *aa_loss_generator_send_stats(const aa_udp_transport_bindings_t *bindings);

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import socket
 import struct
 import time
 from collections.abc import AsyncIterator
@@ -31,6 +32,20 @@ from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, start_driver, stop_dri
 pytestmark = pytest.mark.anyio
 
 CHANNEL = "aeron:ipc"
+
+
+def udp_channel() -> str:
+    """A unicast UDP channel on a free loopback port, with the IPC test term length."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"aeron:udp?endpoint=127.0.0.1:{port}|term-length=1m"
+
+
+@pytest.fixture(params=["ipc", "udp"])
+def channel(request: pytest.FixtureRequest) -> str:
+    """The same test body over IPC and over UDP unicast on loopback."""
+    return CHANNEL if request.param == "ipc" else udp_channel()
 
 
 def seq(i: int, size: int = 8) -> bytes:
@@ -65,8 +80,8 @@ def cpu_seconds() -> float:
 # ---- basics ----
 
 
-async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
         sizes = [0, 1, 31, 32, 1000, pub.publication.max_payload_length + 1, pub.max_message_length]
         positions = []
@@ -88,8 +103,8 @@ async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates
             assert message.reserved_value == i * 7
 
 
-async def test_batches_pay_one_await_per_batch_and_keep_order(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_batches_pay_one_await_per_batch_and_keep_order(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
         for i in range(5000):
             await pub.offer(seq(i))
@@ -106,10 +121,10 @@ async def test_batches_pay_one_await_per_batch_and_keep_order(client) -> None:
         assert len(batch_sizes) <= 10
 
 
-async def test_send_stream_interface_and_offer_nowait(client) -> None:
-    pub = await client.add_publication(CHANNEL, 11)
+async def test_send_stream_interface_and_offer_nowait(client, channel: str) -> None:
+    pub = await client.add_publication(channel, 11)
     assert pub.offer_nowait(b"nobody listens") == aeron_async.NOT_CONNECTED
-    sub = await client.add_subscription(CHANNEL, 11)
+    sub = await client.add_subscription(channel, 11)
     with anyio.fail_after(5):
         while not pub.is_connected:
             await anyio.sleep(0.001)
@@ -129,11 +144,11 @@ async def test_send_stream_interface_and_offer_nowait(client) -> None:
 # ---- back pressure and idle cost ----
 
 
-async def test_back_pressure_suspends_publisher_without_spinning(client) -> None:
+async def test_back_pressure_suspends_publisher_without_spinning(client, channel: str) -> None:
     """200,000 messages into a subscriber that stops for 2 s, then consumes slowly: the suspended
     publisher costs under 10% of a core, and every message arrives once, in order."""
     total = 200_000
-    sub, pub = await connected_pair(client)
+    sub, pub = await connected_pair(client, channel=channel)
     offered = 0
     done = anyio.Event()
 
@@ -172,12 +187,14 @@ async def test_back_pressure_suspends_publisher_without_spinning(client) -> None
     assert received == total == offered
 
 
-async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: str) -> None:
+async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: str, channel: str) -> None:
     """An embedded driver with default settings (backoff idling) and a subscriber awaiting a
-    message for 5 s: under 2% of a core for the whole process; then a message wakes it."""
+    message for 5 s: under 2% of a core for the whole process over IPC, 5% over UDP (the sender and
+    receiver threads read their sockets at least every millisecond, the conductor sleeps deeply);
+    then a message wakes it."""
     async with aeron_async.connect(aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as c:
-        sub = await c.add_subscription(CHANNEL, 12)
-        pub = await c.add_publication(CHANNEL, 12)
+        sub = await c.add_subscription(channel, 12)
+        pub = await c.add_publication(channel, 12)
         await pub.offer(b"warm-up")
         with anyio.fail_after(5):
             assert (await sub.receive()).data == b"warm-up"
@@ -203,14 +220,15 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
         assert got == [b"wake up"]
         print(f"idle: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s; woke {1000 * (woke_at - sent_at):.1f} ms "
               "after the offer")
-        assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
+        bound = 0.02 if channel == CHANNEL else 0.05
+        assert cpu / wall < bound, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
 
 
 # ---- cancellation ----
 
 
-async def test_cancelled_offer_publishes_nothing(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_cancelled_offer_publishes_nothing(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
         accepted = 0
         while pub.offer_nowait(seq(accepted)) > 0:
@@ -231,11 +249,11 @@ async def test_cancelled_offer_publishes_nothing(client) -> None:
         with anyio.fail_after(5):
             assert unseq((await sub.receive()).data) == accepted
 
-    lonely = await client.add_publication(CHANNEL, 13)
+    lonely = await client.add_publication(channel, 13)
     with anyio.move_on_after(0.1) as scope:
         await lonely.offer(b"not connected")
     assert scope.cancelled_caught
-    late = await client.add_subscription(CHANNEL, 13)
+    late = await client.add_subscription(channel, 13)
     with anyio.fail_after(5):
         while not lonely.is_connected:
             await anyio.sleep(0.001)
@@ -246,8 +264,8 @@ async def test_cancelled_offer_publishes_nothing(client) -> None:
         late.receive_nowait()
 
 
-async def test_cancelled_receive_loses_no_message(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_cancelled_receive_loses_no_message(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     total = 2000
     rng = random.Random(7)
     received: list[int] = []
@@ -272,8 +290,8 @@ async def test_cancelled_receive_loses_no_message(client) -> None:
     assert cancellations > 0
 
 
-async def test_cancelled_async_for_leaves_subscription_usable(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_cancelled_async_for_leaves_subscription_usable(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
         for i in range(100):
             await pub.offer(seq(i))
@@ -304,9 +322,9 @@ async def test_cancelled_async_for_leaves_subscription_usable(client) -> None:
 # ---- per-image views ----
 
 
-async def test_image_views_separate_publishers_and_end_with_end_of_stream(client) -> None:
-    sub = await client.add_subscription(CHANNEL, 14)
-    pubs = [await client.add_exclusive_publication(CHANNEL, 14) for _ in range(2)]
+async def test_image_views_separate_publishers_and_end_with_end_of_stream(client, channel: str) -> None:
+    sub = await client.add_subscription(channel, 14)
+    pubs = [await client.add_exclusive_publication(channel, 14) for _ in range(2)]
     with anyio.fail_after(5):
         while len(sub.images) < 2:
             await anyio.sleep(0.001)
@@ -339,8 +357,8 @@ async def test_image_views_separate_publishers_and_end_with_end_of_stream(client
 # ---- conditions as anyio exceptions ----
 
 
-async def test_use_after_close_and_busy_receivers(client) -> None:
-    sub, pub = await connected_pair(client)
+async def test_use_after_close_and_busy_receivers(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
     async with anyio.create_task_group() as tg:
         tg.start_soon(sub.receive)
         await anyio.sleep(0.05)
@@ -359,9 +377,9 @@ async def test_use_after_close_and_busy_receivers(client) -> None:
         raise AssertionError("a closed subscription yielded a message")
 
 
-async def test_close_wakes_waiting_receiver_and_offer(client) -> None:
-    sub, pub = await connected_pair(client)
-    lonely = await client.add_publication(CHANNEL, 15)
+async def test_close_wakes_waiting_receiver_and_offer(client, channel: str) -> None:
+    sub, pub = await connected_pair(client, channel=channel)
+    lonely = await client.add_publication(channel, 15)
     outcomes: list[str] = []
 
     async def iterate() -> None:
@@ -434,7 +452,7 @@ async def test_lost_driver_breaks_pending_receive_and_offer() -> None:
         shutil.rmtree(aeron_dir, ignore_errors=True)
 
 
-async def test_leaving_async_with_releases_every_resource() -> None:
+async def test_leaving_async_with_releases_every_resource(channel: str) -> None:
     aeron_dir = new_aeron_dir()
     proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
                         "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=200ms")
@@ -442,9 +460,9 @@ async def test_leaving_async_with_releases_every_resource() -> None:
     try:
         with CncReader(aeron_dir) as reader:
             async with aeron_async.connect(aeron_dir, driver_timeout=5.0) as c:
-                sub = await c.add_subscription(CHANNEL, 18)
-                await c.add_publication(CHANNEL, 18)
-                exclusive = await c.add_exclusive_publication(CHANNEL, 18)
+                sub = await c.add_subscription(channel, 18)
+                await c.add_publication(channel, 18)
+                exclusive = await c.add_exclusive_publication(channel, 18)
                 await exclusive.offer(b"x")
                 with anyio.fail_after(5):
                     await sub.receive()

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
 
 import aeron_async
 from conftest import TEST_DRIVER_SETTINGS, offer_all, wait_for
+
+
+def native_thread_names() -> list[str]:
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return names
+
+
+DRIVER_THREADS = {
+    "DEDICATED": ["aeron-conductor", "aeron-receiver", "aeron-sender"],
+    "SHARED_NETWORK": ["aeron-conductor", "aeron-network"],
+    "SHARED": ["aeron-shared"],
+}
 
 
 @pytest.mark.parametrize("mode", ["DEDICATED", "SHARED_NETWORK", "SHARED"])
@@ -17,6 +36,9 @@ def test_threaded_modes(aeron_dir: str, mode: str) -> None:
             aeron_async.Aeron.connect(driver.aeron_dir) as client:
         names = {t.name for t in threading.enumerate()}
         assert "aeron-conductor" not in names  # native threads are not Python threads
+        # each runner names its thread as it starts
+        wait_for(lambda: sorted(n for n in native_thread_names() if n.startswith("aeron-") and n != "aeron-client")
+                 == DRIVER_THREADS[mode], timeout=5, what=f"driver threads {DRIVER_THREADS[mode]}")
         sub = client.add_subscription("aeron:ipc", 1)
         pub = client.add_publication("aeron:ipc", 1)
         wait_for(lambda: pub.is_connected)

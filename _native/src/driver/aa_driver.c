@@ -57,13 +57,34 @@ int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_
 static int aa_driver_composite_do_work(void *state)
 {
     aa_driver_t *driver = state;
-    return aa_driver_conductor_do_work(&driver->conductor);
+    int work_count = aa_driver_conductor_do_work(&driver->conductor);
+    work_count += aa_driver_sender_do_work(&driver->sender);
+    work_count += aa_driver_receiver_do_work(&driver->receiver);
+
+    /* Runs on the thread that idles next, so changing its idle strategy here is safe. */
+    bool deep_idle = !aa_driver_conductor_has_network_endpoints(&driver->conductor);
+    if (NULL != driver->composite_idle_strategy && deep_idle != driver->composite_deep_idle)
+    {
+        aa_idle_strategy_set_doorbell(
+            driver->composite_idle_strategy, deep_idle ? aa_cnc_doorbell(driver->conductor.cnc) : NULL,
+            AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
+        driver->composite_deep_idle = deep_idle;
+    }
+    return work_count;
 }
 
 static void aa_driver_composite_on_close(void *state)
 {
     aa_driver_t *driver = state;
+    aa_driver_receiver_on_close(&driver->receiver);
+    aa_driver_sender_on_close(&driver->sender);
     aa_driver_conductor_on_close(&driver->conductor);
+}
+
+static int aa_driver_network_do_work(void *state)
+{
+    aa_driver_t *driver = state;
+    return aa_driver_sender_do_work(&driver->sender) + aa_driver_receiver_do_work(&driver->receiver);
 }
 
 int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
@@ -113,8 +134,21 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
         return -1;
     }
 
-    if (aa_driver_conductor_init(&driver->conductor, &driver->ctx) < 0)
+    if (aa_driver_sender_init(&driver->sender, &driver->ctx, &driver->conductor) < 0)
     {
+        free(driver);
+        return -1;
+    }
+    if (aa_driver_receiver_init(&driver->receiver, &driver->ctx, &driver->conductor) < 0)
+    {
+        aa_driver_sender_on_close(&driver->sender);
+        free(driver);
+        return -1;
+    }
+    if (aa_driver_conductor_init(&driver->conductor, &driver->ctx, &driver->sender, &driver->receiver) < 0)
+    {
+        aa_driver_receiver_on_close(&driver->receiver);
+        aa_driver_sender_on_close(&driver->sender);
         free(driver);
         return -1;
     }
@@ -122,37 +156,110 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
     return 0;
 }
 
-int aa_driver_start(aa_driver_t *driver)
+static int aa_driver_add_runner(
+    aa_driver_t *driver, const char *role_name, aa_agent_do_work_func_t do_work, const char *idle_spec, bool deep_idle)
 {
     aa_idle_strategy_t idle;
-    const char *idle_spec = driver->ctx.conductor_idle_strategy;
-    if (AA_THREADING_MODE_SHARED == driver->ctx.threading_mode || AA_THREADING_MODE_INVOKER == driver->ctx.threading_mode)
-    {
-        idle_spec = driver->ctx.shared_idle_strategy;
-    }
     if (aa_idle_strategy_load(&idle, idle_spec) < 0)
     {
         return -1;
     }
-    aa_idle_strategy_set_doorbell(&idle, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
-    if (AA_THREADING_MODE_INVOKER == driver->ctx.threading_mode)
+    if (deep_idle)
     {
-        driver->invoker_idle_strategy = idle;
-        driver->started = true;
-        return 0;
+        aa_idle_strategy_set_doorbell(
+            &idle, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
     }
-    if (aa_agent_runner_init(
-        &driver->runners[0],
-        AA_THREADING_MODE_SHARED == driver->ctx.threading_mode ? "aeron-shared" : "aeron-conductor",
-        driver, aa_driver_composite_do_work, aa_driver_composite_on_close, &idle) < 0)
+    aa_agent_runner_t *runner = &driver->runners[driver->runners_count];
+    if (aa_agent_runner_init(runner, role_name, driver, do_work, NULL, &idle) < 0)
     {
         aa_idle_strategy_close(&idle);
         return -1;
     }
-    driver->runners_count = 1;
-    if (aa_agent_runner_start(&driver->runners[0]) < 0)
+    driver->runners_count++;
+    return 0;
+}
+
+static int aa_driver_conductor_agent_do_work(void *state)
+{
+    return aa_driver_conductor_do_work(&((aa_driver_t *)state)->conductor);
+}
+
+static int aa_driver_sender_agent_do_work(void *state)
+{
+    return aa_driver_sender_do_work(&((aa_driver_t *)state)->sender);
+}
+
+static int aa_driver_receiver_agent_do_work(void *state)
+{
+    return aa_driver_receiver_do_work(&((aa_driver_t *)state)->receiver);
+}
+
+/* The runners only run the agents: aa_driver_close joins every runner's thread first, then closes
+ * the agents (receiver, sender, conductor), so nothing the conductor frees is still in use. */
+static int aa_driver_add_runners(aa_driver_t *driver)
+{
+    aa_driver_context_t *ctx = &driver->ctx;
+    switch (ctx->threading_mode)
+    {
+        case AA_THREADING_MODE_DEDICATED:
+            if (aa_driver_add_runner(driver, "aeron-conductor", aa_driver_conductor_agent_do_work,
+                ctx->conductor_idle_strategy, true) < 0 ||
+                aa_driver_add_runner(driver, "aeron-sender", aa_driver_sender_agent_do_work,
+                ctx->sender_idle_strategy, false) < 0 ||
+                aa_driver_add_runner(driver, "aeron-receiver", aa_driver_receiver_agent_do_work,
+                ctx->receiver_idle_strategy, false) < 0)
+            {
+                return -1;
+            }
+            return 0;
+
+        case AA_THREADING_MODE_SHARED_NETWORK:
+            if (aa_driver_add_runner(driver, "aeron-conductor", aa_driver_conductor_agent_do_work,
+                ctx->conductor_idle_strategy, true) < 0 ||
+                aa_driver_add_runner(driver, "aeron-network", aa_driver_network_do_work,
+                ctx->shared_network_idle_strategy, false) < 0)
+            {
+                return -1;
+            }
+            return 0;
+
+        default:
+            if (aa_driver_add_runner(driver, "aeron-shared", aa_driver_composite_do_work, ctx->shared_idle_strategy, true) < 0)
+            {
+                return -1;
+            }
+            driver->composite_idle_strategy = &driver->runners[0].idle_strategy;
+            driver->composite_deep_idle = true;
+            return 0;
+    }
+}
+
+int aa_driver_start(aa_driver_t *driver)
+{
+    if (AA_THREADING_MODE_INVOKER == driver->ctx.threading_mode)
+    {
+        if (aa_idle_strategy_load(&driver->invoker_idle_strategy, driver->ctx.shared_idle_strategy) < 0)
+        {
+            return -1;
+        }
+        aa_idle_strategy_set_doorbell(
+            &driver->invoker_idle_strategy, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS,
+            AA_IDLE_DEEP_PARK_NS);
+        driver->composite_idle_strategy = &driver->invoker_idle_strategy;
+        driver->composite_deep_idle = true;
+        driver->started = true;
+        return 0;
+    }
+    if (aa_driver_add_runners(driver) < 0)
     {
         return -1;
+    }
+    for (int i = 0; i < driver->runners_count; i++)
+    {
+        if (aa_agent_runner_start(&driver->runners[i]) < 0)
+        {
+            return -1;
+        }
     }
     driver->started = true;
     return 0;
@@ -177,21 +284,15 @@ int aa_driver_close(aa_driver_t *driver)
     char dir[sizeof(driver->ctx.aeron_dir)];
     memcpy(dir, driver->ctx.aeron_dir, sizeof(dir));
     bool delete_dir = driver->ctx.dir_delete_on_shutdown;
-    if (driver->runners_count > 0)
+    for (int i = 0; i < driver->runners_count; i++)
     {
-        for (int i = 0; i < driver->runners_count; i++)
-        {
-            aa_agent_runner_close(&driver->runners[i]);
-        }
+        aa_agent_runner_close(&driver->runners[i]);
     }
-    else
+    if (0 == driver->runners_count && driver->started)
     {
-        if (driver->started)
-        {
-            aa_idle_strategy_close(&driver->invoker_idle_strategy);
-        }
-        aa_driver_composite_on_close(driver);
+        aa_idle_strategy_close(&driver->invoker_idle_strategy);
     }
+    aa_driver_composite_on_close(driver);
     free(driver);
     if (delete_dir)
     {

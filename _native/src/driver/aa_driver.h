@@ -1,13 +1,17 @@
 /*
- * The media driver: context, conductor and the agent runners of the chosen threading mode.
- * DEDICATED runs each agent on its own thread, SHARED_NETWORK the conductor on one and the network
- * agents on another, SHARED all on one, INVOKER none (the application calls aa_driver_do_work).
+ * The media driver: context, the three agents (conductor, sender, receiver) and the runners of the
+ * chosen threading mode. DEDICATED runs each agent on its own thread, SHARED_NETWORK the conductor
+ * on one and the network agents (sender, receiver) on another, SHARED all on one, INVOKER none (the
+ * application calls aa_driver_do_work). Only the conductor's idle strategy sleeps deeply on the
+ * driver doorbell; the network agents back off to at most the strategy's longest park (1 ms).
  */
 #ifndef AA_DRIVER_H
 #define AA_DRIVER_H
 
 #include "aa_driver_conductor.h"
 #include "aa_driver_context.h"
+#include "aa_driver_receiver.h"
+#include "aa_driver_sender.h"
 #include "../agent/aa_agent.h"
 
 #define AA_DRIVER_MAX_RUNNERS 3
@@ -16,9 +20,15 @@ typedef struct aa_driver_stct
 {
     aa_driver_context_t ctx;
     aa_driver_conductor_t conductor;
+    aa_driver_sender_t sender;
+    aa_driver_receiver_t receiver;
     aa_agent_runner_t runners[AA_DRIVER_MAX_RUNNERS];
     int runners_count;
     aa_idle_strategy_t invoker_idle_strategy;
+    /* SHARED and INVOKER: the one idle strategy, which may sleep on the driver doorbell only while
+     * no UDP endpoint is open (the receiver must read its sockets at least every millisecond). */
+    aa_idle_strategy_t *composite_idle_strategy;
+    bool composite_deep_idle;
     bool started;
 }
 aa_driver_t;

@@ -1,8 +1,10 @@
 /*
  * The driver conductor: the agent that owns every resource. It reads client commands from the
- * to-driver ring buffer, answers on the to-clients broadcast buffer, creates log buffers and
- * counters, drives IPC publication limits, and runs the timers (client liveness, linger, unblock,
- * untethered subscribers). Blocking work (file creation, name lookups) happens here only.
+ * to-driver ring buffer, answers on the to-clients broadcast buffer, creates log buffers,
+ * counters, UDP channel endpoints (sockets) and images, drives publication limits, hands network
+ * resources to the sender and receiver through their command queues, and runs the timers (client
+ * liveness, linger, unblock, untethered subscribers). Blocking work (file and socket creation,
+ * name lookups) happens here only.
  */
 #ifndef AA_DRIVER_CONDUCTOR_H
 #define AA_DRIVER_CONDUCTOR_H
@@ -12,13 +14,20 @@
 
 #include "aa_cnc.h"
 #include "aa_driver_context.h"
+#include "aa_driver_receiver.h"
+#include "aa_driver_sender.h"
 #include "aa_system_counters.h"
 #include "../concurrent/aa_broadcast.h"
+#include "../concurrent/aa_command_queue.h"
 #include "../concurrent/aa_counters.h"
 #include "../concurrent/aa_error_log.h"
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../util/aa_fs.h"
 #include "../../../media/aa_ipc_publication.h"
+#include "../../../media/aa_network_publication.h"
+#include "../../../media/aa_publication_image.h"
+#include "../../../media/aa_receive_channel_endpoint.h"
+#include "../../../media/aa_send_channel_endpoint.h"
 
 typedef struct aa_driver_client_stct
 {
@@ -28,11 +37,13 @@ typedef struct aa_driver_client_stct
 }
 aa_driver_client_t;
 
+/* A client's registration of a publication: one of publication (IPC) and network_publication is set. */
 typedef struct aa_publication_link_stct
 {
     int64_t registration_id;
     int64_t client_id;
     aa_ipc_publication_t *publication;
+    aa_network_publication_t *network_publication;
 }
 aa_publication_link_t;
 
@@ -46,6 +57,7 @@ typedef struct aa_subscription_link_stct
     bool is_tether;
     bool is_sparse;
     char *channel;
+    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC */
 }
 aa_subscription_link_t;
 
@@ -61,9 +73,16 @@ typedef struct aa_driver_conductor_stct
     aa_counters_manager_t counters;
     aa_distinct_error_log_t error_log;
     volatile int64_t *system_counters[AA_SYSTEM_COUNTER_COUNT];
+    aa_driver_sender_t *sender;
+    aa_driver_receiver_t *receiver;
+    aa_command_queue_t commands;         /* from the receiver */
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
+    AA_DECLARE_ARRAY(aa_network_publication_t *, network_publications);
+    AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, send_endpoints);
+    AA_DECLARE_ARRAY(aa_publication_image_t *, images);
+    AA_DECLARE_ARRAY(aa_receive_channel_endpoint_t *, receive_endpoints);
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
 
@@ -78,11 +97,31 @@ typedef struct aa_driver_conductor_stct
 }
 aa_driver_conductor_t;
 
-int aa_driver_conductor_init(aa_driver_conductor_t *conductor, aa_driver_context_t *ctx);
+int aa_driver_conductor_init(
+    aa_driver_conductor_t *conductor, aa_driver_context_t *ctx, aa_driver_sender_t *sender, aa_driver_receiver_t *receiver);
 int aa_driver_conductor_do_work(void *state);
 void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+
+/* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
+void aa_driver_conductor_record_cycle(
+    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter);
+
+/* Receiver side ("proxy"): a SETUP from an unknown session of a subscribed stream asks for an
+ * image. Dropped (and counted) when the conductor's queue is full: the SETUP comes again. */
+void aa_driver_conductor_proxy_create_publication_image(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length);
+
+/* Whether a UDP channel endpoint is open (the network agents then must not sleep deeply). */
+bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor);
+
+/* Counts an increment of a system counter (any driver thread). */
+static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)
+{
+    aa_get_and_add_int64(conductor->system_counters[counter], delta);
+}
 
 #endif

@@ -127,6 +127,25 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(publication_reserved_session_id_high), "1000", "high end of session ids never assigned automatically" },
     { "AERON_CONDUCTOR_CYCLE_THRESHOLD", "aeron.conductor.cycle.threshold", AA_OPT_DURATION_NS,
         AA_FIELD(conductor_cycle_threshold_ns), "1s", "conductor duty cycles longer than this are counted" },
+    { "AERON_SENDER_CYCLE_THRESHOLD", "aeron.sender.cycle.threshold", AA_OPT_DURATION_NS,
+        AA_FIELD(sender_cycle_threshold_ns), "1s", "sender duty cycles longer than this are counted" },
+    { "AERON_RECEIVER_CYCLE_THRESHOLD", "aeron.receiver.cycle.threshold", AA_OPT_DURATION_NS,
+        AA_FIELD(receiver_cycle_threshold_ns), "1s", "receiver duty cycles longer than this are counted" },
+    { "AERON_RCV_STATUS_MESSAGE_TIMEOUT", "aeron.rcv.status.message.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(status_message_timeout_ns), "200ms", "a receiver sends a status message at least this often" },
+    { "AERON_RCV_INITIAL_WINDOW_LENGTH", "aeron.rcv.initial.window.length", AA_OPT_SIZE,
+        AA_FIELD(rcv_initial_window_length), "128k",
+        "receiver window of UDP images (at most term/2 and SO_RCVBUF; rcv-wnd= per channel)" },
+    { "AERON_NAK_UNICAST_DELAY", "aeron.nak.unicast.delay", AA_OPT_DURATION_NS, AA_FIELD(nak_unicast_delay_ns),
+        "100us", "a receiver NAKs a gap this long after seeing it (nak-delay= per channel)" },
+    { "AERON_NAK_UNICAST_RETRY_DELAY_RATIO", "aeron.nak.unicast.retry.delay.ratio", AA_OPT_INT32,
+        AA_FIELD(nak_unicast_retry_delay_ratio), "100", "a gap still open is NAKed again after delay x this ratio" },
+    { "AERON_RETRANSMIT_UNICAST_DELAY", "aeron.retransmit.unicast.delay", AA_OPT_DURATION_NS,
+        AA_FIELD(retransmit_unicast_delay_ns), "0", "a sender resends this long after a NAK" },
+    { "AERON_RETRANSMIT_UNICAST_LINGER", "aeron.retransmit.unicast.linger", AA_OPT_DURATION_NS,
+        AA_FIELD(retransmit_unicast_linger_ns), "10ms", "a sender ignores NAKs for a range it just resent this long" },
+    { "AERON_SEND_TO_STATUS_POLL_RATIO", "aeron.send.to.status.poll.ratio", AA_OPT_INT32,
+        AA_FIELD(send_to_status_poll_ratio), "6", "a busy sender reads status messages and NAKs every this many cycles" },
     { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
         "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
     { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
@@ -446,6 +465,29 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_SOCKET_MULTICAST_TTL=%" PRId32 " must be from 0 to 255",
             ctx->socket_multicast_ttl);
+        return -1;
+    }
+    if (ctx->status_message_timeout_ns <= 0 || ctx->nak_unicast_retry_delay_ratio < 1 ||
+        ctx->send_to_status_poll_ratio < 1)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_RCV_STATUS_MESSAGE_TIMEOUT must be positive, AERON_NAK_UNICAST_RETRY_DELAY_RATIO and "
+            "AERON_SEND_TO_STATUS_POLL_RATIO at least 1");
+        return -1;
+    }
+    if (ctx->rcv_initial_window_length < 256 || ctx->rcv_initial_window_length > INT32_MAX ||
+        (ctx->socket_so_rcvbuf > 0 && ctx->rcv_initial_window_length > ctx->socket_so_rcvbuf))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_RCV_INITIAL_WINDOW_LENGTH=%" PRId64 " must be at least 256 and at most AERON_SOCKET_SO_RCVBUF=%" PRId64,
+            ctx->rcv_initial_window_length, ctx->socket_so_rcvbuf);
+        return -1;
+    }
+    if (ctx->publication_term_window_length < 0 || ctx->publication_term_window_length > ctx->term_buffer_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_PUBLICATION_TERM_WINDOW_LENGTH=%" PRId64 " must be between 0 and the term length",
+            ctx->publication_term_window_length);
         return -1;
     }
     if (ctx->ipc_publication_term_window_length < 0 || ctx->ipc_publication_term_window_length > ctx->ipc_term_buffer_length)

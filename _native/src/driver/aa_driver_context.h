@@ -65,6 +65,17 @@ typedef struct aa_driver_context_stct
     int32_t publication_reserved_session_id_low;
     int32_t publication_reserved_session_id_high;
     int64_t conductor_cycle_threshold_ns;
+    int64_t sender_cycle_threshold_ns;
+    int64_t receiver_cycle_threshold_ns;
+
+    /* Reliable UDP (reference 4, 11). */
+    int64_t status_message_timeout_ns;   /* receiver: SM at least this often */
+    int64_t rcv_initial_window_length;   /* receiver window (min with term/2; rcv-wnd= per channel) */
+    int64_t nak_unicast_delay_ns;        /* receiver: first NAK this long after a gap appears */
+    int32_t nak_unicast_retry_delay_ratio;
+    int64_t retransmit_unicast_delay_ns; /* sender: resend this long after a NAK */
+    int64_t retransmit_unicast_linger_ns; /* sender: ignore NAKs for the same range this long */
+    int32_t send_to_status_poll_ratio;   /* sender: read control frames every this many busy cycles */
 
     int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */

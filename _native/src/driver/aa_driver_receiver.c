@@ -1,0 +1,289 @@
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_driver_receiver.h"
+#include "aa_driver_conductor.h"
+#include "../util/aa_clock.h"
+#include "../util/aa_error.h"
+#include "../../../media/aa_publication_image.h"
+#include "../../../media/aa_receive_channel_endpoint.h"
+
+#define AA_RECEIVER_COMMAND_DRAIN_LIMIT 64
+
+int aa_driver_receiver_init(aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, aa_driver_conductor_t *conductor)
+{
+    memset(receiver, 0, sizeof(*receiver));
+    receiver->ctx = ctx;
+    receiver->conductor = conductor;
+    receiver->cycle_threshold_ns = ctx->receiver_cycle_threshold_ns;
+    receiver->poller.epoll_fd = -1;
+    receiver->buffers = malloc((size_t)AA_DRIVER_RECEIVER_BATCH * AA_DRIVER_RECEIVER_BUFFER_LENGTH);
+    if (NULL == receiver->buffers)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory allocating the receiver's buffers");
+        return -1;
+    }
+    for (size_t i = 0; i < AA_DRIVER_RECEIVER_BATCH; i++)
+    {
+        receiver->datagrams[i].buffer = receiver->buffers + i * AA_DRIVER_RECEIVER_BUFFER_LENGTH;
+        receiver->datagrams[i].capacity = AA_DRIVER_RECEIVER_BUFFER_LENGTH;
+    }
+    if (aa_udp_transport_poller_init(&receiver->poller) < 0)
+    {
+        free(receiver->buffers);
+        receiver->buffers = NULL;
+        AA_APPEND_ERR("%s", "creating the receiver's poller");
+        return -1;
+    }
+    if (aa_command_queue_init(&receiver->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
+    {
+        aa_udp_transport_poller_close(&receiver->poller);
+        free(receiver->buffers);
+        receiver->buffers = NULL;
+        AA_APPEND_ERR("%s", "creating the receiver's command queue");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- commands ---- */
+
+typedef struct aa_receiver_endpoint_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    int32_t stream_id;
+}
+aa_receiver_endpoint_args_t;
+
+typedef struct aa_receiver_image_args_stct
+{
+    aa_publication_image_t *image;
+}
+aa_receiver_image_args_t;
+
+static void aa_driver_receiver_log_error(aa_driver_receiver_t *receiver)
+{
+    aa_driver_conductor_log_error(receiver->conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+}
+
+static int aa_driver_receiver_grow(void **array, size_t *capacity, size_t count, size_t element_size)
+{
+    if (count < *capacity)
+    {
+        return 0;
+    }
+    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
+    void *grown = realloc(*array, new_capacity * element_size);
+    if (NULL == grown)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory growing a receiver table");
+        return -1;
+    }
+    *array = grown;
+    *capacity = new_capacity;
+    return 0;
+}
+
+static void aa_driver_receiver_on_add_endpoint(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    aa_receive_channel_endpoint_t *endpoint = ((const aa_receiver_endpoint_args_t *)args)->endpoint;
+    if (aa_driver_receiver_grow(
+        (void **)&receiver->endpoints, &receiver->endpoints_capacity, receiver->endpoints_count,
+        sizeof(aa_receive_channel_endpoint_t *)) < 0 ||
+        aa_udp_transport_poller_add(&receiver->poller, &endpoint->transport) < 0)
+    {
+        aa_driver_receiver_log_error(receiver);
+        aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ERRORED);
+        return;
+    }
+    receiver->endpoints[receiver->endpoints_count++] = endpoint;
+}
+
+static void aa_driver_receiver_on_remove_endpoint(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    aa_receive_channel_endpoint_t *endpoint = ((const aa_receiver_endpoint_args_t *)args)->endpoint;
+    for (size_t i = 0; i < receiver->endpoints_count; i++)
+    {
+        if (receiver->endpoints[i] == endpoint)
+        {
+            receiver->endpoints[i] = receiver->endpoints[--receiver->endpoints_count];
+            if (aa_udp_transport_poller_remove(&receiver->poller, &endpoint->transport) < 0)
+            {
+                aa_driver_receiver_log_error(receiver);
+            }
+            break;
+        }
+    }
+    aa_put_int32_release(&endpoint->has_receiver_released, 1);
+}
+
+static void aa_driver_receiver_on_add_subscription(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    const aa_receiver_endpoint_args_t *a = args;
+    if (aa_receive_channel_endpoint_add_stream(a->endpoint, a->stream_id) < 0)
+    {
+        aa_driver_receiver_log_error(receiver);
+    }
+}
+
+static void aa_driver_receiver_on_remove_subscription(void *agent, const void *args)
+{
+    (void)agent;
+    const aa_receiver_endpoint_args_t *a = args;
+    aa_receive_channel_endpoint_remove_stream(a->endpoint, a->stream_id);
+}
+
+static void aa_driver_receiver_on_add_image(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    aa_publication_image_t *image = ((const aa_receiver_image_args_t *)args)->image;
+    if (aa_driver_receiver_grow(
+        (void **)&receiver->images, &receiver->images_capacity, receiver->images_count,
+        sizeof(aa_publication_image_t *)) < 0 ||
+        aa_receive_channel_endpoint_add_image(image->endpoint, image) < 0)
+    {
+        aa_driver_receiver_log_error(receiver);
+        return;
+    }
+    receiver->images[receiver->images_count++] = image;
+}
+
+static void aa_driver_receiver_on_remove_image(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    aa_publication_image_t *image = ((const aa_receiver_image_args_t *)args)->image;
+    for (size_t i = 0; i < receiver->images_count; i++)
+    {
+        if (receiver->images[i] == image)
+        {
+            receiver->images[i] = receiver->images[--receiver->images_count];
+            break;
+        }
+    }
+    aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_nano_clock());
+    aa_put_int32_release(&image->has_receiver_released, 1);
+}
+
+static int aa_driver_receiver_offer(aa_driver_receiver_t *receiver, aa_command_func_t func, const void *args, size_t length)
+{
+    bool has_own_thread = AA_THREADING_MODE_DEDICATED == receiver->ctx->threading_mode ||
+        AA_THREADING_MODE_SHARED_NETWORK == receiver->ctx->threading_mode;
+    while (!aa_command_queue_offer(&receiver->commands, func, args, length))
+    {
+        aa_driver_conductor_count(receiver->conductor, AA_SYSTEM_COUNTER_RECEIVER_PROXY_FAILS, 1);
+        if (!has_own_thread)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_RESOURCE_TEMPORARILY_UNAVAILABLE, "%s", "the receiver's command queue is full");
+            return -1;
+        }
+        sched_yield();
+    }
+    return 0;
+}
+
+int aa_driver_receiver_proxy_add_endpoint(aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint)
+{
+    aa_receiver_endpoint_args_t args = { endpoint, 0 };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_add_endpoint, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_remove_endpoint(aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint)
+{
+    aa_receiver_endpoint_args_t args = { endpoint, 0 };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_remove_endpoint, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_add_subscription(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, int32_t stream_id)
+{
+    aa_receiver_endpoint_args_t args = { endpoint, stream_id };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_add_subscription, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_remove_subscription(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, int32_t stream_id)
+{
+    aa_receiver_endpoint_args_t args = { endpoint, stream_id };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_remove_subscription, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_add_image(aa_driver_receiver_t *receiver, aa_publication_image_t *image)
+{
+    aa_receiver_image_args_t args = { image };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_add_image, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, aa_publication_image_t *image)
+{
+    aa_receiver_image_args_t args = { image };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_remove_image, &args, sizeof(args));
+}
+
+/* ---- duty cycle ---- */
+
+static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
+{
+    aa_driver_receiver_t *receiver = clientd;
+    aa_receive_channel_endpoint_on_datagram(transport->clientd, datagram, receiver->now_ns);
+}
+
+int aa_driver_receiver_do_work(void *state)
+{
+    aa_driver_receiver_t *receiver = state;
+    int64_t now_ns = aa_nano_clock();
+    receiver->now_ns = now_ns;
+    int work_count = aa_command_queue_drain(&receiver->commands, receiver, AA_RECEIVER_COMMAND_DRAIN_LIMIT);
+
+    if (receiver->poller.transports_count > 0)
+    {
+        int polled = aa_udp_transport_poller_poll(
+            &receiver->poller, receiver->datagrams, AA_DRIVER_RECEIVER_BATCH, aa_driver_receiver_on_datagram, receiver);
+        if (polled < 0)
+        {
+            aa_driver_receiver_log_error(receiver);
+        }
+        else
+        {
+            work_count += polled;
+        }
+    }
+
+    for (size_t i = 0; i < receiver->images_count; i++)
+    {
+        work_count += aa_publication_image_track_rebuild(receiver->images[i], now_ns);
+    }
+
+    if (now_ns > receiver->time_of_last_sweep_ns + AA_DRIVER_RECEIVER_SESSION_SWEEP_INTERVAL_NS)
+    {
+        receiver->time_of_last_sweep_ns = now_ns;
+        for (size_t i = 0; i < receiver->endpoints_count; i++)
+        {
+            aa_receive_channel_endpoint_expire_sessions(receiver->endpoints[i], now_ns);
+        }
+    }
+
+    aa_driver_conductor_record_cycle(
+        receiver->conductor, aa_nano_clock() - now_ns, receiver->cycle_threshold_ns,
+        AA_SYSTEM_COUNTER_RECEIVER_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED);
+    return work_count;
+}
+
+void aa_driver_receiver_on_close(void *state)
+{
+    aa_driver_receiver_t *receiver = state;
+    aa_command_queue_close(&receiver->commands);
+    aa_udp_transport_poller_close(&receiver->poller);
+    free(receiver->endpoints);
+    free(receiver->images);
+    free(receiver->buffers);
+    receiver->endpoints = NULL;
+    receiver->images = NULL;
+    receiver->buffers = NULL;
+    receiver->endpoints_count = 0;
+    receiver->images_count = 0;
+}

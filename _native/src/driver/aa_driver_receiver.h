@@ -1,0 +1,68 @@
+/*
+ * The receiver agent: reads the receive channel endpoints (DATA, PAD, heartbeats, SETUP, RTTM),
+ * inserts data into the publication images, runs their loss detection and sends their status
+ * messages and NAKs. It runs on its own thread (DEDICATED), with the sender (SHARED_NETWORK) or
+ * inside the one driver duty cycle (SHARED, INVOKER). The conductor hands it endpoints, streams
+ * and images through its command queue and owns their memory; the receiver asks the conductor for
+ * new images through the conductor's queue, never blocks, and, when it lets go of an endpoint or
+ * an image, sets its has_receiver_released flag so the conductor may free it.
+ */
+#ifndef AA_DRIVER_RECEIVER_H
+#define AA_DRIVER_RECEIVER_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "aa_driver_context.h"
+#include "../concurrent/aa_command_queue.h"
+#include "../../../media/aa_udp_transport.h"
+
+/* Datagrams read per poll; each buffer takes the largest datagram (an MTU is at most 65504). */
+#define AA_DRIVER_RECEIVER_BATCH 16
+#define AA_DRIVER_RECEIVER_BUFFER_LENGTH AA_UDP_MAX_DATAGRAM_LENGTH
+/* How often timed-out pending sessions are swept. */
+#define AA_DRIVER_RECEIVER_SESSION_SWEEP_INTERVAL_NS (100 * 1000 * 1000LL)
+
+struct aa_driver_conductor_stct;
+struct aa_publication_image_stct;
+struct aa_receive_channel_endpoint_stct;
+
+typedef struct aa_driver_receiver_stct
+{
+    aa_driver_context_t *ctx;
+    struct aa_driver_conductor_stct *conductor;
+    aa_command_queue_t commands;
+    int64_t cycle_threshold_ns;
+    int64_t now_ns;
+    int64_t time_of_last_sweep_ns;
+
+    struct aa_receive_channel_endpoint_stct **endpoints;
+    size_t endpoints_count;
+    size_t endpoints_capacity;
+    struct aa_publication_image_stct **images;
+    size_t images_count;
+    size_t images_capacity;
+    aa_udp_transport_poller_t poller;
+    aa_udp_datagram_t datagrams[AA_DRIVER_RECEIVER_BATCH];
+    uint8_t *buffers;
+}
+aa_driver_receiver_t;
+
+int aa_driver_receiver_init(
+    aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, struct aa_driver_conductor_stct *conductor);
+int aa_driver_receiver_do_work(void *state);
+void aa_driver_receiver_on_close(void *state);
+
+/* Conductor side ("proxy"): queue a command for the receiver. -1 (error set) when the queue is full. */
+int aa_driver_receiver_proxy_add_endpoint(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint);
+int aa_driver_receiver_proxy_remove_endpoint(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint);
+int aa_driver_receiver_proxy_add_subscription(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id);
+int aa_driver_receiver_proxy_remove_subscription(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id);
+int aa_driver_receiver_proxy_add_image(aa_driver_receiver_t *receiver, struct aa_publication_image_stct *image);
+int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, struct aa_publication_image_stct *image);
+
+#endif

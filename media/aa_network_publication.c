@@ -1,0 +1,503 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_network_publication.h"
+#include "aa_send_channel_endpoint.h"
+#include "../protocols/aa_udp_frames.h"
+#include "../_native/src/driver/aa_driver_conductor.h"
+#include "../_native/src/logbuffer/aa_term.h"
+#include "../_native/src/util/aa_error.h"
+
+/* Datagrams of one resend handed to the socket at once. */
+#define AA_NETWORK_PUBLICATION_RESEND_BATCH 16
+
+int aa_network_publication_init(
+    aa_network_publication_t *pub, const aa_network_publication_params_t *params, aa_driver_conductor_t *conductor)
+{
+    pub->registration_id = params->registration_id;
+    pub->session_id = params->session_id;
+    pub->stream_id = params->stream_id;
+    pub->initial_term_id = params->initial_term_id;
+    pub->term_length = params->term_length;
+    pub->mtu_length = params->mtu_length;
+    pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    pub->is_exclusive = params->is_exclusive;
+    pub->signal_eos = params->signal_eos;
+    pub->term_window_length = params->term_window_length;
+    pub->linger_timeout_ns = params->linger_timeout_ns;
+    pub->unblock_timeout_ns = params->unblock_timeout_ns;
+    pub->connection_timeout_ns = params->connection_timeout_ns;
+    pub->conductor = conductor;
+
+    aa_flow_control_strategy_supplier_func_t supplier = aa_flow_control_strategy_supplier_select(false, NULL, NULL);
+    aa_flow_control_strategy_params_t fc_params;
+    aa_flow_control_strategy_params_default(&fc_params);
+    fc_params.registration_id = params->registration_id;
+    fc_params.stream_id = params->stream_id;
+    fc_params.initial_term_id = params->initial_term_id;
+    fc_params.term_length = params->term_length;
+    if (NULL == supplier || supplier(&pub->flow_control, &fc_params) < 0)
+    {
+        pub->flow_control = NULL;
+        AA_APPEND_ERR("%s", "creating the publication's flow control");
+        return -1;
+    }
+
+    aa_retransmit_handler_params_t rt_params;
+    aa_retransmit_handler_params_default(&rt_params, params->term_length, params->initial_term_id);
+    rt_params.delay_ns = params->retransmit_delay_ns;
+    rt_params.linger_ns = params->retransmit_linger_ns;
+    rt_params.max_retransmission_length =
+        pub->flow_control->max_retransmission_length(pub->flow_control->state, params->term_length);
+    if (aa_retransmit_handler_init(&pub->retransmit_handler, &rt_params) < 0)
+    {
+        pub->flow_control->fini(pub->flow_control);
+        pub->flow_control = NULL;
+        AA_APPEND_ERR("%s", "creating the publication's retransmit handler");
+        return -1;
+    }
+    return 0;
+}
+
+void aa_network_publication_free(aa_network_publication_t *pub)
+{
+    if (NULL != pub)
+    {
+        if (NULL != pub->flow_control)
+        {
+            pub->flow_control->fini(pub->flow_control);
+        }
+        aa_retransmit_handler_fini(&pub->retransmit_handler);
+        aa_unmap(&pub->mapped);
+        free(pub->channel);
+        free(pub);
+    }
+}
+
+int64_t aa_network_publication_producer_position(aa_network_publication_t *pub)
+{
+    return aa_logbuffer_producer_position(&pub->log);
+}
+
+/* ---- conductor ---- */
+
+static void aa_network_publication_clean_buffer(aa_network_publication_t *pub, int64_t position)
+{
+    int64_t clean_position = pub->clean_position;
+    if (position > clean_position)
+    {
+        int32_t index = aa_index_by_position(clean_position, pub->position_bits_to_shift);
+        int32_t offset = (int32_t)(clean_position & (pub->term_length - 1));
+        int64_t bytes_to_clean = position - clean_position;
+        int64_t term_remaining = pub->term_length - offset;
+        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
+        uint8_t *dirty = pub->log.term_buffers[index] + offset;
+        if (length > sizeof(int64_t))
+        {
+            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
+        }
+        aa_put_int64_release((volatile int64_t *)dirty, 0);
+        pub->clean_position = clean_position + (int64_t)length;
+    }
+}
+
+int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
+{
+    aa_put_int64_release(pub->pub_pos, aa_network_publication_producer_position(pub));
+    if (AA_NETWORK_PUBLICATION_STATE_ACTIVE != pub->state)
+    {
+        return 0;
+    }
+
+    int work_count = 0;
+    int64_t snd_pos = aa_get_int64_acquire(pub->snd_pos);
+    int64_t current_limit = aa_get_int64_volatile(pub->pub_lmt);
+    if (aa_logbuffer_is_connected(pub->log.metadata))
+    {
+        int64_t max_position = aa_max_possible_position(pub->term_length);
+        int64_t proposed = snd_pos + pub->term_window_length;
+        proposed = proposed < max_position ? proposed : max_position;
+        if (proposed > current_limit)
+        {
+            aa_put_int64_release(pub->pub_lmt, proposed);
+            aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+            work_count = 1;
+        }
+        aa_network_publication_clean_buffer(pub, snd_pos - pub->term_length);
+    }
+    else if (current_limit > snd_pos)
+    {
+        aa_put_int64_release(pub->pub_lmt, snd_pos);
+        work_count = 1;
+    }
+    return work_count;
+}
+
+bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t *pub, int64_t now_ns)
+{
+    int64_t producer_position = aa_network_publication_producer_position(pub);
+    int64_t snd_pos = aa_get_int64_acquire(pub->snd_pos);
+    if (producer_position <= snd_pos || snd_pos != pub->last_snd_pos)
+    {
+        pub->last_snd_pos = snd_pos;
+        pub->time_of_last_snd_pos_change_ns = now_ns;
+        return false;
+    }
+    if (now_ns <= pub->time_of_last_snd_pos_change_ns + pub->unblock_timeout_ns)
+    {
+        return false;
+    }
+    int32_t bits = pub->position_bits_to_shift;
+    int32_t term_id = aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id);
+    int32_t blocked_offset = aa_compute_term_offset_from_position(snd_pos, bits);
+    int32_t index = aa_index_by_position(snd_pos, bits);
+    int64_t raw_tail = aa_get_int64_acquire(&pub->log.metadata->term_tail_counters[index]);
+    int32_t tail_offset = aa_term_id(raw_tail) == term_id ? aa_term_offset(raw_tail, pub->term_length) : pub->term_length;
+    aa_term_unblocker_status_t status = aa_term_unblocker_unblock(
+        pub->log.metadata, pub->log.term_buffers[index], blocked_offset, tail_offset, term_id);
+    pub->time_of_last_snd_pos_change_ns = now_ns;
+    return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
+}
+
+void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_t now_ns)
+{
+    int64_t producer_position = aa_network_publication_producer_position(pub);
+    pub->state = AA_NETWORK_PUBLICATION_STATE_DRAINING;
+    pub->time_of_last_state_change_ns = now_ns;
+    aa_put_int64_release(pub->pub_lmt, producer_position);
+    aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
+    aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+    pub->last_snd_pos = INT64_MIN;
+    pub->time_of_last_snd_pos_change_ns = now_ns;
+}
+
+bool aa_network_publication_is_drained(aa_network_publication_t *pub)
+{
+    int64_t producer_position = aa_network_publication_producer_position(pub);
+    int64_t snd_pos = aa_get_int64_acquire(pub->snd_pos);
+    if (snd_pos >= producer_position || !aa_logbuffer_is_connected(pub->log.metadata))
+    {
+        aa_put_int32_release(&pub->is_end_of_stream, 1);
+        return true;
+    }
+    return false;
+}
+
+/* ---- sender ---- */
+
+static void aa_network_publication_set_connected(aa_network_publication_t *pub, bool connected)
+{
+    if (connected != pub->is_connected)
+    {
+        pub->is_connected = connected;
+        aa_put_int32_release(&pub->log.metadata->active_transport_count, connected ? 1 : 0);
+        aa_logbuffer_set_connected(pub->log.metadata, connected);
+        if (connected)
+        {
+            aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+        }
+    }
+}
+
+static int aa_network_publication_send_one(aa_network_publication_t *pub, uint8_t *buffer, size_t length)
+{
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = buffer;
+    datagram.length = length;
+    return aa_send_channel_endpoint_send(pub->endpoint, &datagram, 1);
+}
+
+static void aa_network_publication_setup_message_check(aa_network_publication_t *pub, int64_t now_ns, int64_t snd_pos)
+{
+    if (now_ns < pub->time_of_last_setup_ns + AA_NETWORK_PUBLICATION_SETUP_TIMEOUT_NS)
+    {
+        return;
+    }
+    uint8_t frame[AA_SETUP_HEADER_LENGTH];
+    int32_t bits = pub->position_bits_to_shift;
+    int32_t length = aa_udp_frame_encode_setup(
+        frame, sizeof(frame), 0, aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
+        pub->stream_id, pub->initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id),
+        pub->term_length, pub->mtu_length, 0);
+    if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
+    {
+        pub->time_of_last_setup_ns = now_ns;
+        int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
+        int64_t new_lmt = pub->flow_control->on_setup(
+            pub->flow_control->state, frame, (size_t)length, now_ns, snd_lmt, bits, snd_pos);
+        if (new_lmt != snd_lmt)
+        {
+            aa_put_int64_release(pub->snd_lmt, new_lmt);
+        }
+    }
+}
+
+static int aa_network_publication_heartbeat_check(aa_network_publication_t *pub, int64_t now_ns, int64_t snd_pos)
+{
+    if (!pub->has_initial_connection ||
+        now_ns < pub->time_of_last_data_or_heartbeat_ns + AA_NETWORK_PUBLICATION_HEARTBEAT_TIMEOUT_NS)
+    {
+        return 0;
+    }
+    uint8_t frame[AA_DATA_HEADER_LENGTH];
+    int32_t bits = pub->position_bits_to_shift;
+    bool end_of_stream = pub->signal_eos && 1 == aa_get_int32_acquire(&pub->is_end_of_stream);
+    int32_t length = aa_udp_frame_encode_heartbeat(
+        frame, sizeof(frame), aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id, pub->stream_id,
+        aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id), end_of_stream);
+    if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_HEARTBEATS_SENT, 1);
+        pub->time_of_last_data_or_heartbeat_ns = now_ns;
+        return length;
+    }
+    return 0;
+}
+
+/* Counts a sender back-pressure event (snd-bpe and the system counter) when the sender becomes
+ * limited: data is waiting but the window is closed or too small for the next frame. */
+static void aa_network_publication_track_limit(aa_network_publication_t *pub, bool limited)
+{
+    if (limited && !pub->is_flow_control_limited)
+    {
+        aa_put_int64_release(pub->snd_bpe, aa_get_int64_volatile(pub->snd_bpe) + 1);
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS, 1);
+    }
+    pub->is_flow_control_limited = limited;
+}
+
+static int aa_network_publication_send_data(aa_network_publication_t *pub, int64_t now_ns, int64_t snd_pos)
+{
+    int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
+    int32_t bits = pub->position_bits_to_shift;
+    if (snd_pos >= snd_lmt)
+    {
+        aa_network_publication_track_limit(pub, aa_network_publication_producer_position(pub) > snd_pos);
+        return 0;
+    }
+
+    aa_udp_datagram_t datagrams[AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND];
+    int64_t advances[AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND];
+    size_t count = 0;
+    int64_t position = snd_pos;
+    while (count < AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND && position < snd_lmt)
+    {
+        int64_t window = snd_lmt - position;
+        int32_t scan_limit = window < pub->mtu_length ? (int32_t)window : pub->mtu_length;
+        int32_t term_offset = aa_compute_term_offset_from_position(position, bits);
+        uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_position(position, bits)];
+        int32_t padding = 0;
+        int32_t available = aa_term_scanner_scan_for_availability(
+            term_buffer, term_offset, scan_limit, pub->term_length, &padding);
+        if (available <= 0)
+        {
+            break;
+        }
+        memset(&datagrams[count], 0, sizeof(datagrams[count]));
+        datagrams[count].buffer = term_buffer + term_offset;
+        datagrams[count].length = (size_t)available;
+        advances[count] = available + padding;
+        position += available + padding;
+        count++;
+    }
+    if (0 == count)
+    {
+        /* Nothing fits: the next frame is committed but longer than the window left, or not written yet. */
+        const uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_position(snd_pos, bits)];
+        aa_network_publication_track_limit(
+            pub, aa_frame_length_volatile(term_buffer, aa_compute_term_offset_from_position(snd_pos, bits)) > 0);
+        return 0;
+    }
+    aa_network_publication_track_limit(pub, false);
+
+    int sent = aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
+    int bytes_sent = 0;
+    for (int i = 0; i < sent; i++)
+    {
+        snd_pos += advances[i];
+        bytes_sent += (int)datagrams[i].length;
+    }
+    if (sent > 0)
+    {
+        aa_put_int64_release(pub->snd_pos, snd_pos);
+        pub->time_of_last_data_or_heartbeat_ns = now_ns;
+    }
+    return bytes_sent;
+}
+
+static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_t term_offset, size_t length)
+{
+    aa_network_publication_t *pub = clientd;
+    uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_term(pub->initial_term_id, term_id)];
+    int64_t remaining = (int64_t)length;
+    int32_t offset = term_offset;
+    int64_t bytes_sent = 0;
+    while (remaining > 0)
+    {
+        aa_udp_datagram_t datagrams[AA_NETWORK_PUBLICATION_RESEND_BATCH];
+        size_t count = 0;
+        int32_t batch_offset = offset;
+        int64_t batch_remaining = remaining;
+        while (count < AA_NETWORK_PUBLICATION_RESEND_BATCH && batch_remaining > 0 && batch_offset < pub->term_length)
+        {
+            int32_t scan_limit = batch_remaining < pub->mtu_length ? (int32_t)batch_remaining : pub->mtu_length;
+            int32_t padding = 0;
+            int32_t available = aa_term_scanner_scan_for_availability(
+                term_buffer, batch_offset, scan_limit, pub->term_length, &padding);
+            if (available <= 0)
+            {
+                break;
+            }
+            memset(&datagrams[count], 0, sizeof(datagrams[count]));
+            datagrams[count].buffer = term_buffer + batch_offset;
+            datagrams[count].length = (size_t)available;
+            batch_offset += available + padding;
+            batch_remaining -= available + padding;
+            count++;
+        }
+        if (0 == count)
+        {
+            break;
+        }
+        int sent = aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
+        for (int i = 0; i < sent; i++)
+        {
+            bytes_sent += (int64_t)datagrams[i].length;
+        }
+        if (sent < (int)count)
+        {
+            break;
+        }
+        offset = batch_offset;
+        remaining = batch_remaining;
+    }
+    if (bytes_sent > 0)
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMITS_SENT, 1);
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES, bytes_sent);
+    }
+}
+
+void aa_network_publication_on_added_to_sender(aa_network_publication_t *pub, int64_t now_ns)
+{
+    pub->time_of_last_setup_ns = now_ns - AA_NETWORK_PUBLICATION_SETUP_TIMEOUT_NS;
+    pub->time_of_last_data_or_heartbeat_ns = now_ns;
+    pub->time_of_last_status_message_ns = now_ns;
+}
+
+int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
+{
+    int64_t snd_pos = aa_get_int64_volatile(pub->snd_pos);
+    if (!pub->has_initial_connection || pub->is_setup_elicited)
+    {
+        aa_network_publication_setup_message_check(pub, now_ns, snd_pos);
+    }
+    int bytes_sent = aa_network_publication_send_data(pub, now_ns, snd_pos);
+    if (0 == bytes_sent)
+    {
+        bytes_sent = aa_network_publication_heartbeat_check(pub, now_ns, snd_pos);
+    }
+    snd_pos = aa_get_int64_volatile(pub->snd_pos);
+
+    if (pub->is_connected && now_ns > pub->time_of_last_status_message_ns + pub->connection_timeout_ns)
+    {
+        aa_network_publication_set_connected(pub, false);
+    }
+    aa_retransmit_handler_process_timeouts(
+        &pub->retransmit_handler, now_ns, snd_pos, aa_network_publication_resend, pub);
+    int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
+    int64_t new_lmt = pub->flow_control->on_idle(
+        pub->flow_control->state, now_ns, snd_lmt, snd_pos, 1 == aa_get_int32_volatile(&pub->is_end_of_stream));
+    if (new_lmt != snd_lmt)
+    {
+        aa_put_int64_release(pub->snd_lmt, new_lmt);
+    }
+    return bytes_sent;
+}
+
+void aa_network_publication_on_status_message(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+{
+    aa_udp_status_message_t sm;
+    if (aa_udp_frame_decode_status_message(buffer, length, &sm) < 0)
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
+    aa_flow_control_strategy_t *fc = pub->flow_control;
+    if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG))
+    {
+        pub->is_setup_elicited = true;
+        fc->on_trigger_send_setup(fc->state, buffer, length, now_ns);
+        return;
+    }
+    int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
+    int64_t new_lmt = fc->on_status_message(
+        fc->state, buffer, length, snd_lmt, pub->initial_term_id, pub->position_bits_to_shift, now_ns);
+    if (new_lmt != snd_lmt)
+    {
+        aa_put_int64_release(pub->snd_lmt, new_lmt);
+    }
+    pub->time_of_last_status_message_ns = now_ns;
+    pub->has_initial_connection = true;
+    pub->is_setup_elicited = false;
+    if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG))
+    {
+        aa_put_int32_release(&pub->has_received_unicast_eos, 1);
+    }
+    if (fc->has_required_receivers(fc->state))
+    {
+        aa_network_publication_set_connected(pub, true);
+    }
+}
+
+void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+{
+    aa_nak_header_t nak;
+    if (aa_udp_frame_decode_nak(buffer, length, &nak) < 0)
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
+    aa_retransmit_nak_result_t result = aa_retransmit_handler_on_nak(
+        &pub->retransmit_handler, nak.term_id, nak.term_offset, nak.length, aa_get_int64_volatile(pub->snd_pos),
+        now_ns, aa_network_publication_resend, pub);
+    if (AA_RETRANSMIT_NAK_INVALID == result)
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+    }
+    else if (AA_RETRANSMIT_NAK_POOL_OVERFLOW == result)
+    {
+        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW, 1);
+    }
+}
+
+void aa_network_publication_on_rttm(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length)
+{
+    aa_rttm_header_t rttm;
+    if (aa_udp_frame_decode_rttm(buffer, length, &rttm) < 0 ||
+        0 == (rttm.frame_header.flags & AA_RTTM_HEADER_REPLY_FLAG))
+    {
+        return;
+    }
+    uint8_t frame[AA_RTTM_HEADER_LENGTH];
+    int32_t frame_length = aa_udp_frame_encode_rttm_reply(frame, sizeof(frame), &rttm);
+    if (frame_length > 0)
+    {
+        aa_udp_datagram_t datagram;
+        memset(&datagram, 0, sizeof(datagram));
+        datagram.buffer = frame;
+        datagram.length = (size_t)frame_length;
+        datagram.address = *source;
+        datagram.addr_len = source_length;
+        aa_send_channel_endpoint_send(pub->endpoint, &datagram, 1);
+    }
+}
+
+void aa_network_publication_on_error(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+{
+    pub->flow_control->on_error(pub->flow_control->state, buffer, length, now_ns);
+}

@@ -1,0 +1,166 @@
+/*
+ * Network publications (aeron:udp unicast): a log buffer that clients append to exactly as for
+ * IPC, sent by the sender agent over a send channel endpoint.
+ *
+ * Who owns what:
+ * - The conductor creates the log and the counters, moves the publisher limit (pub-lmt =
+ *   snd-pos + window while connected, else snd-pos), samples pub-pos, cleans the terms behind
+ *   snd-pos - termLength, unblocks a publisher that died mid-claim, and walks the lifecycle
+ *   ACTIVE -> DRAINING -> LINGER -> DONE. It frees the publication once the sender released it.
+ * - The sender sends SETUP every 100 ms until the first status message (or while one is elicited
+ *   by a SEND_SETUP SM), then DATA scanned from the log in MTU-sized batches up to snd-lmt,
+ *   heartbeats after 100 ms without data (with the end-of-stream flag once the conductor says the
+ *   stream ended), and resends what NAKs ask for through the retransmit handler. It runs flow
+ *   control on status messages (snd-lmt), and alone writes the log's is_connected: set on a status
+ *   message, cleared when none arrived for the publication connection timeout.
+ * Fields they share are read and written with atomics; the rest belongs to one of them.
+ */
+#ifndef AA_NETWORK_PUBLICATION_H
+#define AA_NETWORK_PUBLICATION_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <sys/socket.h>
+
+#include "../_native/src/logbuffer/aa_logbuffer.h"
+#include "../_native/src/util/aa_fs.h"
+#include "../protocols/aa_flow_control.h"
+#include "../protocols/aa_retransmit_handler.h"
+
+/* Reference 4.1 and 4.6. */
+#define AA_NETWORK_PUBLICATION_SETUP_TIMEOUT_NS (100 * 1000 * 1000LL)
+#define AA_NETWORK_PUBLICATION_HEARTBEAT_TIMEOUT_NS (100 * 1000 * 1000LL)
+/* Datagrams one publication sends per sender duty cycle. */
+#define AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND 4
+
+struct aa_send_channel_endpoint_stct;
+struct aa_driver_conductor_stct;
+
+typedef enum aa_network_publication_state_enum
+{
+    AA_NETWORK_PUBLICATION_STATE_ACTIVE,
+    AA_NETWORK_PUBLICATION_STATE_DRAINING,
+    AA_NETWORK_PUBLICATION_STATE_LINGER,
+    AA_NETWORK_PUBLICATION_STATE_DONE
+}
+aa_network_publication_state_t;
+
+typedef struct aa_network_publication_params_stct
+{
+    int64_t registration_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t initial_term_id;
+    int32_t term_length;
+    int32_t mtu_length;
+    int64_t term_window_length;
+    int64_t linger_timeout_ns;
+    int64_t unblock_timeout_ns;
+    int64_t connection_timeout_ns;
+    int64_t retransmit_delay_ns;
+    int64_t retransmit_linger_ns;
+    bool is_exclusive;
+    bool signal_eos;
+}
+aa_network_publication_params_t;
+
+typedef struct aa_network_publication_stct
+{
+    /* Set by the conductor before the sender sees the publication, then read-only. */
+    int64_t registration_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t initial_term_id;
+    int32_t term_length;
+    int32_t mtu_length;
+    int32_t position_bits_to_shift;
+    bool is_exclusive;
+    bool signal_eos;
+    int64_t term_window_length;
+    int64_t linger_timeout_ns;
+    int64_t unblock_timeout_ns;
+    int64_t connection_timeout_ns;
+    char *channel;
+    char log_path[PATH_MAX];
+    aa_mapped_file_t mapped;
+    aa_mapped_log_t log;
+    struct aa_send_channel_endpoint_stct *endpoint;
+    struct aa_driver_conductor_stct *conductor;   /* error log and system counters, any thread */
+
+    int32_t pub_lmt_counter_id;
+    int32_t pub_pos_counter_id;
+    int32_t snd_pos_counter_id;
+    int32_t snd_lmt_counter_id;
+    int32_t snd_bpe_counter_id;
+    volatile int64_t *pub_lmt;
+    volatile int64_t *pub_pos;
+    volatile int64_t *snd_pos;
+    volatile int64_t *snd_lmt;
+    volatile int64_t *snd_bpe;
+
+    /* Shared: the conductor sets is_end_of_stream, the sender sets the others. */
+    volatile int32_t is_end_of_stream;
+    volatile int32_t has_received_unicast_eos;
+    volatile int32_t has_sender_released;
+
+    /* Sender only. */
+    aa_flow_control_strategy_t *flow_control;
+    aa_retransmit_handler_t retransmit_handler;
+    bool has_initial_connection;
+    bool is_setup_elicited;
+    bool is_connected;
+    bool is_flow_control_limited;
+    int64_t time_of_last_setup_ns;
+    int64_t time_of_last_data_or_heartbeat_ns;
+    int64_t time_of_last_status_message_ns;
+
+    /* Conductor only. */
+    aa_network_publication_state_t state;
+    int32_t refcnt;
+    int64_t time_of_last_state_change_ns;
+    int64_t clean_position;
+    int64_t last_snd_pos;
+    int64_t time_of_last_snd_pos_change_ns;
+}
+aa_network_publication_t;
+
+/* Conductor: fills the publication's fields from params around an already mapped and initialised
+ * log, builds the flow control (unicast) and the retransmit handler. Counters are set afterwards. */
+int aa_network_publication_init(
+    aa_network_publication_t *pub, const aa_network_publication_params_t *params,
+    struct aa_driver_conductor_stct *conductor);
+/* Conductor: releases what init built and the mapping (the caller unlinks the file). */
+void aa_network_publication_free(aa_network_publication_t *pub);
+
+int64_t aa_network_publication_producer_position(aa_network_publication_t *pub);
+
+/* Conductor, every duty cycle: pub-pos, pub-lmt and cleaning. Returns the work count. */
+int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub);
+/* Conductor, every timer tick: unblocks a publisher that died between claiming and committing;
+ * returns true when it acted. */
+bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t *pub, int64_t now_ns);
+/* Conductor: the last client link went away. The publisher limit stops at the producer position. */
+void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_t now_ns);
+/* Conductor, DRAINING: true once everything was sent (or nobody listens); then sets the
+ * end-of-stream flag the sender puts into its heartbeats. */
+bool aa_network_publication_is_drained(aa_network_publication_t *pub);
+
+/* Sender: the publication was handed over; SETUP goes out at once. */
+void aa_network_publication_on_added_to_sender(aa_network_publication_t *pub, int64_t now_ns);
+
+/* Sender: one duty cycle for this publication; returns the bytes sent (work). */
+int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns);
+
+/* Sender: control frames from the endpoint, already classified and addressed to this publication. */
+void aa_network_publication_on_status_message(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+void aa_network_publication_on_nak(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+void aa_network_publication_on_rttm(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length);
+void aa_network_publication_on_error(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+
+#endif

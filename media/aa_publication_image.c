@@ -1,0 +1,326 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_publication_image.h"
+#include "aa_receive_channel_endpoint.h"
+#include "../protocols/aa_udp_frames.h"
+#include "../_native/src/driver/aa_driver_conductor.h"
+#include "../_native/src/logbuffer/aa_term.h"
+#include "../_native/src/util/aa_error.h"
+
+int aa_publication_image_init(
+    aa_publication_image_t *image, const aa_publication_image_params_t *params, int64_t now_ns,
+    aa_driver_conductor_t *conductor)
+{
+    image->correlation_id = params->correlation_id;
+    image->session_id = params->session_id;
+    image->stream_id = params->stream_id;
+    image->initial_term_id = params->initial_term_id;
+    image->term_length = params->term_length;
+    image->mtu_length = params->mtu_length;
+    image->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    image->window_length = params->window_length;
+    image->is_reliable = params->is_reliable;
+    image->conductor = conductor;
+    image->join_position = aa_udp_compute_position(
+        params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
+
+    aa_nak_delay_generator_t delay;
+    if (aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio) < 0 ||
+        aa_loss_detector_init(&image->loss_detector, &delay, params->term_length, params->initial_term_id) < 0 ||
+        aa_receiver_window_init(
+            &image->window, params->term_length, params->initial_term_id, params->window_length,
+            params->status_message_timeout_ns, image->join_position, now_ns) < 0)
+    {
+        return -1;
+    }
+    image->hwm_position = image->join_position;
+    image->rebuild_position = image->join_position;
+    image->clean_position = image->join_position;
+    image->min_subscriber_position = image->join_position;
+    image->max_subscriber_position = image->join_position;
+    image->time_of_last_packet_ns = now_ns;
+    image->end_of_stream_position = INT64_MAX;
+    image->state = AA_PUBLICATION_IMAGE_STATE_ACTIVE;
+    image->time_of_last_state_change_ns = now_ns;
+    return 0;
+}
+
+void aa_publication_image_free(aa_publication_image_t *image)
+{
+    if (NULL != image)
+    {
+        aa_unmap(&image->mapped);
+        free(image->subscribers);
+        free(image);
+    }
+}
+
+/* ---- conductor ---- */
+
+int aa_publication_image_add_subscriber(
+    aa_publication_image_t *image, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
+    volatile int64_t *value, int64_t now_ns)
+{
+    if (image->subscribers_count == image->subscribers_capacity)
+    {
+        size_t capacity = 0 == image->subscribers_capacity ? 4 : image->subscribers_capacity * 2;
+        aa_subscriber_position_t *grown = realloc(image->subscribers, capacity * sizeof(*grown));
+        if (NULL == grown)
+        {
+            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a subscriber to an image");
+            return -1;
+        }
+        image->subscribers = grown;
+        image->subscribers_capacity = capacity;
+    }
+    aa_subscriber_position_t *s = &image->subscribers[image->subscribers_count++];
+    s->subscription_registration_id = subscription_registration_id;
+    s->client_id = client_id;
+    s->counter_id = counter_id;
+    s->value = value;
+    s->is_tether = true;
+    s->state = AA_SUBSCRIBER_STATE_ACTIVE;
+    s->time_of_last_update_ns = now_ns;
+    return 0;
+}
+
+int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        if (image->subscribers[i].subscription_registration_id == subscription_registration_id)
+        {
+            int32_t counter_id = image->subscribers[i].counter_id;
+            image->subscribers[i] = image->subscribers[--image->subscribers_count];
+            return counter_id;
+        }
+    }
+    return -1;
+}
+
+aa_subscriber_position_t *aa_publication_image_find_subscriber(
+    aa_publication_image_t *image, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        if (image->subscribers[i].subscription_registration_id == subscription_registration_id)
+        {
+            return &image->subscribers[i];
+        }
+    }
+    return NULL;
+}
+
+int64_t aa_publication_image_join_position(aa_publication_image_t *image)
+{
+    int64_t position = aa_get_int64_acquire(image->rcv_pos);
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
+        position = p < position ? p : position;
+    }
+    return position;
+}
+
+int aa_publication_image_update_subscriber_positions(aa_publication_image_t *image)
+{
+    if (0 == image->subscribers_count)
+    {
+        return 0;
+    }
+    int64_t min_position = INT64_MAX;
+    int64_t max_position = INT64_MIN;
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
+        min_position = p < min_position ? p : min_position;
+        max_position = p > max_position ? p : max_position;
+    }
+    int work_count = 0;
+    if (min_position != aa_get_int64_volatile(&image->min_subscriber_position))
+    {
+        aa_put_int64_release(&image->min_subscriber_position, min_position);
+        work_count = 1;
+    }
+    if (max_position != aa_get_int64_volatile(&image->max_subscriber_position))
+    {
+        aa_put_int64_release(&image->max_subscriber_position, max_position);
+        work_count = 1;
+    }
+    return work_count;
+}
+
+bool aa_publication_image_is_drained(aa_publication_image_t *image)
+{
+    int64_t rcv_pos = aa_get_int64_acquire(image->rcv_pos);
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        if (aa_get_int64_acquire(image->subscribers[i].value) < rcv_pos)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- receiver ---- */
+
+void aa_publication_image_insert_packet(
+    aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns)
+{
+    aa_data_header_t header;
+    memcpy(&header, buffer, sizeof(header));
+    aa_driver_conductor_t *conductor = image->conductor;
+    switch (aa_receiver_window_check_packet(&image->window, header.term_id, header.term_offset, (int32_t)length, is_heartbeat))
+    {
+        case AA_RECEIVER_WINDOW_ACCEPT:
+            break;
+        case AA_RECEIVER_WINDOW_OVERRUN:
+            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS, 1);
+            return;
+        case AA_RECEIVER_WINDOW_UNDERRUN:
+            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FLOW_CONTROL_UNDER_RUNS, 1);
+            aa_put_int64_release(&image->time_of_last_packet_ns, now_ns);
+            return;
+        default:
+            return;
+    }
+
+    int64_t position = aa_udp_compute_position(
+        header.term_id, header.term_offset, image->position_bits_to_shift, image->initial_term_id);
+    int64_t proposed_hwm = position;
+    if (is_heartbeat)
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED, 1);
+        if (aa_udp_data_flags_is_end_of_stream(header.frame_header.flags) && !image->has_end_of_stream_heartbeat)
+        {
+            image->has_end_of_stream_heartbeat = true;
+            image->end_of_stream_position = position;
+        }
+    }
+    else
+    {
+        uint8_t *term_buffer = image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
+        /* A frame already there (a duplicate, or a retransmit of what arrived meanwhile) stays as it is. */
+        if (0 == aa_frame_length_volatile(term_buffer, header.term_offset))
+        {
+            aa_term_rebuilder_insert(term_buffer, header.term_offset, buffer, length);
+            aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+        }
+        proposed_hwm = position + (int64_t)length;
+    }
+    if (proposed_hwm > image->hwm_position)
+    {
+        image->hwm_position = proposed_hwm;
+        aa_put_int64_release(image->rcv_hwm, proposed_hwm);
+    }
+    aa_put_int64_release(&image->time_of_last_packet_ns, now_ns);
+}
+
+static void aa_publication_image_clean_buffer(aa_publication_image_t *image, int64_t position)
+{
+    int64_t clean_position = image->clean_position;
+    if (position > clean_position)
+    {
+        int32_t index = aa_index_by_position(clean_position, image->position_bits_to_shift);
+        int32_t offset = (int32_t)(clean_position & (image->term_length - 1));
+        int64_t bytes_to_clean = position - clean_position;
+        int64_t term_remaining = image->term_length - offset;
+        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
+        uint8_t *dirty = image->log.term_buffers[index] + offset;
+        if (length > sizeof(int64_t))
+        {
+            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
+        }
+        aa_put_int64_release((volatile int64_t *)dirty, 0);
+        image->clean_position = clean_position + (int64_t)length;
+    }
+}
+
+static void aa_publication_image_send_nak(aa_publication_image_t *image, const aa_loss_detector_result_t *loss)
+{
+    uint8_t frame[AA_NAK_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_nak(
+        frame, sizeof(frame), image->session_id, image->stream_id, loss->term_id, loss->term_offset, loss->length);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
+        image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
+    {
+        aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT, 1);
+    }
+}
+
+static void aa_publication_image_send_status_message(aa_publication_image_t *image, const aa_receiver_window_sm_t *sm)
+{
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    uint8_t flags = 1 == aa_get_int32_acquire(&image->is_draining) ? AA_STATUS_MESSAGE_HEADER_EOS_FLAG : 0;
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), flags, image->session_id, image->stream_id, sm->term_id, sm->term_offset,
+        sm->window_length, image->endpoint->receiver_id, NULL);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
+        image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
+    {
+        aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+    }
+}
+
+int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns)
+{
+    int work_count = 0;
+    int64_t min_subscriber_position = aa_get_int64_acquire(&image->min_subscriber_position);
+    int64_t max_subscriber_position = aa_get_int64_acquire(&image->max_subscriber_position);
+    int64_t rebuild_position = image->rebuild_position > max_subscriber_position ?
+        image->rebuild_position : max_subscriber_position;
+
+    aa_loss_detector_result_t loss;
+    aa_loss_detector_scan(
+        &image->loss_detector, (const uint8_t *const *)image->log.term_buffers, rebuild_position, image->hwm_position,
+        now_ns, &loss);
+    if (loss.rebuild_position > image->rebuild_position)
+    {
+        image->rebuild_position = loss.rebuild_position;
+        aa_put_int64_release(image->rcv_pos, loss.rebuild_position);
+        work_count++;
+    }
+    if (loss.send_nak)
+    {
+        if (image->is_reliable)
+        {
+            aa_publication_image_send_nak(image, &loss);
+        }
+        else
+        {
+            uint8_t *term_buffer =
+                image->log.term_buffers[aa_index_by_term(image->initial_term_id, loss.term_id)];
+            if (aa_loss_detector_fill_gap(
+                term_buffer, loss.term_id, loss.term_offset, loss.length, image->session_id, image->stream_id))
+            {
+                aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS, 1);
+                aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+            }
+        }
+        work_count++;
+    }
+
+    if (image->has_end_of_stream_heartbeat && 0 == image->is_end_of_stream &&
+        image->rebuild_position >= image->end_of_stream_position)
+    {
+        aa_put_int64_release(&image->log.metadata->end_of_stream_position, image->end_of_stream_position);
+        aa_put_int32_release(&image->is_end_of_stream, 1);
+        aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+        work_count++;
+    }
+
+    if (aa_receiver_window_on_track_rebuild(&image->window, min_subscriber_position, image->window_length, false))
+    {
+        aa_publication_image_clean_buffer(image, min_subscriber_position - image->term_length);
+    }
+    aa_receiver_window_sm_t sm;
+    if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))
+    {
+        aa_publication_image_send_status_message(image, &sm);
+        work_count++;
+    }
+    return work_count;
+}

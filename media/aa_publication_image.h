@@ -1,0 +1,148 @@
+/*
+ * Publication images: the receiving side of a network publication, one per (receive channel
+ * endpoint, session, stream). A log buffer under images/ that the receiver rebuilds from DATA
+ * datagrams and that subscribers read exactly like an IPC log.
+ *
+ * Who owns what:
+ * - The conductor creates the log and the counters (rcv-hwm, rcv-pos, one sub-pos per
+ *   subscription), links and unlinks subscribers, publishes the minimum and maximum subscriber
+ *   positions for the receiver every duty cycle, and walks the lifecycle ACTIVE -> DRAINING
+ *   (end of stream, liveness timeout or no subscribers) -> LINGER (images unavailable to
+ *   clients, receiver asked to let go) -> freed once the receiver released it.
+ * - The receiver inserts datagrams at their position (header word written last) after the
+ *   receiver window's over-/under-run checks, moves rcv-hwm, and every duty cycle runs the loss
+ *   detector over the rebuild term (rcv-pos, NAKs or, unreliable, gap fills), schedules and sends
+ *   status messages (SM cadence of reference 4.2, the EOS flag while draining), cleans the terms
+ *   behind the slowest subscriber and writes the end-of-stream position once an EOS heartbeat was
+ *   seen and everything before it arrived.
+ * The fields they share are read and written with atomics.
+ */
+#ifndef AA_PUBLICATION_IMAGE_H
+#define AA_PUBLICATION_IMAGE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <sys/socket.h>
+
+#include "aa_ipc_publication.h"
+#include "aa_udp_channel.h"
+#include "../_native/src/logbuffer/aa_logbuffer.h"
+#include "../_native/src/util/aa_fs.h"
+#include "../protocols/aa_loss_detector.h"
+#include "../protocols/aa_receiver_window.h"
+
+struct aa_driver_conductor_stct;
+struct aa_receive_channel_endpoint_stct;
+
+typedef enum aa_publication_image_state_enum
+{
+    AA_PUBLICATION_IMAGE_STATE_ACTIVE,
+    AA_PUBLICATION_IMAGE_STATE_DRAINING,
+    AA_PUBLICATION_IMAGE_STATE_LINGER
+}
+aa_publication_image_state_t;
+
+typedef struct aa_publication_image_params_stct
+{
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t initial_term_id;
+    int32_t active_term_id;
+    int32_t term_offset;
+    int32_t term_length;
+    int32_t mtu_length;
+    int32_t window_length;
+    int64_t status_message_timeout_ns;
+    int64_t nak_delay_ns;
+    int32_t nak_retry_delay_ratio;
+    bool is_reliable;
+}
+aa_publication_image_params_t;
+
+typedef struct aa_publication_image_stct
+{
+    /* Set by the conductor before the receiver sees the image, then read-only. */
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t initial_term_id;
+    int32_t term_length;
+    int32_t mtu_length;
+    int32_t position_bits_to_shift;
+    int32_t window_length;
+    int64_t join_position;
+    bool is_reliable;
+    char log_path[PATH_MAX];
+    char source_identity[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    aa_mapped_file_t mapped;
+    aa_mapped_log_t log;
+    struct aa_receive_channel_endpoint_stct *endpoint;
+    struct sockaddr_storage control_address;   /* where status messages and NAKs go: the source */
+    socklen_t control_address_length;
+    struct aa_driver_conductor_stct *conductor;  /* error log and system counters, any thread */
+
+    int32_t rcv_hwm_counter_id;
+    int32_t rcv_pos_counter_id;
+    volatile int64_t *rcv_hwm;
+    volatile int64_t *rcv_pos;
+
+    /* Conductor -> receiver. */
+    volatile int64_t min_subscriber_position;
+    volatile int64_t max_subscriber_position;
+    volatile int32_t is_draining;
+    /* Receiver -> conductor. */
+    volatile int64_t time_of_last_packet_ns;
+    volatile int32_t is_end_of_stream;
+    volatile int32_t has_receiver_released;
+
+    /* Receiver only. */
+    aa_receiver_window_t window;
+    aa_loss_detector_t loss_detector;
+    int64_t hwm_position;
+    int64_t rebuild_position;
+    int64_t clean_position;
+    bool has_end_of_stream_heartbeat;
+    int64_t end_of_stream_position;
+
+    /* Conductor only. */
+    aa_publication_image_state_t state;
+    int64_t time_of_last_state_change_ns;
+    aa_subscriber_position_t *subscribers;
+    size_t subscribers_count;
+    size_t subscribers_capacity;
+}
+aa_publication_image_t;
+
+/* Conductor: fills the image around an already mapped and initialised log (counters are set
+ * afterwards), builds the receiver window and the loss detector. */
+int aa_publication_image_init(
+    aa_publication_image_t *image, const aa_publication_image_params_t *params, int64_t now_ns,
+    struct aa_driver_conductor_stct *conductor);
+/* Conductor: frees the subscribers array, the mapping and the image (the caller unlinks the file). */
+void aa_publication_image_free(aa_publication_image_t *image);
+
+/* Conductor: subscribers. */
+int aa_publication_image_add_subscriber(
+    aa_publication_image_t *image, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
+    volatile int64_t *value, int64_t now_ns);
+/* Removes and returns the subscriber's counter id (or -1 if none matched). */
+int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id);
+aa_subscriber_position_t *aa_publication_image_find_subscriber(
+    aa_publication_image_t *image, int64_t subscription_registration_id);
+/* Where a new subscriber starts: the slowest subscriber, at most rcv-pos. */
+int64_t aa_publication_image_join_position(aa_publication_image_t *image);
+/* Conductor, every duty cycle: publishes the subscriber positions for the receiver. Returns work. */
+int aa_publication_image_update_subscriber_positions(aa_publication_image_t *image);
+/* Conductor: every subscriber has read everything received so far. */
+bool aa_publication_image_is_drained(aa_publication_image_t *image);
+
+/* Receiver: a DATA, PAD or heartbeat datagram of this session (classified, fits the term). */
+void aa_publication_image_insert_packet(
+    aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns);
+/* Receiver, every duty cycle: loss detection and NAKs, rcv-pos, status messages, cleaning and the
+ * end of stream. Returns the work count. */
+int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns);
+
+#endif

@@ -1,0 +1,362 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aa_receive_channel_endpoint.h"
+#include "../protocols/aa_udp_frames.h"
+#include "../_native/src/driver/aa_driver_conductor.h"
+#include "../_native/src/util/aa_error.h"
+
+static int64_t aa_receive_channel_endpoint_new_receiver_id(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t z = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ ((uint64_t)getpid() << 16) ^ (uint64_t)rand();
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (int64_t)(z ^ (z >> 31));
+}
+
+int aa_receive_channel_endpoint_create(
+    aa_receive_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_receive_channel_endpoint_params_t *params,
+    const aa_loss_generator_settings_t *loss, aa_driver_conductor_t *conductor)
+{
+    *out = NULL;
+    aa_receive_channel_endpoint_t *endpoint = calloc(1, sizeof(aa_receive_channel_endpoint_t));
+    if (NULL == endpoint)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a receive channel endpoint");
+        return -1;
+    }
+    aa_udp_transport_params_t transport_params;
+    aa_udp_transport_params_from_channel(&transport_params, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE);
+    if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &transport_params, loss) < 0)
+    {
+        AA_APPEND_ERR("opening the receive socket of %s", channel->canonical_form);
+        free(endpoint);
+        return -1;
+    }
+    endpoint->transport.clientd = endpoint;
+    endpoint->channel = channel;
+    endpoint->params = *params;
+    endpoint->conductor = conductor;
+    endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
+    endpoint->status_counter_id = -1;
+    *out = endpoint;
+    return 0;
+}
+
+void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint)
+{
+    if (NULL != endpoint)
+    {
+        aa_udp_transport_close(&endpoint->transport);
+        aa_loss_generator_bindings_delete(endpoint->loss_bindings);
+        aa_udp_channel_delete(endpoint->channel);
+        free(endpoint->streams);
+        free(endpoint->sessions);
+        free(endpoint);
+    }
+}
+
+/* ---- streams and sessions (receiver) ---- */
+
+static aa_receive_stream_t *aa_receive_channel_endpoint_find_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id)
+{
+    for (size_t i = 0; i < endpoint->streams_count; i++)
+    {
+        if (endpoint->streams[i].stream_id == stream_id)
+        {
+            return &endpoint->streams[i];
+        }
+    }
+    return NULL;
+}
+
+int aa_receive_channel_endpoint_add_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id)
+{
+    aa_receive_stream_t *stream = aa_receive_channel_endpoint_find_stream(endpoint, stream_id);
+    if (NULL != stream)
+    {
+        stream->refcnt++;
+        return 0;
+    }
+    if (endpoint->streams_count == endpoint->streams_capacity)
+    {
+        size_t capacity = 0 == endpoint->streams_capacity ? 4 : endpoint->streams_capacity * 2;
+        aa_receive_stream_t *grown = realloc(endpoint->streams, capacity * sizeof(*grown));
+        if (NULL == grown)
+        {
+            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a stream to a receive channel endpoint");
+            return -1;
+        }
+        endpoint->streams = grown;
+        endpoint->streams_capacity = capacity;
+    }
+    endpoint->streams[endpoint->streams_count].stream_id = stream_id;
+    endpoint->streams[endpoint->streams_count].refcnt = 1;
+    endpoint->streams_count++;
+    return 0;
+}
+
+static void aa_receive_channel_endpoint_remove_session_at(aa_receive_channel_endpoint_t *endpoint, size_t index)
+{
+    endpoint->sessions[index] = endpoint->sessions[--endpoint->sessions_count];
+}
+
+void aa_receive_channel_endpoint_remove_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id)
+{
+    aa_receive_stream_t *stream = aa_receive_channel_endpoint_find_stream(endpoint, stream_id);
+    if (NULL == stream || --stream->refcnt > 0)
+    {
+        return;
+    }
+    *stream = endpoint->streams[--endpoint->streams_count];
+    for (size_t i = endpoint->sessions_count; i-- > 0;)
+    {
+        aa_receive_session_t *session = &endpoint->sessions[i];
+        if (session->stream_id == stream_id && AA_RECEIVE_SESSION_ACTIVE != session->state)
+        {
+            aa_receive_channel_endpoint_remove_session_at(endpoint, i);
+        }
+    }
+}
+
+static aa_receive_session_t *aa_receive_channel_endpoint_find_session(
+    aa_receive_channel_endpoint_t *endpoint, int32_t session_id, int32_t stream_id)
+{
+    for (size_t i = 0; i < endpoint->sessions_count; i++)
+    {
+        aa_receive_session_t *session = &endpoint->sessions[i];
+        if (session->session_id == session_id && session->stream_id == stream_id)
+        {
+            return session;
+        }
+    }
+    return NULL;
+}
+
+static aa_receive_session_t *aa_receive_channel_endpoint_get_or_add_session(
+    aa_receive_channel_endpoint_t *endpoint, int32_t session_id, int32_t stream_id)
+{
+    aa_receive_session_t *session = aa_receive_channel_endpoint_find_session(endpoint, session_id, stream_id);
+    if (NULL != session)
+    {
+        return session;
+    }
+    if (endpoint->sessions_count == endpoint->sessions_capacity)
+    {
+        size_t capacity = 0 == endpoint->sessions_capacity ? 8 : endpoint->sessions_capacity * 2;
+        aa_receive_session_t *grown = realloc(endpoint->sessions, capacity * sizeof(*grown));
+        if (NULL == grown)
+        {
+            AA_SET_ERR(ENOMEM, "%s", "out of memory tracking a session on a receive channel endpoint");
+            return NULL;
+        }
+        endpoint->sessions = grown;
+        endpoint->sessions_capacity = capacity;
+    }
+    session = &endpoint->sessions[endpoint->sessions_count++];
+    memset(session, 0, sizeof(*session));
+    session->session_id = session_id;
+    session->stream_id = stream_id;
+    return session;
+}
+
+int aa_receive_channel_endpoint_add_image(aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image)
+{
+    aa_receive_session_t *session =
+        aa_receive_channel_endpoint_get_or_add_session(endpoint, image->session_id, image->stream_id);
+    if (NULL == session)
+    {
+        return -1;
+    }
+    session->state = AA_RECEIVE_SESSION_ACTIVE;
+    session->image = image;
+    return 0;
+}
+
+void aa_receive_channel_endpoint_remove_image(
+    aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image, int64_t now_ns)
+{
+    aa_receive_session_t *session =
+        aa_receive_channel_endpoint_find_session(endpoint, image->session_id, image->stream_id);
+    if (NULL != session && session->image == image)
+    {
+        session->state = AA_RECEIVE_SESSION_COOL_DOWN;
+        session->image = NULL;
+        session->expiry_ns = now_ns + AA_RECEIVE_SESSION_COOL_DOWN_NS;
+    }
+}
+
+void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    for (size_t i = endpoint->sessions_count; i-- > 0;)
+    {
+        aa_receive_session_t *session = &endpoint->sessions[i];
+        if (AA_RECEIVE_SESSION_ACTIVE != session->state && now_ns >= session->expiry_ns)
+        {
+            aa_receive_channel_endpoint_remove_session_at(endpoint, i);
+        }
+    }
+}
+
+/* ---- dispatch (receiver) ---- */
+
+int aa_receive_channel_endpoint_send_to(
+    aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
+    socklen_t address_length)
+{
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = (uint8_t *)buffer;
+    datagram.length = length;
+    datagram.address = *address;
+    datagram.addr_len = address_length;
+    int sent = aa_udp_transport_send(&endpoint->transport, &datagram, 1);
+    if (sent < 0)
+    {
+        aa_driver_conductor_log_error(endpoint->conductor, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
+        return 0;
+    }
+    if (1 == sent)
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_SENT, (int64_t)length);
+    }
+    else
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
+    }
+    return sent;
+}
+
+static bool aa_receive_channel_endpoint_is_waiting(const aa_receive_session_t *session, int64_t now_ns)
+{
+    return NULL != session && AA_RECEIVE_SESSION_ACTIVE != session->state && now_ns < session->expiry_ns;
+}
+
+static void aa_receive_channel_endpoint_on_data(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, bool is_heartbeat, int64_t now_ns)
+{
+    aa_data_header_t header;
+    memcpy(&header, datagram->buffer, sizeof(header));
+    aa_receive_session_t *session =
+        aa_receive_channel_endpoint_find_session(endpoint, header.session_id, header.stream_id);
+    if (NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state)
+    {
+        aa_publication_image_t *image = session->image;
+        if (!aa_udp_frame_data_fits_term(datagram->buffer, datagram->length, image->term_length))
+        {
+            aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+            return;
+        }
+        aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
+        return;
+    }
+    if (NULL == aa_receive_channel_endpoint_find_stream(endpoint, header.stream_id) ||
+        aa_receive_channel_endpoint_is_waiting(session, now_ns) ||
+        aa_udp_data_flags_is_end_of_stream(header.frame_header.flags))
+    {
+        return;
+    }
+
+    /* Late join or a lost SETUP: ask the source for one (reference 4.1). */
+    session = aa_receive_channel_endpoint_get_or_add_session(endpoint, header.session_id, header.stream_id);
+    if (NULL == session)
+    {
+        aa_driver_conductor_log_error(endpoint->conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+    session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
+    session->image = NULL;
+    session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, header.session_id, header.stream_id, 0, 0, 0,
+        endpoint->receiver_id, NULL);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
+        endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len))
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+    }
+}
+
+static void aa_receive_channel_endpoint_on_setup(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
+{
+    aa_setup_header_t setup;
+    if (aa_udp_frame_decode_setup(datagram->buffer, datagram->length, &setup) < 0)
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
+    if (NULL == aa_receive_channel_endpoint_find_stream(endpoint, setup.stream_id))
+    {
+        return;
+    }
+    aa_receive_session_t *session = aa_receive_channel_endpoint_find_session(endpoint, setup.session_id, setup.stream_id);
+    if ((NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state) ||
+        (NULL != session && AA_RECEIVE_SESSION_PENDING_SETUP != session->state && now_ns < session->expiry_ns))
+    {
+        return;
+    }
+    session = aa_receive_channel_endpoint_get_or_add_session(endpoint, setup.session_id, setup.stream_id);
+    if (NULL == session)
+    {
+        aa_driver_conductor_log_error(endpoint->conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+    session->state = AA_RECEIVE_SESSION_INITIALISING;
+    session->image = NULL;
+    session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
+    aa_driver_conductor_proxy_create_publication_image(
+        endpoint->conductor, endpoint, &setup, &datagram->address, datagram->addr_len);
+}
+
+static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram)
+{
+    aa_rttm_header_t rttm;
+    if (aa_udp_frame_decode_rttm(datagram->buffer, datagram->length, &rttm) < 0 ||
+        (0 != rttm.receiver_id && endpoint->receiver_id != rttm.receiver_id) ||
+        0 == (rttm.frame_header.flags & AA_RTTM_HEADER_REPLY_FLAG))
+    {
+        return;
+    }
+    uint8_t frame[AA_RTTM_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_rttm_reply(frame, sizeof(frame), &rttm);
+    if (length > 0)
+    {
+        aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len);
+    }
+}
+
+void aa_receive_channel_endpoint_on_datagram(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
+{
+    aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
+    aa_udp_frame_kind_t kind = aa_udp_frame_classify(datagram->buffer, datagram->length);
+    switch (kind)
+    {
+        case AA_UDP_FRAME_DATA:
+        case AA_UDP_FRAME_PAD:
+            aa_receive_channel_endpoint_on_data(endpoint, datagram, false, now_ns);
+            break;
+        case AA_UDP_FRAME_HEARTBEAT:
+            aa_receive_channel_endpoint_on_data(endpoint, datagram, true, now_ns);
+            break;
+        case AA_UDP_FRAME_SETUP:
+            aa_receive_channel_endpoint_on_setup(endpoint, datagram, now_ns);
+            break;
+        case AA_UDP_FRAME_RTTM:
+            aa_receive_channel_endpoint_on_rttm(endpoint, datagram);
+            break;
+        default:
+            if (aa_udp_frame_kind_is_invalid(kind))
+            {
+                aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+            }
+            break;
+    }
+}

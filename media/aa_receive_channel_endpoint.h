@@ -1,0 +1,125 @@
+/*
+ * A receive channel endpoint: the UDP socket bound to a subscription channel's endpoint, shared by
+ * the subscriptions with the same canonical channel. DATA, PAD, heartbeats, SETUP and RTT
+ * measurements arrive on it; status messages, NAKs and SETUP requests leave through it to the
+ * sources.
+ *
+ * Dispatch (receiver thread): a datagram of an image's (session, stream) goes to the image. For a
+ * subscribed stream, a SETUP from an unknown session asks the conductor for an image (the session
+ * is then "initialising" for up to 1 s, so repeated SETUPs do not ask again), and data from an
+ * unknown session without the end-of-stream flag elicits a SETUP with a SEND_SETUP status message
+ * to its source (then "pending" for 1 s, reference 4.1). A session whose image was removed cools
+ * down for 1 s, ignoring stray datagrams, before it may join again.
+ *
+ * The conductor opens it (socket creation is blocking work), counts the subscriptions and images
+ * using it, and frees it after the receiver released it. The stream and session tables belong to
+ * the receiver, which changes them only from its datagrams and the conductor's commands.
+ */
+#ifndef AA_RECEIVE_CHANNEL_ENDPOINT_H
+#define AA_RECEIVE_CHANNEL_ENDPOINT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "aa_udp_channel.h"
+#include "aa_udp_transport.h"
+#include "aa_loss_generator.h"
+#include "aa_publication_image.h"
+
+/* Pending SETUP requests and initialising images expire after this (reference 11), and so does the
+ * cool-down of a removed image's session. */
+#define AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS (1000 * 1000 * 1000LL)
+#define AA_RECEIVE_SESSION_COOL_DOWN_NS (1000 * 1000 * 1000LL)
+
+struct aa_driver_conductor_stct;
+
+typedef enum aa_receive_session_state_enum
+{
+    AA_RECEIVE_SESSION_PENDING_SETUP,
+    AA_RECEIVE_SESSION_INITIALISING,
+    AA_RECEIVE_SESSION_ACTIVE,
+    AA_RECEIVE_SESSION_COOL_DOWN
+}
+aa_receive_session_state_t;
+
+typedef struct aa_receive_session_stct
+{
+    int32_t session_id;
+    int32_t stream_id;
+    aa_receive_session_state_t state;
+    aa_publication_image_t *image;
+    int64_t expiry_ns;
+}
+aa_receive_session_t;
+
+typedef struct aa_receive_stream_stct
+{
+    int32_t stream_id;
+    int32_t refcnt;
+}
+aa_receive_stream_t;
+
+/* What the first subscription of the channel asked for; later ones share it. */
+typedef struct aa_receive_channel_endpoint_params_stct
+{
+    int32_t window_length;
+    int64_t nak_delay_ns;
+    bool is_reliable;
+}
+aa_receive_channel_endpoint_params_t;
+
+typedef struct aa_receive_channel_endpoint_stct
+{
+    aa_udp_channel_t *channel;
+    aa_udp_transport_t transport;
+    aa_udp_transport_bindings_t *loss_bindings;
+    int64_t receiver_id;
+    aa_receive_channel_endpoint_params_t params;
+    int32_t status_counter_id;
+    volatile int64_t *status;
+    struct aa_driver_conductor_stct *conductor;
+
+    /* Conductor only. */
+    int32_t refcnt;
+    int32_t image_refs;
+    bool is_closing;
+
+    /* Set by the receiver once it no longer uses the endpoint. */
+    volatile int32_t has_receiver_released;
+
+    /* Receiver only. */
+    aa_receive_stream_t *streams;
+    size_t streams_count;
+    size_t streams_capacity;
+    aa_receive_session_t *sessions;
+    size_t sessions_count;
+    size_t sessions_capacity;
+}
+aa_receive_channel_endpoint_t;
+
+/* Conductor: binds the socket of a (parsed) unicast channel; takes ownership of channel. */
+int aa_receive_channel_endpoint_create(
+    aa_receive_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_receive_channel_endpoint_params_t *params,
+    const aa_loss_generator_settings_t *loss, struct aa_driver_conductor_stct *conductor);
+/* Conductor: closes the socket and frees the endpoint (after the receiver released it). */
+void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint);
+
+/* Receiver: the subscribed streams (counted) and the images. */
+int aa_receive_channel_endpoint_add_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id);
+void aa_receive_channel_endpoint_remove_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id);
+int aa_receive_channel_endpoint_add_image(aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image);
+void aa_receive_channel_endpoint_remove_image(
+    aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image, int64_t now_ns);
+/* Receiver: forgets pending, initialising and cooled-down sessions whose time is up. */
+void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
+
+/* Receiver: a datagram received on the endpoint's socket. */
+void aa_receive_channel_endpoint_on_datagram(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
+
+/* Receiver: sends a control frame to address; counts bytes sent and short sends. 1 sent, 0 not. */
+int aa_receive_channel_endpoint_send_to(
+    aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
+    socklen_t address_length);
+
+#endif

@@ -1,0 +1,179 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_send_channel_endpoint.h"
+#include "../protocols/aa_udp_frames.h"
+#include "../_native/src/driver/aa_driver_conductor.h"
+#include "../_native/src/util/aa_error.h"
+
+int aa_send_channel_endpoint_create(
+    aa_send_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
+    aa_driver_conductor_t *conductor)
+{
+    *out = NULL;
+    aa_send_channel_endpoint_t *endpoint = calloc(1, sizeof(aa_send_channel_endpoint_t));
+    if (NULL == endpoint)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a send channel endpoint");
+        return -1;
+    }
+    aa_udp_transport_params_t params;
+    aa_udp_transport_params_from_channel(&params, channel, AA_UDP_TRANSPORT_ROLE_SEND);
+    if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &params, loss) < 0)
+    {
+        AA_APPEND_ERR("opening the send socket of %s", channel->canonical_form);
+        free(endpoint);
+        return -1;
+    }
+    endpoint->transport.clientd = endpoint;
+    endpoint->channel = channel;
+    endpoint->conductor = conductor;
+    endpoint->status_counter_id = -1;
+    *out = endpoint;
+    return 0;
+}
+
+void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint)
+{
+    if (NULL != endpoint)
+    {
+        aa_udp_transport_close(&endpoint->transport);
+        aa_loss_generator_bindings_delete(endpoint->loss_bindings);
+        aa_udp_channel_delete(endpoint->channel);
+        free(endpoint->publications);
+        free(endpoint);
+    }
+}
+
+int aa_send_channel_endpoint_add_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub)
+{
+    if (endpoint->publications_count == endpoint->publications_capacity)
+    {
+        size_t capacity = 0 == endpoint->publications_capacity ? 4 : endpoint->publications_capacity * 2;
+        aa_network_publication_t **grown = realloc(endpoint->publications, capacity * sizeof(*grown));
+        if (NULL == grown)
+        {
+            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a publication to its send channel endpoint");
+            return -1;
+        }
+        endpoint->publications = grown;
+        endpoint->publications_capacity = capacity;
+    }
+    endpoint->publications[endpoint->publications_count++] = pub;
+    return 0;
+}
+
+void aa_send_channel_endpoint_remove_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub)
+{
+    for (size_t i = 0; i < endpoint->publications_count; i++)
+    {
+        if (endpoint->publications[i] == pub)
+        {
+            endpoint->publications[i] = endpoint->publications[--endpoint->publications_count];
+            return;
+        }
+    }
+}
+
+static aa_network_publication_t *aa_send_channel_endpoint_find(
+    aa_send_channel_endpoint_t *endpoint, int32_t session_id, int32_t stream_id)
+{
+    for (size_t i = 0; i < endpoint->publications_count; i++)
+    {
+        aa_network_publication_t *pub = endpoint->publications[i];
+        if (pub->session_id == session_id && pub->stream_id == stream_id)
+        {
+            return pub;
+        }
+    }
+    return NULL;
+}
+
+void aa_send_channel_endpoint_on_datagram(
+    aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
+{
+    aa_driver_conductor_t *conductor = endpoint->conductor;
+    const uint8_t *buffer = datagram->buffer;
+    size_t length = datagram->length;
+    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)length);
+    aa_udp_frame_kind_t kind = aa_udp_frame_classify(buffer, length);
+    if (aa_udp_frame_kind_is_invalid(kind))
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
+
+    /* Every control frame a publication handles has the session and stream at offsets 8 and 12. */
+    int32_t session_id;
+    int32_t stream_id;
+    switch (kind)
+    {
+        case AA_UDP_FRAME_SM:
+        case AA_UDP_FRAME_NAK:
+        case AA_UDP_FRAME_RTTM:
+        case AA_UDP_FRAME_ERR:
+            memcpy(&session_id, buffer + 8, sizeof(session_id));
+            memcpy(&stream_id, buffer + 12, sizeof(stream_id));
+            break;
+        default:
+            return;
+    }
+    aa_network_publication_t *pub = aa_send_channel_endpoint_find(endpoint, session_id, stream_id);
+    switch (kind)
+    {
+        case AA_UDP_FRAME_SM:
+            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
+            if (NULL != pub)
+            {
+                aa_network_publication_on_status_message(pub, buffer, length, now_ns);
+            }
+            break;
+        case AA_UDP_FRAME_NAK:
+            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_NAK_MESSAGES_RECEIVED, 1);
+            if (NULL != pub)
+            {
+                aa_network_publication_on_nak(pub, buffer, length, now_ns);
+            }
+            break;
+        case AA_UDP_FRAME_RTTM:
+            if (NULL != pub)
+            {
+                aa_network_publication_on_rttm(pub, buffer, length, &datagram->address, datagram->addr_len);
+            }
+            break;
+        case AA_UDP_FRAME_ERR:
+            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED, 1);
+            if (NULL != pub)
+            {
+                aa_network_publication_on_error(pub, buffer, length, now_ns);
+            }
+            break;
+        default:
+            break;
+    }
+}
+
+int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)
+{
+    int sent = aa_udp_transport_send(&endpoint->transport, datagrams, count);
+    if (sent < 0)
+    {
+        aa_driver_conductor_log_error(endpoint->conductor, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
+        return -1;
+    }
+    int64_t bytes = 0;
+    for (int i = 0; i < sent; i++)
+    {
+        bytes += (int64_t)datagrams[i].length;
+    }
+    if (bytes > 0)
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_SENT, bytes);
+    }
+    if ((size_t)sent < count)
+    {
+        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
+    }
+    return sent;
+}

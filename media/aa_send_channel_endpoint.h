@@ -1,0 +1,72 @@
+/*
+ * A send channel endpoint: the UDP socket that the network publications of one canonical channel
+ * share. Their DATA, SETUP and heartbeats leave through it; status messages, NAKs, RTT
+ * measurements and error frames come back to it and are dispatched by session and stream.
+ *
+ * The conductor opens it (socket creation is blocking work), hands it to the sender, counts the
+ * publications using it and closes it after the sender released it. The publication list used for
+ * dispatch belongs to the sender, which changes it only when running the conductor's commands.
+ */
+#ifndef AA_SEND_CHANNEL_ENDPOINT_H
+#define AA_SEND_CHANNEL_ENDPOINT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "aa_udp_channel.h"
+#include "aa_udp_transport.h"
+#include "aa_network_publication.h"
+#include "aa_loss_generator.h"
+
+/* Channel endpoint status values (reference 3: snd-channel / rcv-channel). */
+#define AA_CHANNEL_ENDPOINT_STATUS_INITIALIZING 0
+#define AA_CHANNEL_ENDPOINT_STATUS_ACTIVE 1
+#define AA_CHANNEL_ENDPOINT_STATUS_CLOSING 2
+#define AA_CHANNEL_ENDPOINT_STATUS_ERRORED (-1)
+
+struct aa_driver_conductor_stct;
+
+typedef struct aa_send_channel_endpoint_stct
+{
+    aa_udp_channel_t *channel;
+    aa_udp_transport_t transport;
+    aa_udp_transport_bindings_t *loss_bindings;
+    int32_t status_counter_id;
+    volatile int64_t *status;
+    struct aa_driver_conductor_stct *conductor;   /* error log and system counters, any thread */
+
+    /* Conductor only. */
+    int32_t refcnt;
+    bool is_closing;
+
+    /* Set by the sender once it no longer uses the endpoint. */
+    volatile int32_t has_sender_released;
+
+    /* Sender only. */
+    aa_network_publication_t **publications;
+    size_t publications_count;
+    size_t publications_capacity;
+}
+aa_send_channel_endpoint_t;
+
+/* Conductor: opens the socket for a (parsed) unicast channel; takes ownership of channel. */
+int aa_send_channel_endpoint_create(
+    aa_send_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
+    struct aa_driver_conductor_stct *conductor);
+/* Conductor: closes the socket and frees the endpoint (after the sender released it). */
+void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint);
+
+/* Sender: the dispatch list. */
+int aa_send_channel_endpoint_add_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub);
+void aa_send_channel_endpoint_remove_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub);
+
+/* Sender: a datagram received on the endpoint's socket. */
+void aa_send_channel_endpoint_on_datagram(
+    aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
+
+/* Sends datagrams (addr_len 0: to the channel's endpoint) in order; counts the bytes sent and,
+ * when the socket takes only some (no room), a short send. Returns how many were sent, or -1 after
+ * logging a socket error. */
+int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count);
+
+#endif
