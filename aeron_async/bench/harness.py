@@ -663,6 +663,7 @@ def run(cfg: Config) -> dict[str, Any]:
         if ctx.driver is not None:
             ctx.driver.close()
 
+    results["machine"]["load_average_at_end"] = os.getloadavg()
     results["targets"] = evaluate_targets(results)
     ui.final(results)
     if cfg.json_path:
