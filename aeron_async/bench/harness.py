@@ -67,6 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
                    help="CI smoke: 32-byte messages, 1 short round, 200k messages for memory (under a minute)")
     p.add_argument("--no-gdb", action="store_true", help="skip counting malloc calls with gdb in the native check")
+    p.add_argument("--from-json", metavar="FILE", help="run nothing: print the tables of a run saved with --json")
+    p.add_argument("--markdown", action="store_true", help="with --from-json: print Markdown (as in docs/benchmarks.md)")
 
 
 @dataclass
@@ -251,23 +253,18 @@ def machine() -> dict[str, Any]:
                     break
     except OSError:
         pass
+    from importlib.metadata import PackageNotFoundError, version
+
     versions = {}
-    for module in ("aeron_async", "zmq", "anyio", "trio", "uvloop", "hdrh", "rich", "cffi"):
+    for dist in ("aeron_async", "pyzmq", "anyio", "trio", "uvloop", "hdrhistogram", "rich", "cffi"):
         try:
-            mod = __import__(module)
-            versions[module] = getattr(mod, "__version__", "") or ""
-        except Exception:
-            versions[module] = "missing"
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = "missing"
     try:
         import zmq
 
         versions["libzmq"] = zmq.zmq_version()
-    except Exception:
-        pass
-    try:
-        from importlib.metadata import version
-
-        versions["hdrh"] = version("hdrhistogram")
     except Exception:
         pass
     return {
@@ -682,6 +679,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        if args.markdown:
+            from .markdown import render
+
+            print(render(saved))
+        else:
+            from rich.console import Console
+
+            from .report import print_tables
+
+            print_tables(saved, Console(highlight=False))
+        return 0
     cfg = Config.from_args(args, "aeron-async bench " + " ".join(argv))
     results = run(cfg)
     failed = [r for kind in ("throughput", "latency") for r in results.get(kind, []) if r.get("errors")]
