@@ -1,4 +1,5 @@
-"""`aeron-async` command line: `driver` (standalone media driver), `stat` (counters), `errors`."""
+"""`aeron-async` command line: `driver` (standalone media driver), `stat` (counters), `errors`,
+`bench` (benchmarks against peers, aeron_async.bench)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,12 @@ def _cmd_errors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import command
+
+    return command(args, args.bench_argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aeron-async", description="aeron_async tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -104,5 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--aeron-dir")
     p.set_defaults(func=_cmd_errors)
 
+    p = sub.add_parser("bench", help="benchmarks against pyzmq and asyncio UDP (throughput, round trip, memory, idle)",
+                       description="Benchmarks of aeron_async against its peers in one run; see docs/benchmarks.md.")
+    from .bench import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_cmd_bench)
+
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
+    args.bench_argv = argv[1:]
     return int(args.func(args))

@@ -1,0 +1,298 @@
+"""aeron_async's side of the benchmarks: throughput senders/receivers and ping/pong, through the
+synchronous client and through the async facade (asyncio, uvloop, trio).
+
+Forms (the `form` field of a spec):
+
+- `msg`: one message at a time as an application would write it: the sync sender retries
+  `publication.offer(data)` until accepted, the sync receiver iterates the list returned by
+  `subscription.poll_messages()` (256 at most); the async sender awaits `publication.offer(data)`
+  per message and the async receiver reads with `async for message in subscription`.
+- `batch`: the sync receiver takes `poll_messages(4096)` as one list and counts it; the async
+  receiver reads `async for batch in subscription.batches(4096)`; the async sender calls
+  `offer_nowait` and awaits `offer` only when refused (back pressure). There is no native batch
+  offer, so the sync sender is the same loop in both forms.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
+    run_backend, wait_until
+
+CHUNK = 1024  # messages between two looks at the stop flag
+FIRST_MESSAGE_TIMEOUT = 30.0
+BATCH = 4096
+
+
+def _check_size(data: Any, size: int) -> None:
+    if data is not None and len(data) != size:
+        raise RuntimeError(f"received a {len(data)}-byte message, expected {size} bytes")
+
+
+# ---- synchronous client ----
+
+
+@role("aeron-sync-receiver")
+def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
+    from aeron_async import Aeron
+
+    size = spec["size"]
+    window = Window(spec["warmup"], spec["duration"])
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        sub = client.add_subscription(spec["channel"], spec["stream"])
+        emit("READY")
+        poll = sub.poll_messages
+        deadline = time.monotonic() + FIRST_MESSAGE_TIMEOUT
+        while not (first := poll(1)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no message within {FIRST_MESSAGE_TIMEOUT:.0f} s")
+        n = 1
+        last = first[0].data
+        window.start()
+        tick = window.tick
+        if spec["form"] == "msg":
+            while True:
+                for message in poll(256):
+                    last = message.data
+                    n += 1
+                if tick(n):
+                    break
+        else:
+            while True:
+                n += len(poll(BATCH))
+                if tick(n):
+                    break
+        _check_size(last, size)
+        return window.result(size)
+
+
+@role("aeron-sync-sender")
+def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
+    from aeron_async import Aeron
+
+    stop = Stopper()
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        pub = client.add_publication(spec["channel"], spec["stream"])
+        wait_until(lambda: pub.is_connected or stop.stopped, 30, "a subscriber to connect")
+        emit("READY")
+        counter = SendCounter()
+        payload = bytes(spec["size"])
+        offer = pub.offer
+        sent = 0
+        while not stop.stopped:
+            for _ in range(CHUNK):
+                while offer(payload) < 0:
+                    if stop.stopped:
+                        break
+            sent += CHUNK
+        counter.sent = sent
+        return counter.result()
+
+
+@role("aeron-sync-pong")
+def sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
+    from aeron_async import Aeron
+
+    stop = Stopper()
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        sub = client.add_subscription(spec["channel"], spec["stream"])
+        pub = client.add_publication(spec["channel"], spec["stream"] + 1)
+        emit("READY")
+        poll = sub.poll_messages
+        offer = pub.offer
+        idle = 0
+        while True:
+            messages = poll(16)
+            if messages:
+                for message in messages:
+                    data = message.data
+                    while offer(data) < 0:
+                        if stop.stopped:
+                            break
+            else:
+                idle += 1
+                if not idle & 1023 and stop.stopped:
+                    break
+    return {}
+
+
+@role("aeron-sync-ping")
+def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
+    from aeron_async import Aeron
+
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        pub = client.add_publication(spec["channel"], spec["stream"])
+        sub = client.add_subscription(spec["channel"], spec["stream"] + 1)
+        wait_until(lambda: pub.is_connected and sub.is_connected, 30, "the pong process to connect")
+        emit("READY")
+        hist = new_histogram()
+        record = hist.record_value
+        payload = bytes(spec["size"])
+        poll = sub.poll_messages
+        offer = pub.offer
+        now = time.perf_counter_ns
+        clock = PingClock(spec["warmup"], spec["duration"])
+        warm_end, end = clock.warm_end, clock.end
+        while True:
+            t0 = now()
+            while offer(payload) < 0:
+                pass
+            while not (reply := poll(1)):
+                pass
+            t1 = now()
+            if t0 >= warm_end:
+                record(t1 - t0)
+                if t1 >= end:
+                    break
+        _check_size(reply[0].data, spec["size"])
+        return latency_summary(hist)
+
+
+# ---- async facade ----
+
+
+def _cancel_on_stop(stop: Stopper, scope: Any) -> None:
+    """Cancel `scope` (in the running event loop) once the harness asks this worker to stop."""
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    token = anyio.lowlevel.current_token()
+    stop.on_stop(lambda: anyio.from_thread.run_sync(scope.cancel, token=token))
+
+
+@role("aeron-async-receiver")
+def async_receiver(spec: dict[str, Any]) -> dict[str, Any]:
+    return run_backend(spec["backend"], _async_receiver, spec)
+
+
+async def _async_receiver(spec: dict[str, Any]) -> dict[str, Any]:
+    import anyio
+
+    import aeron_async
+
+    size = spec["size"]
+    window = Window(spec["warmup"], spec["duration"])
+    async with aeron_async.connect(spec["aeron_dir"]) as client:
+        sub = await client.add_subscription(spec["channel"], spec["stream"])
+        emit("READY")
+        with anyio.fail_after(FIRST_MESSAGE_TIMEOUT):
+            last = (await sub.receive()).data
+        n = 1
+        window.start()
+        tick = window.tick
+        if spec["form"] == "msg":
+            async for message in sub:
+                last = message.data
+                n += 1
+                if not n & 255 and tick(n):
+                    break
+        else:
+            async for batch in sub.batches(BATCH):
+                n += len(batch)
+                if tick(n):
+                    break
+        _check_size(last, size)
+        return window.result(size)
+
+
+@role("aeron-async-sender")
+def async_sender(spec: dict[str, Any]) -> dict[str, Any]:
+    return run_backend(spec["backend"], _async_sender, spec, Stopper())
+
+
+async def _async_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
+    import anyio
+    import anyio.lowlevel
+
+    import aeron_async
+
+    payload = bytes(spec["size"])
+    sent = 0
+    async with aeron_async.connect(spec["aeron_dir"]) as client:
+        pub = await client.add_publication(spec["channel"], spec["stream"])
+        with anyio.CancelScope() as scope:
+            _cancel_on_stop(stop, scope)
+            with anyio.fail_after(30):
+                while not pub.is_connected:
+                    await anyio.sleep(0.001)
+            emit("READY")
+            counter = SendCounter()
+            offer = pub.offer
+            if spec["form"] == "msg":
+                while not stop.stopped:
+                    for _ in range(CHUNK):
+                        await offer(payload)
+                    sent += CHUNK
+            else:
+                offer_nowait = pub.offer_nowait
+                checkpoint = anyio.lowlevel.checkpoint
+                while not stop.stopped:
+                    for _ in range(CHUNK):
+                        if offer_nowait(payload) < 0:
+                            await offer(payload)
+                    sent += CHUNK
+                    await checkpoint()
+        counter.sent = sent
+        return counter.result()
+
+
+@role("aeron-async-pong")
+def async_pong(spec: dict[str, Any]) -> dict[str, Any]:
+    return run_backend(spec["backend"], _async_pong, spec, Stopper())
+
+
+async def _async_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
+    import anyio
+
+    import aeron_async
+
+    async with aeron_async.connect(spec["aeron_dir"]) as client:
+        sub = await client.add_subscription(spec["channel"], spec["stream"])
+        pub = await client.add_publication(spec["channel"], spec["stream"] + 1)
+        with anyio.CancelScope() as scope:
+            _cancel_on_stop(stop, scope)
+            emit("READY")
+            offer = pub.offer
+            async for message in sub:
+                await offer(message.data)
+    return {}
+
+
+@role("aeron-async-ping")
+def async_ping(spec: dict[str, Any]) -> dict[str, Any]:
+    return run_backend(spec["backend"], _async_ping, spec)
+
+
+async def _async_ping(spec: dict[str, Any]) -> dict[str, Any]:
+    import anyio
+
+    import aeron_async
+
+    async with aeron_async.connect(spec["aeron_dir"]) as client:
+        pub = await client.add_publication(spec["channel"], spec["stream"])
+        sub = await client.add_subscription(spec["channel"], spec["stream"] + 1)
+        with anyio.fail_after(30):
+            while not (pub.is_connected and sub.is_connected):
+                await anyio.sleep(0.001)
+        emit("READY")
+        hist = new_histogram()
+        record = hist.record_value
+        payload = bytes(spec["size"])
+        offer = pub.offer
+        receive = sub.receive
+        now = time.perf_counter_ns
+        clock = PingClock(spec["warmup"], spec["duration"])
+        warm_end, end = clock.warm_end, clock.end
+        while True:
+            t0 = now()
+            await offer(payload)
+            reply = await receive()
+            t1 = now()
+            if t0 >= warm_end:
+                record(t1 - t0)
+                if t1 >= end:
+                    break
+        _check_size(reply.data, spec["size"])
+        return latency_summary(hist)

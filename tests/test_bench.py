@@ -1,0 +1,114 @@
+"""The benchmark harness runs end to end in --quick mode on a tiny selection and writes the JSON the
+docs and CI read: every expected key, positive figures. No assertion on how fast anything is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, python_env
+
+pytest.importorskip("zmq")
+pytest.importorskip("hdrh")
+pytest.importorskip("rich")
+
+
+def _positive(row: dict, field: str) -> None:
+    assert row[field]["median"] > 0, (field, row)
+    assert 0 < row[field]["min"] <= row[field]["median"] <= row[field]["max"], (field, row)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    args = [sys.executable, "-m", "aeron_async", "bench", "--quick", "--duration", "0.3", "--warmup", "0.1",
+            "--only", "aeron-sync-msg,aeron-asyncio-batch,zmq-sync-ipc,aeron-sync,aeron-trio,udp-asyncio",
+            "--channel", "aeron:ipc", "--messages", "50000", "--memory-paths", "sync",
+            "--json", str(path)]
+    run = subprocess.run(args, env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert "Throughput" in run.stdout and "Round trip" in run.stdout and "Targets" in run.stdout
+    data = json.loads(path.read_text())
+    data["_stdout"] = run.stdout
+    return data
+
+
+def test_run_description(results: dict) -> None:
+    for key in ("schema", "command", "machine", "config", "driver", "channels", "skipped", "throughput", "latency",
+                "memory", "native_alloc", "idle", "targets"):
+        assert key in results, key
+    machine = results["machine"]
+    assert machine["nproc"] > 0 and machine["cpu_model"] is not None and machine["kernel"] and machine["python"]
+    assert results["driver"]["threading_mode"] == "SHARED"
+    assert "standalone" in results["driver"]["kind"]
+    assert results["config"]["quick"] is True
+    assert "aeron:ipc" in results["channels"]
+
+
+def test_throughput_rows(results: dict) -> None:
+    rows = {(r["case"], r["transport"]): r for r in results["throughput"]}
+    for case, transport in (("aeron-sync-msg", "aeron:ipc"), ("aeron-asyncio-batch", "aeron:ipc"),
+                            ("zmq-sync-ipc", "ipc://"), ("udp-asyncio", "udp 127.0.0.1")):
+        row = rows[(case, transport)]
+        assert row["size"] == 32 and row["errors"] == 0, row
+        _positive(row, "msgs_per_s")
+        _positive(row, "mb_per_s")
+        assert len(row["rounds"]) == 1
+        assert row["rounds"][0]["messages"] > 0 and row["rounds"][0]["seconds"] > 0
+    assert rows[("aeron-sync-msg", "aeron:ipc")]["ratio_vs_peer"] > 0
+    assert rows[("aeron-sync-msg", "aeron:ipc")]["peer"] == "zmq-sync-ipc"
+
+
+def test_latency_rows(results: dict) -> None:
+    rows = {(r["case"], r["transport"]): r for r in results["latency"]}
+    for case, transport in (("aeron-sync", "aeron:ipc"), ("aeron-trio", "aeron:ipc"), ("zmq-sync-ipc", "ipc://"),
+                            ("udp-asyncio", "udp 127.0.0.1")):
+        row = rows[(case, transport)]
+        assert row["errors"] == 0, row
+        assert row["round_trips"] > 0
+        for field in ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us"):
+            _positive(row, field)
+        r = row["rounds"][0]
+        assert r["p50_us"] <= r["p90_us"] <= r["p99_us"] <= r["p99_9_us"] <= r["max_us"]
+        assert r["histogram"]
+    assert rows[("aeron-sync", "aeron:ipc")]["ratio_vs_peer"] > 0
+
+
+def test_memory_and_native_allocation(results: dict) -> None:
+    (memory,) = results["memory"]
+    assert memory["path"].startswith("sync")
+    assert memory["messages"] >= 50_000
+    assert isinstance(memory["flat"], bool)
+    for key in ("traced", "rss", "rss_anon", "heap_in_use"):
+        assert key in memory["growth"]
+    assert len(memory["samples"]) >= 2 and all(s["rss"] > 0 for s in memory["samples"])
+    native = results["native_alloc"]
+    assert "error" not in native, native
+    assert native["messages"] > 0 and native["msgs_per_s"] > 0
+    assert isinstance(native["allocates_per_message"], bool)
+    assert "mallinfo2" in native["method"]
+
+
+def test_idle_and_targets(results: dict) -> None:
+    idle = results["idle"]
+    assert "error" not in idle, idle
+    assert idle["seconds"] > 0 and idle["cpu_percent"] >= 0
+    targets = results["targets"]
+    assert len(targets) == 10
+    for t in targets:
+        assert set(t) >= {"target", "goal", "measured", "value", "met"}
+    measured = {t["target"]: t for t in targets}
+    assert measured["IPC throughput, sync per-message offer loop -> poll"]["value"] > 0
+    assert measured["IPC round trip, sync busy-poll, p50"]["value"] > 0
+    assert measured["idle async subscriber + embedded driver"]["met"] in (True, False)
+
+
+def test_examples_runner_help() -> None:
+    run = subprocess.run([sys.executable, os.path.join(REPO, "examples", "benchmarks", "run.py"), "--help"],
+                         env=python_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0
+    assert "--quick" in run.stdout and "--json" in run.stdout
