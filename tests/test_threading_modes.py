@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import threading
 
 import pytest
@@ -29,8 +30,15 @@ DRIVER_THREADS = {
 }
 
 
+def udp_channel() -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"aeron:udp?endpoint=127.0.0.1:{sock.getsockname()[1]}|term-length=1m"
+
+
+@pytest.mark.parametrize("media", ["ipc", "udp"])
 @pytest.mark.parametrize("mode", ["DEDICATED", "SHARED_NETWORK", "SHARED"])
-def test_threaded_modes(aeron_dir: str, mode: str) -> None:
+def test_threaded_modes(aeron_dir: str, mode: str, media: str) -> None:
     settings = dict(TEST_DRIVER_SETTINGS, threading_mode=mode)
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
             aeron_async.Aeron.connect(driver.aeron_dir) as client:
@@ -39,8 +47,9 @@ def test_threaded_modes(aeron_dir: str, mode: str) -> None:
         # each runner names its thread as it starts
         wait_for(lambda: sorted(n for n in native_thread_names() if n.startswith("aeron-") and n != "aeron-client")
                  == DRIVER_THREADS[mode], timeout=5, what=f"driver threads {DRIVER_THREADS[mode]}")
-        sub = client.add_subscription("aeron:ipc", 1)
-        pub = client.add_publication("aeron:ipc", 1)
+        channel = "aeron:ipc" if media == "ipc" else udp_channel()
+        sub = client.add_subscription(channel, 1)
+        pub = client.add_publication(channel, 1)
         wait_for(lambda: pub.is_connected)
         for i in range(1000):
             offer_all(pub, i.to_bytes(4, "little"))

@@ -438,7 +438,8 @@ def test_unreliable_subscription_fills_gaps_instead_of_nak(aeron_dir: str) -> No
                 sent += 1
             received.extend(int.from_bytes(m.data[:4], "little") for m in sub.poll_messages())
         wait_for(lambda: received.extend(int.from_bytes(m.data[:4], "little") for m in sub.poll_messages()) or
-                 sub.images[0].position == pub.position, timeout=10, what="the subscriber past the last gap")
+                 sub.images and sub.images[0].position == pub.position, timeout=10,
+                 what="the subscriber past the last gap")
         assert received == sorted(set(received)) and 0 < len(received) < 3000  # in order, some lost, none twice
         assert system_counter(driver.aeron_dir, "Loss gap fills") > 0
         assert system_counter(driver.aeron_dir, "NAKs sent") == 0
@@ -718,6 +719,8 @@ def test_slow_subscriber_back_pressures_the_remote_publisher(tmp_path_factory: p
             sub = sub_client.add_subscription(channel, 51)
             pub = pub_client.add_publication(channel, 51)
             wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+            # the publisher may see the first status message before the subscriber's client maps the image
+            image = wait_for(lambda: sub.images, timeout=5, what="an image")[0]
             collector = Collector(sizes)
             sent = 0
             back_pressured = 0
@@ -735,7 +738,7 @@ def test_slow_subscriber_back_pressures_the_remote_publisher(tmp_path_factory: p
                         assert result == aeron_async.BACK_PRESSURED, result
                         back_pressured += 1
                         break
-                image_position = sub.images[0].position
+                image_position = image.position
                 max_lead = max(max_lead, pub.position - image_position)
                 sub.poll(collector.assembler, 2)  # slowly: two fragments per millisecond
                 time.sleep(0.001)

@@ -1414,7 +1414,9 @@ void aa_driver_conductor_proxy_create_publication_image(
     if (!aa_command_queue_offer(&conductor->commands, aa_conductor_on_create_publication_image, &args, sizeof(args)))
     {
         aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_CONDUCTOR_PROXY_FAILS, 1);
+        return;
     }
+    aa_doorbell_ring(aa_cnc_doorbell(conductor->cnc)); /* the conductor may be sleeping deeply */
 }
 
 /* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
