@@ -84,8 +84,10 @@ typedef struct aa_receive_channel_endpoint_stct
     int32_t image_refs;
     bool is_closing;
 
-    /* Set by the receiver once it no longer uses the endpoint. */
-    volatile int32_t has_receiver_released;
+    /* removals the receiver has carried out; the conductor may free a closing endpoint once this
+     * equals conductor_removals (an endpoint taken back while closing is removed more than once) */
+    volatile int32_t receiver_removals;
+    int32_t conductor_removals;
 
     /* Receiver only. */
     aa_receive_stream_t *streams;

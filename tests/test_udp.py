@@ -357,6 +357,24 @@ def test_messages_of_mixed_sizes_arrive_intact_and_in_order(udp_client: aeron_as
     assert counters[f"rcv-channel: {channel}"] == 1
 
 
+def test_subscription_closed_and_added_again_at_once_reuses_its_port(udp_client: aeron_async.Aeron) -> None:
+    """Closing the last subscription of an endpoint and adding one on the same endpoint straight away
+    takes the closing endpoint back (its socket still holds the port) instead of failing to bind."""
+    channel = udp_channel()
+    for _ in range(5):
+        udp_client.add_subscription(channel, 12).close()
+    sub = udp_client.add_subscription(channel, 12)
+    pub = udp_client.add_publication(channel, 12)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    offer_until(pub, b"after re-adding")
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=5, what="the message")
+    assert got == [b"after re-adding"]
+    counters = counters_by_label(udp_client.aeron_dir)
+    assert counters[f"rcv-channel: {channel}"] == 1
+    assert len([k for k in counters if k.startswith("rcv-channel:")]) == 1
+
+
 def test_exclusive_publications_share_the_endpoint_as_separate_sessions(udp_client: aeron_async.Aeron) -> None:
     channel = udp_channel()
     sub = udp_client.add_subscription(channel, 12)

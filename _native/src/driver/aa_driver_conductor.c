@@ -1428,8 +1428,19 @@ static aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoin
     for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
     {
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
-        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
+        if (aa_udp_channel_equals(endpoint->channel, *udp))
         {
+            if (endpoint->is_closing)
+            {
+                /* Closing, but its socket is still bound: take it back rather than fail to bind the
+                 * port again. The receiver gets it back after the removal (its queue is in order). */
+                if (aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
+                {
+                    return NULL;
+                }
+                endpoint->is_closing = false;
+                aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+            }
             return endpoint;
         }
     }
@@ -1503,6 +1514,7 @@ static void aa_conductor_release_receive_endpoint(
         aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
+    endpoint->conductor_removals++;
     endpoint->is_closing = true;
     aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
 }
@@ -2076,7 +2088,8 @@ static void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conducto
         {
             aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
         }
-        else if (1 == aa_get_int32_acquire(&endpoint->has_receiver_released) && 0 == endpoint->image_refs)
+        else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
+            0 == endpoint->image_refs)
         {
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];

@@ -118,7 +118,7 @@ static void aa_driver_receiver_on_remove_endpoint(void *agent, const void *args)
             break;
         }
     }
-    aa_put_int32_release(&endpoint->has_receiver_released, 1);
+    aa_get_and_add_int32(&endpoint->receiver_removals, 1);
 }
 
 static void aa_driver_receiver_on_add_subscription(void *agent, const void *args)

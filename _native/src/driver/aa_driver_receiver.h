@@ -4,8 +4,8 @@
  * messages and NAKs. It runs on its own thread (DEDICATED), with the sender (SHARED_NETWORK) or
  * inside the one driver duty cycle (SHARED, INVOKER). The conductor hands it endpoints, streams
  * and images through its command queue and owns their memory; the receiver asks the conductor for
- * new images through the conductor's queue, never blocks, and, when it lets go of an endpoint or
- * an image, sets its has_receiver_released flag so the conductor may free it.
+ * new images through the conductor's queue, never blocks, and, when it lets go of an image, sets
+ * its has_receiver_released flag (of an endpoint, counts a removal) so the conductor may free it.
  */
 #ifndef AA_DRIVER_RECEIVER_H
 #define AA_DRIVER_RECEIVER_H
