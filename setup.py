@@ -1,5 +1,30 @@
-"""Builds the cffi extension; all other metadata lives in pyproject.toml."""
+"""Builds the native extensions; all other metadata lives in pyproject.toml.
 
-from setuptools import setup
+- aeron_async._aeron_native: the C core (driver, client, media, protocols) through cffi
+  (_native/build_ffi.py).
+- aeron_async._speedups: the CPython side of the message path (_native/python/aa_speedups.c); it
+  links none of the core and calls it through the table the cffi module hands it.
+"""
 
-setup(cffi_modules=["_native/build_ffi.py:ffibuilder"])
+import os
+
+from setuptools import Extension, setup
+
+_flags = ["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers",
+          "-Wno-unused-parameter", "-D_GNU_SOURCE", "-fvisibility=hidden"]
+if os.environ.get("AERON_ASYNC_SANITIZE"):
+    _flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+
+setup(
+    cffi_modules=["_native/build_ffi.py:ffibuilder"],
+    ext_modules=[
+        Extension(
+            "aeron_async._speedups",
+            sources=["_native/python/aa_speedups.c"],
+            include_dirs=["_native/include"],
+            depends=["_native/src/client/aa_fastpath.h", "_native/include/aeron_async.h"],
+            extra_compile_args=_flags,
+            extra_link_args=["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else [],
+        )
+    ],
+)

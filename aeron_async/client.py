@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import _speedups
 from ._ffi import ffi, lib
 from .errors import (
     AeronError,
@@ -24,6 +25,21 @@ from .errors import (
     check,
     last_error,
 )
+
+
+def _address_of(pointer: Any) -> int:
+    return int(ffi.cast("uintptr_t", pointer))
+
+
+def _raise_last_error() -> None:
+    raise last_error()
+
+
+# The message path (offer, poll_messages, Message) is C: aeron_async._speedups, bound here to the
+# native core's table of message-path functions.
+_speedups.bind(_address_of(lib.aa_fastpath_api()), _address_of, _raise_last_error)
+
+Message = _speedups.Message
 
 
 class OfferResult(enum.IntEnum):
@@ -228,12 +244,19 @@ def _channel(channel: str) -> bytes:
     return channel.encode()
 
 
-class Publication:
+class Publication(_speedups.PublicationBase):
     """A concurrent publication: many threads (and publications on the same channel + stream in
-    this driver) share one session and append with an atomic claim on the log's tail."""
+    this driver) share one session and append with an atomic claim on the log's tail.
+
+    `offer(data, reserved_value=0)` appends one message (any contiguous bytes-like object) and
+    returns the new stream position, or a negative OfferResult: NOT_CONNECTED, BACK_PRESSURED or
+    ADMIN_ACTION (retry), MAX_POSITION_EXCEEDED. `offer_batch(messages)` appends a list of messages
+    in one call and returns how many went in (or the negative OfferResult when none did). Both are
+    C methods (aeron_async._speedups) that call back `_fail` for closed publications and errors.
+    """
 
     __slots__ = (
-        "_client", "_ptr", "registration_id", "session_id", "stream_id", "max_message_length",
+        "_client", "registration_id", "session_id", "stream_id", "max_message_length",
         "max_payload_length", "term_length", "initial_term_id", "position_limit_counter_id", "channel",
         "__weakref__",
     )
@@ -256,23 +279,14 @@ class Publication:
         return ptr
 
     def _fail(self, rc: int) -> int:
+        """A result below ADMIN_ACTION: raise for errors and closure, return MAX_POSITION_EXCEEDED."""
+        if self._ptr is None:
+            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
         if rc == _ERROR:
             raise last_error(MessageTooLongError)
         if rc == OfferResult.CLOSED:
             self._client._raise_if_dead()
             raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
-        return rc
-
-    def offer(self, data: Any, reserved_value: int = 0) -> int:
-        """Append one message (any bytes-like object). Returns the new stream position, or a negative
-        OfferResult: NOT_CONNECTED, BACK_PRESSURED or ADMIN_ACTION (retry), MAX_POSITION_EXCEEDED."""
-        ptr = self._ptr
-        if ptr is None:
-            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
-        buf = ffi.from_buffer("uint8_t[]", data)
-        rc = lib.aa_publication_offer(ptr, buf, len(buf), reserved_value)
-        if rc < -3:
-            return self._fail(rc)
         return rc
 
     def offer_vectors(self, buffers: Sequence[Any], reserved_value: int = 0) -> int:
@@ -401,30 +415,15 @@ class Header:
         )
 
 
-class Message:
-    """A whole (reassembled) message with the stream coordinates of its last fragment."""
-
-    __slots__ = ("data", "session_id", "stream_id", "position", "reserved_value")
-
-    def __init__(self, data: bytes, session_id: int, stream_id: int, position: int, reserved_value: int) -> None:
-        self.data = data
-        self.session_id = session_id
-        self.stream_id = stream_id
-        self.position = position
-        self.reserved_value = reserved_value
-
-    def __repr__(self) -> str:
-        return f"<Message {len(self.data)} bytes session={self.session_id} position={self.position}>"
-
-
 class Image:
     """One publisher's stream as seen by a subscription (one session id)."""
 
-    __slots__ = ("_ptr", "_subscription", "correlation_id", "session_id", "stream_id", "term_length",
+    __slots__ = ("_ptr", "_address", "_subscription", "correlation_id", "session_id", "stream_id", "term_length",
                  "mtu_length", "initial_term_id", "join_position", "source_identity", "__weakref__")
 
     def __init__(self, subscription: Subscription, ptr: Any) -> None:
         self._ptr = ptr
+        self._address = _address_of(ptr)
         self._subscription = subscription
         info = ffi.new("aa_image_info_t *")
         lib.aa_image_describe(ptr, info)
@@ -465,29 +464,22 @@ class Image:
 
     def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
         """Whole messages of this image only, in one native call; returns a list, possibly empty."""
-        sub = self._subscription
-        ptr = self._checked()
-        used = ffi.new("size_t *")
-
-        def poll() -> int:
-            used[0] = 0
-            return lib.aa_image_poll_messages(
-                ptr, sub._buffer_cdata, len(sub._buffer), used, sub._messages, max_messages, fragment_limit,
-                sub._required,
-            )
-
-        return sub._poll_messages(poll, max_messages)
+        self._checked()
+        return self._subscription._poll_image_messages(self._address, max_messages, fragment_limit)
 
     def __repr__(self) -> str:
         return f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r}>"
 
 
-class Subscription:
-    """A subscription to channel + stream; each publisher shows up as an Image."""
+class Subscription(_speedups.SubscriptionBase):
+    """A subscription to channel + stream; each publisher shows up as an Image.
 
-    __slots__ = ("_client", "_ptr", "registration_id", "stream_id", "_fragments", "_capacity", "_header",
-                 "_images", "_on_available", "_on_unavailable", "_events", "_buffer", "_buffer_cdata",
-                 "_messages", "_messages_capacity", "_required", "__weakref__")
+    `poll_messages(max_messages=256, fragment_limit=1<<30)` returns whole messages (reassembled
+    natively) as a list of Message, possibly empty, in one native call: a C method
+    (aeron_async._speedups) whose buffers the subscription owns."""
+
+    __slots__ = ("_client", "registration_id", "stream_id", "_fragments", "_capacity", "_header",
+                 "_images", "_on_available", "_on_unavailable", "_events", "__weakref__")
 
     def __init__(
         self,
@@ -508,11 +500,6 @@ class Subscription:
         self._on_available = on_available
         self._on_unavailable = on_unavailable
         self._events = ffi.new("aa_image_event_t[]", 64)
-        self._buffer_cdata: Any = None
-        self._buffer: Any = None
-        self._messages_capacity = 0
-        self._messages: Any = None
-        self._required = ffi.new("size_t *")
         self._dispatch_image_events()
 
     def _checked(self) -> Any:
@@ -582,52 +569,6 @@ class Subscription:
                 self._client._raise_if_dead()
             return 0
         return self._deliver(n, handler)
-
-    def _ensure_message_buffers(self, max_messages: int, capacity: int) -> None:
-        if self._buffer is None or len(self._buffer) < capacity:
-            self._buffer_cdata = ffi.new("uint8_t[]", capacity)
-            self._buffer = ffi.buffer(self._buffer_cdata)
-        if self._messages_capacity < max_messages:
-            self._messages = ffi.new("aa_message_t[]", max_messages)
-            self._messages_capacity = max_messages
-
-    def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
-        """Whole messages (reassembled natively) in one native call; returns a list, possibly empty."""
-        ptr = self._checked()
-        if lib.aa_subscription_has_image_events(ptr):
-            self._dispatch_image_events()
-        return self._poll_messages(
-            lambda: lib.aa_subscription_poll_messages(
-                ptr, self._buffer_cdata, len(self._buffer), self._messages, max_messages, fragment_limit,
-                self._required,
-            ),
-            max_messages,
-        )
-
-    def _poll_messages(self, poll: Callable[[], int], max_messages: int) -> list[Message]:
-        """Run a native whole-message poll into this subscription's buffers (growing them when a
-        message needs more room) and turn the result into Message objects."""
-        self._ensure_message_buffers(max_messages, 1 << 20)
-        while True:
-            n = poll()
-            if n != -2:
-                break
-            self._ensure_message_buffers(max_messages, 1 << (int(self._required[0]) - 1).bit_length())
-        if n <= 0:
-            if n < 0:
-                raise last_error()
-            if lib.aa_subscription_is_closed(self._ptr):
-                self._client._raise_if_dead()
-            return []
-        buf = self._buffer
-        msgs = self._messages
-        out = []
-        append = out.append
-        for i in range(n):
-            m = msgs[i]
-            offset = m.offset
-            append(Message(buf[offset:offset + m.length], m.session_id, m.stream_id, m.position, m.reserved_value))
-        return out
 
     @property
     def images(self) -> list[Image]:

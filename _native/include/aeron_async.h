@@ -204,6 +204,10 @@ int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlati
 /* ---- publications ---- */
 int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_t length, int64_t reserved_value);
 int64_t aa_publication_offerv(aa_publication_t *pub, const aa_iovec_t *iov, size_t iovcnt, int64_t reserved_value);
+/* Append messages[0..count) in order (each its own message) until one is refused: *accepted says
+ * how many went in; returns the position after the last one, or the refusal code when none did. */
+int64_t aa_publication_offer_batch(
+    aa_publication_t *pub, const aa_iovec_t *messages, size_t count, int64_t reserved_value, size_t *accepted);
 int64_t aa_publication_try_claim(aa_publication_t *pub, size_t length, aa_buffer_claim_t *claim);
 void aa_buffer_claim_commit(aa_buffer_claim_t *claim);
 void aa_buffer_claim_abort(aa_buffer_claim_t *claim);
@@ -252,6 +256,11 @@ void aa_image_unpark(aa_image_t *image);
 void aa_publication_set_notify_fd(aa_publication_t *pub, int fd);
 void aa_publication_park(aa_publication_t *pub, int64_t position);
 void aa_publication_unpark(aa_publication_t *pub);
+
+/* ---- the table of message-path functions for the CPython fast path (aeron_async._speedups) ----
+ * An aa_fastpath_api_t (src/client/aa_fastpath.h); Python hands its address to the extension, which
+ * calls through it without linking this library a second time. */
+const void *aa_fastpath_api(void);
 
 /* ---- monitoring: read a driver's CnC file from any process ---- */
 int aa_cnc_reader_open(aa_cnc_reader_t **reader, const char *aeron_dir);

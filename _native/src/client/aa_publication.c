@@ -145,6 +145,39 @@ int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_
     return aa_publication_offerv(pub, &iov, 1, reserved_value);
 }
 
+/* Smart batching at the language boundary: one call appends messages[0..count) in order, each
+ * message its own frame (or fragments), and stops at the first one refused. A refusal by term
+ * rotation (ADMIN_ACTION) is retried at once: the rotation is done by then. */
+int64_t aa_publication_offer_batch(
+    aa_publication_t *pub, const aa_iovec_t *messages, size_t count, int64_t reserved_value, size_t *accepted)
+{
+    int64_t result = 0;
+    size_t i = 0;
+    int admin_retries = 0;
+    while (i < count)
+    {
+        int64_t rc = aa_publication_offerv(pub, &messages[i], 1, reserved_value);
+        if (rc > 0)
+        {
+            result = rc;
+            admin_retries = 0;
+            i++;
+            continue;
+        }
+        if (AA_PUBLICATION_ADMIN_ACTION == rc && admin_retries++ < 2)
+        {
+            continue;
+        }
+        if (0 == i)
+        {
+            result = rc;
+        }
+        break;
+    }
+    *accepted = i;
+    return result;
+}
+
 int64_t aa_publication_try_claim(aa_publication_t *pub, size_t length, aa_buffer_claim_t *claim)
 {
     if (aa_get_int32_acquire(&pub->is_closed))
