@@ -396,7 +396,8 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     int bytes_sent = aa_network_publication_send_data(pub, now_ns, snd_pos);
     if (0 == bytes_sent)
     {
-        bytes_sent = aa_network_publication_heartbeat_check(pub, now_ns, snd_pos);
+        /* A heartbeat is sent but is no work: an idle publication must let the driver sleep deeply. */
+        aa_network_publication_heartbeat_check(pub, now_ns, snd_pos);
     }
     snd_pos = aa_get_int64_volatile(pub->snd_pos);
 
@@ -416,40 +417,44 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     return bytes_sent;
 }
 
-void aa_network_publication_on_status_message(
+bool aa_network_publication_on_status_message(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
 {
     aa_udp_status_message_t sm;
     if (aa_udp_frame_decode_status_message(buffer, length, &sm) < 0)
     {
         aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
-        return;
+        return false;
     }
     aa_flow_control_strategy_t *fc = pub->flow_control;
     if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG))
     {
         pub->is_setup_elicited = true;
         fc->on_trigger_send_setup(fc->state, buffer, length, now_ns);
-        return;
+        return true;
     }
+    bool changed = !pub->is_connected || pub->is_setup_elicited;
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
     int64_t new_lmt = fc->on_status_message(
         fc->state, buffer, length, snd_lmt, pub->initial_term_id, pub->position_bits_to_shift, now_ns);
     if (new_lmt != snd_lmt)
     {
         aa_put_int64_release(pub->snd_lmt, new_lmt);
+        changed = true;
     }
     pub->time_of_last_status_message_ns = now_ns;
     pub->has_initial_connection = true;
     pub->is_setup_elicited = false;
     if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG))
     {
+        changed = changed || 0 == aa_get_int32_volatile(&pub->has_received_unicast_eos);
         aa_put_int32_release(&pub->has_received_unicast_eos, 1);
     }
     if (fc->has_required_receivers(fc->state))
     {
         aa_network_publication_set_connected(pub, true);
     }
+    return changed;
 }
 
 void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)

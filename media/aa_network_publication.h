@@ -149,11 +149,13 @@ bool aa_network_publication_is_drained(aa_network_publication_t *pub);
 /* Sender: the publication was handed over; SETUP goes out at once. */
 void aa_network_publication_on_added_to_sender(aa_network_publication_t *pub, int64_t now_ns);
 
-/* Sender: one duty cycle for this publication; returns the bytes sent (work). */
+/* Sender: one duty cycle for this publication; returns the data bytes sent (work; heartbeats are not). */
 int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns);
 
 /* Sender: control frames from the endpoint, already classified and addressed to this publication. */
-void aa_network_publication_on_status_message(
+/* Returns true when the status message changed something (the sender limit, the connection, a
+ * SETUP asked for, end of stream), false for a keepalive that only confirms the receiver is there. */
+bool aa_network_publication_on_status_message(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
 void aa_network_publication_on_nak(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);

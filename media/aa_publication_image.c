@@ -319,8 +319,7 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     aa_receiver_window_sm_t sm;
     if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))
     {
-        aa_publication_image_send_status_message(image, &sm);
-        work_count++;
+        aa_publication_image_send_status_message(image, &sm); /* feedback, no work of its own */
     }
     return work_count;
 }

@@ -90,7 +90,7 @@ static aa_network_publication_t *aa_send_channel_endpoint_find(
     return NULL;
 }
 
-void aa_send_channel_endpoint_on_datagram(
+bool aa_send_channel_endpoint_on_datagram(
     aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_driver_conductor_t *conductor = endpoint->conductor;
@@ -101,7 +101,7 @@ void aa_send_channel_endpoint_on_datagram(
     if (aa_udp_frame_kind_is_invalid(kind))
     {
         aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
-        return;
+        return true;
     }
 
     /* Every control frame a publication handles has the session and stream at offsets 8 and 12. */
@@ -117,7 +117,7 @@ void aa_send_channel_endpoint_on_datagram(
             memcpy(&stream_id, buffer + 12, sizeof(stream_id));
             break;
         default:
-            return;
+            return true;
     }
     aa_network_publication_t *pub = aa_send_channel_endpoint_find(endpoint, session_id, stream_id);
     switch (kind)
@@ -126,7 +126,7 @@ void aa_send_channel_endpoint_on_datagram(
             aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
             if (NULL != pub)
             {
-                aa_network_publication_on_status_message(pub, buffer, length, now_ns);
+                return aa_network_publication_on_status_message(pub, buffer, length, now_ns);
             }
             break;
         case AA_UDP_FRAME_NAK:
@@ -141,7 +141,7 @@ void aa_send_channel_endpoint_on_datagram(
             {
                 aa_network_publication_on_rttm(pub, buffer, length, &datagram->address, datagram->addr_len);
             }
-            break;
+            return false;
         case AA_UDP_FRAME_ERR:
             aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED, 1);
             if (NULL != pub)
@@ -152,6 +152,7 @@ void aa_send_channel_endpoint_on_datagram(
         default:
             break;
     }
+    return true;
 }
 
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)

@@ -60,8 +60,9 @@ void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint);
 int aa_send_channel_endpoint_add_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub);
 void aa_send_channel_endpoint_remove_publication(aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub);
 
-/* Sender: a datagram received on the endpoint's socket. */
-void aa_send_channel_endpoint_on_datagram(
+/* Sender: a datagram received on the endpoint's socket. Returns false for a keepalive (a status
+ * message that changed nothing, an RTT measurement): no work, so an idle driver may sleep deeply. */
+bool aa_send_channel_endpoint_on_datagram(
     aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
 
 /* Sends datagrams (addr_len 0: to the channel's endpoint) in order; counts the bytes sent and,

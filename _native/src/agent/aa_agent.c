@@ -105,6 +105,7 @@ typedef struct aa_backoff_state_stct
     int state; /* 0 not idle, 1 spinning, 2 yielding, 3 parking */
     /* deep idle, with a doorbell only */
     aa_doorbell_t *doorbell;
+    const aa_idle_deep_waiter_t *waiter; /* instead of the doorbell, when set */
     int64_t deep_after_ns;
     int64_t deep_park_ns;
     int64_t deep_at_ns;      /* when parking at max_park_ns began + AA_IDLE_DEEP_AFTER_NS; 0 before */
@@ -125,7 +126,14 @@ static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
 {
     if (s->deep_armed)
     {
-        aa_doorbell_wait(s->doorbell, s->deep_sequence, s->deep_park_ns);
+        if (NULL != s->waiter)
+        {
+            s->waiter->wait(s->waiter->clientd, s->deep_park_ns);
+        }
+        else
+        {
+            aa_doorbell_wait(s->doorbell, s->deep_sequence, s->deep_park_ns);
+        }
         s->deep_armed = false;
         return true;
     }
@@ -139,7 +147,17 @@ static bool aa_idle_backoff_deep(aa_backoff_state_t *s)
     {
         return false;
     }
-    s->deep_sequence = aa_doorbell_arm(s->doorbell);
+    if (NULL != s->waiter)
+    {
+        if (!s->waiter->arm(s->waiter->clientd))
+        {
+            return false;
+        }
+    }
+    else
+    {
+        s->deep_sequence = aa_doorbell_arm(s->doorbell);
+    }
     s->deep_armed = true;
     return true;
 }
@@ -182,7 +200,7 @@ static void aa_idle_backoff(void *state, int work_count)
             s->park_ns = s->min_park_ns;
             /* fall through */
         default:
-            if (NULL != s->doorbell && s->park_ns >= s->max_park_ns && aa_idle_backoff_deep(s))
+            if ((NULL != s->doorbell || NULL != s->waiter) && s->park_ns >= s->max_park_ns && aa_idle_backoff_deep(s))
             {
                 break;
             }
@@ -197,6 +215,7 @@ static void aa_idle_backoff_set_doorbell(void *state, aa_doorbell_t *doorbell, i
     aa_backoff_state_t *s = state;
     s->deep_armed = false;
     s->doorbell = doorbell;
+    s->waiter = NULL;
     s->deep_after_ns = deep_after_ns;
     s->deep_park_ns = deep_park_ns;
     s->deep_at_ns = 0;
@@ -387,6 +406,16 @@ void aa_idle_strategy_set_doorbell(
     if (NULL != strategy->set_doorbell)
     {
         strategy->set_doorbell(strategy->state, doorbell, deep_after_ns, deep_park_ns);
+    }
+}
+
+void aa_idle_strategy_set_deep_waiter(
+    aa_idle_strategy_t *strategy, const aa_idle_deep_waiter_t *waiter, int64_t deep_after_ns, int64_t deep_park_ns)
+{
+    if (aa_idle_backoff == strategy->idle)
+    {
+        aa_idle_backoff_set_doorbell(strategy->state, NULL, deep_after_ns, deep_park_ns);
+        ((aa_backoff_state_t *)strategy->state)->waiter = waiter;
     }
 }
 

@@ -54,6 +54,23 @@ static inline void aa_idle_strategy_idle(aa_idle_strategy_t *strategy, int work_
     strategy->idle(strategy->state, work_count);
 }
 
+/* What a deeply idle backoff strategy sleeps on instead of one doorbell, for an agent woken by several
+ * sources (the driver's single thread: clients, logs and sockets). arm makes every source able to
+ * wake the sleeper and returns false when it cannot now (the strategy then parks as usual); after one
+ * more duty cycle, wait sleeps until a source fires or timeout_ns passes. */
+typedef struct aa_idle_deep_waiter_stct
+{
+    bool (*arm)(void *clientd);
+    void (*wait)(void *clientd, int64_t timeout_ns);
+    void *clientd;
+}
+aa_idle_deep_waiter_t;
+
+/* Like aa_idle_strategy_set_doorbell, with a waiter (kept by pointer; NULL turns deep idle off). Only
+ * the backoff strategy sleeps deeply; others ignore it. */
+void aa_idle_strategy_set_deep_waiter(
+    aa_idle_strategy_t *strategy, const aa_idle_deep_waiter_t *waiter, int64_t deep_after_ns, int64_t deep_park_ns);
+
 /* Parses durations like "1ms", "500us", "10ns", "2s", "100" (ns); -1 on error. */
 int64_t aa_parse_duration_ns(const char *text);
 /* Parses sizes like "64k", "16m", "1g", "4096"; -1 on error. */

@@ -4,9 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #include "aa_driver.h"
 #include "aa_cnc.h"
+#include "../../../media/aa_network_publication.h"
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
@@ -60,17 +67,207 @@ static int aa_driver_composite_do_work(void *state)
     int work_count = aa_driver_conductor_do_work(&driver->conductor);
     work_count += aa_driver_sender_do_work(&driver->sender);
     work_count += aa_driver_receiver_do_work(&driver->receiver);
-
-    /* Runs on the thread that idles next, so changing its idle strategy here is safe. */
-    bool deep_idle = !aa_driver_conductor_has_network_endpoints(&driver->conductor);
-    if (NULL != driver->composite_idle_strategy && deep_idle != driver->composite_deep_idle)
-    {
-        aa_idle_strategy_set_doorbell(
-            driver->composite_idle_strategy, deep_idle ? aa_cnc_doorbell(driver->conductor.cnc) : NULL,
-            AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
-        driver->composite_deep_idle = deep_idle;
-    }
     return work_count;
+}
+
+/* ---- the driver waiter (SHARED, INVOKER) ---- */
+
+static void *aa_driver_waiter_watch(void *arg)
+{
+    aa_driver_waiter_t *w = arg;
+    aa_doorbell_t *doorbell = aa_cnc_doorbell(w->driver->conductor.cnc);
+    for (;;)
+    {
+        struct epoll_event events[4];
+        int ready = epoll_wait(w->watch_fd, events, 4, -1);
+        if (ready < 0)
+        {
+            if (EINTR == errno)
+            {
+                continue;
+            }
+            return NULL;
+        }
+        for (int i = 0; i < ready; i++)
+        {
+            if (events[i].data.fd == w->stop_fd)
+            {
+                return NULL;
+            }
+        }
+        aa_doorbell_ring(doorbell); /* a datagram arrived while the driver thread slept */
+    }
+}
+
+static int aa_driver_waiter_init(aa_driver_waiter_t *w, aa_driver_t *driver)
+{
+    memset(w, 0, sizeof(*w));
+    w->driver = driver;
+    w->watch_fd = -1;
+    w->stop_fd = -1;
+    w->waitv = calloc(AA_DRIVER_WAITER_MAX_DOORBELLS, sizeof(struct futex_waitv));
+    if (NULL == w->waitv)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory allocating the driver waiter");
+        return -1;
+    }
+    return 0;
+}
+
+/* Starts the watcher the first time a UDP endpoint is open; false when it cannot. */
+static bool aa_driver_waiter_start_watcher(aa_driver_waiter_t *w)
+{
+    if (w->watcher_started)
+    {
+        return true;
+    }
+    if (w->watch_fd < 0 && (w->watch_fd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+    {
+        return false;
+    }
+    if (w->stop_fd < 0)
+    {
+        if ((w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        {
+            return false;
+        }
+        struct epoll_event stop = { .events = EPOLLIN, .data.fd = w->stop_fd };
+        if (epoll_ctl(w->watch_fd, EPOLL_CTL_ADD, w->stop_fd, &stop) < 0)
+        {
+            return false;
+        }
+        /* The pollers' epoll fds are readable while any of their sockets is: watched one-shot, armed
+         * only before the driver thread sleeps, so a busy driver never wakes the watcher. */
+        int pollers[2] = { w->driver->sender.poller.epoll_fd, w->driver->receiver.poller.epoll_fd };
+        for (int i = 0; i < 2; i++)
+        {
+            struct epoll_event off = { .events = 0, .data.fd = pollers[i] };
+            if (epoll_ctl(w->watch_fd, EPOLL_CTL_ADD, pollers[i], &off) < 0)
+            {
+                return false;
+            }
+        }
+    }
+    if (pthread_create(&w->watcher, NULL, aa_driver_waiter_watch, w) != 0)
+    {
+        return false;
+    }
+    w->watcher_started = true;
+    return true;
+}
+
+static bool aa_driver_waiter_arm_poller(aa_driver_waiter_t *w, aa_udp_transport_poller_t *poller)
+{
+    if (0 == poller->transports_count)
+    {
+        return true;
+    }
+    for (size_t i = 0; i < poller->transports_count; i++)
+    {
+        if (poller->transports[i]->fd < 0)
+        {
+            return false; /* a transport without a socket: nothing to wait on */
+        }
+    }
+    if (!aa_driver_waiter_start_watcher(w))
+    {
+        return false;
+    }
+    struct epoll_event on = { .events = EPOLLIN | EPOLLONESHOT, .data.fd = poller->epoll_fd };
+    return 0 == epoll_ctl(w->watch_fd, EPOLL_CTL_MOD, poller->epoll_fd, &on);
+}
+
+static void aa_driver_waiter_add(aa_driver_waiter_t *w, aa_doorbell_t *doorbell, int32_t sequence)
+{
+    struct futex_waitv *waitv = w->waitv;
+    waitv[w->count].val = (uint32_t)sequence;
+    waitv[w->count].uaddr = (uintptr_t)&doorbell->sequence;
+    waitv[w->count].flags = FUTEX_32; /* shared: clients in other processes ring these */
+    waitv[w->count].__reserved = 0;
+    w->count++;
+}
+
+static bool aa_driver_waiter_arm(void *clientd)
+{
+    aa_driver_waiter_t *w = clientd;
+    aa_driver_t *driver = w->driver;
+    aa_driver_sender_t *sender = &driver->sender;
+    w->count = 0;
+    if (sender->publications_count > 0 &&
+        (w->waitv_unsupported || sender->publications_count + 1 > AA_DRIVER_WAITER_MAX_DOORBELLS))
+    {
+        return false;
+    }
+    /* The CnC doorbell first: a datagram that arrives from here on rings it (through the watcher). */
+    w->cnc_sequence = aa_doorbell_arm(aa_cnc_doorbell(driver->conductor.cnc));
+    aa_driver_waiter_add(w, aa_cnc_doorbell(driver->conductor.cnc), w->cnc_sequence);
+    for (size_t i = 0; i < sender->publications_count; i++)
+    {
+        aa_doorbell_t *doorbell = aa_logbuffer_doorbell(sender->publications[i]->log.metadata);
+        aa_driver_waiter_add(w, doorbell, aa_doorbell_arm(doorbell));
+    }
+    return aa_driver_waiter_arm_poller(w, &sender->poller) && aa_driver_waiter_arm_poller(w, &driver->receiver.poller);
+}
+
+static void aa_driver_waiter_wait(void *clientd, int64_t timeout_ns)
+{
+    aa_driver_waiter_t *w = clientd;
+    if (w->count <= 1)
+    {
+        aa_doorbell_wait(aa_cnc_doorbell(w->driver->conductor.cnc), w->cnc_sequence, timeout_ns);
+        return;
+    }
+#ifdef SYS_futex_waitv
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ns / 1000000000LL;
+    deadline.tv_nsec += timeout_ns % 1000000000LL;
+    if (deadline.tv_nsec >= 1000000000L)
+    {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    if (syscall(SYS_futex_waitv, w->waitv, w->count, 0, &deadline, CLOCK_MONOTONIC) < 0 && ENOSYS == errno)
+    {
+        w->waitv_unsupported = true;
+    }
+#else
+    w->waitv_unsupported = true;
+#endif
+}
+
+static void aa_driver_waiter_close(aa_driver_waiter_t *w)
+{
+    if (w->watcher_started)
+    {
+        uint64_t one = 1;
+        if (write(w->stop_fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+        {
+            pthread_join(w->watcher, NULL);
+        }
+        w->watcher_started = false;
+    }
+    if (w->watch_fd >= 0)
+    {
+        close(w->watch_fd);
+        w->watch_fd = -1;
+    }
+    if (w->stop_fd >= 0)
+    {
+        close(w->stop_fd);
+        w->stop_fd = -1;
+    }
+    free(w->waitv);
+    w->waitv = NULL;
+}
+
+static void aa_driver_use_waiter(aa_driver_t *driver, aa_idle_strategy_t *strategy)
+{
+    driver->deep_waiter.arm = aa_driver_waiter_arm;
+    driver->deep_waiter.wait = aa_driver_waiter_wait;
+    driver->deep_waiter.clientd = &driver->waiter;
+    aa_idle_strategy_set_deep_waiter(strategy, &driver->deep_waiter, AA_IDLE_DEEP_AFTER_NS, AA_IDLE_DEEP_PARK_NS);
+    driver->composite_idle_strategy = strategy;
 }
 
 static void aa_driver_composite_on_close(void *state)
@@ -152,6 +349,12 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
         free(driver);
         return -1;
     }
+    if (aa_driver_waiter_init(&driver->waiter, driver) < 0)
+    {
+        aa_driver_composite_on_close(driver);
+        free(driver);
+        return -1;
+    }
     *out = driver;
     return 0;
 }
@@ -228,8 +431,7 @@ static int aa_driver_add_runners(aa_driver_t *driver)
             {
                 return -1;
             }
-            driver->composite_idle_strategy = &driver->runners[0].idle_strategy;
-            driver->composite_deep_idle = true;
+            aa_driver_use_waiter(driver, &driver->runners[0].idle_strategy);
             return 0;
     }
 }
@@ -242,11 +444,7 @@ int aa_driver_start(aa_driver_t *driver)
         {
             return -1;
         }
-        aa_idle_strategy_set_doorbell(
-            &driver->invoker_idle_strategy, aa_cnc_doorbell(driver->conductor.cnc), AA_IDLE_DEEP_AFTER_NS,
-            AA_IDLE_DEEP_PARK_NS);
-        driver->composite_idle_strategy = &driver->invoker_idle_strategy;
-        driver->composite_deep_idle = true;
+        aa_driver_use_waiter(driver, &driver->invoker_idle_strategy);
         driver->started = true;
         return 0;
     }
@@ -292,6 +490,7 @@ int aa_driver_close(aa_driver_t *driver)
     {
         aa_idle_strategy_close(&driver->invoker_idle_strategy);
     }
+    aa_driver_waiter_close(&driver->waiter);
     aa_driver_composite_on_close(driver);
     free(driver);
     if (delete_dir)

@@ -2,8 +2,10 @@
  * The media driver: context, the three agents (conductor, sender, receiver) and the runners of the
  * chosen threading mode. DEDICATED runs each agent on its own thread, SHARED_NETWORK the conductor
  * on one and the network agents (sender, receiver) on another, SHARED all on one, INVOKER none (the
- * application calls aa_driver_do_work). Only the conductor's idle strategy sleeps deeply on the
- * driver doorbell; the network agents back off to at most the strategy's longest park (1 ms).
+ * application calls aa_driver_do_work). The conductor's idle strategy sleeps deeply on the driver
+ * doorbell; in SHARED and INVOKER the one thread sleeps deeply on the driver waiter (below), even with
+ * UDP endpoints open; the network agents of DEDICATED and SHARED_NETWORK back off to at most the
+ * strategy's longest park (1 ms).
  */
 #ifndef AA_DRIVER_H
 #define AA_DRIVER_H
@@ -15,6 +17,28 @@
 #include "../agent/aa_agent.h"
 
 #define AA_DRIVER_MAX_RUNNERS 3
+/* Doorbells the driver waiter sleeps on at most: the CnC doorbell + one per network publication log. */
+#define AA_DRIVER_WAITER_MAX_DOORBELLS 128
+
+/* What the SHARED/INVOKER thread sleeps on when deeply idle: the CnC doorbell (client commands,
+ * back-pressured offers), the log doorbell of every network publication (a client appended data to
+ * send), and the sockets of every UDP endpoint: a watcher thread blocks in epoll_wait on the sender's
+ * and the receiver's pollers (one-shot, armed only while the driver thread sleeps) and rings the CnC
+ * doorbell when a datagram arrives. Falls back to parking when more logs are open than futex_waitv
+ * takes, where futex_waitv is missing, or where a transport has no socket (test doubles). */
+typedef struct aa_driver_waiter_stct
+{
+    struct aa_driver_stct *driver;
+    int watch_fd;            /* epoll over the sender's and receiver's poller epoll fds + stop_fd */
+    int stop_fd;             /* eventfd: ends the watcher */
+    pthread_t watcher;
+    bool watcher_started;
+    bool waitv_unsupported;
+    uint32_t count;
+    int32_t cnc_sequence;
+    void *waitv;             /* struct futex_waitv[AA_DRIVER_WAITER_MAX_DOORBELLS] */
+}
+aa_driver_waiter_t;
 
 typedef struct aa_driver_stct
 {
@@ -25,10 +49,10 @@ typedef struct aa_driver_stct
     aa_agent_runner_t runners[AA_DRIVER_MAX_RUNNERS];
     int runners_count;
     aa_idle_strategy_t invoker_idle_strategy;
-    /* SHARED and INVOKER: the one idle strategy, which may sleep on the driver doorbell only while
-     * no UDP endpoint is open (the receiver must read its sockets at least every millisecond). */
+    /* SHARED and INVOKER: the one idle strategy, sleeping deeply on the waiter. */
     aa_idle_strategy_t *composite_idle_strategy;
-    bool composite_deep_idle;
+    aa_driver_waiter_t waiter;
+    aa_idle_deep_waiter_t deep_waiter;
     bool started;
 }
 aa_driver_t;

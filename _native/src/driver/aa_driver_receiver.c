@@ -8,6 +8,7 @@
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../../../media/aa_publication_image.h"
+#include "../../../protocols/aa_udp_protocol.h"
 #include "../../../media/aa_receive_channel_endpoint.h"
 
 #define AA_RECEIVER_COMMAND_DRAIN_LIMIT 64
@@ -229,6 +230,18 @@ int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, aa_pub
 static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
 {
     aa_driver_receiver_t *receiver = clientd;
+    const uint8_t *buffer = datagram->buffer;
+    if (datagram->length >= AA_DATA_HEADER_LENGTH)
+    {
+        int32_t frame_length;
+        uint16_t type;
+        memcpy(&frame_length, buffer, sizeof(frame_length));
+        memcpy(&type, buffer + 6, sizeof(type));
+        if ((AA_HDR_TYPE_DATA == type && 0 == frame_length) || AA_HDR_TYPE_RTTM == type)
+        {
+            receiver->keepalive_datagrams++;
+        }
+    }
     aa_receive_channel_endpoint_on_datagram(transport->clientd, datagram, receiver->now_ns);
 }
 
@@ -239,8 +252,11 @@ int aa_driver_receiver_do_work(void *state)
     receiver->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&receiver->commands, receiver, AA_RECEIVER_COMMAND_DRAIN_LIMIT);
 
+    /* Keepalives (heartbeats every 100 ms, status messages every 200 ms) are no work: they must not
+     * keep an idle driver from sleeping deeply. */
     if (receiver->poller.transports_count > 0)
     {
+        receiver->keepalive_datagrams = 0;
         int polled = aa_udp_transport_poller_poll(
             &receiver->poller, receiver->datagrams, AA_DRIVER_RECEIVER_BATCH, aa_driver_receiver_on_datagram, receiver);
         if (polled < 0)
@@ -249,7 +265,7 @@ int aa_driver_receiver_do_work(void *state)
         }
         else
         {
-            work_count += polled;
+            work_count += polled - receiver->keepalive_datagrams;
         }
     }
 

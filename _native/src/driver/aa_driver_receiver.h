@@ -35,6 +35,7 @@ typedef struct aa_driver_receiver_stct
     int64_t cycle_threshold_ns;
     int64_t now_ns;
     int64_t time_of_last_sweep_ns;
+    int keepalive_datagrams;    /* of the last poll: heartbeats and RTT measurements, not work */
 
     struct aa_receive_channel_endpoint_stct **endpoints;
     size_t endpoints_count;

@@ -178,7 +178,10 @@ int aa_driver_sender_proxy_remove_publication(aa_driver_sender_t *sender, aa_net
 static void aa_driver_sender_on_control_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
 {
     aa_driver_sender_t *sender = clientd;
-    aa_send_channel_endpoint_on_datagram(transport->clientd, datagram, sender->now_ns);
+    if (!aa_send_channel_endpoint_on_datagram(transport->clientd, datagram, sender->now_ns))
+    {
+        sender->keepalive_datagrams++;
+    }
 }
 
 int aa_driver_sender_do_work(void *state)
@@ -204,6 +207,7 @@ int aa_driver_sender_do_work(void *state)
         (0 == bytes_sent || ++sender->duty_cycle_counter >= sender->send_to_status_poll_ratio ||
         now_ns > sender->time_of_last_control_poll_ns + sender->status_message_poll_timeout_ns))
     {
+        sender->keepalive_datagrams = 0;
         int polled = aa_udp_transport_poller_poll(
             &sender->poller, sender->control_datagrams, AA_DRIVER_SENDER_CONTROL_BATCH,
             aa_driver_sender_on_control_datagram, sender);
@@ -213,7 +217,7 @@ int aa_driver_sender_do_work(void *state)
         }
         else
         {
-            work_count += polled;
+            work_count += polled - sender->keepalive_datagrams; /* status messages: no work of their own */
         }
         sender->duty_cycle_counter = 0;
         sender->time_of_last_control_poll_ns = now_ns;

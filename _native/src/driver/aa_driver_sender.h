@@ -36,6 +36,7 @@ typedef struct aa_driver_sender_stct
     int32_t duty_cycle_counter;
     int64_t time_of_last_control_poll_ns;
     int64_t now_ns;
+    int keepalive_datagrams;    /* of the last poll: status messages that changed nothing, RTT measurements */
     size_t round_robin_index;
 
     struct aa_network_publication_stct **publications;
