@@ -20,6 +20,8 @@
 #define AA_CLIENT_SERVICE_INTERVAL_NS (1 * 1000 * 1000LL)
 #define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
 #define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)
+/* Checks of the driver heartbeat are at most a sleep + a service interval apart, plus scheduling slack. */
+#define AA_CLIENT_DRIVER_CHECK_MARGIN_MS (50LL)
 #define AA_LINGER_PUBLICATION 1
 #define AA_LINGER_IMAGE_LIST 2
 #define AA_LINGER_IMAGE 3
@@ -575,7 +577,13 @@ static int aa_client_service(aa_client_t *client, int64_t now_ns)
 {
     int64_t now_ms = aa_epoch_clock();
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
-    if (now_ms > heartbeat_ms + client->driver_timeout_ms)
+    /* Lost once the heartbeat is older than the driver timeout less the longest gap between two checks
+     * (an idle conductor sleeps between them), so that waiters hear of a dead driver within the driver
+     * timeout of its death, not up to a sleep after it. A live driver's heartbeat is at most a deep
+     * park (16 ms) old. */
+    int64_t margin_ms = client->driver_timeout_ms / 4 < AA_CLIENT_DRIVER_CHECK_MARGIN_MS ?
+        client->driver_timeout_ms / 4 : AA_CLIENT_DRIVER_CHECK_MARGIN_MS;
+    if (now_ms - heartbeat_ms >= client->driver_timeout_ms - margin_ms)
     {
         snprintf(client->state_message, sizeof(client->state_message),
             "the media driver at %s has not answered for %" PRId64 " ms (driver timeout %" PRId64 " ms); "
