@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import socket
 import struct
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,14 +22,7 @@ import anyio
 import pytest
 
 import aeron_async
-from aeron_async.monitor import (
-    TYPE_CLIENT_HEARTBEAT,
-    TYPE_PUBLISHER_LIMIT,
-    TYPE_PUBLISHER_POSITION,
-    TYPE_SUBSCRIBER_POSITION,
-    CncReader,
-)
-from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, start_driver, stop_driver
+from conftest import PYTHON, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, start_driver, stop_driver
 
 pytestmark = pytest.mark.anyio
 
@@ -454,26 +449,51 @@ async def test_lost_driver_breaks_pending_receive_and_offer(channel: str) -> Non
         shutil.rmtree(aeron_dir, ignore_errors=True)
 
 
+# What `aeron-async stat` lists for the resources of clients: label prefix -> what it is.
+IPC_RESOURCES = {"client-heartbeat": "client", "pub-lmt": "publication", "pub-pos": "publication",
+                 "sub-pos": "subscription on an image"}
+UDP_RESOURCES = dict(IPC_RESOURCES, **{
+    "snd-channel": "send channel endpoint", "rcv-channel": "receive channel endpoint", "snd-pos": "network publication",
+    "snd-lmt": "network publication", "snd-bpe": "network publication", "rcv-hwm": "image", "rcv-pos": "image"})
+
+
+def stat_resources(aeron_dir: str) -> list[str]:
+    """The labels of every client resource counter that `aeron-async stat` shows for the driver."""
+    out = subprocess.run([PYTHON, "-m", "aeron_async", "stat", "--aeron-dir", aeron_dir, "--count", "1"],
+                         env=python_env(), capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    labels = [m.group(1) for m in re.finditer(r"^\s*\d+:\s+-?[\d,]+ - (.*)$", out.stdout, re.MULTILINE)]
+    assert any(label.startswith("Bytes sent") for label in labels), out.stdout  # it did read the counters
+    return [label for label in labels if label.split(":")[0].split(" ")[0] in UDP_RESOURCES]
+
+
 async def test_leaving_async_with_releases_every_resource(channel: str) -> None:
+    """While in use, `aeron-async stat` on the driver's directory shows the client, its publications,
+    subscriptions, images and (over UDP) channel endpoints; after `async with` ends it shows none,
+    and the log buffer files are gone."""
     aeron_dir = new_aeron_dir()
     proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
                         "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=200ms")
-    kinds = {TYPE_PUBLISHER_LIMIT, TYPE_PUBLISHER_POSITION, TYPE_SUBSCRIBER_POSITION, TYPE_CLIENT_HEARTBEAT}
+    expected = IPC_RESOURCES if channel == CHANNEL else UDP_RESOURCES
     try:
-        with CncReader(aeron_dir) as reader:
-            async with aeron_async.connect(aeron_dir, driver_timeout=5.0) as c:
-                sub = await c.add_subscription(channel, 18)
-                await c.add_publication(channel, 18)
-                exclusive = await c.add_exclusive_publication(channel, 18)
-                await exclusive.offer(b"x")
-                with anyio.fail_after(5):
-                    await sub.receive()
-                in_use = [counter for counter in reader.counters() if counter.type_id in kinds]
-                assert {counter.type_id for counter in in_use} == kinds
-            with anyio.fail_after(10):
-                while left := [counter.label for counter in reader.counters() if counter.type_id in kinds]:
-                    await anyio.sleep(0.02)
-            assert left == []
+        async with aeron_async.connect(aeron_dir, driver_timeout=5.0) as c:
+            sub = await c.add_subscription(channel, 18)
+            await c.add_publication(channel, 18)
+            exclusive = await c.add_exclusive_publication(channel, 18)
+            await exclusive.offer(b"x")
+            with anyio.fail_after(5):
+                await sub.receive()
+                while len(sub.images) < 2:
+                    await anyio.sleep(0.01)
+            in_use = await anyio.to_thread.run_sync(stat_resources, aeron_dir)
+            assert {label.split(":")[0].split(" ")[0] for label in in_use} == set(expected), in_use
+            assert len([label for label in in_use if label.startswith("sub-pos")]) == 2  # one per image
+        with anyio.fail_after(15):
+            while left := await anyio.to_thread.run_sync(stat_resources, aeron_dir):
+                await anyio.sleep(0.1)
+        assert left == []
+        for kind in ("publications", "images"):
+            assert os.listdir(os.path.join(aeron_dir, kind)) == [], f"log buffers left in {kind}/"
     finally:
         out = stop_driver(proc)
     assert proc.returncode == 0, out
