@@ -75,6 +75,29 @@ def cpu_seconds() -> float:
 # ---- basics ----
 
 
+async def test_each_variant_runs_on_the_event_loop_it_names(anyio_backend: tuple[str, dict[str, Any]],
+                                                             request: pytest.FixtureRequest) -> None:
+    """The asyncio, uvloop and trio variants of these tests really run on asyncio's own loop, on
+    uvloop and on trio."""
+    import sniffio
+    import uvloop
+
+    variant = request.node.callspec.id
+    library = sniffio.current_async_library()
+    if variant == "trio":
+        assert library == "trio"
+        return
+    import asyncio
+
+    assert library == "asyncio"
+    loop = asyncio.get_running_loop()
+    if variant == "uvloop":
+        assert isinstance(loop, uvloop.Loop), type(loop)
+    else:
+        assert variant == "asyncio"
+        assert not isinstance(loop, uvloop.Loop) and isinstance(loop, asyncio.BaseEventLoop), type(loop)
+
+
 async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates(client, channel: str) -> None:
     sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
