@@ -18,9 +18,29 @@ _POOL = random.Random(20261122).randbytes(POOL_SIZE)
 POOL = memoryview(_POOL)
 # Largest "small" message; tests over slower links (namespaces with loss) set it lower.
 MAX_SMALL = int(os.environ.get("AA_STREAM_MAX_SMALL", 64 * 1024))
+# Sizes of the small messages: "wide" (0..MAX_SMALL, uniform) or "mtu": bodies of 0..MTU_BODY bytes
+# (one frame each at the default MTU of 1408: 32 bytes of frame header + 16 of message header), and
+# one in FRAGMENTED_EVERY of MTU_BODY+1..16 KiB (2..12 fragments). Many messages, few gigabytes.
+PROFILE = os.environ.get("AA_STREAM_PROFILE", "wide")
+MTU_BODY = 1408 - 32 - HEADER.size
+FRAGMENTED_EVERY = 20
+FRAGMENTED_MAX = 16 * 1024
 
 
-def message_size(seq: int, small_count: int) -> int:
+def _mix(seq: int) -> int:
+    """A cheap, well-spread 64-bit hash of seq (splitmix64 finaliser)."""
+    z = (seq * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
+def message_size(seq: int, small_count: int, profile: str | None = None) -> int:
+    if seq < small_count and (profile or PROFILE) == "mtu":
+        h = _mix(seq)
+        if h % FRAGMENTED_EVERY == 0:
+            return MTU_BODY + 1 + (h >> 8) % (FRAGMENTED_MAX - MTU_BODY)
+        return (h >> 8) % (MTU_BODY + 1)
     rng = random.Random(seq * 7919 + 17)
     if seq < small_count:
         return rng.randint(0, MAX_SMALL)
