@@ -6,6 +6,8 @@
 
 #include "aa_receive_channel_endpoint.h"
 #include "../protocols/aa_udp_frames.h"
+#include "../protocols/aa_receiver_window.h"
+#include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "../_native/src/driver/aa_driver_conductor.h"
 #include "../_native/src/util/aa_error.h"
 
@@ -283,11 +285,24 @@ static void aa_receive_channel_endpoint_on_data(
     }
 }
 
+/* A SETUP whose stream could never be imaged, whatever this driver's settings: a term length that is
+ * no log's, an MTU no sender can have, a position that is no position of the stream. */
+static bool aa_receive_channel_endpoint_setup_is_malformed(const aa_setup_header_t *setup)
+{
+    int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
+    return aa_logbuffer_check_term_length(setup->term_length) < 0 ||
+        setup->mtu <= AA_MTU_LENGTH_MIN_EXCLUSIVE || setup->mtu > AA_MTU_LENGTH_MAX ||
+        0 != (setup->mtu % AA_LOGBUFFER_FRAME_ALIGNMENT) ||
+        term_count < 0 || setup->term_offset < 0 || setup->term_offset > setup->term_length ||
+        0 != (setup->term_offset % AA_LOGBUFFER_FRAME_ALIGNMENT);
+}
+
 static void aa_receive_channel_endpoint_on_setup(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_setup_header_t setup;
-    if (aa_udp_frame_decode_setup(datagram->buffer, datagram->length, &setup) < 0)
+    if (aa_udp_frame_decode_setup(datagram->buffer, datagram->length, &setup) < 0 ||
+        aa_receive_channel_endpoint_setup_is_malformed(&setup))
     {
         aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return;
