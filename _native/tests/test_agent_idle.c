@@ -191,6 +191,79 @@ static void should_sleep_deeply_and_wake_on_ring(void)
     AA_CHECK_EQ(aa_agent_runner_close(&runner), 0);
 }
 
+typedef struct fake_waiter_stct
+{
+    bool can_arm;
+    int arms;
+    int waits;
+    int64_t last_timeout_ns;
+}
+fake_waiter_t;
+
+static bool fake_waiter_arm(void *clientd)
+{
+    fake_waiter_t *w = clientd;
+    w->arms++;
+    return w->can_arm;
+}
+
+static void fake_waiter_wait(void *clientd, int64_t timeout_ns)
+{
+    fake_waiter_t *w = clientd;
+    w->waits++;
+    w->last_timeout_ns = timeout_ns;
+}
+
+/* With a deep waiter, a backoff strategy idle for deep_after at its longest park arms the waiter,
+ * lets one more duty cycle run, then waits on it for deep_park; a waiter that cannot arm leaves it
+ * parking as usual; work starts the count again. */
+static void should_sleep_deeply_on_a_waiter(void)
+{
+    fake_waiter_t fake = { true, 0, 0, 0 };
+    aa_idle_deep_waiter_t waiter = { fake_waiter_arm, fake_waiter_wait, &fake };
+    aa_idle_strategy_t s;
+    AA_CHECK_EQ(aa_idle_strategy_load(&s, "backoff:1-1-1us-1us"), 0);
+    const int64_t deep_after_ns = 200000000LL, deep_park_ns = 3000000000LL;
+    aa_idle_strategy_set_deep_waiter(&s, &waiter, deep_after_ns, deep_park_ns);
+
+    int64_t start = aa_nano_clock();
+    int64_t deadline = start + 5000000000LL;
+    while (0 == fake.arms)
+    {
+        AA_CHECK(aa_nano_clock() < deadline);
+        aa_idle_strategy_idle(&s, 0);
+    }
+    AA_CHECK(aa_nano_clock() - start >= deep_after_ns);
+    AA_CHECK_EQ(fake.waits, 0); /* armed: one more duty cycle before the wait */
+    aa_idle_strategy_idle(&s, 0);
+    AA_CHECK_EQ(fake.waits, 1);
+    AA_CHECK_EQ(fake.last_timeout_ns, deep_park_ns);
+    aa_idle_strategy_idle(&s, 0); /* still idle: arms again at once */
+    AA_CHECK_EQ(fake.arms, 2);
+    aa_idle_strategy_idle(&s, 0);
+    AA_CHECK_EQ(fake.waits, 2);
+
+    fake.can_arm = false; /* cannot sleep deeply now: parks, never waits */
+    for (int i = 0; i < 10; i++)
+    {
+        aa_idle_strategy_idle(&s, 0);
+    }
+    AA_CHECK_EQ(fake.waits, 2);
+    AA_CHECK(fake.arms > 2);
+
+    fake.can_arm = true;
+    aa_idle_strategy_idle(&s, 1); /* work: deep idle is deep_after away again */
+    int arms = fake.arms;
+    aa_idle_strategy_idle(&s, 0);
+    aa_idle_strategy_idle(&s, 0);
+    aa_idle_strategy_idle(&s, 0);
+    aa_idle_strategy_idle(&s, 0);
+    AA_CHECK_EQ(fake.arms, arms);
+
+    aa_idle_strategy_set_deep_waiter(&s, NULL, 0, 0); /* off */
+    aa_idle_strategy_close(&s);
+}
+
 int main(void)
 {
     AA_RUN(should_parse_durations_and_sizes);
@@ -198,5 +271,6 @@ int main(void)
     AA_RUN(should_back_off_to_max_park);
     AA_RUN(should_run_agent_on_thread_and_stop);
     AA_RUN(should_sleep_deeply_and_wake_on_ring);
+    AA_RUN(should_sleep_deeply_on_a_waiter);
     return 0;
 }
