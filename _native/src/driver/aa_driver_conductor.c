@@ -690,11 +690,6 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
     return settings;
 }
 
-bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor)
-{
-    return conductor->send_endpoints_count > 0 || conductor->receive_endpoints_count > 0;
-}
-
 /* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
  * ownership of *udp (NULL afterwards when the endpoint kept it). */
 static aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(

@@ -115,8 +115,6 @@ void aa_driver_conductor_proxy_create_publication_image(
     aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
     const struct sockaddr_storage *source, socklen_t source_length);
 
-/* Whether a UDP channel endpoint is open (the network agents then must not sleep deeply). */
-bool aa_driver_conductor_has_network_endpoints(aa_driver_conductor_t *conductor);
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)
