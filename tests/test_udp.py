@@ -556,8 +556,8 @@ def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int
     if kind == "random":  # certainly invalid when short or of another version (nearly always)
         blob = draw(st.binary(max_size=1500))
         return blob, True if len(blob) < 8 or blob[4] != 0 else None
-    if kind == "unknown_session":
-        other = draw(INT32.filter(lambda s: s != session))
+    if kind == "unknown_session":  # negative session ids: never those of SETUPs below, so never imaged
+        other = draw(st.integers(-(2**31), -1).filter(lambda s: s != session))
         size = draw(st.integers(0, 200))
         heartbeat = draw(st.booleans())
         frame_length = 0 if heartbeat else 32 + size
@@ -567,7 +567,7 @@ def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int
                           draw(INT32), payload), False
     # a SETUP for an unknown session: malformed (counted) when its term length is no log's, its MTU no
     # sender's, or its position no position of the stream; well-formed ones start an image (not counted)
-    other = draw(INT32.filter(lambda s: s != session))
+    other = draw(st.integers(0, 2**31 - 1).filter(lambda s: s != session))
     term_length = draw(st.sampled_from([64 * 1024, 1000, 0, -1, 3 * 1024 * 1024]))
     initial = draw(INT32)
     terms = draw(st.integers(-2, 2))
