@@ -140,6 +140,7 @@ class Target:
     threshold: float = 0.0
     higher_is_better: bool = True
     peer: str = ""
+    transport: str = "aeron:ipc"  # the prefix of the row's channel
 
 
 TARGETS = (
@@ -158,6 +159,14 @@ TARGETS = (
     Target("IPC round trip, sync busy-poll, p50", "<= 3 us", "latency", "aeron-sync", 32, "p50_us", 3.0, False),
     Target("IPC round trip, sync busy-poll, p99", "<= 20 us", "latency", "aeron-sync", 32, "p99_us", 20.0, False),
     Target("IPC round trip, asyncio, p50", "<= 100 us", "latency", "aeron-asyncio", 32, "p50_us", 100.0, False),
+    Target("UDP loopback throughput, default driver settings, sync per-message", ">= 2 M msgs/s", "throughput",
+           "aeron-sync-msg", 32, "msgs_per_s", 2e6, transport="aeron:udp"),
+    Target("UDP loopback throughput vs pyzmq sync tcp://", ">= 1.5x", "ratio",
+           "aeron-sync-msg", 32, "msgs_per_s", 1.5, peer="zmq-sync-tcp", transport="aeron:udp"),
+    Target("UDP loopback round trip, default settings (backoff idle), p50", "<= 50 us", "latency",
+           "aeron-sync-backoff", 32, "p50_us", 50.0, False, transport="aeron:udp"),
+    Target("UDP loopback round trip, busy-poll mode (INVOKER drivers), p50", "<= 15 us", "latency",
+           "aeron-sync-invoker", 32, "p50_us", 15.0, False, transport="aeron:udp"),
     Target("idle async subscriber + embedded driver", "<= 2% of a core", "idle", field="cpu_percent",
            threshold=2.0, higher_is_better=False),
 )

@@ -3,7 +3,7 @@ alternate between aeron_async and its peers, live progress, a final table and a 
 
     aeron-async bench [--bench throughput,latency,memory,idle] [--sizes 32,256,4096]
                       [--duration S] [--warmup S] [--rounds N] [--only PATTERN,...]
-                      [--channel aeron:ipc] [--channel aeron:udp?endpoint=127.0.0.1:40456]
+                      [--channel aeron:ipc --channel aeron:udp?endpoint=127.0.0.1:40456 (the default)]
                       [--messages N] [--json FILE] [--quick]
 """
 
@@ -31,6 +31,7 @@ from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCHES = ("throughput", "latency", "memory", "idle")
+DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
 
@@ -56,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", help="comma-separated case-name patterns (fnmatch), e.g. 'aeron-sync-*,zmq-sync-ipc'")
     p.add_argument("--no-peers", action="store_true", help="measure aeron_async only")
     p.add_argument("--channel", action="append", metavar="CHANNEL",
-                   help="channel for our rows (repeatable; default aeron:ipc), e.g. aeron:udp?endpoint=127.0.0.1:40456")
+                   help="channel for our rows (repeatable; default aeron:ipc and aeron:udp?endpoint=127.0.0.1:40456; "
+                        "UDP busy-poll mode also binds the next ports, +2 and +3)")
     p.add_argument("--messages", type=int, help="messages per memory measurement (default 10,000,000)")
     p.add_argument("--memory-paths", default="sync,asyncio",
                    help="batch receive paths for the memory benchmark: sync, asyncio, uvloop, trio (default sync,asyncio)")
@@ -115,7 +117,7 @@ class Config:
             warmup=args.warmup if args.warmup is not None else base["warmup"],
             only=[p.strip() for p in args.only.split(",")] if args.only else [],
             peers=not args.no_peers,
-            channels=args.channel or ["aeron:ipc"],
+            channels=args.channel or list(DEFAULT_CHANNELS),
             messages=args.messages if args.messages is not None else base["messages"],
             memory_paths=paths,
             idle_seconds=base["idle_seconds"],
@@ -395,9 +397,9 @@ def add_ratios(rows: list[dict[str, Any]], kind: str) -> None:
 
 
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    def row_for(kind: str, case: str, size: int) -> dict[str, Any] | None:
+    def row_for(kind: str, case: str, size: int, transport: str) -> dict[str, Any] | None:
         for r in results.get(kind, []):
-            if r["case"] == case and r["size"] == size and r["transport"].startswith("aeron:ipc"):
+            if r["case"] == case and r["size"] == size and r["transport"].startswith(transport):
                 return r
         return None
 
@@ -412,19 +414,19 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         value: float | None = None
         measured = "not measured"
         if t.metric == "throughput":
-            row = row_for("throughput", t.case, t.size)
+            row = row_for("throughput", t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
                 measured = f"{value / 1e6:.2f} M msgs/s ({t.case}, {t.size} B)"
         elif t.metric == "ratio":
-            row = row_for("throughput", t.case, t.size)
+            row = row_for("throughput", t.case, t.size, t.transport)
             peer = peer_for("throughput", t.peer, t.size)
             if row and peer and t.field in row and t.field in peer:
                 value = row[t.field]["median"] / peer[t.field]["median"]
                 measured = (f"{value:.1f}x ({row[t.field]['median'] / 1e6:.2f} M vs "
                             f"{peer[t.field]['median'] / 1e6:.3f} M msgs/s)")
         elif t.metric == "latency":
-            row = row_for("latency", t.case, t.size)
+            row = row_for("latency", t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
                 measured = f"{value:.1f} us ({t.case}, {t.size} B)"
