@@ -182,6 +182,7 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
         lib.aa_publication_set_notify_fd(publication._ptr, self._waker.fd)
         self._waiters = 0
         self._count = 0
+        self._offer = publication.offer  # the native offer, bound once
 
     # ---- properties of the underlying publication ----
 
@@ -235,16 +236,19 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
         MessageTooLongError for a message over `max_message_length`.
         """
         self._count += 1
-        if self._count >= CHECKPOINT_INTERVAL:
+        if self._count < CHECKPOINT_INTERVAL:
+            try:
+                result = self._offer(data, reserved_value)
+            except AeronError as exc:
+                raise _translate(exc) from None
+            if result > 0:
+                return result
+        else:
             self._count = 0
             await anyio.lowlevel.checkpoint_if_cancelled()
             result = self.offer_nowait(data, reserved_value)
             if result > 0:
                 await anyio.lowlevel.cancel_shielded_checkpoint()
-                return result
-        else:
-            result = self.offer_nowait(data, reserved_value)
-            if result > 0:
                 return result
         return await self._offer_waiting(data, reserved_value, result)
 

@@ -410,6 +410,15 @@ static PyObject *PublicationBase_offer_batch(
                 iov[filled].length = (size_t)views[filled].len;
             }
         }
+        /* A message that is not a contiguous bytes-like object stops the batch like a refusal: the
+         * ones before it are offered and counted (the caller must learn they went in), and the error
+         * is raised only when it is the first message, i.e. when the caller offers the rest again. */
+        if (failed && (filled > 0 || total > 0))
+        {
+            PyErr_Clear();
+            failed = 0;
+            count = total + filled;
+        }
         size_t accepted = 0;
         if (!failed)
         {
@@ -455,7 +464,9 @@ static PyMethodDef PublicationBase_methods[] = {
     { "offer_batch", (PyCFunction)(void (*)(void))PublicationBase_offer_batch, METH_FASTCALL | METH_KEYWORDS,
       "offer_batch(messages, reserved_value=0)\n--\n\n"
       "Append a list (or tuple) of messages in order, each its own message, in one call. Returns how many "
-      "were appended from the front (offer the rest again later), or a negative OfferResult when none was." },
+      "were appended from the front (offer the rest again later), or a negative OfferResult when none was. "
+      "It stops at the first message it cannot take; a message that is too long or not bytes-like raises "
+      "only when it is the first (MessageTooLongError, TypeError or BufferError)." },
     { NULL, NULL, 0, NULL },
 };
 
