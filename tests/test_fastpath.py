@@ -444,6 +444,20 @@ def test_poll_messages_respects_max_messages(client: aeron_async.Aeron) -> None:
         sub.poll_messages(1, max_messages=2)
 
 
+def test_poll_messages_returns_at_most_65536_whatever_max_messages_says(client: aeron_async.Aeron) -> None:
+    sub, pub = pair(client, 27, "aeron:ipc?term-length=16m")  # a window of 131,072 such frames
+    total = 70_000
+    sent = 0
+    while sent < total:
+        accepted = pub.offer_batch([b"m"] * min(4096, total - sent))
+        assert accepted > 0
+        sent += accepted
+    first = sub.poll_messages(2**31 - 1)  # no array of 2^31 entries reserved: capped at 65,536
+    assert len(first) == 65_536
+    rest = collect(sub, total - 65_536)
+    assert len(first) + len(rest) == total
+
+
 def test_image_poll_messages_only_its_session(client: aeron_async.Aeron) -> None:
     sub = client.add_subscription("aeron:ipc", 18)
     a = client.add_exclusive_publication("aeron:ipc", 18)

@@ -34,6 +34,8 @@
 #define AA_SPEEDUPS_BATCH_CHUNK 64
 #define AA_SPEEDUPS_RELEASE_GIL_LENGTH (256 * 1024)
 #define AA_SPEEDUPS_INITIAL_BUFFER (1 << 20)
+/* The most messages one poll returns (its message array is kept for the subscription's life). */
+#define AA_SPEEDUPS_MAX_POLL_MESSAGES (1 << 16)
 
 static const aa_fastpath_api_t *api = NULL;
 static PyObject *address_of = NULL;       /* callable: cffi pointer -> int address */
@@ -591,7 +593,8 @@ static int parse_poll_args(
             }
         }
     }
-    *max_messages = values[0] < 0 ? 0 : values[0] > INT32_MAX ? INT32_MAX : (int32_t)values[0];
+    *max_messages = values[0] < 0 ? 0 :
+        values[0] > AA_SPEEDUPS_MAX_POLL_MESSAGES ? AA_SPEEDUPS_MAX_POLL_MESSAGES : (int32_t)values[0];
     *fragment_limit = values[1] < 0 ? 0 : values[1] > INT32_MAX ? INT32_MAX : (int32_t)values[1];
     return 0;
 }
@@ -787,7 +790,8 @@ static PyGetSetDef SubscriptionBase_getset[] = {
 static PyMethodDef SubscriptionBase_methods[] = {
     { "poll_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_messages, METH_FASTCALL | METH_KEYWORDS,
       "poll_messages(max_messages=256, fragment_limit=1<<30)\n--\n\n"
-      "Whole messages (reassembled natively) from every image, in one native call; a list, possibly empty." },
+      "Whole messages (reassembled natively) from every image, in one native call; a list, possibly empty. "
+      "At most 65,536 messages per call, whatever max_messages says." },
     { "_poll_image_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_image_messages,
       METH_FASTCALL | METH_KEYWORDS,
       "_poll_image_messages(image_address, max_messages=256, fragment_limit=1<<30)\n--\n\n"
