@@ -5,7 +5,8 @@ Forms (the `form` field of a spec):
 
 - `msg`: one message at a time as an application would write it: the sync sender retries
   `publication.offer(data)` until accepted, the sync receiver iterates the list returned by
-  `subscription.poll_messages()` (256 at most); the async sender awaits `publication.offer(data)`
+  `subscription.poll_messages()` (256 at most); both back off with an `IdleStrategy` (IDLE) when
+  a pass finds nothing to do, as Aeron's own samples do; the async sender awaits `publication.offer(data)`
   per message and the async receiver reads with `async for message in subscription`.
 - `batch`: the sync receiver takes `poll_messages(4096)` as one list and counts it; the async
   receiver reads `async for batch in subscription.batches(4096)`; the async sender calls
@@ -60,37 +61,18 @@ def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         last = first[0].data
         window.start()
         tick = window.tick
-        idle = IdleStrategy(IDLE)
-        backoff, reset = idle.idle, idle.reset
-        idled = False
-        if spec["form"] == "msg":
-            while True:
-                messages = poll(256)
-                if messages:
-                    for message in messages:
-                        last = message.data
-                        n += 1
-                    if idled:
-                        idled = False
-                        reset()
-                else:
-                    idled = True
-                    backoff(0)
-                if tick(n):
-                    break
-        else:
-            while True:
-                count = len(poll(BATCH))
-                if count:
-                    n += count
-                    if idled:
-                        idled = False
-                        reset()
-                else:
-                    idled = True
-                    backoff(0)
-                if tick(n):
-                    break
+        idle = IdleStrategy(IDLE).idle  # after each pass, with its work count (resets on work)
+        per_message = spec["form"] == "msg"  # msg: touch every message; batch: count the list
+        limit = 256 if per_message else BATCH
+        while True:
+            messages = poll(limit)
+            if per_message:
+                for message in messages:
+                    last = message.data
+            n += len(messages)
+            idle(len(messages))
+            if tick(n):
+                break
         _check_size(last, size)
         return window.result(size)
 
@@ -122,18 +104,12 @@ def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
             offer_batch = pub.offer_batch
             batch = [payload] * BATCH
             pending = batch
-            idled = False
             while not stop.stopped:
                 accepted = offer_batch(pending)
                 if accepted > 0:
                     sent += accepted
                     pending = batch if accepted == len(pending) else pending[accepted:]
-                    if idled:
-                        idled = False
-                        reset()
-                else:
-                    idled = True
-                    backoff(0)
+                backoff(max(accepted, 0))
         counter.sent = sent
         return counter.result()
 
