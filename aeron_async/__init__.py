@@ -25,6 +25,7 @@ from .client import (
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from .context import DriverContext
 from .driver import MediaDriver, is_driver_active
+from .idle import IdleStrategy
 from .errors import (
     AeronError,
     ClientTimeoutError,
@@ -62,6 +63,7 @@ __all__ = (
     "ExclusivePublication",
     "FragmentAssembler",
     "Header",
+    "IdleStrategy",
     "Image",
     "InvalidChannelError",
     "MediaDriver",

@@ -76,12 +76,13 @@ class _Waker:
     the first waiting task watches the fd and the others wait on the round's event.
     """
 
-    __slots__ = ("fd", "_loop", "_event", "_watching", "_closing")
+    __slots__ = ("fd", "_loop", "_event", "_futures", "_watching", "_closing")
 
     def __init__(self) -> None:
         self.fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: anyio.Event | None = None
+        self._futures: list[asyncio.Future[None]] = []  # the round's waiting tasks', on asyncio
         self._watching = False
         self._closing = False
 
@@ -96,6 +97,11 @@ class _Waker:
         event, self._event = self._event, None
         if event is not None:
             event.set()
+        if self._futures:
+            futures, self._futures = self._futures, []
+            for future in futures:
+                if not future.done():
+                    future.set_result(None)
 
     def _on_readable(self) -> None:
         self._drain()
@@ -104,17 +110,29 @@ class _Waker:
     async def wait(self) -> None:
         if self._closing:
             raise anyio.ClosedResourceError("closed while waiting")
-        event = self._event
-        if event is None:
-            event = self._event = anyio.Event()
         if sniffio.current_async_library() == "asyncio":
+            # a future of the loop's own per waiting task: the wake-up resumes the task directly
+            # (cancelling one task cancels its own future only)
             loop = asyncio.get_running_loop()
             if self._loop is not loop:
                 self._unregister()
                 loop.add_reader(self.fd, self._on_readable)
                 self._loop = loop
-            await event.wait()
-        elif self._watching:
+            future = loop.create_future()
+            self._futures.append(future)
+            try:
+                await future
+            finally:
+                if not future.done() or future.cancelled():
+                    try:
+                        self._futures.remove(future)
+                    except ValueError:
+                        pass
+            return
+        event = self._event
+        if event is None:
+            event = self._event = anyio.Event()
+        if self._watching:
             await event.wait()
         else:
             self._watching = True
@@ -164,6 +182,7 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
         lib.aa_publication_set_notify_fd(publication._ptr, self._waker.fd)
         self._waiters = 0
         self._count = 0
+        self._offer = publication.offer  # the native offer, bound once
 
     # ---- properties of the underlying publication ----
 
@@ -217,16 +236,19 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
         MessageTooLongError for a message over `max_message_length`.
         """
         self._count += 1
-        if self._count >= CHECKPOINT_INTERVAL:
+        if self._count < CHECKPOINT_INTERVAL:
+            try:
+                result = self._offer(data, reserved_value)
+            except AeronError as exc:
+                raise _translate(exc) from None
+            if result > 0:
+                return result
+        else:
             self._count = 0
             await anyio.lowlevel.checkpoint_if_cancelled()
             result = self.offer_nowait(data, reserved_value)
             if result > 0:
                 await anyio.lowlevel.cancel_shielded_checkpoint()
-                return result
-        else:
-            result = self.offer_nowait(data, reserved_value)
-            if result > 0:
                 return result
         return await self._offer_waiting(data, reserved_value, result)
 

@@ -22,12 +22,18 @@ def _positive(row: dict, field: str) -> None:
     assert 0 < row[field]["min"] <= row[field]["median"] <= row[field]["max"], (field, row)
 
 
+UDP_PORT = 40_466  # the busy-poll (invoker) round trip also binds the next ports, +2 and +3
+UDP_CHANNEL = f"aeron:udp?endpoint=127.0.0.1:{UDP_PORT}"
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path = tmp_path_factory.mktemp("bench") / "bench.json"
     args = [sys.executable, "-m", "aeron_async", "bench", "--quick", "--duration", "0.3", "--warmup", "0.1",
-            "--only", "aeron-sync-msg,aeron-asyncio-batch,zmq-sync-ipc,aeron-sync,aeron-trio,udp-asyncio",
-            "--channel", "aeron:ipc", "--messages", "50000", "--memory-paths", "sync",
+            "--only", "aeron-sync-msg,aeron-asyncio-batch,zmq-sync-ipc,aeron-sync,aeron-trio,udp-asyncio,"
+                      "aeron-sync-invoker",
+            "--channel", "aeron:ipc", "--channel", f"aeron:udp?endpoint=127.0.0.1:{UDP_PORT}",
+            "--messages", "50000", "--memory-paths", "sync",
             "--json", str(path)]
     run = subprocess.run(args, env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
@@ -46,12 +52,13 @@ def test_run_description(results: dict) -> None:
     assert results["driver"]["threading_mode"] == "SHARED"
     assert "standalone" in results["driver"]["kind"]
     assert results["config"]["quick"] is True
-    assert "aeron:ipc" in results["channels"]
+    assert results["channels"] == ["aeron:ipc", UDP_CHANNEL]
 
 
 def test_throughput_rows(results: dict) -> None:
     rows = {(r["case"], r["transport"]): r for r in results["throughput"]}
     for case, transport in (("aeron-sync-msg", "aeron:ipc"), ("aeron-asyncio-batch", "aeron:ipc"),
+                            ("aeron-sync-msg", UDP_CHANNEL), ("aeron-asyncio-batch", UDP_CHANNEL),
                             ("zmq-sync-ipc", "ipc://"), ("udp-asyncio", "udp 127.0.0.1")):
         row = rows[(case, transport)]
         assert row["size"] == 32 and row["errors"] == 0, row
@@ -66,7 +73,7 @@ def test_throughput_rows(results: dict) -> None:
 def test_latency_rows(results: dict) -> None:
     rows = {(r["case"], r["transport"]): r for r in results["latency"]}
     for case, transport in (("aeron-sync", "aeron:ipc"), ("aeron-trio", "aeron:ipc"), ("zmq-sync-ipc", "ipc://"),
-                            ("udp-asyncio", "udp 127.0.0.1")):
+                            ("udp-asyncio", "udp 127.0.0.1"), ("aeron-sync-invoker", UDP_CHANNEL)):
         row = rows[(case, transport)]
         assert row["errors"] == 0, row
         assert row["round_trips"] > 0
@@ -98,13 +105,15 @@ def test_idle_and_targets(results: dict) -> None:
     assert "error" not in idle, idle
     assert idle["seconds"] > 0 and idle["cpu_percent"] >= 0
     targets = results["targets"]
-    assert len(targets) == 10
+    assert len(targets) == 14
     for t in targets:
         assert set(t) >= {"target", "goal", "measured", "value", "met"}
     measured = {t["target"]: t for t in targets}
     assert measured["IPC throughput, sync per-message offer loop -> poll"]["value"] > 0
     assert measured["IPC round trip, sync busy-poll, p50"]["value"] > 0
     assert measured["idle async subscriber + embedded driver"]["met"] in (True, False)
+    assert measured["UDP loopback throughput, default driver settings, sync per-message"]["value"] > 0
+    assert measured["UDP loopback round trip, busy-poll mode (INVOKER drivers), p50"]["value"] > 0
 
 
 def test_examples_runner_help() -> None:

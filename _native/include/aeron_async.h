@@ -43,6 +43,7 @@ typedef struct aa_publication_stct aa_publication_t;
 typedef struct aa_subscription_stct aa_subscription_t;
 typedef struct aa_image_stct aa_image_t;
 typedef struct aa_cnc_reader_stct aa_cnc_reader_t;
+typedef struct aa_idle_strategy_stct aa_idle_strategy_t;
 
 #if AA_CDEF
 typedef struct aa_iovec_stct
@@ -171,6 +172,15 @@ void aa_err_clear(void);
 int64_t aa_parse_size(const char *text);
 int64_t aa_parse_duration_ns(const char *text);
 int aa_default_aeron_dir(char *buf, size_t length);
+
+/* ---- idle strategies for application loops ----
+ * The driver's strategies, by the same names ("backoff[:spins-yields-minPark-maxPark]", "spin",
+ * "yield", "sleeping[:duration]", "noop"), for a duty-cycle loop of the application's own: call
+ * aa_idle_strategy_apply with the loop's work count after every pass (0 = nothing done). */
+aa_idle_strategy_t *aa_idle_strategy_new(const char *spec);
+void aa_idle_strategy_apply(aa_idle_strategy_t *strategy, int work_count);
+const char *aa_idle_strategy_name(const aa_idle_strategy_t *strategy);
+void aa_idle_strategy_free(aa_idle_strategy_t *strategy);
 
 /* ---- media driver ---- */
 aa_driver_context_t *aa_driver_context_new(void);

@@ -34,6 +34,8 @@
 #define AA_SPEEDUPS_BATCH_CHUNK 64
 #define AA_SPEEDUPS_RELEASE_GIL_LENGTH (256 * 1024)
 #define AA_SPEEDUPS_INITIAL_BUFFER (1 << 20)
+/* The most messages one poll returns (its message array is kept for the subscription's life). */
+#define AA_SPEEDUPS_MAX_POLL_MESSAGES (1 << 16)
 
 static const aa_fastpath_api_t *api = NULL;
 static PyObject *address_of = NULL;       /* callable: cffi pointer -> int address */
@@ -410,6 +412,15 @@ static PyObject *PublicationBase_offer_batch(
                 iov[filled].length = (size_t)views[filled].len;
             }
         }
+        /* A message that is not a contiguous bytes-like object stops the batch like a refusal: the
+         * ones before it are offered and counted (the caller must learn they went in), and the error
+         * is raised only when it is the first message, i.e. when the caller offers the rest again. */
+        if (failed && (filled > 0 || total > 0))
+        {
+            PyErr_Clear();
+            failed = 0;
+            count = total + filled;
+        }
         size_t accepted = 0;
         if (!failed)
         {
@@ -455,7 +466,9 @@ static PyMethodDef PublicationBase_methods[] = {
     { "offer_batch", (PyCFunction)(void (*)(void))PublicationBase_offer_batch, METH_FASTCALL | METH_KEYWORDS,
       "offer_batch(messages, reserved_value=0)\n--\n\n"
       "Append a list (or tuple) of messages in order, each its own message, in one call. Returns how many "
-      "were appended from the front (offer the rest again later), or a negative OfferResult when none was." },
+      "were appended from the front (offer the rest again later), or a negative OfferResult when none was. "
+      "It stops at the first message it cannot take; a message that is too long or not bytes-like raises "
+      "only when it is the first (MessageTooLongError, TypeError or BufferError)." },
     { NULL, NULL, 0, NULL },
 };
 
@@ -580,7 +593,8 @@ static int parse_poll_args(
             }
         }
     }
-    *max_messages = values[0] < 0 ? 0 : values[0] > INT32_MAX ? INT32_MAX : (int32_t)values[0];
+    *max_messages = values[0] < 0 ? 0 :
+        values[0] > AA_SPEEDUPS_MAX_POLL_MESSAGES ? AA_SPEEDUPS_MAX_POLL_MESSAGES : (int32_t)values[0];
     *fragment_limit = values[1] < 0 ? 0 : values[1] > INT32_MAX ? INT32_MAX : (int32_t)values[1];
     return 0;
 }
@@ -776,7 +790,8 @@ static PyGetSetDef SubscriptionBase_getset[] = {
 static PyMethodDef SubscriptionBase_methods[] = {
     { "poll_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_messages, METH_FASTCALL | METH_KEYWORDS,
       "poll_messages(max_messages=256, fragment_limit=1<<30)\n--\n\n"
-      "Whole messages (reassembled natively) from every image, in one native call; a list, possibly empty." },
+      "Whole messages (reassembled natively) from every image, in one native call; a list, possibly empty. "
+      "At most 65,536 messages per call, whatever max_messages says." },
     { "_poll_image_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_image_messages,
       METH_FASTCALL | METH_KEYWORDS,
       "_poll_image_messages(image_address, max_messages=256, fragment_limit=1<<30)\n--\n\n"

@@ -5,23 +5,32 @@ Forms (the `form` field of a spec):
 
 - `msg`: one message at a time as an application would write it: the sync sender retries
   `publication.offer(data)` until accepted, the sync receiver iterates the list returned by
-  `subscription.poll_messages()` (256 at most); the async sender awaits `publication.offer(data)`
+  `subscription.poll_messages()` (256 at most); both back off with an `IdleStrategy` (IDLE) when
+  a pass finds nothing to do, as Aeron's own samples do; the async sender awaits `publication.offer(data)`
   per message and the async receiver reads with `async for message in subscription`.
 - `batch`: the sync receiver takes `poll_messages(4096)` as one list and counts it; the async
   receiver reads `async for batch in subscription.batches(4096)`; the async sender calls
-  `offer_nowait` and awaits `offer` only when refused (back pressure). There is no native batch
-  offer, so the sync sender is the same loop in both forms.
+  `offer_nowait` and awaits `offer` only when refused (back pressure); the sync sender hands
+  `publication.offer_batch(messages)` a list of BATCH messages per call (one native call appends
+  them all, each its own frame) and offers the rest of a partly refused batch again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
     run_backend, wait_until
 
 CHUNK = 1024  # messages between two looks at the stop flag
+# What the sync loops do when a pass finds nothing to do (an offer refused, a poll empty): back off
+# as Aeron's own samples do, so that on a 2-core machine a spinning client does not take the core
+# the media driver needs to move the data.
+IDLE = "backoff:100-10-1us-100us"
 FIRST_MESSAGE_TIMEOUT = 30.0
 BATCH = 4096
 
@@ -36,7 +45,7 @@ def _check_size(data: Any, size: int) -> None:
 
 @role("aeron-sync-receiver")
 def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
+    from aeron_async import Aeron, IdleStrategy
 
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
@@ -52,25 +61,25 @@ def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         last = first[0].data
         window.start()
         tick = window.tick
-        if spec["form"] == "msg":
-            while True:
-                for message in poll(256):
+        idle = IdleStrategy(IDLE).idle  # after each pass, with its work count (resets on work)
+        per_message = spec["form"] == "msg"  # msg: touch every message; batch: count the list
+        limit = 256 if per_message else BATCH
+        while True:
+            messages = poll(limit)
+            if per_message:
+                for message in messages:
                     last = message.data
-                    n += 1
-                if tick(n):
-                    break
-        else:
-            while True:
-                n += len(poll(BATCH))
-                if tick(n):
-                    break
+            n += len(messages)
+            idle(len(messages))
+            if tick(n):
+                break
         _check_size(last, size)
         return window.result(size)
 
 
 @role("aeron-sync-sender")
 def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
+    from aeron_async import Aeron, IdleStrategy
 
     stop = Stopper()
     with Aeron.connect(spec["aeron_dir"]) as client:
@@ -81,12 +90,26 @@ def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
         payload = bytes(spec["size"])
         offer = pub.offer
         sent = 0
-        while not stop.stopped:
-            for _ in range(CHUNK):
-                while offer(payload) < 0:
-                    if stop.stopped:
-                        break
-            sent += CHUNK
+        idle = IdleStrategy(IDLE)
+        backoff, reset = idle.idle, idle.reset
+        if spec["form"] == "msg":
+            while not stop.stopped:
+                for _ in range(CHUNK):
+                    if offer(payload) < 0:
+                        while offer(payload) < 0 and not stop.stopped:
+                            backoff(0)
+                        reset()
+                sent += CHUNK
+        else:
+            offer_batch = pub.offer_batch
+            batch = [payload] * BATCH
+            pending = batch
+            while not stop.stopped:
+                accepted = offer_batch(pending)
+                if accepted > 0:
+                    sent += accepted
+                    pending = batch if accepted == len(pending) else pending[accepted:]
+                backoff(max(accepted, 0))
         counter.sent = sent
         return counter.result()
 
@@ -96,51 +119,64 @@ def sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
     from aeron_async import Aeron
 
     stop = Stopper()
-    with Aeron.connect(spec["aeron_dir"]) as client:
-        sub = client.add_subscription(spec["channel"], spec["stream"])
-        pub = client.add_publication(spec["channel"], spec["stream"] + 1)
+    with _sync_endpoint(spec) as (client, work, take_over):
+        sub = client.add_subscription(spec.get("request_channel", spec["channel"]), spec["stream"])
+        pub = client.add_publication(spec.get("reply_channel", spec["channel"]), spec["stream"] + 1)
         emit("READY")
+        take_over()
         poll = sub.poll_messages
         offer = pub.offer
-        idle = 0
+        backoff, reset = _waiter(spec)
+        idled = False
+        passes = 0
         while True:
             messages = poll(16)
             if messages:
                 for message in messages:
                     data = message.data
                     while offer(data) < 0:
+                        work()
                         if stop.stopped:
                             break
+                if idled:
+                    idled = False
+                    reset()
             else:
-                idle += 1
-                if not idle & 1023 and stop.stopped:
+                if work() == 0:
+                    idled = True
+                    backoff(0)
+                passes += 1
+                if not passes & 1023 and stop.stopped:
                     break
     return {}
 
 
 @role("aeron-sync-ping")
 def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
-
-    with Aeron.connect(spec["aeron_dir"]) as client:
-        pub = client.add_publication(spec["channel"], spec["stream"])
-        sub = client.add_subscription(spec["channel"], spec["stream"] + 1)
+    with _sync_endpoint(spec) as (client, work, take_over):
+        pub = client.add_publication(spec.get("request_channel", spec["channel"]), spec["stream"])
+        sub = client.add_subscription(spec.get("reply_channel", spec["channel"]), spec["stream"] + 1)
         wait_until(lambda: pub.is_connected and sub.is_connected, 30, "the pong process to connect")
+        take_over()
         emit("READY")
         hist = new_histogram()
         record = hist.record_value
         payload = bytes(spec["size"])
         poll = sub.poll_messages
         offer = pub.offer
+        backoff, reset = _waiter(spec)
         now = time.perf_counter_ns
         clock = PingClock(spec["warmup"], spec["duration"])
         warm_end, end = clock.warm_end, clock.end
         while True:
             t0 = now()
             while offer(payload) < 0:
-                pass
-            while not (reply := poll(1)):
-                pass
+                work()
+            if not (reply := poll(1)):
+                while not (reply := poll(1)):
+                    if work() == 0:
+                        backoff(0)
+                reset()
             t1 = now()
             if t0 >= warm_end:
                 record(t1 - t0)
@@ -148,6 +184,69 @@ def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
                     break
         _check_size(reply[0].data, spec["size"])
         return latency_summary(hist)
+
+
+def _no_work() -> int:
+    return 0
+
+
+def _spin(work_count: int = 0) -> None:
+    pass
+
+
+def _waiter(spec: dict[str, Any]) -> tuple[Any, Any]:
+    """How a sync ping or pong waits for the next message: `busy-poll` spins on the poll; an idle
+    strategy name (e.g. `backoff`) backs off as an application loop on a small machine would."""
+    wait = spec.get("wait", "busy-poll")
+    if wait == "busy-poll":
+        return _spin, _spin
+    from aeron_async import IdleStrategy
+
+    idle = IdleStrategy(wait)
+    return idle.idle, idle.reset
+
+
+@contextlib.contextmanager
+def _sync_endpoint(spec: dict[str, Any]) -> Iterator[tuple[Any, Any, Any]]:
+    """(client, work, take_over): a client on the run's shared driver, or (`driver: invoker`) on a
+    media driver of this process's own in INVOKER mode (busy-poll mode: no driver thread to
+    schedule). Until `take_over()` a helper thread runs that driver's duty cycle (setting up
+    publications and subscriptions waits on it); from then on the caller runs it, `work()` in its
+    loop."""
+    from aeron_async import Aeron, MediaDriver
+
+    if spec.get("driver") != "invoker":
+        with Aeron.connect(spec["aeron_dir"]) as client:
+            yield client, _no_work, _no_work
+        return
+    aeron_dir = f"{spec['aeron_dir']}-{spec['role']}"
+    with MediaDriver.launch(aeron_dir=aeron_dir, threading_mode="INVOKER", dir_delete_on_start=True,
+                            dir_delete_on_shutdown=True) as driver:
+        done = threading.Event()
+
+        def run_driver() -> None:
+            idle = 0
+            while not done.is_set():
+                if driver.do_work() == 0:
+                    idle += 1
+                    if idle > 100:
+                        time.sleep(0.0001)
+                else:
+                    idle = 0
+
+        helper = threading.Thread(target=run_driver, daemon=True)
+        helper.start()
+
+        def take_over() -> int:
+            done.set()
+            helper.join()
+            return 0
+
+        try:
+            with Aeron.connect(aeron_dir) as client:
+                yield client, driver.do_work, take_over
+        finally:
+            take_over()
 
 
 # ---- async facade ----

@@ -9,6 +9,7 @@ kind and message size.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ def throughput_cases(channels: list[str]) -> tuple[list[Case], list[Case]]:
                          "sync: offer(data) loop -> for message in poll_messages()",
                          "aeron-sync-receiver", "aeron-sync-sender", {"form": "msg"}, channel, "zmq-sync-ipc"))
         ours.append(Case("throughput", "aeron-sync-batch", "aeron_async",
-                         "sync: offer(data) loop -> len(poll_messages(4096)) per batch",
+                         "sync: offer_batch(4096 messages) -> len(poll_messages(4096)) per batch",
                          "aeron-sync-receiver", "aeron-sync-sender", {"form": "batch"}, channel, "zmq-sync-ipc"))
         for backend in BACKENDS:
             ours.append(Case("throughput", f"aeron-{backend}-msg", "aeron_async",
@@ -75,6 +76,17 @@ def latency_cases(channels: list[str]) -> tuple[list[Case], list[Case]]:
         ours.append(Case("latency", "aeron-sync", "aeron_async",
                          "sync busy-poll: offer, spin on poll_messages(1); pong echoes",
                          "aeron-sync-pong", "aeron-sync-ping", {}, channel, "zmq-sync-ipc"))
+        if channel.startswith("aeron:udp"):
+            ours.append(Case("latency", "aeron-sync-backoff", "aeron_async",
+                             "sync, default settings: offer, poll_messages(1) with IdleStrategy('backoff') "
+                             "between empty polls; pong the same",
+                             "aeron-sync-pong", "aeron-sync-ping", {"wait": "backoff"}, channel, "zmq-sync-tcp"))
+            ours.append(Case("latency", "aeron-sync-invoker", "aeron_async",
+                             "sync busy-poll mode: each process runs its own driver (INVOKER) in its poll loop",
+                             "aeron-sync-pong", "aeron-sync-ping",
+                             {"driver": "invoker", "request_channel": offset_port(channel, 2),
+                              "reply_channel": offset_port(channel, 3)}, channel,
+                             "zmq-sync-tcp"))
         for backend in BACKENDS:
             ours.append(Case("latency", f"aeron-{backend}", "aeron_async",
                              f"{backend}: await offer, await receive(); pong: async for + await offer",
@@ -91,6 +103,16 @@ def latency_cases(channels: list[str]) -> tuple[list[Case], list[Case]]:
              "udp-asyncio-ping", {}, "udp 127.0.0.1"),
     ]
     return ours, peers
+
+
+def offset_port(channel: str, offset: int) -> str:
+    """The channel with its endpoint's port moved on by `offset` (ping and pong with drivers of their
+    own bind ports of their own, apart from those of the run's shared driver)."""
+    match = re.search(r"endpoint=([^|:]+):(\d+)", channel)
+    if not match:
+        raise ValueError(f"a UDP benchmark channel needs endpoint=HOST:PORT, got {channel!r}")
+    host, port = match.group(1), int(match.group(2))
+    return channel[:match.start()] + f"endpoint={host}:{port + offset}" + channel[match.end():]
 
 
 def interleave(ours: list[Case], peers: list[Case]) -> list[Case]:
@@ -118,6 +140,7 @@ class Target:
     threshold: float = 0.0
     higher_is_better: bool = True
     peer: str = ""
+    transport: str = "aeron:ipc"  # the prefix of the row's channel
 
 
 TARGETS = (
@@ -136,6 +159,14 @@ TARGETS = (
     Target("IPC round trip, sync busy-poll, p50", "<= 3 us", "latency", "aeron-sync", 32, "p50_us", 3.0, False),
     Target("IPC round trip, sync busy-poll, p99", "<= 20 us", "latency", "aeron-sync", 32, "p99_us", 20.0, False),
     Target("IPC round trip, asyncio, p50", "<= 100 us", "latency", "aeron-asyncio", 32, "p50_us", 100.0, False),
+    Target("UDP loopback throughput, default driver settings, sync per-message", ">= 2 M msgs/s", "throughput",
+           "aeron-sync-msg", 32, "msgs_per_s", 2e6, transport="aeron:udp"),
+    Target("UDP loopback throughput vs pyzmq sync tcp://", ">= 1.5x", "ratio",
+           "aeron-sync-msg", 32, "msgs_per_s", 1.5, peer="zmq-sync-tcp", transport="aeron:udp"),
+    Target("UDP loopback round trip, default settings (backoff idle), p50", "<= 50 us", "latency",
+           "aeron-sync-backoff", 32, "p50_us", 50.0, False, transport="aeron:udp"),
+    Target("UDP loopback round trip, busy-poll mode (INVOKER drivers), p50", "<= 15 us", "latency",
+           "aeron-sync-invoker", 32, "p50_us", 15.0, False, transport="aeron:udp"),
     Target("idle async subscriber + embedded driver", "<= 2% of a core", "idle", field="cpu_percent",
            threshold=2.0, higher_is_better=False),
 )

@@ -3,7 +3,7 @@ alternate between aeron_async and its peers, live progress, a final table and a 
 
     aeron-async bench [--bench throughput,latency,memory,idle] [--sizes 32,256,4096]
                       [--duration S] [--warmup S] [--rounds N] [--only PATTERN,...]
-                      [--channel aeron:ipc] [--channel aeron:udp?endpoint=127.0.0.1:40456]
+                      [--channel aeron:ipc --channel aeron:udp?endpoint=127.0.0.1:40456 (the default)]
                       [--messages N] [--json FILE] [--quick]
 """
 
@@ -31,6 +31,7 @@ from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCHES = ("throughput", "latency", "memory", "idle")
+DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
 
@@ -56,13 +57,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", help="comma-separated case-name patterns (fnmatch), e.g. 'aeron-sync-*,zmq-sync-ipc'")
     p.add_argument("--no-peers", action="store_true", help="measure aeron_async only")
     p.add_argument("--channel", action="append", metavar="CHANNEL",
-                   help="channel for our rows (repeatable; default aeron:ipc), e.g. aeron:udp?endpoint=127.0.0.1:40456")
+                   help="channel for our rows (repeatable; default aeron:ipc and aeron:udp?endpoint=127.0.0.1:40456; "
+                        "UDP busy-poll mode also binds the next ports, +2 and +3)")
     p.add_argument("--messages", type=int, help="messages per memory measurement (default 10,000,000)")
     p.add_argument("--memory-paths", default="sync,asyncio",
                    help="batch receive paths for the memory benchmark: sync, asyncio, uvloop, trio (default sync,asyncio)")
     p.add_argument("--threading-mode", default="SHARED", choices=["SHARED", "SHARED_NETWORK", "DEDICATED"],
                    help="the standalone driver's threading mode (default SHARED, for a 2-core machine)")
-    p.add_argument("--term-length", default="8m", help="the driver's IPC (and network) term buffer length (default 8m)")
+    p.add_argument("--term-length", default=None,
+                   help="the driver's IPC and network term buffer length (default: the driver's defaults, "
+                        "64m for IPC and 16m for UDP)")
     p.add_argument("--json", metavar="FILE", help="write every figure, round by round, to FILE")
     p.add_argument("--quick", action="store_true",
                    help="CI smoke: 32-byte messages, 1 short round, 200k messages for memory (under a minute)")
@@ -85,7 +89,7 @@ class Config:
     memory_paths: list[str]
     idle_seconds: float
     threading_mode: str
-    term_length: str
+    term_length: str | None
     json_path: str | None
     quick: bool
     gdb: bool
@@ -113,7 +117,7 @@ class Config:
             warmup=args.warmup if args.warmup is not None else base["warmup"],
             only=[p.strip() for p in args.only.split(",")] if args.only else [],
             peers=not args.no_peers,
-            channels=args.channel or ["aeron:ipc"],
+            channels=args.channel or list(DEFAULT_CHANNELS),
             messages=args.messages if args.messages is not None else base["messages"],
             memory_paths=paths,
             idle_seconds=base["idle_seconds"],
@@ -203,15 +207,15 @@ class Worker:
 class Driver:
     """The standalone media driver all our processes share for the run."""
 
-    def __init__(self, threading_mode: str, term_length: str) -> None:
+    def __init__(self, threading_mode: str, term_length: str | None) -> None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
         self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}")
         self.threading_mode = threading_mode
         self.term_length = term_length
         self.args = [sys.executable, "-m", "aeron_async", "driver", "--aeron-dir", self.aeron_dir,
                      "--threading-mode", threading_mode,
-                     "-o", f"AERON_IPC_TERM_BUFFER_LENGTH={term_length}",
-                     "-o", f"AERON_TERM_BUFFER_LENGTH={term_length}",
+                     *(["-o", f"AERON_IPC_TERM_BUFFER_LENGTH={term_length}",
+                        "-o", f"AERON_TERM_BUFFER_LENGTH={term_length}"] if term_length else []),
                      "-o", "AERON_DIR_DELETE_ON_START=true",
                      "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true"]
         self.popen = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -227,7 +231,8 @@ class Driver:
             "kind": "standalone process (aeron-async driver), shared by every aeron_async process of the run",
             "threading_mode": self.threading_mode,
             "idle_strategy": "backoff (default)",
-            "ipc_term_buffer_length": self.term_length,
+            "ipc_term_buffer_length": self.term_length or "64m (default)",
+            "term_buffer_length": self.term_length or "16m (default)",
             "aeron_dir": self.aeron_dir,
             "command": " ".join(["aeron-async", *self.args[3:]]),
         }
@@ -392,9 +397,9 @@ def add_ratios(rows: list[dict[str, Any]], kind: str) -> None:
 
 
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    def row_for(kind: str, case: str, size: int) -> dict[str, Any] | None:
+    def row_for(kind: str, case: str, size: int, transport: str) -> dict[str, Any] | None:
         for r in results.get(kind, []):
-            if r["case"] == case and r["size"] == size and r["transport"].startswith("aeron:ipc"):
+            if r["case"] == case and r["size"] == size and r["transport"].startswith(transport):
                 return r
         return None
 
@@ -409,19 +414,19 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         value: float | None = None
         measured = "not measured"
         if t.metric == "throughput":
-            row = row_for("throughput", t.case, t.size)
+            row = row_for("throughput", t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
                 measured = f"{value / 1e6:.2f} M msgs/s ({t.case}, {t.size} B)"
         elif t.metric == "ratio":
-            row = row_for("throughput", t.case, t.size)
+            row = row_for("throughput", t.case, t.size, t.transport)
             peer = peer_for("throughput", t.peer, t.size)
             if row and peer and t.field in row and t.field in peer:
                 value = row[t.field]["median"] / peer[t.field]["median"]
                 measured = (f"{value:.1f}x ({row[t.field]['median'] / 1e6:.2f} M vs "
                             f"{peer[t.field]['median'] / 1e6:.3f} M msgs/s)")
         elif t.metric == "latency":
-            row = row_for("latency", t.case, t.size)
+            row = row_for("latency", t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
                 measured = f"{value:.1f} us ({t.case}, {t.size} B)"
@@ -452,11 +457,15 @@ def _parse_size(text: str) -> int:
 def run_memory(ctx: Context, path: str) -> dict[str, Any]:
     cfg = ctx.config
     assert ctx.driver is not None
-    term = _parse_size(cfg.term_length)
+    # the memory run's own publication has a short term (8m unless --term-length says), so the
+    # warm-up can cycle through the whole log quickly
+    term_text = cfg.term_length or "8m"
+    term = _parse_size(term_text)
     # warm up through more than one full cycle of the log (3 terms), so its pages are mapped in
     # (quick mode: less, as RSS of the shared log is reported apart from the anonymous RSS judged)
     warmup_messages = 100_000 if cfg.quick else max(100_000, int(3.5 * term / _frame_length(32)))
-    spec = {"size": 32, "aeron_dir": ctx.driver.aeron_dir, "channel": "aeron:ipc", "stream": ctx.next_stream(),
+    spec = {"size": 32, "aeron_dir": ctx.driver.aeron_dir, "channel": f"aeron:ipc?term-length={term_text}",
+            "stream": ctx.next_stream(),
             "messages": cfg.messages, "warmup_messages": warmup_messages, "samples": 10, "path": path,
             "form": "batch"}
     server = Worker({**spec, "role": "aeron-memory-receiver"}, f"memory {path} receiver")
@@ -582,7 +591,8 @@ def run(cfg: Config) -> dict[str, Any]:
             ctx.driver = Driver(cfg.threading_mode, cfg.term_length)
             results["driver"] = ctx.driver.describe()
             ui.note(f"driver: {results['driver']['kind']}; threading mode {cfg.threading_mode}, idle strategy "
-                    f"backoff, IPC term length {cfg.term_length}, in {ctx.driver.aeron_dir}")
+                    f"backoff, term lengths {cfg.term_length or 'the defaults (IPC 64m, UDP 16m)'}, "
+                    f"in {ctx.driver.aeron_dir}")
         channels = []
         for channel in cfg.channels:
             reason = probe_channel(ctx.driver.aeron_dir, channel) if ctx.driver else None

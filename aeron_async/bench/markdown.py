@@ -37,7 +37,7 @@ def render(results: dict[str, Any]) -> str:
     d = results.get("driver")
     if d:
         out.append(f"Driver: {d['kind']}; threading mode {d['threading_mode']}, idle strategy {d['idle_strategy']}, "
-                   f"IPC term length {d['ipc_term_buffer_length']}.")
+                   f"IPC term length {d['ipc_term_buffer_length']}, UDP term length {d.get('term_buffer_length', '?')}.")
     cfg = results.get("config", {})
     out.append(f"Command: `{results.get('command', '')}` ({cfg.get('rounds')} rounds of {cfg.get('duration')} s after "
                f"{cfg.get('warmup')} s of warm-up; sizes {', '.join(map(str, cfg.get('sizes', [])))} B).")

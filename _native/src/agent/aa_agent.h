@@ -24,6 +24,8 @@ typedef void (*aa_idle_strategy_set_doorbell_func_t)(
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_YIELDS 20
 #define AA_IDLE_STRATEGY_BACKOFF_MIN_PARK_NS 1000
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_PARK_NS 1000000
+/* Timer slack a parking backoff strategy sets on its thread, so short parks are short. */
+#define AA_IDLE_TIMER_SLACK_NS 1000UL
 /* Deep idle (our addition, only for agents given a doorbell, such as the driver's): after this long
  * without work at the longest park, sleep on the doorbell for up to AA_IDLE_DEEP_PARK_NS at a time.
  * A ring (a client command, a back-pressured offer) ends the sleep at once. */
