@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 import aeron_async
+from aeron_async.monitor import CncReader
 from conftest import PYTHON, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, start_driver, stop_driver
 
 pytestmark = pytest.mark.anyio
@@ -56,6 +57,13 @@ async def client(aeron_dir: str) -> AsyncIterator[aeron_async.AsyncAeron]:
     context = aeron_async.DriverContext(**TEST_DRIVER_SETTINGS)
     async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0) as c:
         yield c
+
+
+def highest_receive_position(aeron_dir: str, session_id: int) -> int:
+    """The rcv-hwm counter of the image of `session_id` (0 while there is none)."""
+    with CncReader(aeron_dir) as reader:
+        return max((c.value for c in reader.counters()
+                    if c.label.startswith("rcv-hwm:") and f" {session_id} " in f"{c.label} "), default=0)
 
 
 async def connected_pair(client: aeron_async.AsyncAeron, stream_id: int = 10, channel: str = CHANNEL):
@@ -122,10 +130,18 @@ async def test_offer_and_async_for_deliver_whole_messages_with_their_coordinates
 
 
 async def test_batches_pay_one_await_per_batch_and_keep_order(client, channel: str) -> None:
+    if channel.startswith("aeron:udp"):
+        channel += "|rcv-wnd=512k|so-rcvbuf=512k"  # room in the receiver window for all 5000 frames (320 KiB)
     sub, pub = await connected_pair(client, channel=channel)
     async with sub, pub:
         for i in range(5000):
             await pub.offer(seq(i))
+        if channel.startswith("aeron:udp"):
+            # all of it in the image first (the receiver's high-water mark at the publication's
+            # position), so that batch sizes depend on the facade alone, not on datagram timing
+            with anyio.fail_after(10):
+                while highest_receive_position(client.aeron_dir, pub.session_id) < pub.position:
+                    await anyio.sleep(0.005)
         received: list[int] = []
         batch_sizes = []
         with anyio.fail_after(10):
