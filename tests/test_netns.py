@@ -15,6 +15,9 @@ pytestmark = pytest.mark.skipif(netns.available() is not None, reason=str(netns.
 RECEIVER = """
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# room for every datagram even if this process is not scheduled for a while (root: past rmem_max),
+# so that only the nftables rule loses any
+s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), 16 << 20)
 s.bind((sys.argv[1], 40123))
 s.settimeout(2.0)
 print("ready", flush=True)
