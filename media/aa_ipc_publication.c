@@ -82,7 +82,15 @@ int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
         {
             aa_put_int64_release(pub->pub_lmt, proposed);
             aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
-            work_count = 1;
+            /* Work only when the publisher had used 3/4 of its window: then the next move matters
+             * soon, and the conductor stays quick. A limit that moves far ahead of the publisher is
+             * bookkeeping: counting it would keep the conductor spinning for as long as messages
+             * flow, taking a core from the clients on a small machine. (A publisher that does reach
+             * its limit rings the driver's doorbell.) */
+            if (producer_position + (pub->term_window_length >> 2) >= current_limit)
+            {
+                work_count = 1;
+            }
         }
         aa_ipc_publication_clean_buffer(pub, min_sub_pos - pub->term_length);
         pub->consumer_position = max_sub_pos;

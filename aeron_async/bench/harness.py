@@ -704,6 +704,14 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             print_tables(saved, Console(highlight=False))
         return 0
     cfg = Config.from_args(args, "aeron-async bench " + " ".join(argv))
+
+    def stop(signum: int, frame: Any) -> None:
+        # SIGTERM (or SIGINT where a background shell ignored it) ends the run as Ctrl-C does: the
+        # finally blocks stop the workers and the driver and remove its directory
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     results = run(cfg)
     failed = [r for kind in ("throughput", "latency") for r in results.get(kind, []) if r.get("errors")]
     return 1 if failed else 0
