@@ -257,6 +257,12 @@ static void aa_receive_channel_endpoint_on_data(
         aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
         return;
     }
+    /* A frame that reaches no image is dropped and counted as an invalid packet: a session this receiver
+     * has no image for, or a stream nobody here subscribes to. On a subscribed stream it is also the
+     * protocol's late-join signal, so the first one asks the source for SETUP (below); the frames that
+     * arrive while the image is being created are counted too, which is why a late joiner on a busy
+     * stream sees a few. */
+    aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
     if (NULL == aa_receive_channel_endpoint_find_stream(endpoint, header.stream_id) ||
         aa_receive_channel_endpoint_is_waiting(session, now_ns) ||
         aa_udp_data_flags_is_end_of_stream(header.frame_header.flags))

@@ -276,10 +276,13 @@ def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) ->
             frame = data_frame(32 + len(payload), 0, 0xC0, TYPE_DATA, term_offset, session, stream, term_id, payload)
             return frame + bytes(-len(frame) % 32)
 
-        # data from an unknown session asks for SETUP: an SM with SEND_SETUP and zeros
+        # data from an unknown session asks for SETUP: an SM with SEND_SETUP and zeros; the frame itself reaches
+        # no image, so it is dropped and counted as invalid
+        invalid_before = system_counter(udp_client.aeron_dir, "Invalid packets")
         send(heartbeat(0))
         sm = SM.unpack(sender.recv(TYPE_SM))
         assert (sm[0], sm[2], sm[4], sm[5], sm[6], sm[7], sm[8]) == (36, 0x80, session, stream, 0, 0, 0)
+        assert system_counter(udp_client.aeron_dir, "Invalid packets") == invalid_before + 1
         receiver_id = sm[9]
         # SETUP creates the image; a status message at the join position comes back at once
         send(SETUP.pack(40, 0, 0, TYPE_SETUP, 0, session, stream, term_id, term_id, 64 * 1024, 1408, 0))
@@ -533,9 +536,10 @@ def data_frame(frame_length: int, version: int, flags: int, ftype: int, term_off
 
 @st.composite
 def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int) -> tuple[bytes, bool | None]:
-    """A datagram and whether the receiver must count it as invalid (True), must not (False: well-formed
-    frames for unknown sessions, answered as the protocol says), or may (None: random bytes of version 0). Frames for
-    the flowing session are always malformed; well-formed frames only ever name other sessions."""
+    """A datagram and whether the receiver must count it as invalid (True), must not (False: a well-formed SETUP,
+    which starts an image), or may (None: random bytes of version 0). Frames for the flowing session are always
+    malformed; well-formed frames only ever name other sessions, and data for a session with no image is counted
+    (those on the subscribed stream also ask the attacker for SETUP, as the protocol says)."""
     kind = draw(st.sampled_from(["short", "version", "bad_length", "truncated_control", "random", "unknown_session",
                                  "setup_unknown_session"]))
     if kind == "short":
@@ -564,7 +568,7 @@ def malformed_datagrams(draw: st.DrawFn, session: int, stream: int, term_id: int
         payload = b"" if heartbeat else draw(st.binary(min_size=size, max_size=size)) + bytes((-(32 + size)) % 32)
         return data_frame(frame_length, 0, draw(st.sampled_from([0xC0, 0x80, 0x40, 0xE0])), TYPE_DATA,
                           draw(st.integers(0, 1 << 20)) & ~31, other, draw(st.sampled_from([stream, stream + 1])),
-                          draw(INT32), payload), False
+                          draw(INT32), payload), True
     # a SETUP for an unknown session: malformed (counted) when its term length is no log's, its MTU no
     # sender's, or its position no position of the stream; well-formed ones start an image (not counted)
     other = draw(st.integers(0, 2**31 - 1).filter(lambda s: s != session))
