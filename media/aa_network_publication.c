@@ -68,6 +68,7 @@ void aa_network_publication_free(aa_network_publication_t *pub)
             pub->flow_control->fini(pub->flow_control);
         }
         aa_retransmit_handler_fini(&pub->retransmit_handler);
+        aa_driver_conductor_forget_mapping(pub->conductor, &pub->mapped);
         aa_unmap(&pub->mapped);
         free(pub->channel);
         free(pub);

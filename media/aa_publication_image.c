@@ -51,6 +51,7 @@ void aa_publication_image_free(aa_publication_image_t *image)
 {
     if (NULL != image)
     {
+        aa_driver_conductor_forget_mapping(image->conductor, &image->mapped);
         aa_unmap(&image->mapped);
         free(image->subscribers);
         free(image);

@@ -59,8 +59,21 @@ static void aa_client_set_error_from_state(aa_client_t *client)
 
 /* ---- lingering resources ---- */
 
+/* Queue a new log mapping to be populated from the stream's position (term `index`, `term_offset`)
+ * round the terms, so that the message path never takes the page faults. */
+static void aa_client_prefault_log(aa_client_t *client, aa_mapped_file_t *mapped, int32_t term_length, int32_t index,
+    int32_t term_offset)
+{
+    if (mapped->allocated)
+    {
+        size_t start = (size_t)index * (size_t)term_length + (size_t)term_offset;
+        aa_prefault_add(&client->prefault, mapped->addr, mapped->length, start);
+    }
+}
+
 static void aa_client_free_image_mapping(aa_image_t *image)
 {
+    aa_prefault_remove(&image->subscription->client->prefault, image->mapped.addr);
     aa_unmap(&image->mapped);
     free(image->assembly);
     image->assembly = NULL;
@@ -91,6 +104,7 @@ static void aa_client_free_subscription(aa_subscription_t *sub)
 
 static void aa_client_free_publication(aa_publication_t *pub)
 {
+    aa_prefault_remove(&pub->client->prefault, pub->mapped.addr);
     aa_unmap(&pub->mapped);
     free(pub->channel);
     free(pub);
@@ -259,6 +273,12 @@ static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *b
         return;
     }
     client->publications[client->publications_count++] = pub;
+    {
+        int32_t term_count = aa_logbuffer_active_term_count(pub->log.metadata);
+        int32_t index = aa_index_by_term_count(term_count);
+        int64_t raw_tail = aa_get_int64_volatile(&pub->log.metadata->term_tail_counters[index]);
+        aa_client_prefault_log(client, &pub->mapped, pub->term_length, index, aa_term_offset(raw_tail, pub->term_length));
+    }
     r->resource = pub;
     r->status = 1;
 }
@@ -404,6 +424,9 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
     new_list->images[old_list->count] = image;
     __atomic_store_n(&sub->images, new_list, __ATOMIC_RELEASE);
     aa_client_linger(client, old_list, AA_LINGER_IMAGE_LIST);
+    aa_client_prefault_log(client, &image->mapped, image->term_length,
+        aa_index_by_term_count((int32_t)(image->join_position >> image->position_bits_to_shift)),
+        (int32_t)(image->join_position & (image->term_length - 1)));
     aa_subscription_push_event(sub, AA_IMAGE_EVENT_AVAILABLE, image);
 }
 
@@ -921,6 +944,7 @@ int aa_client_do_work(aa_client_t *client)
         }
         else
         {
+            work_count += aa_prefault_do_work(&client->prefault);
             int64_t now_ns = aa_nano_clock();
             if (now_ns >= client->time_of_last_service_ns + AA_CLIENT_SERVICE_INTERVAL_NS)
             {
@@ -1123,6 +1147,7 @@ int aa_client_close(aa_client_t *client)
         free(client->registrations[i].error_message);
         free(client->registrations[i].channel);
     }
+    aa_prefault_close(&client->prefault);
     free(client->lingering);
     free(client->publications);
     free(client->subscriptions);

@@ -20,6 +20,7 @@
 #include "../logbuffer/aa_logbuffer.h"
 #include "../logbuffer/aa_term.h"
 #include "../util/aa_fs.h"
+#include "../util/aa_prefault.h"
 
 
 typedef struct aa_client_stct aa_client_t;
@@ -190,6 +191,8 @@ struct aa_client_stct
     aa_lingering_t *lingering;
     size_t lingering_count;
     size_t lingering_capacity;
+    /* new log mappings populated a chunk per duty cycle, so offers and polls take no page faults */
+    aa_prefault_t prefault;
 
     /* parked async waiters: while any exist the idle conductor sleeps on their logs' doorbells;
      * a new park bumps wake_word (a private futex) to wake it */

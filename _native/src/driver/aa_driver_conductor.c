@@ -309,6 +309,18 @@ static void aa_conductor_link_subscriber(
     aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
 }
 
+/* Queue a new (non-sparse) log to be populated from its active term's tail round the terms. */
+static void aa_conductor_prefault_log(aa_driver_conductor_t *conductor, aa_mapped_file_t *mapped, aa_mapped_log_t *log)
+{
+    if (mapped->allocated)
+    {
+        int32_t index = aa_index_by_term_count(aa_logbuffer_active_term_count(log->metadata));
+        int64_t raw_tail = aa_get_int64_volatile(&log->metadata->term_tail_counters[index]);
+        size_t start = (size_t)index * (size_t)log->term_length + (size_t)aa_term_offset(raw_tail, log->term_length);
+        aa_prefault_add(&conductor->prefault, mapped->addr, mapped->length, start);
+    }
+}
+
 static int aa_conductor_check_storage(aa_driver_conductor_t *conductor, size_t log_length)
 {
     if (!conductor->ctx->perform_storage_checks)
@@ -503,6 +515,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     }
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
+    pub->conductor = conductor;
     pub->registration_id = registration_id;
     pub->stream_id = stream_id;
     pub->is_exclusive = is_exclusive;
@@ -553,6 +566,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     };
     aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
     aa_logbuffer_metadata_init(&pub->log, &init);
+    aa_conductor_prefault_log(conductor, &pub->mapped, &pub->log);
     pub->initial_term_id = initial_term_id;
 
     int64_t start_position = aa_compute_position(
@@ -832,6 +846,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     };
     aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
     aa_logbuffer_metadata_init(&pub->log, &log_params);
+    aa_conductor_prefault_log(conductor, &pub->mapped, &pub->log);
     pub->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
     pub->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
 
@@ -1347,6 +1362,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     };
     aa_mapped_log_init(&image->log, image->mapped.addr, image->mapped.length, setup->term_length);
     aa_logbuffer_metadata_init(&image->log, &log_params);
+    aa_conductor_prefault_log(conductor, &image->mapped, &image->log);
     image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
     image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
     conductor->bytes_mapped += (int64_t)image->mapped.length;
@@ -2151,6 +2167,7 @@ int aa_driver_conductor_do_work(void *state)
     {
         work_count += aa_publication_image_update_subscriber_positions(conductor->images[i]);
     }
+    work_count += aa_prefault_do_work(&conductor->prefault);
 
     /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
      * an idle driver's backoff reaches its longest park instead of restarting every timer interval. */
@@ -2311,6 +2328,7 @@ void aa_driver_conductor_on_close(void *state)
     conductor->publication_links_count = 0;
     conductor->subscription_links_count = 0;
     conductor->clients_count = 0;
+    aa_prefault_close(&conductor->prefault);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
     aa_unmap(&conductor->cnc_file);

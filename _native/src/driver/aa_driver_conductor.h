@@ -23,6 +23,7 @@
 #include "../concurrent/aa_error_log.h"
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../util/aa_fs.h"
+#include "../util/aa_prefault.h"
 #include "../../../media/aa_ipc_publication.h"
 #include "../../../media/aa_network_publication.h"
 #include "../../../media/aa_publication_image.h"
@@ -93,6 +94,9 @@ typedef struct aa_driver_conductor_stct
     int64_t last_cycle_ns;
     int32_t next_session_id;
     int64_t bytes_mapped;
+    /* new logs populated a chunk per duty cycle (ahead of the stream), so that neither the receiver
+     * writing an image, the sender reading a publication nor cleaning takes page faults */
+    aa_prefault_t prefault;
     uint8_t response[AA_RB_RECORD_HEADER_LENGTH + 8192];
 }
 aa_driver_conductor_t;
@@ -115,6 +119,15 @@ void aa_driver_conductor_proxy_create_publication_image(
     aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
     const struct sockaddr_storage *source, socklen_t source_length);
 
+
+/* Conductor only: a log mapping is about to be unmapped; stop populating it. */
+static inline void aa_driver_conductor_forget_mapping(aa_driver_conductor_t *conductor, const aa_mapped_file_t *mapped)
+{
+    if (NULL != conductor && NULL != mapped->addr)
+    {
+        aa_prefault_remove(&conductor->prefault, mapped->addr);
+    }
+}
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)

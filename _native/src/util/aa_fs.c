@@ -14,6 +14,7 @@
 
 #include "aa_fs.h"
 #include "aa_error.h"
+#include "aa_prefault.h"
 
 int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse)
 {
@@ -56,6 +57,7 @@ int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, b
     }
     mapped->addr = addr;
     mapped->length = length;
+    mapped->allocated = !sparse;
     return 0;
 }
 
@@ -85,6 +87,7 @@ int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t leng
         AA_SET_ERR(EINVAL, "file %s is empty", path);
         return -1;
     }
+    bool allocated = aa_prefault_file_is_allocated(fd);
     void *addr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (MAP_FAILED == addr)
@@ -94,6 +97,7 @@ int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t leng
     }
     mapped->addr = addr;
     mapped->length = length;
+    mapped->allocated = allocated;
     return 0;
 }
 
@@ -108,6 +112,7 @@ int aa_unmap(aa_mapped_file_t *mapped)
         }
         mapped->addr = NULL;
         mapped->length = 0;
+        mapped->allocated = false;
     }
     return 0;
 }

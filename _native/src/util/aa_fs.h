@@ -10,6 +10,7 @@ typedef struct aa_mapped_file_stct
 {
     uint8_t *addr;
     size_t length;
+    bool allocated;  /* every block of the file is allocated (not sparse): safe to pre-fault */
 }
 aa_mapped_file_t;
 

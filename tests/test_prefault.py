@@ -1,0 +1,95 @@
+"""Log buffers are pre-faulted in the background: every mapping of a non-sparse log (the driver's, the
+publisher's, the subscriber's) is populated by its conductor soon after it is made, so that offers and
+polls never take a page fault on first touch; sparse logs stay lazily mapped."""
+
+from __future__ import annotations
+
+import resource
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+import aeron_async
+from conftest import wait_for
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log_mappings() -> list[tuple[str, int, int]]:
+    """(path, size kB, resident kB) of every mapping of a log buffer file in this process."""
+    found: list[tuple[str, int, int]] = []
+    path = None
+    size = 0
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+                path = fields[5] if len(fields) > 5 and fields[5].endswith(".logbuffer") else None
+            elif path is not None and fields[0] == "Size:":
+                size = int(fields[1])
+            elif path is not None and fields[0] == "Rss:":
+                found.append((path, size, int(fields[1])))
+    return found
+
+
+def minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+@pytest.fixture(params=["ipc", "udp"])
+def channel(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "ipc":
+        yield "aeron:ipc?term-length=1m"
+    else:
+        yield f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}|term-length=1m"
+
+
+def stream_through_whole_log(pub: aeron_async.Publication, sub: aeron_async.Subscription, count: int) -> None:
+    payload = bytes(200)
+    received = 0
+    for _ in range(count):
+        while pub.offer(payload) < 0:
+            received += len(sub.poll_messages(256))
+        received += len(sub.poll_messages(256))
+
+    def drained() -> bool:
+        nonlocal received
+        received += len(sub.poll_messages(256))
+        return received >= count
+
+    wait_for(drained, timeout=10, what=f"all {count} messages")
+    assert received == count
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["allocated", "sparse"])
+def test_logs_are_populated_ahead_of_the_stream(client: aeron_async.Aeron, channel: str, sparse: bool) -> None:
+    if sparse:
+        channel += "|sparse=true"
+    sub = client.add_subscription(channel, 70)
+    pub = client.add_publication(channel, 70)
+    wait_for(lambda: pub.is_connected and sub.images, timeout=5, what="connected")
+    # this process holds the driver's, the publisher's and the subscriber's mappings of the log(s)
+    mappings = wait_for(lambda: len(found := log_mappings()) >= 3 and found, timeout=5, what="log mappings")
+    if not sparse:
+        wait_for(lambda: all(rss == size for _, size, rss in log_mappings()), timeout=10,
+                 what=f"every log mapping resident: {log_mappings()}")
+    else:  # a sparse publication log is mapped lazily (a UDP image's sparseness is the driver's setting)
+        publication_mappings = [m for m in mappings if "/publications/" in m[0]]
+        assert publication_mappings and all(rss < size // 4 for _, size, rss in publication_mappings), mappings
+
+    # 20,000 messages of 200 B (232 B frames, 4.4 MiB) go round the 3 MiB log once and more
+    before = minor_faults()
+    stream_through_whole_log(pub, sub, 20_000)
+    faults = minor_faults() - before
+    pages = 3 * 1024 * 1024 // 4096
+    print(f"{'sparse' if sparse else 'allocated'} {channel}: {faults} minor page faults streaming 4.4 MiB "
+          f"through a {pages}-page log")
+    if sparse:
+        assert faults >= pages  # every page of the publisher's and the subscriber's mapping faults once at least
+    else:
+        assert faults < pages // 4
