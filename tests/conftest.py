@@ -74,6 +74,29 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
+def log_mappings() -> list[tuple[str, int, int]]:
+    """(path, size kB, resident kB) of every mapping of a log buffer file in this process."""
+    found: list[tuple[str, int, int]] = []
+    path = None
+    size = 0
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+                path = fields[5] if len(fields) > 5 and fields[5].endswith(".logbuffer") else None
+            elif path is not None and fields[0] == "Size:":
+                size = int(fields[1])
+            elif path is not None and fields[0] == "Rss:":
+                found.append((path, size, int(fields[1])))
+    return found
+
+
+def logs_resident() -> bool:
+    """Whether the conductors have populated every (non-sparse) log mapping of this process: the
+    one-off background work after a publication or image appears is over."""
+    return all(rss == size for _, size, rss in log_mappings())
+
+
 def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 10.0) -> int:
     """Offer until accepted, retrying back pressure; bounded."""
     deadline = time.monotonic() + timeout

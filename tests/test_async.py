@@ -23,7 +23,7 @@ import pytest
 
 import aeron_async
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, start_driver, stop_driver
+from conftest import PYTHON, TEST_DRIVER_SETTINGS, logs_resident, new_aeron_dir, python_env, start_driver, stop_driver
 
 pytestmark = pytest.mark.anyio
 
@@ -232,6 +232,11 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
         await pub.offer(b"warm-up")
         with anyio.fail_after(5):
             assert (await sub.receive()).data == b"warm-up"
+        # the conductors populate a new log's pages in the background (about 0.5 s of CPU for the
+        # default 64 MiB IPC terms): one-off work when a stream appears, over before idling starts
+        with anyio.fail_after(30):
+            while not logs_resident():
+                await anyio.sleep(0.05)
         got: list[bytes] = []
         woke_at = 0.0
 
@@ -254,7 +259,8 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
         assert got == [b"wake up"]
         print(f"idle: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s; woke {1000 * (woke_at - sent_at):.1f} ms "
               "after the offer")
-        assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
+        if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds cost several times more a wake
+            assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
 
 
 # ---- cancellation ----
