@@ -92,9 +92,17 @@ def log_mappings() -> list[tuple[str, int, int]]:
 
 
 def logs_resident() -> bool:
-    """Whether the conductors have populated every (non-sparse) log mapping of this process: the
-    one-off background work after a publication or image appears is over."""
+    """Whether every log mapping of this process is wholly resident (populated)."""
     return all(rss == size for _, size, rss in log_mappings())
+
+
+def logs_settled(quiet: float = 0.2) -> bool:
+    """Whether the conductors' pre-faulting of this process's log mappings has stopped: their
+    resident sizes did not move for `quiet` seconds (a new log is populated a lead ahead of its
+    stream, about a quarter of a term, and then only as the stream moves)."""
+    before = log_mappings()
+    time.sleep(quiet)
+    return log_mappings() == before
 
 
 def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 10.0) -> int:

@@ -59,16 +59,16 @@ static void aa_client_set_error_from_state(aa_client_t *client)
 
 /* ---- lingering resources ---- */
 
-/* Queue a new log mapping to be populated from the stream's position (term `index`, `term_offset`)
- * round the terms, so that the message path never takes the page faults. */
-static void aa_client_prefault_log(aa_client_t *client, aa_mapped_file_t *mapped, int32_t term_length, int32_t index,
-    int32_t term_offset)
+/* Keep a new log mapping populated ahead of the stream (aa_prefault.h), so that the message path
+ * never takes the page faults. */
+static int64_t aa_client_publication_prefault_position(const void *pub)
 {
-    if (mapped->allocated)
-    {
-        size_t start = (size_t)index * (size_t)term_length + (size_t)term_offset;
-        aa_prefault_add(&client->prefault, mapped->addr, mapped->length, start);
-    }
+    return aa_logbuffer_producer_position(&((aa_publication_t *)pub)->log);
+}
+
+static int64_t aa_client_image_prefault_position(const void *image)
+{
+    return aa_get_int64_volatile(((const aa_image_t *)image)->subscriber_position);
 }
 
 static void aa_client_free_image_mapping(aa_image_t *image)
@@ -273,11 +273,10 @@ static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *b
         return;
     }
     client->publications[client->publications_count++] = pub;
+    if (pub->mapped.allocated)
     {
-        int32_t term_count = aa_logbuffer_active_term_count(pub->log.metadata);
-        int32_t index = aa_index_by_term_count(term_count);
-        int64_t raw_tail = aa_get_int64_volatile(&pub->log.metadata->term_tail_counters[index]);
-        aa_client_prefault_log(client, &pub->mapped, pub->term_length, index, aa_term_offset(raw_tail, pub->term_length));
+        aa_prefault_add(&client->prefault, pub->mapped.addr, pub->term_length, aa_logbuffer_producer_position(&pub->log),
+            aa_client_publication_prefault_position, pub);
     }
     r->resource = pub;
     r->status = 1;
@@ -424,9 +423,11 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
     new_list->images[old_list->count] = image;
     __atomic_store_n(&sub->images, new_list, __ATOMIC_RELEASE);
     aa_client_linger(client, old_list, AA_LINGER_IMAGE_LIST);
-    aa_client_prefault_log(client, &image->mapped, image->term_length,
-        aa_index_by_term_count((int32_t)(image->join_position >> image->position_bits_to_shift)),
-        (int32_t)(image->join_position & (image->term_length - 1)));
+    if (image->mapped.allocated)
+    {
+        aa_prefault_add(&client->prefault, image->mapped.addr, image->term_length, image->join_position,
+            aa_client_image_prefault_position, image);
+    }
     aa_subscription_push_event(sub, AA_IMAGE_EVENT_AVAILABLE, image);
 }
 

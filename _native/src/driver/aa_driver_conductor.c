@@ -309,16 +309,22 @@ static void aa_conductor_link_subscriber(
     aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
 }
 
-/* Queue a new (non-sparse) log to be populated from its active term's tail round the terms. */
-static void aa_conductor_prefault_log(aa_driver_conductor_t *conductor, aa_mapped_file_t *mapped, aa_mapped_log_t *log)
+/* The positions the driver's mappings of logs are kept populated ahead of (aa_prefault.h): the
+ * sender reads behind the producer; the receiver writes up to its high-water mark; cleaning follows
+ * behind the producer of an IPC log. */
+static int64_t aa_conductor_ipc_publication_prefault_position(const void *pub)
 {
-    if (mapped->allocated)
-    {
-        int32_t index = aa_index_by_term_count(aa_logbuffer_active_term_count(log->metadata));
-        int64_t raw_tail = aa_get_int64_volatile(&log->metadata->term_tail_counters[index]);
-        size_t start = (size_t)index * (size_t)log->term_length + (size_t)aa_term_offset(raw_tail, log->term_length);
-        aa_prefault_add(&conductor->prefault, mapped->addr, mapped->length, start);
-    }
+    return aa_ipc_publication_producer_position((aa_ipc_publication_t *)pub);
+}
+
+static int64_t aa_conductor_network_publication_prefault_position(const void *pub)
+{
+    return aa_network_publication_producer_position((aa_network_publication_t *)pub);
+}
+
+static int64_t aa_conductor_image_prefault_position(const void *image)
+{
+    return aa_get_int64_volatile(((const aa_publication_image_t *)image)->rcv_hwm);
 }
 
 static int aa_conductor_check_storage(aa_driver_conductor_t *conductor, size_t log_length)
@@ -566,7 +572,6 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     };
     aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
     aa_logbuffer_metadata_init(&pub->log, &init);
-    aa_conductor_prefault_log(conductor, &pub->mapped, &pub->log);
     pub->initial_term_id = initial_term_id;
 
     int64_t start_position = aa_compute_position(
@@ -609,6 +614,11 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     }
     conductor->ipc_publications[conductor->ipc_publications_count++] = pub;
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if (pub->mapped.allocated)
+    {
+        aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->term_length, start_position,
+            aa_conductor_ipc_publication_prefault_position, pub);
+    }
     return pub;
 }
 
@@ -846,7 +856,6 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     };
     aa_mapped_log_init(&pub->log, pub->mapped.addr, pub->mapped.length, params->term_length);
     aa_logbuffer_metadata_init(&pub->log, &log_params);
-    aa_conductor_prefault_log(conductor, &pub->mapped, &pub->log);
     pub->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
     pub->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
 
@@ -913,6 +922,11 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     }
     endpoint->refcnt++;
     conductor->bytes_mapped += (int64_t)pub->mapped.length;
+    if (pub->mapped.allocated)
+    {
+        aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->term_length, start_position,
+            aa_conductor_network_publication_prefault_position, pub);
+    }
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
     conductor->network_publications[conductor->network_publications_count++] = pub;
     return pub;
@@ -1362,7 +1376,6 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     };
     aa_mapped_log_init(&image->log, image->mapped.addr, image->mapped.length, setup->term_length);
     aa_logbuffer_metadata_init(&image->log, &log_params);
-    aa_conductor_prefault_log(conductor, &image->mapped, &image->log);
     image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
     image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
     conductor->bytes_mapped += (int64_t)image->mapped.length;
@@ -1395,6 +1408,11 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_put_int64_release(image->rcv_pos, image->join_position);
     conductor->images[conductor->images_count++] = image;
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if (image->mapped.allocated)
+    {
+        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->term_length, image->join_position,
+            aa_conductor_image_prefault_position, image);
+    }
 
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {

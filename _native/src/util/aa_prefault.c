@@ -20,9 +20,10 @@ bool aa_prefault_file_is_allocated(int fd)
     return 0 == fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size;
 }
 
-int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, size_t length, size_t start)
+int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, int32_t term_length, int64_t start_position,
+    aa_prefault_position_func_t position, const void *source)
 {
-    if (prefault->unsupported || NULL == base || 0 == length)
+    if (prefault->unsupported || NULL == base || term_length <= 0 || start_position < 0)
     {
         return 0;
     }
@@ -37,9 +38,12 @@ int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, size_t length, size_
         prefault->jobs = jobs;
         prefault->capacity = capacity;
     }
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    start = start < length ? start - (start % page) : 0;
-    prefault->jobs[prefault->count++] = (aa_prefault_job_t){ base, length, start, 0 };
+    int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+    int64_t ring_length = 3 * (int64_t)term_length;
+    int64_t lead = term_length / 4 > AA_PREFAULT_MIN_LEAD ? term_length / 4 : AA_PREFAULT_MIN_LEAD;
+    int64_t populated = start_position - (start_position % page);
+    prefault->jobs[prefault->count++] = (aa_prefault_job_t){
+        base, (size_t)ring_length, lead, populated, populated + ring_length, position, source };
     return 0;
 }
 
@@ -63,42 +67,49 @@ void aa_prefault_remove(aa_prefault_t *prefault, const uint8_t *base)
 
 int aa_prefault_do_work(aa_prefault_t *prefault)
 {
-    if (0 == prefault->count)
+    int work_count = 0;
+    for (size_t i = 0; i < prefault->count;)
     {
-        return 0;
-    }
-    aa_prefault_job_t *job = &prefault->jobs[0];
-    size_t offset = (job->start + job->done) % job->length;
-    size_t chunk = job->length - job->done;
-    if (chunk > AA_PREFAULT_CHUNK_LENGTH)
-    {
-        chunk = AA_PREFAULT_CHUNK_LENGTH;
-    }
-    if (chunk > job->length - offset)
-    {
-        chunk = job->length - offset;  /* up to the end, then on from the base */
-    }
-    if (madvise(job->base + offset, chunk, MADV_POPULATE_WRITE) < 0)
-    {
-        if (EINVAL == errno)  /* a kernel without it: leave every mapping to fault lazily */
+        aa_prefault_job_t *job = &prefault->jobs[i];
+        int64_t target = job->position(job->source) + job->lead;
+        target = target < job->end ? target : job->end;
+        if (job->populated >= target)
         {
-            prefault->unsupported = true;
-            prefault->count = 0;
-            return 0;
+            i++;
+            continue;
         }
-        if (EINTR != errno && EAGAIN != errno)  /* ENOMEM, EFAULT, EHWPOISON: give up on this one */
+        size_t offset = (size_t)(job->populated % (int64_t)job->ring_length);
+        size_t chunk = (size_t)(target - job->populated);
+        chunk = chunk < AA_PREFAULT_CHUNK_LENGTH ? chunk : AA_PREFAULT_CHUNK_LENGTH;
+        chunk = chunk < job->ring_length - offset ? chunk : job->ring_length - offset; /* then on from the base */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        chunk = (chunk + page - 1) / page * page;
+        work_count++;
+        if (madvise(job->base + offset, chunk, MADV_POPULATE_WRITE) < 0)
         {
-            aa_prefault_remove_at(prefault, 0);
-            return 1;
+            if (EINTR == errno || EAGAIN == errno)  /* again next cycle */
+            {
+                i++;
+                continue;
+            }
+            if (EINVAL == errno)  /* a kernel without it: leave every mapping to fault lazily */
+            {
+                prefault->unsupported = true;
+                prefault->count = 0;
+                return work_count;
+            }
+            aa_prefault_remove_at(prefault, i);  /* ENOMEM, EFAULT, EHWPOISON: give up on this one */
+            continue;
         }
-        return 1;
+        job->populated += (int64_t)chunk;
+        if (job->populated >= job->end)
+        {
+            aa_prefault_remove_at(prefault, i);
+            continue;
+        }
+        i++;
     }
-    job->done += chunk;
-    if (job->done >= job->length)
-    {
-        aa_prefault_remove_at(prefault, 0);
-    }
-    return 1;
+    return work_count;
 }
 
 void aa_prefault_close(aa_prefault_t *prefault)
