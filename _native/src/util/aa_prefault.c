@@ -43,7 +43,7 @@ int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, int32_t term_length,
     int64_t lead = term_length / 4 > AA_PREFAULT_MIN_LEAD ? term_length / 4 : AA_PREFAULT_MIN_LEAD;
     int64_t populated = start_position - (start_position % page);
     prefault->jobs[prefault->count++] = (aa_prefault_job_t){
-        base, (size_t)ring_length, lead, populated, populated + ring_length, position, source };
+        base, (size_t)ring_length, lead, populated, populated + ring_length, true, position, source };
     return 0;
 }
 
@@ -71,10 +71,16 @@ int aa_prefault_do_work(aa_prefault_t *prefault)
     for (size_t i = 0; i < prefault->count;)
     {
         aa_prefault_job_t *job = &prefault->jobs[i];
-        int64_t target = job->position(job->source) + job->lead;
+        int64_t position = job->position(job->source);
+        int64_t target = position + job->lead;
         target = target < job->end ? target : job->end;
-        if (job->populated >= target)
+        if (!job->filling && job->populated < job->end && job->populated - position < job->lead / 2)
         {
+            job->filling = true;  /* half the lead used: top it up */
+        }
+        if (!job->filling || job->populated >= target)
+        {
+            job->filling = false;
             i++;
             continue;
         }

@@ -4,7 +4,9 @@
  * machine). Left to the message path, a publisher's offer or a subscriber's poll takes one every
  * 4 KiB of stream: with 32-byte messages one round trip in 64 pays it, which sets a busy-poll round
  * trip's p99. So the conductor that made a mapping keeps it populated a lead ahead of the stream's
- * position, with madvise(MADV_POPULATE_WRITE) a chunk per duty cycle, until the whole log has been
+ * position, with madvise(MADV_POPULATE_WRITE) a chunk per duty cycle, topping the lead up only once
+ * half of it is used (so a slow stream costs one burst per half lead, not a call per page on the
+ * conductor that also wakes async waiters), until the whole log has been
  * populated once (after which no page of it faults again). The work follows the traffic: a quiet
  * stream costs its lead and no more, where populating a whole 64 MiB-term log at once would cost
  * ~0.5 s of CPU (and, done in mmap, 0.3-0.6 s on add_publication).
@@ -33,6 +35,7 @@ typedef struct aa_prefault_job_stct
     int64_t lead;
     int64_t populated;      /* stream position up to which pages are populated */
     int64_t end;            /* populated + ring_length at the start: the whole ring once */
+    bool filling;           /* topping the lead up: until populated reaches position + lead */
     aa_prefault_position_func_t position;
     const void *source;
 }
