@@ -353,7 +353,7 @@ static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *e
     }
 }
 
-void aa_receive_channel_endpoint_on_datagram(
+bool aa_receive_channel_endpoint_on_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
@@ -380,4 +380,5 @@ void aa_receive_channel_endpoint_on_datagram(
             }
             break;
     }
+    return AA_UDP_FRAME_HEARTBEAT != kind && AA_UDP_FRAME_RTTM != kind;
 }

@@ -115,8 +115,9 @@ void aa_receive_channel_endpoint_remove_image(
 /* Receiver: forgets pending, initialising and cooled-down sessions whose time is up. */
 void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
 
-/* Receiver: a datagram received on the endpoint's socket. */
-void aa_receive_channel_endpoint_on_datagram(
+/* Receiver: a datagram received on the endpoint's socket. Returns false for a keepalive (a heartbeat,
+ * an RTT measurement): no work, so an idle driver may sleep deeply. */
+bool aa_receive_channel_endpoint_on_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
 
 /* Receiver: sends a control frame to address; counts bytes sent and short sends. 1 sent, 0 not. */

@@ -799,37 +799,9 @@ typedef struct aa_client_idle_state_stct
 {
     aa_client_t *client;
     bool waitv_unsupported;
-    struct futex_waitv waitv[FUTEX_WAITV_MAX];
+    aa_doorbell_set_t doorbells;
 }
 aa_client_idle_state_t;
-
-static struct timespec aa_deadline(int64_t timeout_ns)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ns / 1000000000LL;
-    deadline.tv_nsec += timeout_ns % 1000000000LL;
-    if (deadline.tv_nsec >= 1000000000L)
-    {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    return deadline;
-}
-
-static bool aa_client_waitv_add(aa_client_idle_state_t *s, uint32_t *count, aa_doorbell_t *doorbell)
-{
-    if (*count >= FUTEX_WAITV_MAX)
-    {
-        return false;
-    }
-    struct futex_waitv *w = &s->waitv[(*count)++];
-    w->val = (uint32_t)aa_doorbell_arm(doorbell);
-    w->uaddr = (uintptr_t)&doorbell->sequence;
-    w->flags = FUTEX_32; /* shared: the doorbell is in a log mapped by other processes */
-    w->__reserved = 0;
-    return true;
-}
 
 /* Arms the doorbell of every log a parked waiter waits on (a subscription's images, a parked image,
  * a parked publication), looks once more, then sleeps until one is rung, a waiter parks anew, or
@@ -837,12 +809,9 @@ static bool aa_client_waitv_add(aa_client_idle_state_t *s, uint32_t *count, aa_d
 static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
 {
     aa_client_t *client = s->client;
-    uint32_t count = 0;
-    s->waitv[count].val = (uint32_t)wake_word;
-    s->waitv[count].uaddr = (uintptr_t)&client->wake_word;
-    s->waitv[count].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
-    s->waitv[count].__reserved = 0;
-    count++;
+    aa_doorbell_set_t *doorbells = &s->doorbells;
+    aa_doorbell_set_clear(doorbells);
+    aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
 
     pthread_mutex_lock(&client->lock);
     bool fits = true;
@@ -855,7 +824,7 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
         {
             if (sub_parked || aa_get_int32_acquire(&list->images[j]->parked))
             {
-                fits = aa_client_waitv_add(s, &count, aa_logbuffer_doorbell(list->images[j]->log.metadata));
+                fits = aa_doorbell_set_add(doorbells, aa_logbuffer_doorbell(list->images[j]->log.metadata));
             }
         }
     }
@@ -864,7 +833,7 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
         aa_publication_t *pub = client->publications[i];
         if (aa_get_int32_acquire(&pub->parked))
         {
-            fits = aa_client_waitv_add(s, &count, aa_logbuffer_doorbell(pub->log.metadata));
+            fits = aa_doorbell_set_add(doorbells, aa_logbuffer_doorbell(pub->log.metadata));
         }
     }
     int signalled = AA_CLIENT_STATE_ACTIVE == client->state ? aa_client_check_waiters(client) : 0;
@@ -877,18 +846,12 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     {
         return true;
     }
-#ifdef SYS_futex_waitv
-    struct timespec deadline = aa_deadline(AA_CLIENT_IDLE_SLEEP_NS);
-    if (syscall(SYS_futex_waitv, s->waitv, count, 0, &deadline, CLOCK_MONOTONIC) < 0 && ENOSYS == errno)
+    if (aa_doorbell_set_wait(doorbells, AA_CLIENT_IDLE_SLEEP_NS) < 0)
     {
         s->waitv_unsupported = true;
         return false;
     }
     return true;
-#else
-    s->waitv_unsupported = true;
-    return false;
-#endif
 }
 
 /* Without parked async waiters: sleeps 16 ms between duty cycles (reference 10), woken early when a

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/futex.h>
 
 typedef struct aa_doorbell_stct
 {
@@ -49,5 +50,29 @@ static inline void aa_doorbell_ring_unfenced(aa_doorbell_t *doorbell)
 int32_t aa_doorbell_arm(aa_doorbell_t *doorbell);
 /* Wait until rung (the sequence moves on from `sequence`) or `timeout_ns` passes. */
 void aa_doorbell_wait(aa_doorbell_t *doorbell, int32_t sequence, int64_t timeout_ns);
+
+/* Waiting on several doorbells (and other futex words) at once: futex_waitv, Linux 5.16 and later. */
+#define AA_DOORBELL_SET_CAPACITY FUTEX_WAITV_MAX
+
+typedef struct aa_doorbell_set_stct
+{
+    uint32_t count;
+    struct futex_waitv waitv[AA_DOORBELL_SET_CAPACITY];
+}
+aa_doorbell_set_t;
+
+static inline void aa_doorbell_set_clear(aa_doorbell_set_t *set)
+{
+    set->count = 0;
+}
+
+/* Add a futex word to wait on while it holds `value`; `shared` when other processes wake it. False
+ * when the set is full. */
+bool aa_doorbell_set_add_word(aa_doorbell_set_t *set, volatile int32_t *word, int32_t value, bool shared);
+/* Arm a doorbell (aa_doorbell_arm) and add it; false, leaving it unarmed, when the set is full. */
+bool aa_doorbell_set_add(aa_doorbell_set_t *set, aa_doorbell_t *doorbell);
+/* Wait until any word moves on from its value or `timeout_ns` passes (one word: a plain futex wait).
+ * -1 with errno ENOSYS where the kernel has no futex_waitv; otherwise 0. */
+int aa_doorbell_set_wait(aa_doorbell_set_t *set, int64_t timeout_ns);
 
 #endif

@@ -4,12 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 
 #include "aa_driver.h"
 #include "aa_cnc.h"
@@ -99,19 +96,12 @@ static void *aa_driver_waiter_watch(void *arg)
     }
 }
 
-static int aa_driver_waiter_init(aa_driver_waiter_t *w, aa_driver_t *driver)
+static void aa_driver_waiter_init(aa_driver_waiter_t *w, aa_driver_t *driver)
 {
     memset(w, 0, sizeof(*w));
     w->driver = driver;
     w->watch_fd = -1;
     w->stop_fd = -1;
-    w->waitv = calloc(AA_DRIVER_WAITER_MAX_DOORBELLS, sizeof(struct futex_waitv));
-    if (NULL == w->waitv)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory allocating the driver waiter");
-        return -1;
-    }
-    return 0;
 }
 
 /* Starts the watcher the first time a UDP endpoint is open; false when it cannot. */
@@ -177,34 +167,22 @@ static bool aa_driver_waiter_arm_poller(aa_driver_waiter_t *w, aa_udp_transport_
     return 0 == epoll_ctl(w->watch_fd, EPOLL_CTL_MOD, poller->epoll_fd, &on);
 }
 
-static void aa_driver_waiter_add(aa_driver_waiter_t *w, aa_doorbell_t *doorbell, int32_t sequence)
-{
-    struct futex_waitv *waitv = w->waitv;
-    waitv[w->count].val = (uint32_t)sequence;
-    waitv[w->count].uaddr = (uintptr_t)&doorbell->sequence;
-    waitv[w->count].flags = FUTEX_32; /* shared: clients in other processes ring these */
-    waitv[w->count].__reserved = 0;
-    w->count++;
-}
-
 static bool aa_driver_waiter_arm(void *clientd)
 {
     aa_driver_waiter_t *w = clientd;
     aa_driver_t *driver = w->driver;
     aa_driver_sender_t *sender = &driver->sender;
-    w->count = 0;
+    aa_doorbell_set_clear(&w->doorbells);
     if (sender->publications_count > 0 &&
-        (w->waitv_unsupported || sender->publications_count + 1 > AA_DRIVER_WAITER_MAX_DOORBELLS))
+        (w->waitv_unsupported || sender->publications_count + 1 > AA_DOORBELL_SET_CAPACITY))
     {
         return false;
     }
     /* The CnC doorbell first: a datagram that arrives from here on rings it (through the watcher). */
-    w->cnc_sequence = aa_doorbell_arm(aa_cnc_doorbell(driver->conductor.cnc));
-    aa_driver_waiter_add(w, aa_cnc_doorbell(driver->conductor.cnc), w->cnc_sequence);
+    aa_doorbell_set_add(&w->doorbells, aa_cnc_doorbell(driver->conductor.cnc));
     for (size_t i = 0; i < sender->publications_count; i++)
     {
-        aa_doorbell_t *doorbell = aa_logbuffer_doorbell(sender->publications[i]->log.metadata);
-        aa_driver_waiter_add(w, doorbell, aa_doorbell_arm(doorbell));
+        aa_doorbell_set_add(&w->doorbells, aa_logbuffer_doorbell(sender->publications[i]->log.metadata));
     }
     return aa_driver_waiter_arm_poller(w, &sender->poller) && aa_driver_waiter_arm_poller(w, &driver->receiver.poller);
 }
@@ -212,28 +190,10 @@ static bool aa_driver_waiter_arm(void *clientd)
 static void aa_driver_waiter_wait(void *clientd, int64_t timeout_ns)
 {
     aa_driver_waiter_t *w = clientd;
-    if (w->count <= 1)
+    if (aa_doorbell_set_wait(&w->doorbells, timeout_ns) < 0)
     {
-        aa_doorbell_wait(aa_cnc_doorbell(w->driver->conductor.cnc), w->cnc_sequence, timeout_ns);
-        return;
+        w->waitv_unsupported = true; /* from now on it parks whenever a network publication is open */
     }
-#ifdef SYS_futex_waitv
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ns / 1000000000LL;
-    deadline.tv_nsec += timeout_ns % 1000000000LL;
-    if (deadline.tv_nsec >= 1000000000L)
-    {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    if (syscall(SYS_futex_waitv, w->waitv, w->count, 0, &deadline, CLOCK_MONOTONIC) < 0 && ENOSYS == errno)
-    {
-        w->waitv_unsupported = true;
-    }
-#else
-    w->waitv_unsupported = true;
-#endif
 }
 
 static void aa_driver_waiter_close(aa_driver_waiter_t *w)
@@ -257,8 +217,6 @@ static void aa_driver_waiter_close(aa_driver_waiter_t *w)
         close(w->stop_fd);
         w->stop_fd = -1;
     }
-    free(w->waitv);
-    w->waitv = NULL;
 }
 
 static void aa_driver_use_waiter(aa_driver_t *driver, aa_idle_strategy_t *strategy)
@@ -349,12 +307,7 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
         free(driver);
         return -1;
     }
-    if (aa_driver_waiter_init(&driver->waiter, driver) < 0)
-    {
-        aa_driver_composite_on_close(driver);
-        free(driver);
-        return -1;
-    }
+    aa_driver_waiter_init(&driver->waiter, driver);
     *out = driver;
     return 0;
 }

@@ -17,9 +17,6 @@
 #include "../agent/aa_agent.h"
 
 #define AA_DRIVER_MAX_RUNNERS 3
-/* Doorbells the driver waiter sleeps on at most: the CnC doorbell + one per network publication log. */
-#define AA_DRIVER_WAITER_MAX_DOORBELLS 128
-
 /* What the SHARED/INVOKER thread sleeps on when deeply idle: the CnC doorbell (client commands,
  * back-pressured offers), the log doorbell of every network publication (a client appended data to
  * send), and the sockets of every UDP endpoint: a watcher thread blocks in epoll_wait on the sender's
@@ -34,9 +31,7 @@ typedef struct aa_driver_waiter_stct
     pthread_t watcher;
     bool watcher_started;
     bool waitv_unsupported;
-    uint32_t count;
-    int32_t cnc_sequence;
-    void *waitv;             /* struct futex_waitv[AA_DRIVER_WAITER_MAX_DOORBELLS] */
+    aa_doorbell_set_t doorbells; /* the CnC doorbell + one per network publication log */
 }
 aa_driver_waiter_t;
 

@@ -8,7 +8,6 @@
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../../../media/aa_publication_image.h"
-#include "../../../protocols/aa_udp_protocol.h"
 #include "../../../media/aa_receive_channel_endpoint.h"
 
 #define AA_RECEIVER_COMMAND_DRAIN_LIMIT 64
@@ -230,19 +229,10 @@ int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, aa_pub
 static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
 {
     aa_driver_receiver_t *receiver = clientd;
-    const uint8_t *buffer = datagram->buffer;
-    if (datagram->length >= AA_DATA_HEADER_LENGTH)
+    if (!aa_receive_channel_endpoint_on_datagram(transport->clientd, datagram, receiver->now_ns))
     {
-        int32_t frame_length;
-        uint16_t type;
-        memcpy(&frame_length, buffer, sizeof(frame_length));
-        memcpy(&type, buffer + 6, sizeof(type));
-        if ((AA_HDR_TYPE_DATA == type && 0 == frame_length) || AA_HDR_TYPE_RTTM == type)
-        {
-            receiver->keepalive_datagrams++;
-        }
+        receiver->keepalive_datagrams++;
     }
-    aa_receive_channel_endpoint_on_datagram(transport->clientd, datagram, receiver->now_ns);
 }
 
 int aa_driver_receiver_do_work(void *state)

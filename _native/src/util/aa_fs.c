@@ -14,7 +14,6 @@
 
 #include "aa_fs.h"
 #include "aa_error.h"
-#include "aa_prefault.h"
 
 int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse)
 {
@@ -61,6 +60,13 @@ int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, b
     return 0;
 }
 
+/* Whether the file has all of its blocks allocated (not sparse). */
+static bool aa_file_is_allocated(int fd)
+{
+    struct stat st;
+    return 0 == fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size;
+}
+
 int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t length)
 {
     int fd = open(path, O_RDWR);
@@ -87,7 +93,7 @@ int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t leng
         AA_SET_ERR(EINVAL, "file %s is empty", path);
         return -1;
     }
-    bool allocated = aa_prefault_file_is_allocated(fd);
+    bool allocated = aa_file_is_allocated(fd);
     void *addr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (MAP_FAILED == addr)

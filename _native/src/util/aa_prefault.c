@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aa_prefault.h"
@@ -13,12 +12,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-
-bool aa_prefault_file_is_allocated(int fd)
-{
-    struct stat st;
-    return 0 == fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size;
-}
 
 int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, int32_t term_length, int64_t start_position,
     aa_prefault_position_func_t position, const void *source)

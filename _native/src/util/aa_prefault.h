@@ -12,7 +12,8 @@
  * ~0.5 s of CPU (and, done in mmap, 0.3-0.6 s on add_publication).
  *
  * Single-threaded: the owning conductor adds, steps and removes, under its own lock. Only files
- * whose blocks are all allocated are walked (populating a sparse log would allocate it). */
+ * whose blocks are all allocated (aa_mapped_file_t.allocated) are walked: populating a sparse log
+ * would allocate it. */
 #ifndef AA_PREFAULT_H
 #define AA_PREFAULT_H
 
@@ -50,8 +51,6 @@ typedef struct aa_prefault_stct
 }
 aa_prefault_t;
 
-/* Whether the file at fd has all of its blocks allocated (not sparse), so walking it allocates nothing. */
-bool aa_prefault_file_is_allocated(int fd);
 /* Keep the terms at `base` (3 x term_length) populated ahead of position(source), from
  * `start_position` on, until all of them have been. -1 on out of memory (the mapping then faults
  * lazily, which is correct, only slower). */
