@@ -38,7 +38,17 @@ import anyio.to_thread
 import sniffio
 
 from ._ffi import lib
-from .client import ADMIN_ACTION, MAX_POSITION_EXCEEDED, Aeron, Image, Message, Publication, Subscription
+from .client import (
+    ADMIN_ACTION,
+    DEFAULT_WAKE_SPIN,
+    MAX_POSITION_EXCEEDED,
+    Aeron,
+    Image,
+    Message,
+    Publication,
+    Subscription,
+    check_wake_spin,
+)
 from .context import DriverContext
 from .driver import MediaDriver, is_driver_active
 from .errors import AeronError, ClientTimeoutError, ClosedError, DriverTimeoutError
@@ -637,6 +647,10 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
     this process (configured by `driver_context` and keyword overrides of its fields, SHARED
     threading by default) and closed when the block exits, after the client's publications and
     subscriptions. Without a driver to connect to it raises DriverNotFoundError.
+
+    `wake_spin` (seconds; 0 turns it off) bounds how long the client conductor stays awake after
+    waking a waiting task, so request/response round trips do not wait for a halted CPU to wake;
+    the window adapts down to nothing for sparse traffic (see `Aeron.connect`).
     """
 
     def __init__(
@@ -646,6 +660,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
         embedded_driver: bool = False,
         driver_context: DriverContext | None = None,
         driver_timeout: float = 10.0,
+        wake_spin: float = DEFAULT_WAKE_SPIN,
         **driver_overrides: Any,
     ) -> None:
         if driver_overrides and not embedded_driver:
@@ -656,6 +671,8 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
         self._embedded = embedded_driver
         self._context = driver_context
         self._timeout = driver_timeout
+        check_wake_spin(wake_spin)
+        self._wake_spin = wake_spin
         self._overrides = driver_overrides
         self._client: AsyncAeron | None = None
 
@@ -669,7 +686,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
             driver = MediaDriver.launch(self._context, **overrides)
             aeron_dir = driver.aeron_dir
         try:
-            client = Aeron.connect(aeron_dir, driver_timeout=self._timeout)
+            client = Aeron.connect(aeron_dir, driver_timeout=self._timeout, wake_spin=self._wake_spin)
         except BaseException:
             if driver is not None:
                 driver.close()

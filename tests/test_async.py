@@ -16,12 +16,14 @@ import struct
 import subprocess
 import time
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import anyio
 import pytest
 
 import aeron_async
+from aeron_async._ffi import lib
 from aeron_async.monitor import CncReader
 from conftest import PYTHON, TEST_DRIVER_SETTINGS, logs_settled, new_aeron_dir, python_env, start_driver, stop_driver
 
@@ -261,6 +263,110 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
               "after the offer")
         if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds cost several times more a wake
             assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
+
+
+# ---- how waiters are woken: the conductor's doorbell set and its wake spin ----
+
+
+async def echo_round_trips(client: aeron_async.AsyncAeron, count: int, watch: Any = None) -> list[Any]:
+    """`count` request/response round trips between two tasks of this process over IPC (each side
+    awaits, so every message wakes a parked waiter); `watch()` is sampled after each one."""
+    requests, request_pub = await connected_pair(client, stream_id=21)
+    responses, response_pub = await connected_pair(client, stream_id=22)
+    samples = []
+    async with requests, request_pub, responses, response_pub, anyio.create_task_group() as tg:
+
+        async def echo() -> None:
+            for _ in range(count):
+                await response_pub.offer((await requests.receive()).data)
+
+        tg.start_soon(echo)
+        with anyio.fail_after(30):
+            for i in range(count):
+                await request_pub.offer(seq(i))
+                assert unseq((await responses.receive()).data) == i
+                if watch is not None:
+                    samples.append(watch())
+    return samples
+
+
+async def test_wake_spin_grows_for_round_trips_and_shrinks_to_nothing_for_sparse_messages(aeron_dir: str) -> None:
+    """After waking a waiter the client conductor stays awake for an adaptive window: request/response
+    keeps it at the maximum, sparse wake-ups shrink it to nothing (so they cost no spinning), and
+    wake_spin=0 turns it off."""
+    context = aeron_async.DriverContext(**TEST_DRIVER_SETTINGS)
+    async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0,
+                                   wake_spin=0.0005) as c:
+        window = partial(lib.aa_client_wake_spin_window_ns, c.client._ptr)
+        samples = await echo_round_trips(c, 300, window)
+        print(f"wake spin window during round trips: max {max(samples) / 1000:.0f} us, "
+              f"{sum(1 for w in samples if w == 500_000)} of {len(samples)} at the 500 us maximum")
+        assert max(samples) == 500_000
+        sub, pub = await connected_pair(c, stream_id=23)
+        async with sub, pub:
+            for i in range(8):  # 30 ms apart: every window expires before the next wake-up
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(sub.receive)
+                    await anyio.sleep(0.03)
+                    await pub.offer(seq(i))
+            await anyio.sleep(0.01)
+            assert window() == 0, f"a {window()} ns window is left after sparse wake-ups"
+    async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0,
+                                   wake_spin=0) as c:
+        samples = await echo_round_trips(c, 100, partial(lib.aa_client_wake_spin_window_ns, c.client._ptr))
+        assert set(samples) == {0}
+
+
+@pytest.mark.parametrize("wake_spin", [-1e-6, 0.5, "1ms", True])
+async def test_wake_spin_out_of_range_is_refused_with_the_range(aeron_dir: str, wake_spin: Any) -> None:
+    with pytest.raises(ValueError, match=r"wake_spin=.*from 0 \(off\) to 0\.01"):
+        aeron_async.connect(aeron_dir, embedded_driver=True, wake_spin=wake_spin)
+    with pytest.raises(ValueError, match=r"wake_spin=.*from 0 \(off\) to 0\.01"):
+        aeron_async.Aeron.connect(aeron_dir, wake_spin=wake_spin)
+
+
+async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
+    """A subscription with 130 images is more logs than one futex_waitv takes (127 and the wake
+    word): the conductor says it no longer watches every doorbell, parking wakes it instead (it then
+    checks parked waiters every millisecond), and a waiting receiver gets each message within a few
+    milliseconds rather than at the 16 ms safety net; once the publications are gone it watches
+    every doorbell again."""
+    native = client.client._ptr
+    channel = "aeron:ipc?term-length=64k"
+    sub = await client.add_subscription(channel, 31)
+    pubs = [await client.add_exclusive_publication(channel, 31) for _ in range(130)]
+    async with sub:
+        with anyio.fail_after(10):
+            while len(sub.subscription.images) < 130 or lib.aa_client_doorbells_watched(native):
+                await anyio.sleep(0.005)
+        latencies = []
+        for i, pub in enumerate(pubs[::13]):
+            received: list[bytes] = []
+            received_at = 0.0
+
+            async def receive() -> None:
+                nonlocal received_at
+                received.append((await sub.receive()).data)
+                received_at = time.monotonic()
+
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(receive)
+                    await anyio.sleep(0.002)  # parked by now
+                    sent_at = time.monotonic()
+                    await pub.offer(seq(i))
+            latencies.append(received_at - sent_at)
+            assert received == [seq(i)]
+        latencies.sort()
+        print(f"past the doorbell set capacity: woken in {1000 * latencies[0]:.2f}-{1000 * latencies[-1]:.2f} ms "
+              f"(median {1000 * latencies[len(latencies) // 2]:.2f} ms)")
+        # a park that did not wake the conductor would leave it asleep for up to 16 ms
+        assert latencies[-1] < 0.008, "woken by the 16 ms safety net, not by parking"
+        for pub in pubs:
+            await pub.aclose()
+        with anyio.fail_after(10):
+            while not lib.aa_client_doorbells_watched(native):
+                await anyio.sleep(0.005)
 
 
 # ---- cancellation ----

@@ -36,6 +36,9 @@
 #define AA_IMAGE_EVENT_AVAILABLE 1
 #define AA_IMAGE_EVENT_UNAVAILABLE 2
 
+/* the most the client conductor stays awake after waking an async waiter (aa_client_set_wake_spin_ns) */
+#define AA_CLIENT_WAKE_SPIN_DEFAULT_NS 200000
+
 typedef struct aa_driver_context_stct aa_driver_context_t;
 typedef struct aa_driver_stct aa_driver_t;
 typedef struct aa_client_stct aa_client_t;
@@ -205,6 +208,15 @@ int32_t aa_client_state(aa_client_t *client);
 const char *aa_client_state_message(aa_client_t *client);
 int64_t aa_client_id(aa_client_t *client);
 const char *aa_client_aeron_dir(aa_client_t *client);
+/* After its conductor thread wakes an async waiter it stays awake, yielding the CPU, for an adaptive
+ * window of at most max_ns (0: never), so that the next wake-up of a request/response exchange is
+ * not slowed by waking a halted CPU. Windows that catch nothing shrink to nothing. */
+void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns);
+/* Diagnostics: the conductor's current wake-spin window, and whether it sleeps on the doorbells of
+ * every log an async waiter may wait on (false past 127 logs or without futex_waitv: then parking
+ * wakes it, and it checks parked waiters every millisecond). */
+int64_t aa_client_wake_spin_window_ns(aa_client_t *client);
+bool aa_client_doorbells_watched(aa_client_t *client);
 
 int64_t aa_client_async_add_publication(aa_client_t *client, const char *channel, int32_t stream_id, bool exclusive);
 int aa_client_async_add_publication_poll(aa_client_t *client, int64_t correlation_id, aa_publication_t **publication);

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #define AA_CLIENT_SERVICE_INTERVAL_NS (1 * 1000 * 1000LL)
 #define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
 #define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)
+#define AA_CLIENT_WAKE_SPIN_MIN_NS (10 * 1000LL)
 /* Checks of the driver heartbeat are at most a sleep + a service interval apart, plus scheduling slack. */
 #define AA_CLIENT_DRIVER_CHECK_MARGIN_MS (50LL)
 #define AA_LINGER_PUBLICATION 1
@@ -731,10 +733,64 @@ static int aa_client_check_waiters(aa_client_t *client)
     return work_count;
 }
 
+/* The wake spin adapts as the kernel's halt polling does: a window that catches the next wake-up
+ * grows (to the maximum), one that expires empty halves (to 0 below AA_CLIENT_WAKE_SPIN_MIN_NS), and
+ * a wake-up that comes soon after a window ended grows it again. So request/response exchanges
+ * keep their CPUs awake and sparse wake-ups cost no spinning. */
+static void aa_client_wake_spin_on_signal(aa_client_t *client)
+{
+    int64_t max_ns = __atomic_load_n(&client->wake_spin_max_ns, __ATOMIC_RELAXED);
+    int64_t window_ns = client->wake_spin_ns;
+    int64_t now_ns = aa_nano_clock();
+    bool caught = client->wake_spin_until_ns > 0;
+    bool near_miss = !caught && client->wake_spin_idle_since_ns > 0 && now_ns - client->wake_spin_idle_since_ns < max_ns;
+    if (caught || near_miss)
+    {
+        window_ns = window_ns < AA_CLIENT_WAKE_SPIN_MIN_NS ? AA_CLIENT_WAKE_SPIN_MIN_NS : 2 * window_ns;
+    }
+    window_ns = window_ns < max_ns ? window_ns : (max_ns > 0 ? max_ns : 0);
+    __atomic_store_n(&client->wake_spin_ns, window_ns, __ATOMIC_RELAXED);
+    client->wake_spin_until_ns = window_ns > 0 ? now_ns + window_ns : 0;
+}
+
+static void aa_client_wake_spin_expired(aa_client_t *client, int64_t now_ns)
+{
+    client->wake_spin_until_ns = 0;
+    client->wake_spin_idle_since_ns = now_ns;
+    int64_t halved = client->wake_spin_ns / 2;
+    __atomic_store_n(&client->wake_spin_ns, halved < AA_CLIENT_WAKE_SPIN_MIN_NS ? 0 : halved, __ATOMIC_RELAXED);
+}
+
+int64_t aa_client_wake_spin_window_ns(aa_client_t *client)
+{
+    return __atomic_load_n(&client->wake_spin_ns, __ATOMIC_RELAXED);
+}
+
+bool aa_client_doorbells_watched(aa_client_t *client)
+{
+    return 0 != __atomic_load_n(&client->doorbells_watched, __ATOMIC_SEQ_CST);
+}
+
+void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns)
+{
+    __atomic_store_n(&client->wake_spin_max_ns, max_ns > 0 ? max_ns : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&client->wake_spin_ns, max_ns > 0 ? max_ns : 0, __ATOMIC_RELAXED); /* windows start there */
+}
+
 static void aa_client_wake(aa_client_t *client)
 {
     __atomic_fetch_add(&client->wake_word, 1, __ATOMIC_SEQ_CST);
     syscall(SYS_futex, &client->wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* After parking (counted first, so a conductor woken by the ring looks) and arming: the conductor
+ * needs waking only when it does not already sleep on the doorbells of every async log. */
+static void aa_client_parked(aa_client_t *client)
+{
+    if (!__atomic_load_n(&client->doorbells_watched, __ATOMIC_SEQ_CST))
+    {
+        aa_client_wake(client);
+    }
 }
 
 void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd)
@@ -742,6 +798,7 @@ void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd)
     pthread_mutex_lock(&sub->client->lock);
     sub->notify_fd = fd;
     pthread_mutex_unlock(&sub->client->lock);
+    aa_client_wake(sub->client); /* its logs join the conductor's doorbell set */
 }
 
 void aa_subscription_park(aa_subscription_t *sub)
@@ -749,7 +806,12 @@ void aa_subscription_park(aa_subscription_t *sub)
     if (aa_cas_int32(&sub->parked, 0, 1))
     {
         aa_get_and_add_int32(&sub->client->parked_count, 1);
-        aa_client_wake(sub->client);
+        aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
+        for (size_t i = 0; i < list->count; i++)
+        {
+            aa_doorbell_arm(aa_logbuffer_doorbell(list->images[i]->log.metadata));
+        }
+        aa_client_parked(sub->client);
     }
 }
 
@@ -760,11 +822,11 @@ void aa_subscription_unpark(aa_subscription_t *sub)
 
 void aa_image_park(aa_image_t *image)
 {
-    aa_client_t *client = image->subscription->client;
     if (aa_cas_int32(&image->parked, 0, 1))
     {
-        aa_get_and_add_int32(&client->parked_count, 1);
-        aa_client_wake(client);
+        aa_get_and_add_int32(&image->subscription->client->parked_count, 1);
+        aa_doorbell_arm(aa_logbuffer_doorbell(image->log.metadata));
+        aa_client_parked(image->subscription->client);
     }
 }
 
@@ -778,6 +840,7 @@ void aa_publication_set_notify_fd(aa_publication_t *pub, int fd)
     pthread_mutex_lock(&pub->client->lock);
     pub->notify_fd = fd;
     pthread_mutex_unlock(&pub->client->lock);
+    aa_client_wake(pub->client);
 }
 
 void aa_publication_park(aa_publication_t *pub, int64_t position)
@@ -786,7 +849,8 @@ void aa_publication_park(aa_publication_t *pub, int64_t position)
     if (aa_cas_int32(&pub->parked, 0, 1))
     {
         aa_get_and_add_int32(&pub->client->parked_count, 1);
-        aa_client_wake(pub->client);
+        aa_doorbell_arm(aa_logbuffer_doorbell(pub->log.metadata));
+        aa_client_parked(pub->client);
     }
 }
 
@@ -803,9 +867,11 @@ typedef struct aa_client_idle_state_stct
 }
 aa_client_idle_state_t;
 
-/* Arms the doorbell of every log a parked waiter waits on (a subscription's images, a parked image,
- * a parked publication), looks once more, then sleeps until one is rung, a waiter parks anew, or
- * AA_CLIENT_IDLE_SLEEP_NS passes. Returns false when it could not wait that way. */
+/* Sleeps until the doorbell of a log an async waiter may wait on is rung, the conductor is woken,
+ * or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
+ * arms those of parked waiters again (a ring disarms, and a ring that woke it may not have been
+ * what the waiter waits for) and watches the rest unarmed. Returns false, with doorbells_watched
+ * cleared, when it could not wait that way (more than 127 logs, or no futex_waitv). */
 static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
 {
     aa_client_t *client = s->client;
@@ -814,29 +880,37 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
 
     pthread_mutex_lock(&client->lock);
-    bool fits = true;
+    bool fits = !s->waitv_unsupported;
     for (size_t i = 0; i < client->subscriptions_count && fits; i++)
     {
         aa_subscription_t *sub = client->subscriptions[i];
+        if (sub->notify_fd < 0)
+        {
+            continue;
+        }
         aa_image_list_t *list = sub->images;
         bool sub_parked = aa_get_int32_acquire(&sub->parked);
         for (size_t j = 0; j < list->count && fits; j++)
         {
-            if (sub_parked || aa_get_int32_acquire(&list->images[j]->parked))
-            {
-                fits = aa_doorbell_set_add(doorbells, aa_logbuffer_doorbell(list->images[j]->log.metadata));
-            }
+            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
+            fits = sub_parked || aa_get_int32_acquire(&list->images[j]->parked) ?
+                aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell);
         }
     }
     for (size_t i = 0; i < client->publications_count && fits; i++)
     {
         aa_publication_t *pub = client->publications[i];
-        if (aa_get_int32_acquire(&pub->parked))
+        if (pub->notify_fd >= 0)
         {
-            fits = aa_doorbell_set_add(doorbells, aa_logbuffer_doorbell(pub->log.metadata));
+            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(pub->log.metadata);
+            fits = aa_get_int32_acquire(&pub->parked) ?
+                aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell);
         }
     }
-    int signalled = AA_CLIENT_STATE_ACTIVE == client->state ? aa_client_check_waiters(client) : 0;
+    __atomic_store_n(&client->doorbells_watched, fits ? 1 : 0, __ATOMIC_SEQ_CST);
+    /* a waiter that parked before it saw doorbells_watched cleared may not have woken us */
+    int signalled = AA_CLIENT_STATE_ACTIVE == client->state && aa_get_int32_acquire(&client->parked_count) > 0 ?
+        aa_client_check_waiters(client) : 0;
     pthread_mutex_unlock(&client->lock);
     if (!fits)
     {
@@ -849,16 +923,17 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     if (aa_doorbell_set_wait(doorbells, AA_CLIENT_IDLE_SLEEP_NS) < 0)
     {
         s->waitv_unsupported = true;
+        __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
         return false;
     }
     return true;
 }
 
-/* Without parked async waiters: sleeps 16 ms between duty cycles (reference 10), woken early when a
- * waiter parks. With them: sleeps on the doorbells of the logs they wait on (publishers ring after
- * appending, the driver after moving a publisher limit), so a waiter wakes at once and an idle one
- * costs a wake-up every 16 ms. Where futex_waitv is missing (Linux < 5.16) or more than 127 logs
- * are waited on, it checks them every AA_CLIENT_WAIT_CHECK_NS instead. */
+/* Sleeps on the doorbells of the logs async waiters may wait on (publishers ring after appending,
+ * the driver after moving a publisher limit; only when a parked waiter armed them), so a waiter
+ * wakes at once and parking costs no system call. Where futex_waitv is missing (Linux < 5.16) or
+ * more than 127 logs are watched, it checks parked waiters every AA_CLIENT_WAIT_CHECK_NS and
+ * otherwise sleeps 16 ms between duty cycles (reference 10), woken early when a waiter parks. */
 static void aa_client_idle(void *state, int work_count)
 {
     aa_client_idle_state_t *s = state;
@@ -867,14 +942,25 @@ static void aa_client_idle(void *state, int work_count)
     {
         return;
     }
+    if (client->wake_spin_until_ns > 0)
+    {
+        int64_t now_ns = aa_nano_clock();
+        if (now_ns < client->wake_spin_until_ns)
+        {
+            sched_yield();
+            return;
+        }
+        aa_client_wake_spin_expired(client, now_ns);
+    }
     int32_t wake_word = __atomic_load_n(&client->wake_word, __ATOMIC_SEQ_CST);
+    if (aa_client_wait_on_doorbells(s, wake_word))
+    {
+        return;
+    }
     if (aa_get_int32_acquire(&client->parked_count) > 0)
     {
-        if (s->waitv_unsupported || !aa_client_wait_on_doorbells(s, wake_word))
-        {
-            struct timespec ts = { 0, AA_CLIENT_WAIT_CHECK_NS };
-            nanosleep(&ts, NULL);
-        }
+        struct timespec ts = { 0, AA_CLIENT_WAIT_CHECK_NS };
+        nanosleep(&ts, NULL);
         return;
     }
     struct timespec timeout = { AA_CLIENT_IDLE_SLEEP_NS / 1000000000LL, AA_CLIENT_IDLE_SLEEP_NS % 1000000000LL };
@@ -900,7 +986,12 @@ int aa_client_do_work(aa_client_t *client)
         work_count += aa_broadcast_receiver_receive(&client->to_clients, aa_client_on_response, client);
         if (aa_get_int32_acquire(&client->parked_count) > 0)
         {
-            work_count += aa_client_check_waiters(client);
+            int signalled = aa_client_check_waiters(client);
+            if (signalled > 0)
+            {
+                aa_client_wake_spin_on_signal(client);
+            }
+            work_count += signalled;
         }
         if (AA_CLIENT_STATE_ACTIVE != client->state)
         {
@@ -1020,6 +1111,8 @@ int aa_client_connect(
     }
 
     client->client_id = aa_mpsc_rb_next_correlation_id(&client->to_driver);
+    client->wake_spin_max_ns = AA_CLIENT_WAKE_SPIN_DEFAULT_NS;
+    client->wake_spin_ns = AA_CLIENT_WAKE_SPIN_DEFAULT_NS;
     pthread_mutex_init(&client->lock, NULL);
     client->time_of_last_keepalive_ns = aa_nano_clock();
     aa_correlated_command_t command = { .client_id = client->client_id, .correlation_id = 0 };

@@ -194,10 +194,20 @@ struct aa_client_stct
     /* new log mappings populated a chunk per duty cycle, so offers and polls take no page faults */
     aa_prefault_t prefault;
 
-    /* parked async waiters: while any exist the idle conductor sleeps on their logs' doorbells;
-     * a new park bumps wake_word (a private futex) to wake it */
+    /* async waiting: the idle conductor sleeps on the doorbells of every log an async waiter may
+     * wait on (those with a notify fd), armed by the waiter as it parks; doorbells_watched says
+     * it does, so a park needs no wake-up. Otherwise (too many logs, no futex_waitv) a park bumps
+     * wake_word (a private futex) to wake it, as does a change to the set of such logs. */
     volatile int32_t parked_count;
     volatile int32_t wake_word;
+    volatile int32_t doorbells_watched;
+    /* after waking a waiter the idle conductor stays awake (yielding) for an adaptive window of
+     * up to wake_spin_max_ns, so the next wake-up of a request/response exchange finds its CPU
+     * running instead of halted (on a VM a halted vCPU takes tens of microseconds to wake) */
+    volatile int64_t wake_spin_max_ns;
+    int64_t wake_spin_ns;
+    int64_t wake_spin_until_ns;
+    int64_t wake_spin_idle_since_ns;
 };
 
 #endif

@@ -49,6 +49,11 @@ bool aa_doorbell_set_add(aa_doorbell_set_t *set, aa_doorbell_t *doorbell)
         aa_doorbell_set_add_word(set, &doorbell->sequence, aa_doorbell_arm(doorbell), true);
 }
 
+bool aa_doorbell_set_watch(aa_doorbell_set_t *set, aa_doorbell_t *doorbell)
+{
+    return aa_doorbell_set_add_word(set, &doorbell->sequence, __atomic_load_n(&doorbell->sequence, __ATOMIC_SEQ_CST), true);
+}
+
 int aa_doorbell_set_wait(aa_doorbell_set_t *set, int64_t timeout_ns)
 {
     if (1 == set->count)

@@ -71,6 +71,8 @@ static inline void aa_doorbell_set_clear(aa_doorbell_set_t *set)
 bool aa_doorbell_set_add_word(aa_doorbell_set_t *set, volatile int32_t *word, int32_t value, bool shared);
 /* Arm a doorbell (aa_doorbell_arm) and add it; false, leaving it unarmed, when the set is full. */
 bool aa_doorbell_set_add(aa_doorbell_set_t *set, aa_doorbell_t *doorbell);
+/* Add a doorbell without arming it: the wait ends when someone else's arming leads to a ring. */
+bool aa_doorbell_set_watch(aa_doorbell_set_t *set, aa_doorbell_t *doorbell);
 /* Wait until any word moves on from its value or `timeout_ns` passes (one word: a plain futex wait).
  * -1 with errno ENOSYS where the kernel has no futex_waitv; otherwise 0. */
 int aa_doorbell_set_wait(aa_doorbell_set_t *set, int64_t timeout_ns);
