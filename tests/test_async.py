@@ -268,11 +268,12 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
 # ---- how waiters are woken: the conductor's doorbell set and its wake spin ----
 
 
-async def echo_round_trips(client: aeron_async.AsyncAeron, count: int, watch: Any = None) -> list[Any]:
-    """`count` request/response round trips between two tasks of this process over IPC (each side
-    awaits, so every message wakes a parked waiter); `watch()` is sampled after each one."""
-    requests, request_pub = await connected_pair(client, stream_id=21)
-    responses, response_pub = await connected_pair(client, stream_id=22)
+async def echo_round_trips(client: aeron_async.AsyncAeron, count: int, watch: Any = None, stream_id: int = 21) -> list[Any]:
+    """`count` request/response round trips between two tasks of this process over IPC, on streams
+    `stream_id` and the next (each side awaits, so every message wakes a parked waiter); `watch()`
+    is sampled after each one."""
+    requests, request_pub = await connected_pair(client, stream_id=stream_id)
+    responses, response_pub = await connected_pair(client, stream_id=stream_id + 1)
     samples = []
     async with requests, request_pub, responses, response_pub, anyio.create_task_group() as tg:
 
@@ -290,27 +291,28 @@ async def echo_round_trips(client: aeron_async.AsyncAeron, count: int, watch: An
     return samples
 
 
-async def test_wake_spin_grows_for_round_trips_and_shrinks_to_nothing_for_sparse_messages(aeron_dir: str) -> None:
+async def test_wake_spin_stays_for_round_trips_shrinks_for_sparse_messages_and_grows_back(aeron_dir: str) -> None:
     """After waking a waiter the client conductor stays awake for an adaptive window: request/response
-    keeps it at the maximum, sparse wake-ups shrink it to nothing (so they cost no spinning), and
-    wake_spin=0 turns it off."""
+    keeps it open, sparse wake-ups shrink it to nothing (so they cost no spinning), round trips grow
+    it again, and wake_spin=0 turns it off."""
     context = aeron_async.DriverContext(**TEST_DRIVER_SETTINGS)
     async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0,
                                    wake_spin=0.0005) as c:
         window = partial(lib.aa_client_wake_spin_window_ns, c.client._ptr)
         samples = await echo_round_trips(c, 300, window)
-        print(f"wake spin window during round trips: max {max(samples) / 1000:.0f} us, "
-              f"{sum(1 for w in samples if w == 500_000)} of {len(samples)} at the 500 us maximum")
-        assert max(samples) == 500_000
+        print(f"wake spin window during round trips: {min(samples) / 1000:.0f}-{max(samples) / 1000:.0f} us")
+        assert max(samples) == 500_000 and min(samples) > 0
         sub, pub = await connected_pair(c, stream_id=23)
         async with sub, pub:
-            for i in range(8):  # 30 ms apart: every window expires before the next wake-up
+            for i in range(8):  # 30 ms apart, longer than the longest window: each halves it
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(sub.receive)
                     await anyio.sleep(0.03)
                     await pub.offer(seq(i))
-            await anyio.sleep(0.01)
             assert window() == 0, f"a {window()} ns window is left after sparse wake-ups"
+        samples = await echo_round_trips(c, 300, window, stream_id=25)
+        print(f"after sparse wake-ups, round trips grow it back to {samples[-1] / 1000:.0f} us")
+        assert samples[-1] > 0
     async with aeron_async.connect(aeron_dir, embedded_driver=True, driver_context=context, driver_timeout=5.0,
                                    wake_spin=0) as c:
         samples = await echo_round_trips(c, 100, partial(lib.aa_client_wake_spin_window_ns, c.client._ptr))
@@ -361,7 +363,8 @@ async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
         print(f"past the doorbell set capacity: woken in {1000 * latencies[0]:.2f}-{1000 * latencies[-1]:.2f} ms "
               f"(median {1000 * latencies[len(latencies) // 2]:.2f} ms)")
         # a park that did not wake the conductor would leave it asleep for up to 16 ms
-        assert latencies[-1] < 0.008, "woken by the 16 ms safety net, not by parking"
+        if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds are several times slower
+            assert latencies[-1] < 0.008, "woken by the 16 ms safety net, not by parking"
         for pub in pubs:
             await pub.aclose()
         with anyio.fail_after(10):

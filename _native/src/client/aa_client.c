@@ -733,32 +733,33 @@ static int aa_client_check_waiters(aa_client_t *client)
     return work_count;
 }
 
-/* The wake spin adapts as the kernel's halt polling does: a window that catches the next wake-up
- * grows (to the maximum), one that expires empty halves (to 0 below AA_CLIENT_WAKE_SPIN_MIN_NS), and
- * a wake-up that comes soon after a window ended grows it again. So request/response exchanges
- * keep their CPUs awake and sparse wake-ups cost no spinning. */
+/* The wake spin adapts as the kernel's halt polling does, on the time from one wake-up to the next
+ * (how long the conductor was without a waiter to wake): within the window, it was caught and the
+ * window stays; longer, but within the maximum, a longer window would have caught it and the window
+ * doubles (from AA_CLIENT_WAKE_SPIN_MIN_NS); longer than the maximum, the spinning was wasted and the
+ * window halves (to 0 below AA_CLIENT_WAKE_SPIN_MIN_NS). So request/response exchanges keep their
+ * CPUs awake, and sparse wake-ups cost no spinning after a few. */
 static void aa_client_wake_spin_on_signal(aa_client_t *client)
 {
     int64_t max_ns = __atomic_load_n(&client->wake_spin_max_ns, __ATOMIC_RELAXED);
-    int64_t window_ns = client->wake_spin_ns;
+    int64_t window_ns = __atomic_load_n(&client->wake_spin_ns, __ATOMIC_RELAXED);
     int64_t now_ns = aa_nano_clock();
-    bool caught = client->wake_spin_until_ns > 0;
-    bool near_miss = !caught && client->wake_spin_idle_since_ns > 0 && now_ns - client->wake_spin_idle_since_ns < max_ns;
-    if (caught || near_miss)
+    if (client->wake_spin_last_signal_ns > 0)
     {
-        window_ns = window_ns < AA_CLIENT_WAKE_SPIN_MIN_NS ? AA_CLIENT_WAKE_SPIN_MIN_NS : 2 * window_ns;
+        int64_t since_ns = now_ns - client->wake_spin_last_signal_ns;
+        if (since_ns > max_ns)
+        {
+            window_ns = window_ns / 2 < AA_CLIENT_WAKE_SPIN_MIN_NS ? 0 : window_ns / 2;
+        }
+        else if (since_ns > window_ns)
+        {
+            window_ns = window_ns < AA_CLIENT_WAKE_SPIN_MIN_NS ? AA_CLIENT_WAKE_SPIN_MIN_NS : 2 * window_ns;
+        }
     }
-    window_ns = window_ns < max_ns ? window_ns : (max_ns > 0 ? max_ns : 0);
+    window_ns = window_ns < max_ns ? window_ns : max_ns;
     __atomic_store_n(&client->wake_spin_ns, window_ns, __ATOMIC_RELAXED);
+    client->wake_spin_last_signal_ns = now_ns;
     client->wake_spin_until_ns = window_ns > 0 ? now_ns + window_ns : 0;
-}
-
-static void aa_client_wake_spin_expired(aa_client_t *client, int64_t now_ns)
-{
-    client->wake_spin_until_ns = 0;
-    client->wake_spin_idle_since_ns = now_ns;
-    int64_t halved = client->wake_spin_ns / 2;
-    __atomic_store_n(&client->wake_spin_ns, halved < AA_CLIENT_WAKE_SPIN_MIN_NS ? 0 : halved, __ATOMIC_RELAXED);
 }
 
 int64_t aa_client_wake_spin_window_ns(aa_client_t *client)
@@ -950,7 +951,7 @@ static void aa_client_idle(void *state, int work_count)
             sched_yield();
             return;
         }
-        aa_client_wake_spin_expired(client, now_ns);
+        client->wake_spin_until_ns = 0;
     }
     int32_t wake_word = __atomic_load_n(&client->wake_word, __ATOMIC_SEQ_CST);
     if (aa_client_wait_on_doorbells(s, wake_word))

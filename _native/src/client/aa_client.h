@@ -207,7 +207,7 @@ struct aa_client_stct
     volatile int64_t wake_spin_max_ns;
     int64_t wake_spin_ns;
     int64_t wake_spin_until_ns;
-    int64_t wake_spin_idle_since_ns;
+    int64_t wake_spin_last_signal_ns;
 };
 
 #endif
