@@ -329,10 +329,10 @@ async def test_wake_spin_out_of_range_is_refused_with_the_range(aeron_dir: str, 
 
 async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
     """A subscription with 130 images is more logs than one futex_waitv takes (127 and the wake
-    word): the conductor says it no longer watches every doorbell, parking wakes it instead (it then
-    checks parked waiters every millisecond), and a waiting receiver gets each message within a few
-    milliseconds rather than at the 16 ms safety net; once the publications are gone it watches
-    every doorbell again."""
+    word): the conductor says it no longer watches every doorbell, parking wakes it instead (while the
+    parked waiters' logs exceed the set it checks them every millisecond), and a waiting receiver gets
+    each message within a few milliseconds rather than at the 16 ms safety net; a view of one image
+    waits on that image's doorbell; once the publications are gone it watches every doorbell again."""
     native = client.client._ptr
     channel = "aeron:ipc?term-length=64k"
     sub = await client.add_subscription(channel, 31)
@@ -365,6 +365,19 @@ async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
         # a park that did not wake the conductor would leave it asleep for up to 16 ms
         if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds are several times slower
             assert latencies[-1] < 0.008, "woken by the 16 ms safety net, not by parking"
+        # one image's view waiting: its log fits the set, the other 129 do not
+        pub = pubs[7]
+        view = sub.image_view(next(image for image in sub.subscription.images if image.session_id == pub.session_id))
+        got = []
+        async with anyio.create_task_group() as tg:
+
+            async def receive_view() -> None:
+                got.append((await view.receive()).data)
+
+            tg.start_soon(receive_view)
+            await anyio.sleep(0.002)
+            await pub.offer(b"to the view")
+        assert got == [b"to the view"] and not lib.aa_client_doorbells_watched(native)
         for pub in pubs:
             await pub.aclose()
         with anyio.fail_after(10):

@@ -214,7 +214,8 @@ const char *aa_client_aeron_dir(aa_client_t *client);
 void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns);
 /* Diagnostics: the conductor's current wake-spin window, and whether it sleeps on the doorbells of
  * every log an async waiter may wait on (false past 127 logs or without futex_waitv: then parking
- * wakes it, and it checks parked waiters every millisecond). */
+ * wakes it; it sleeps on the parked waiters' doorbells, or checks them every millisecond when
+ * those alone are too many). */
 int64_t aa_client_wake_spin_window_ns(aa_client_t *client);
 bool aa_client_doorbells_watched(aa_client_t *client);
 

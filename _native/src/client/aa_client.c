@@ -871,8 +871,10 @@ aa_client_idle_state_t;
 /* Sleeps until the doorbell of a log an async waiter may wait on is rung, the conductor is woken,
  * or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
  * arms those of parked waiters again (a ring disarms, and a ring that woke it may not have been
- * what the waiter waits for) and watches the rest unarmed. Returns false, with doorbells_watched
- * cleared, when it could not wait that way (more than 127 logs, or no futex_waitv). */
+ * what the waiter waits for), then watches the others unarmed as far as one futex_waitv takes them.
+ * doorbells_watched says whether they all fit (if not, parking wakes the conductor). Returns false
+ * when it could not wait that way: the parked waiters' logs alone are more than 127, or the kernel
+ * has no futex_waitv. */
 static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
 {
     aa_client_t *client = s->client;
@@ -881,39 +883,56 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
 
     pthread_mutex_lock(&client->lock);
-    bool fits = !s->waitv_unsupported;
-    for (size_t i = 0; i < client->subscriptions_count && fits; i++)
+    bool parked_fit = !s->waitv_unsupported;
+    bool all_fit = parked_fit;
+    for (int pass = 0; pass < 2 && parked_fit; pass++) /* parked waiters' logs first, then the rest */
     {
-        aa_subscription_t *sub = client->subscriptions[i];
-        if (sub->notify_fd < 0)
+        for (size_t i = 0; i < client->subscriptions_count && parked_fit; i++)
         {
-            continue;
+            aa_subscription_t *sub = client->subscriptions[i];
+            if (sub->notify_fd < 0)
+            {
+                continue;
+            }
+            aa_image_list_t *list = sub->images;
+            bool sub_parked = aa_get_int32_acquire(&sub->parked);
+            for (size_t j = 0; j < list->count && parked_fit; j++)
+            {
+                aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
+                if (sub_parked || aa_get_int32_acquire(&list->images[j]->parked))
+                {
+                    parked_fit = 1 == pass || aa_doorbell_set_add(doorbells, doorbell);
+                }
+                else if (1 == pass && all_fit)
+                {
+                    all_fit = aa_doorbell_set_watch(doorbells, doorbell);
+                }
+            }
         }
-        aa_image_list_t *list = sub->images;
-        bool sub_parked = aa_get_int32_acquire(&sub->parked);
-        for (size_t j = 0; j < list->count && fits; j++)
+        for (size_t i = 0; i < client->publications_count && parked_fit; i++)
         {
-            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
-            fits = sub_parked || aa_get_int32_acquire(&list->images[j]->parked) ?
-                aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell);
-        }
-    }
-    for (size_t i = 0; i < client->publications_count && fits; i++)
-    {
-        aa_publication_t *pub = client->publications[i];
-        if (pub->notify_fd >= 0)
-        {
+            aa_publication_t *pub = client->publications[i];
+            if (pub->notify_fd < 0)
+            {
+                continue;
+            }
             aa_doorbell_t *doorbell = aa_logbuffer_doorbell(pub->log.metadata);
-            fits = aa_get_int32_acquire(&pub->parked) ?
-                aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell);
+            if (aa_get_int32_acquire(&pub->parked))
+            {
+                parked_fit = 1 == pass || aa_doorbell_set_add(doorbells, doorbell);
+            }
+            else if (1 == pass && all_fit)
+            {
+                all_fit = aa_doorbell_set_watch(doorbells, doorbell);
+            }
         }
     }
-    __atomic_store_n(&client->doorbells_watched, fits ? 1 : 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&client->doorbells_watched, parked_fit && all_fit ? 1 : 0, __ATOMIC_SEQ_CST);
     /* a waiter that parked before it saw doorbells_watched cleared may not have woken us */
     int signalled = AA_CLIENT_STATE_ACTIVE == client->state && aa_get_int32_acquire(&client->parked_count) > 0 ?
         aa_client_check_waiters(client) : 0;
     pthread_mutex_unlock(&client->lock);
-    if (!fits)
+    if (!parked_fit)
     {
         return false;
     }
@@ -933,7 +952,7 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
 /* Sleeps on the doorbells of the logs async waiters may wait on (publishers ring after appending,
  * the driver after moving a publisher limit; only when a parked waiter armed them), so a waiter
  * wakes at once and parking costs no system call. Where futex_waitv is missing (Linux < 5.16) or
- * more than 127 logs are watched, it checks parked waiters every AA_CLIENT_WAIT_CHECK_NS and
+ * parked waiters wait on more than 127 logs, it checks them every AA_CLIENT_WAIT_CHECK_NS and
  * otherwise sleeps 16 ms between duty cycles (reference 10), woken early when a waiter parks. */
 static void aa_client_idle(void *state, int work_count)
 {
