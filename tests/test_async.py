@@ -364,7 +364,7 @@ async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
               f"(median {1000 * latencies[len(latencies) // 2]:.2f} ms)")
         # a park that did not wake the conductor would leave it asleep for up to 16 ms
         if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds are several times slower
-            assert latencies[-1] < 0.008, "woken by the 16 ms safety net, not by parking"
+            assert latencies[-1] < 0.010, "woken by the 16 ms safety net, not by parking"
         # one image's view waiting: its log fits the set, the other 129 do not
         pub = pubs[7]
         view = sub.image_view(next(image for image in sub.subscription.images if image.session_id == pub.session_id))
