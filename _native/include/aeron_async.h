@@ -210,7 +210,8 @@ int64_t aa_client_id(aa_client_t *client);
 const char *aa_client_aeron_dir(aa_client_t *client);
 /* After its conductor thread wakes an async waiter it stays awake, yielding the CPU, for an adaptive
  * window of at most max_ns (0: never), so that the next wake-up of a request/response exchange is
- * not slowed by waking a halted CPU. Windows that catch nothing shrink to nothing. */
+ * not slowed by waking a halted CPU. It shrinks to nothing while wake-ups are further apart than
+ * max_ns. */
 void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns);
 /* Diagnostics: the conductor's current wake-spin window, and whether it sleeps on the doorbells of
  * every log an async waiter may wait on (false past 127 logs or without futex_waitv: then parking

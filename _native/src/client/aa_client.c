@@ -868,13 +868,56 @@ typedef struct aa_client_idle_state_stct
 }
 aa_client_idle_state_t;
 
+/* Adds to the set the doorbell of every log an async waiter may wait on (a subscription's images, a
+ * publication's log): armed where the waiter is parked, watched unarmed otherwise (skipped with
+ * parked_only). False when the set is full. Under the client lock. */
+static bool aa_client_add_doorbells(aa_client_t *client, aa_doorbell_set_t *doorbells, bool parked_only)
+{
+    for (size_t i = 0; i < client->subscriptions_count; i++)
+    {
+        aa_subscription_t *sub = client->subscriptions[i];
+        if (sub->notify_fd < 0)
+        {
+            continue;
+        }
+        aa_image_list_t *list = sub->images;
+        bool sub_parked = aa_get_int32_acquire(&sub->parked);
+        for (size_t j = 0; j < list->count; j++)
+        {
+            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
+            bool parked = sub_parked || aa_get_int32_acquire(&list->images[j]->parked);
+            if ((parked || !parked_only) &&
+                !(parked ? aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell)))
+            {
+                return false;
+            }
+        }
+    }
+    for (size_t i = 0; i < client->publications_count; i++)
+    {
+        aa_publication_t *pub = client->publications[i];
+        bool parked = aa_get_int32_acquire(&pub->parked);
+        if (pub->notify_fd < 0 || (parked_only && !parked))
+        {
+            continue;
+        }
+        aa_doorbell_t *doorbell = aa_logbuffer_doorbell(pub->log.metadata);
+        if (!(parked ? aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell)))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Sleeps until the doorbell of a log an async waiter may wait on is rung, the conductor is woken,
  * or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
  * arms those of parked waiters again (a ring disarms, and a ring that woke it may not have been
- * what the waiter waits for), then watches the others unarmed as far as one futex_waitv takes them.
- * doorbells_watched says whether they all fit (if not, parking wakes the conductor). Returns false
- * when it could not wait that way: the parked waiters' logs alone are more than 127, or the kernel
- * has no futex_waitv. */
+ * what the waiter waits for) and watches the others unarmed. doorbells_watched says whether they
+ * all fit in one futex_waitv; it is cleared while the set is built, so a waiter that parks meanwhile
+ * wakes the conductor. If they do not all fit, the conductor sleeps on the parked waiters' doorbells
+ * alone (parking then wakes it). Returns false when it could not wait that way: the parked waiters'
+ * logs alone are more than 127, or the kernel has no futex_waitv. */
 static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
 {
     aa_client_t *client = s->client;
@@ -883,52 +926,17 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
 
     pthread_mutex_lock(&client->lock);
-    bool parked_fit = !s->waitv_unsupported;
-    bool all_fit = parked_fit;
-    for (int pass = 0; pass < 2 && parked_fit; pass++) /* parked waiters' logs first, then the rest */
+    __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
+    bool all_fit = !s->waitv_unsupported && aa_client_add_doorbells(client, doorbells, false);
+    bool parked_fit = all_fit;
+    if (!all_fit && !s->waitv_unsupported)
     {
-        for (size_t i = 0; i < client->subscriptions_count && parked_fit; i++)
-        {
-            aa_subscription_t *sub = client->subscriptions[i];
-            if (sub->notify_fd < 0)
-            {
-                continue;
-            }
-            aa_image_list_t *list = sub->images;
-            bool sub_parked = aa_get_int32_acquire(&sub->parked);
-            for (size_t j = 0; j < list->count && parked_fit; j++)
-            {
-                aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
-                if (sub_parked || aa_get_int32_acquire(&list->images[j]->parked))
-                {
-                    parked_fit = 1 == pass || aa_doorbell_set_add(doorbells, doorbell);
-                }
-                else if (1 == pass && all_fit)
-                {
-                    all_fit = aa_doorbell_set_watch(doorbells, doorbell);
-                }
-            }
-        }
-        for (size_t i = 0; i < client->publications_count && parked_fit; i++)
-        {
-            aa_publication_t *pub = client->publications[i];
-            if (pub->notify_fd < 0)
-            {
-                continue;
-            }
-            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(pub->log.metadata);
-            if (aa_get_int32_acquire(&pub->parked))
-            {
-                parked_fit = 1 == pass || aa_doorbell_set_add(doorbells, doorbell);
-            }
-            else if (1 == pass && all_fit)
-            {
-                all_fit = aa_doorbell_set_watch(doorbells, doorbell);
-            }
-        }
+        aa_doorbell_set_clear(doorbells);
+        aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
+        parked_fit = aa_client_add_doorbells(client, doorbells, true);
     }
-    __atomic_store_n(&client->doorbells_watched, parked_fit && all_fit ? 1 : 0, __ATOMIC_SEQ_CST);
-    /* a waiter that parked before it saw doorbells_watched cleared may not have woken us */
+    __atomic_store_n(&client->doorbells_watched, all_fit ? 1 : 0, __ATOMIC_SEQ_CST);
+    /* waiters whose data came before the set was built wait on no ring */
     int signalled = AA_CLIENT_STATE_ACTIVE == client->state && aa_get_int32_acquire(&client->parked_count) > 0 ?
         aa_client_check_waiters(client) : 0;
     pthread_mutex_unlock(&client->lock);

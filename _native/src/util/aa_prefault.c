@@ -31,7 +31,11 @@ int aa_prefault_add(aa_prefault_t *prefault, uint8_t *base, int32_t term_length,
         prefault->jobs = jobs;
         prefault->capacity = capacity;
     }
-    int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+    if (0 == prefault->page)
+    {
+        prefault->page = (size_t)sysconf(_SC_PAGESIZE);
+    }
+    int64_t page = (int64_t)prefault->page;
     int64_t ring_length = 3 * (int64_t)term_length;
     int64_t lead = term_length / 4 > AA_PREFAULT_MIN_LEAD ? term_length / 4 : AA_PREFAULT_MIN_LEAD;
     int64_t populated = start_position - (start_position % page);
@@ -81,8 +85,7 @@ int aa_prefault_do_work(aa_prefault_t *prefault)
         size_t chunk = (size_t)(target - job->populated);
         chunk = chunk < AA_PREFAULT_CHUNK_LENGTH ? chunk : AA_PREFAULT_CHUNK_LENGTH;
         chunk = chunk < job->ring_length - offset ? chunk : job->ring_length - offset; /* then on from the base */
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        chunk = (chunk + page - 1) / page * page;
+        chunk = (chunk + prefault->page - 1) / prefault->page * prefault->page;
         work_count++;
         if (madvise(job->base + offset, chunk, MADV_POPULATE_WRITE) < 0)
         {

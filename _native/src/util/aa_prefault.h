@@ -48,6 +48,7 @@ typedef struct aa_prefault_stct
     size_t count;
     size_t capacity;
     bool unsupported;   /* the kernel lacks MADV_POPULATE_WRITE (before 5.14): pages fault lazily */
+    size_t page;        /* the page size, read on the first add */
 }
 aa_prefault_t;
 
