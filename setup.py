@@ -7,8 +7,13 @@
 """
 
 import os
+import sys
 
 from setuptools import Extension, setup
+
+if not sys.platform.startswith("linux"):
+    sys.exit(f"aeron_async runs on Linux only (it is built on eventfd, futex_waitv, recvmmsg and /dev/shm); "
+             f"this is {sys.platform}")
 
 _flags = ["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers",
           "-Wno-unused-parameter", "-D_GNU_SOURCE", "-fvisibility=hidden"]

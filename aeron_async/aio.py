@@ -35,7 +35,6 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
-import sniffio
 
 from ._ffi import lib
 from .client import (
@@ -120,10 +119,10 @@ class _Waker:
     async def wait(self) -> None:
         if self._closing:
             raise anyio.ClosedResourceError("closed while waiting")
-        if sniffio.current_async_library() == "asyncio":
+        loop = anyio.lowlevel.current_token().native_token  # asyncio's token is its running loop
+        if isinstance(loop, asyncio.AbstractEventLoop):
             # a future of the loop's own per waiting task: the wake-up resumes the task directly
             # (cancelling one task cancels its own future only)
-            loop = asyncio.get_running_loop()
             if self._loop is not loop:
                 self._unregister()
                 loop.add_reader(self.fd, self._on_readable)

@@ -84,8 +84,13 @@ def _cmd_errors(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import command
+    from .extras import MissingExtraError
 
-    return command(args, args.bench_argv)
+    try:
+        return command(args, args.bench_argv)
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:

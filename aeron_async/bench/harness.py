@@ -681,14 +681,23 @@ def run(cfg: Config) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..extras import MissingExtraError
+
     parser = argparse.ArgumentParser(prog="aeron-async bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return command(args, argv if argv is not None else sys.argv[1:])
+    try:
+        return command(args, argv if argv is not None else sys.argv[1:])
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
+    from ..extras import require
+
+    require("bench", "aeron-async bench")
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
