@@ -119,14 +119,19 @@ class _Waker:
     async def wait(self) -> None:
         if self._closing:
             raise anyio.ClosedResourceError("closed while waiting")
-        loop = anyio.lowlevel.current_token().native_token  # asyncio's token is its running loop
-        if isinstance(loop, asyncio.AbstractEventLoop):
-            # a future of the loop's own per waiting task: the wake-up resumes the task directly
-            # (cancelling one task cancels its own future only)
-            if self._loop is not loop:
+        loop = asyncio._get_running_loop()  # None: trio (anyio's only other backend)
+        if loop is not None and loop is not self._loop:
+            # ask anyio which library runs this task (an asyncio loop may host trio as a guest);
+            # once a loop is ours, the cheap check above is enough
+            token = anyio.lowlevel.current_token().native_token  # asyncio's token is its running loop
+            loop = token if isinstance(token, asyncio.AbstractEventLoop) else None
+            if loop is not None:
                 self._unregister()
                 loop.add_reader(self.fd, self._on_readable)
                 self._loop = loop
+        if loop is not None:
+            # a future of the loop's own per waiting task: the wake-up resumes the task directly
+            # (cancelling one task cancels its own future only)
             future = loop.create_future()
             self._futures.append(future)
             try:
