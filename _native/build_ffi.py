@@ -1,7 +1,8 @@
 """cffi build script (out-of-line API mode) for the aeron_async native core.
 
 The cdef is the block between the CDEF markers of the one public header,
-`_native/include/aeron_async.h`; the C sources are every .c file of `_native/src`, `media` and
+`_native/include/aeron_async.h`, plus the AA_ERROR_CODE_* constants of `_native/src/util/aa_error.h`
+(values filled in by the C compiler; aeron_async/errors.py reads them); the C sources are every .c file of `_native/src`, `media` and
 `protocols`. setuptools runs this through `cffi_modules` during `pip install`.
 
 Environment:
@@ -17,6 +18,7 @@ from cffi import FFI
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HEADER = ROOT / "_native" / "include" / "aeron_async.h"
+ERROR_HEADER = ROOT / "_native" / "src" / "util" / "aa_error.h"
 
 
 def cdef_text() -> str:
@@ -25,7 +27,20 @@ def cdef_text() -> str:
     if match is None:
         raise RuntimeError(f"{HEADER} has no CDEF BEGIN/END block")
     lines = [line for line in match.group(1).splitlines() if line.strip() not in ("#if AA_CDEF", "#endif")]
-    return "\n".join(lines)
+    return "\n".join(lines + error_code_cdef())
+
+
+def error_codes() -> list[str]:
+    """The names of the AA_ERROR_CODE_* constants of aa_error.h, the one list of error codes."""
+    names = re.findall(r"^#define (AA_ERROR_CODE_[A-Z0-9_]+) ", ERROR_HEADER.read_text(), re.M)
+    if not names:
+        raise RuntimeError(f"{ERROR_HEADER} defines no AA_ERROR_CODE_* constants")
+    return names
+
+
+def error_code_cdef() -> list[str]:
+    # "..." lets the C compiler supply each value, so Python reads exactly what C uses
+    return [f"#define {name} ..." for name in error_codes()]
 
 
 def sources(absolute: bool = False) -> list[str]:
