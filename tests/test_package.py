@@ -82,3 +82,39 @@ def test_every_native_error_code_maps_to_an_exception_class() -> None:
         aeron_async.IdleStrategy("no-such-strategy")
     assert info.value.code in (errors.CONFIGURATION, errors.INVALID_ARGUMENT)
     assert lib.aa_errcode() == info.value.code
+
+
+def test_native_module_stub_is_current() -> None:
+    with open(build_ffi.STUB) as f:
+        assert f.read() == build_ffi.stub_text(), (
+            "aeron_async/_aeron_native.pyi is stale: run `python _native/build_ffi.py --stub`")
+
+
+def test_native_module_stub_names_what_the_module_has() -> None:
+    import ast
+
+    with open(build_ffi.STUB) as f:
+        tree = ast.parse(f.read())
+    (lib_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Lib"]
+    stubbed = {n.target.id for n in lib_class.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    stubbed |= {n.name for n in lib_class.body if isinstance(n, ast.FunctionDef)}
+    assert stubbed == {name for name in dir(lib) if not name.startswith("__")}
+
+
+def test_speedups_stub_matches_the_extension() -> None:
+    """mypy's stubtest compares aeron_async/_speedups.pyi with the compiled extension (names, kinds,
+    parameters, defaults)."""
+    pytest.importorskip("mypy")
+    result = subprocess.run([sys.executable, "-m", "mypy.stubtest", "aeron_async._speedups"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_package_ships_its_type_information(tmp_path: os.PathLike[str]) -> None:
+    """py.typed and the stubs are package data: setuptools' build_py (what a wheel's pure part is
+    made of) copies them."""
+    result = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("py.typed", "_speedups.pyi", "_aeron_native.pyi", "__init__.py"):
+        assert os.path.isfile(os.path.join(tmp_path, "aeron_async", name)), name
