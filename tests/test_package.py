@@ -4,11 +4,13 @@ type information that matches the native modules."""
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -18,8 +20,17 @@ from aeron_async._ffi import lib
 from aeron_async.monitor import CncReader
 from conftest import REPO
 
-sys.path.insert(0, os.path.join(REPO, "_native"))
-import build_ffi  # noqa: E402  (the cffi build script, for the names it exports)
+
+def _load_build_ffi() -> types.ModuleType:
+    """The cffi build script (_native/build_ffi.py), which knows the cdef, the error codes and the stub."""
+    spec = importlib.util.spec_from_file_location("build_ffi", os.path.join(REPO, "_native", "build_ffi.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_ffi = _load_build_ffi()
 
 
 def header_version() -> str:
