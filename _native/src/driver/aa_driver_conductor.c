@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "aa_driver_conductor.h"
+#include "aa_channel_support.h"
+#include "../../../protocols/aa_congestion_control.h"
 #include "../../../protocols/aa_control_protocol.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../uri/aa_uri.h"
@@ -399,6 +401,7 @@ typedef struct aa_publication_params_stct
     bool sparse;
     bool signal_eos;
     bool tether;
+    aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
 }
 aa_publication_params_t;
 
@@ -447,7 +450,7 @@ static int aa_conductor_parse_publication_params(
     params->term_window_length = aa_conductor_term_window_length(
         is_udp ? ctx->publication_term_window_length : ctx->ipc_publication_term_window_length, params->term_length);
     int64_t publication_window = 0;
-    int rc_window = is_udp ? aa_uri_get_size(uri, "pub-wnd", &publication_window) : 0;
+    int rc_window = aa_uri_get_size(uri, "pub-wnd", &publication_window);
     if (rc_window < 0)
     {
         return -1;
@@ -470,6 +473,10 @@ static int aa_conductor_parse_publication_params(
         return -1;
     }
     params->has_session_id = 1 == rc_session;
+    if (is_udp && aa_flow_control_strategy_select(false, aa_uri_find_param(uri, "fc"), NULL, &params->flow_control) < 0)
+    {
+        return -1;
+    }
 
     int rc_init = aa_uri_get_int32(uri, "init-term-id", &params->initial_term_id);
     int rc_term = aa_uri_get_int32(uri, "term-id", &params->term_id);
@@ -637,7 +644,7 @@ static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa
     }
 }
 
-static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
+static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication)
 {
     if (aa_uri_parse(channel, uri) < 0)
     {
@@ -650,7 +657,7 @@ static int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
             "unicast aeron:udp?endpoint=host:port", channel);
         return -1;
     }
-    return 0;
+    return aa_channel_check_applied(channel, uri, is_publication);
 }
 
 /* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
@@ -660,7 +667,8 @@ static int aa_conductor_parse_udp_channel(
     aa_driver_context_t *ctx = conductor->ctx;
     aa_udp_channel_defaults_t defaults =
     {
-        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl
+        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
+        conductor->name_resolver
     };
     if (aa_udp_channel_parse(out, channel, &defaults) < 0)
     {
@@ -668,7 +676,6 @@ static int aa_conductor_parse_udp_channel(
     }
     aa_udp_channel_t *udp = *out;
     const char *unsupported = NULL;
-    const char *cc = aa_uri_find_param(&udp->uri, "cc");
     if (udp->is_multicast)
     {
         unsupported = "multicast";
@@ -680,10 +687,6 @@ static int aa_conductor_parse_udp_channel(
     else if (!udp->has_explicit_endpoint)
     {
         unsupported = "a UDP channel without endpoint=";
-    }
-    else if (NULL != cc && 0 != strcmp(cc, "static"))
-    {
-        unsupported = "congestion control other than cc=static";
     }
     if (NULL != unsupported)
     {
@@ -705,6 +708,86 @@ static int aa_conductor_parse_udp_channel(
     return 0;
 }
 
+/* A channel that shares a resource (an endpoint, a publication) with an earlier one gets that
+ * resource's settings, so it must ask for the same ones (aa_channel_support.h). The defaults are the
+ * driver's, in the order of keys. */
+static int aa_conductor_check_shared_params(
+    aa_driver_conductor_t *conductor, const char *channel, const aa_uri_t *uri, const char *existing_channel,
+    const aa_uri_t *existing, const char *const *keys, const char *what)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    char defaults[8][32];
+    const char *default_values[8];
+    size_t i = 0;
+    for (; NULL != keys[i] && i < 8; i++)
+    {
+        const char *key = keys[i];
+        char *d = defaults[i];
+        if (0 == strcmp(key, "rcv-wnd"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->rcv_initial_window_length);
+        }
+        else if (0 == strcmp(key, "nak-delay"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->nak_unicast_delay_ns);
+        }
+        else if (0 == strcmp(key, "reliable"))
+        {
+            snprintf(d, 32, "%s", ctx->reliable_stream ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "sparse"))
+        {
+            snprintf(d, 32, "%s", ctx->term_buffer_sparse_file ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "so-rcvbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_rcvbuf);
+        }
+        else if (0 == strcmp(key, "so-sndbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_sndbuf);
+        }
+        else if (0 == strcmp(key, "linger"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->publication_linger_timeout_ns);
+        }
+        else if (0 == strcmp(key, "eos"))
+        {
+            snprintf(d, 32, "%s", "true");
+        }
+        else if (0 == strcmp(key, "cc"))
+        {
+            snprintf(d, 32, "%s", "static");
+        }
+        else if (0 == strcmp(key, "fc"))
+        {
+            snprintf(d, 32, "%s", "unicast");
+        }
+        else
+        {
+            snprintf(d, 32, "%s", "(none)");    /* pub-wnd: term/2 or the driver's window */
+        }
+        default_values[i] = d;
+    }
+    return aa_channel_check_same_params(channel, uri, existing_channel, existing, keys, default_values, what);
+}
+
+/* Settings a shared publication keeps from the channel that created it (besides term-length and mtu). */
+static const char *const aa_conductor_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
+
+static int aa_conductor_check_shared_publication(
+    aa_driver_conductor_t *conductor, const char *channel, const char *existing_channel)
+{
+    aa_uri_t uri;
+    aa_uri_t existing;
+    if (aa_uri_parse(channel, &uri) < 0 || aa_uri_parse(existing_channel, &existing) < 0)
+    {
+        return -1;
+    }
+    return aa_conductor_check_shared_params(
+        conductor, channel, &uri, existing_channel, &existing, aa_conductor_shared_publication_keys, "publication");
+}
+
 static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conductor_t *conductor)
 {
     aa_loss_generator_settings_t settings =
@@ -724,6 +807,12 @@ static aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
         aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
         if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
         {
+            static const char *const keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
+            if (aa_conductor_check_shared_params(conductor, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, keys, "send endpoint") < 0)
+            {
+                return NULL;
+            }
             return endpoint;
         }
     }
@@ -814,6 +903,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .retransmit_linger_ns = ctx->retransmit_unicast_linger_ns,
         .is_exclusive = is_exclusive,
         .signal_eos = params->signal_eos,
+        .flow_control = params->flow_control,
     };
     if (aa_network_publication_init(pub, &init, conductor) < 0)
     {
@@ -986,6 +1076,11 @@ static int aa_conductor_on_add_network_publication(
                     aa_udp_channel_delete(udp);
                     return -1;
                 }
+                if (aa_conductor_check_shared_publication(conductor, channel, p->channel) < 0)
+                {
+                    aa_udp_channel_delete(udp);
+                    return -1;
+                }
                 pub = p;
                 break;
             }
@@ -1040,7 +1135,7 @@ static int aa_conductor_on_add_publication(
     aa_uri_t uri;
     aa_publication_params_t params;
     memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri) < 0 ||
+    if (aa_conductor_parse_channel(channel, &uri, true) < 0 ||
         aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
     {
         return -1;
@@ -1065,6 +1160,10 @@ static int aa_conductor_on_add_publication(
                         "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
                         "; a shared publication must use the same values (or use an exclusive publication)",
                         channel, command->stream_id, p->term_length, p->mtu_length);
+                    return -1;
+                }
+                if (aa_conductor_check_shared_publication(conductor, channel, p->channel) < 0)
+                {
                     return -1;
                 }
                 pub = p;
@@ -1259,26 +1358,43 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
             return;
         }
     }
-    bool has_subscriber = false;
-    for (size_t i = 0; i < conductor->subscription_links_count && !has_subscriber; i++)
+    const aa_subscription_link_t *first_link = NULL;
+    for (size_t i = 0; i < conductor->subscription_links_count && NULL == first_link; i++)
     {
         aa_subscription_link_t *link = &conductor->subscription_links[i];
-        has_subscriber = link->endpoint == endpoint && link->stream_id == setup->stream_id &&
-            (!link->has_session_id || link->session_id == setup->session_id);
+        if (link->endpoint == endpoint && link->stream_id == setup->stream_id &&
+            (!link->has_session_id || link->session_id == setup->session_id))
+        {
+            first_link = link;
+        }
     }
-    if (!has_subscriber)
+    if (NULL == first_link)
     {
         return;
     }
+    /* the subscriptions of an endpoint agree on sparse= (checked when they are added) */
+    const bool sparse = first_link->is_sparse;
 
     char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
     if (aa_udp_address_format(source, sizeof(source), &args->source) < 0)
     {
         snprintf(source, sizeof(source), "%s", "unknown");
     }
-    int32_t window_length = aa_receiver_window_length(endpoint->params.window_length, setup->term_length);
+    int32_t window_length = 0;
+    aa_congestion_control_choice_t congestion_control;
+    aa_congestion_control_params_t cc_params =
+    {
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .initial_window_length = endpoint->params.window_length,
+        .socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length,
+    };
     int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
     if (aa_logbuffer_check_term_length(setup->term_length) < 0 ||
+        aa_congestion_control_select(aa_uri_find_param(&endpoint->channel->uri, "cc"), &congestion_control) < 0 ||
+        aa_congestion_control_initial_window_length(&congestion_control, &cc_params, &window_length) < 0 ||
         aa_receiver_window_validate_mtu(setup->mtu, window_length) < 0)
     {
         char message[512];
@@ -1334,7 +1450,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     size_t log_length = aa_logbuffer_compute_log_length(setup->term_length, (int32_t)ctx->file_page_size);
     if (aa_publication_image_init(image, &params, now_ns, conductor) < 0 ||
         aa_conductor_check_storage(conductor, log_length) < 0 ||
-        aa_map_new_file(&image->mapped, image->log_path, log_length, ctx->term_buffer_sparse_file) < 0)
+        aa_map_new_file(&image->mapped, image->log_path, log_length, sparse) < 0)
     {
         char message[512];
         snprintf(message, sizeof(message), "creating the image of session %" PRId32 " stream %" PRId32 " from %s: %s",
@@ -1365,7 +1481,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .linger_timeout_ns = ctx->publication_linger_timeout_ns,
         .untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns,
         .untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns,
-        .sparse = ctx->term_buffer_sparse_file,
+        .sparse = sparse,
         .tether = true,
         .rejoin = ctx->rejoin_stream,
         .reliable = endpoint->params.is_reliable,
@@ -1459,6 +1575,12 @@ static aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoin
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
         if (aa_udp_channel_equals(endpoint->channel, *udp))
         {
+            static const char *const keys[] = { "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL };
+            if (aa_conductor_check_shared_params(conductor, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, keys, "receive endpoint") < 0)
+            {
+                return NULL;
+            }
             if (endpoint->is_closing)
             {
                 /* Closing, but its socket is still bound: take it back rather than fail to bind the
@@ -1579,7 +1701,7 @@ static int aa_conductor_on_add_subscription(
     int64_t now_ms)
 {
     aa_uri_t uri;
-    if (aa_conductor_parse_channel(channel, &uri) < 0)
+    if (aa_conductor_parse_channel(channel, &uri, false) < 0)
     {
         return -1;
     }
@@ -2210,9 +2332,15 @@ int aa_driver_conductor_init(
     conductor->ctx = ctx;
     conductor->sender = sender;
     conductor->receiver = receiver;
+    if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
+    {
+        return -1;
+    }
     if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
     {
         AA_APPEND_ERR("%s", "creating the conductor's command queue");
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -2226,6 +2354,8 @@ int aa_driver_conductor_init(
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
@@ -2248,6 +2378,8 @@ int aa_driver_conductor_init(
     {
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
     if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
@@ -2255,6 +2387,8 @@ int aa_driver_conductor_init(
         aa_counters_manager_close(&conductor->counters);
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -2351,4 +2485,6 @@ void aa_driver_conductor_on_close(void *state)
     aa_counters_manager_close(&conductor->counters);
     aa_unmap(&conductor->cnc_file);
     aa_command_queue_close(&conductor->commands);
+    aa_name_resolver_close(conductor->name_resolver);
+    conductor->name_resolver = NULL;
 }
