@@ -364,8 +364,14 @@ int aa_name_resolver_create(aa_name_resolver_t **resolver, const char *name, con
         return -1;
     }
     const aa_name_resolver_table_t *table = entry.table;
+    aa_err_clear();
     if (table->supplier(resolver, has_args ? init_args : entry.options, entry.clientd) < 0)
     {
+        if ('\0' == aa_errmsg()[0])
+        {
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "name resolver '%s' refused init args '%s'", entry.name,
+                has_args ? init_args : (NULL != entry.options ? entry.options : ""));
+        }
         *resolver = NULL;
         AA_APPEND_ERR("creating name resolver '%s'", entry.name);
         return -1;
@@ -392,8 +398,14 @@ static int aa_udp_channel_resolve_address(
         return aa_udp_channel_resolve_host(key, host, port, family, address);
     }
     memset(address, 0, sizeof(*address));
+    aa_err_clear();
     if (resolver->resolve(resolver->state, key, host, family, address) < 0)
     {
+        if ('\0' == aa_errmsg()[0])    /* a resolver built apart from this library cannot set errors */
+        {
+            AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_HOST, "channel parameter %s: name resolver '%s' cannot resolve '%s'",
+                key, resolver->name, host);
+        }
         return -1;
     }
     if (AF_INET != address->ss_family && AF_INET6 != address->ss_family)
