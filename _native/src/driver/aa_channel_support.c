@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "aa_channel_support.h"
+#include <inttypes.h>
 #include "../agent/aa_agent.h"
 #include "../util/aa_error.h"
 #include "../../../protocols/aa_congestion_control.h"
@@ -239,4 +240,90 @@ int aa_channel_check_same_params(
         }
     }
     return 0;
+}
+
+const char *const aa_channel_receive_endpoint_keys[] =
+{
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL
+};
+const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
+/* Besides term-length and mtu, which the conductor compares on the values it resolved. */
+static const char *const aa_channel_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
+
+#define AA_CHANNEL_SHARED_KEYS_MAX 8
+
+int aa_channel_check_shared(
+    const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
+    const aa_uri_t *existing, const char *const *keys, const char *what)
+{
+    char defaults[AA_CHANNEL_SHARED_KEYS_MAX][32];
+    const char *default_values[AA_CHANNEL_SHARED_KEYS_MAX];
+    for (size_t i = 0; NULL != keys[i]; i++)
+    {
+        if (i >= AA_CHANNEL_SHARED_KEYS_MAX)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s", "more shared channel parameters than the check holds");
+            return -1;
+        }
+        const char *key = keys[i];
+        char *d = defaults[i];
+        if (0 == strcmp(key, "rcv-wnd"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->rcv_initial_window_length);
+        }
+        else if (0 == strcmp(key, "nak-delay"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->nak_unicast_delay_ns);
+        }
+        else if (0 == strcmp(key, "reliable"))
+        {
+            snprintf(d, 32, "%s", ctx->reliable_stream ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "sparse"))
+        {
+            snprintf(d, 32, "%s", ctx->term_buffer_sparse_file ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "so-rcvbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_rcvbuf);
+        }
+        else if (0 == strcmp(key, "so-sndbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_sndbuf);
+        }
+        else if (0 == strcmp(key, "linger"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->publication_linger_timeout_ns);
+        }
+        else if (0 == strcmp(key, "eos"))
+        {
+            snprintf(d, 32, "%s", "true");
+        }
+        else if (0 == strcmp(key, "cc"))
+        {
+            snprintf(d, 32, "%s", "static");
+        }
+        else if (0 == strcmp(key, "fc"))
+        {
+            snprintf(d, 32, "%s", "unicast");
+        }
+        else
+        {
+            snprintf(d, 32, "%s", "(none)");    /* pub-wnd: the driver's window for the term length */
+        }
+        default_values[i] = d;
+    }
+    return aa_channel_check_same_params(channel, uri, existing_channel, existing, keys, default_values, what);
+}
+
+int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const char *channel, const char *existing_channel)
+{
+    aa_uri_t uri;
+    aa_uri_t existing;
+    if (aa_uri_parse(channel, &uri) < 0 || aa_uri_parse(existing_channel, &existing) < 0)
+    {
+        return -1;
+    }
+    return aa_channel_check_shared(
+        ctx, channel, &uri, existing_channel, &existing, aa_channel_shared_publication_keys, "publication");
 }

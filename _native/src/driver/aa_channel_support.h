@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "aa_driver_context.h"
 #include "../uri/aa_uri.h"
 
 /* Returns 0, or -1 with AA_ERROR_CODE_INVALID_CHANNEL naming the first parameter not applied. */
@@ -31,5 +32,18 @@ int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_p
 int aa_channel_check_same_params(
     const char *channel, const aa_uri_t *uri, const char *existing_channel, const aa_uri_t *existing,
     const char *const *keys, const char *const *default_values, const char *what);
+
+/* The parameters a receive endpoint, a send endpoint keep from the channel that created them. */
+extern const char *const aa_channel_receive_endpoint_keys[];
+extern const char *const aa_channel_send_endpoint_keys[];
+
+/* aa_channel_check_same_params with the driver's defaults for keys (at most 8). */
+int aa_channel_check_shared(
+    const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
+    const aa_uri_t *existing, const char *const *keys, const char *what);
+
+/* A channel adding to a shared (non-exclusive) publication must ask for its fc=, pub-wnd=, linger=,
+ * eos= and sparse= (term-length and mtu the conductor compares itself). */
+int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const char *channel, const char *existing_channel);
 
 #endif

@@ -708,86 +708,6 @@ static int aa_conductor_parse_udp_channel(
     return 0;
 }
 
-/* A channel that shares a resource (an endpoint, a publication) with an earlier one gets that
- * resource's settings, so it must ask for the same ones (aa_channel_support.h). The defaults are the
- * driver's, in the order of keys. */
-static int aa_conductor_check_shared_params(
-    aa_driver_conductor_t *conductor, const char *channel, const aa_uri_t *uri, const char *existing_channel,
-    const aa_uri_t *existing, const char *const *keys, const char *what)
-{
-    aa_driver_context_t *ctx = conductor->ctx;
-    char defaults[8][32];
-    const char *default_values[8];
-    size_t i = 0;
-    for (; NULL != keys[i] && i < 8; i++)
-    {
-        const char *key = keys[i];
-        char *d = defaults[i];
-        if (0 == strcmp(key, "rcv-wnd"))
-        {
-            snprintf(d, 32, "%" PRId64, ctx->rcv_initial_window_length);
-        }
-        else if (0 == strcmp(key, "nak-delay"))
-        {
-            snprintf(d, 32, "%" PRId64 "ns", ctx->nak_unicast_delay_ns);
-        }
-        else if (0 == strcmp(key, "reliable"))
-        {
-            snprintf(d, 32, "%s", ctx->reliable_stream ? "true" : "false");
-        }
-        else if (0 == strcmp(key, "sparse"))
-        {
-            snprintf(d, 32, "%s", ctx->term_buffer_sparse_file ? "true" : "false");
-        }
-        else if (0 == strcmp(key, "so-rcvbuf"))
-        {
-            snprintf(d, 32, "%" PRId64, ctx->socket_so_rcvbuf);
-        }
-        else if (0 == strcmp(key, "so-sndbuf"))
-        {
-            snprintf(d, 32, "%" PRId64, ctx->socket_so_sndbuf);
-        }
-        else if (0 == strcmp(key, "linger"))
-        {
-            snprintf(d, 32, "%" PRId64 "ns", ctx->publication_linger_timeout_ns);
-        }
-        else if (0 == strcmp(key, "eos"))
-        {
-            snprintf(d, 32, "%s", "true");
-        }
-        else if (0 == strcmp(key, "cc"))
-        {
-            snprintf(d, 32, "%s", "static");
-        }
-        else if (0 == strcmp(key, "fc"))
-        {
-            snprintf(d, 32, "%s", "unicast");
-        }
-        else
-        {
-            snprintf(d, 32, "%s", "(none)");    /* pub-wnd: term/2 or the driver's window */
-        }
-        default_values[i] = d;
-    }
-    return aa_channel_check_same_params(channel, uri, existing_channel, existing, keys, default_values, what);
-}
-
-/* Settings a shared publication keeps from the channel that created it (besides term-length and mtu). */
-static const char *const aa_conductor_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
-
-static int aa_conductor_check_shared_publication(
-    aa_driver_conductor_t *conductor, const char *channel, const char *existing_channel)
-{
-    aa_uri_t uri;
-    aa_uri_t existing;
-    if (aa_uri_parse(channel, &uri) < 0 || aa_uri_parse(existing_channel, &existing) < 0)
-    {
-        return -1;
-    }
-    return aa_conductor_check_shared_params(
-        conductor, channel, &uri, existing_channel, &existing, aa_conductor_shared_publication_keys, "publication");
-}
-
 static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conductor_t *conductor)
 {
     aa_loss_generator_settings_t settings =
@@ -807,9 +727,8 @@ static aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
         aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
         if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
         {
-            static const char *const keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
-            if (aa_conductor_check_shared_params(conductor, channel, &(*udp)->uri, endpoint->channel->canonical_form,
-                &endpoint->channel->uri, keys, "send endpoint") < 0)
+            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, aa_channel_send_endpoint_keys, "send endpoint") < 0)
             {
                 return NULL;
             }
@@ -1076,7 +995,7 @@ static int aa_conductor_on_add_network_publication(
                     aa_udp_channel_delete(udp);
                     return -1;
                 }
-                if (aa_conductor_check_shared_publication(conductor, channel, p->channel) < 0)
+                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
                 {
                     aa_udp_channel_delete(udp);
                     return -1;
@@ -1162,7 +1081,7 @@ static int aa_conductor_on_add_publication(
                         channel, command->stream_id, p->term_length, p->mtu_length);
                     return -1;
                 }
-                if (aa_conductor_check_shared_publication(conductor, channel, p->channel) < 0)
+                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
                 {
                     return -1;
                 }
@@ -1575,9 +1494,8 @@ static aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoin
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
         if (aa_udp_channel_equals(endpoint->channel, *udp))
         {
-            static const char *const keys[] = { "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL };
-            if (aa_conductor_check_shared_params(conductor, channel, &(*udp)->uri, endpoint->channel->canonical_form,
-                &endpoint->channel->uri, keys, "receive endpoint") < 0)
+            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
             {
                 return NULL;
             }
