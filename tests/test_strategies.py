@@ -252,3 +252,17 @@ def test_the_driver_refuses_unknown_resolvers_and_arguments(aeron_dir: str) -> N
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **dict(TEST_DRIVER_SETTINGS, name_resolver_supplier="dns-over-carrier-pigeon"))
     with pytest.raises(aeron_async.AeronError, match="the default name resolver takes no init args"):
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **dict(TEST_DRIVER_SETTINGS, name_resolver_init_args="8.8.8.8"))
+
+
+def test_the_cli_lists_every_kind_with_registered_entries(capsys: pytest.CaptureFixture[str]) -> None:
+    from aeron_async.cli import main
+
+    name = unique("listed")
+    strategies.register_alias(StrategyKind.CONGESTION_CONTROL, name, "static")
+    assert main(["strategies"]) == 0
+    out = capsys.readouterr().out
+    for heading in ("flow control:", "congestion control:", "name resolver:", "idle:"):
+        assert heading in out
+    assert "  unicast " in out and "  default " in out and "  backoff " in out
+    assert f"  {name}" in out and "alias of static" in out
+    assert out.index("congestion control:") < out.index(name) < out.index("name resolver:")
