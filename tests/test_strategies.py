@@ -16,6 +16,7 @@ import pytest
 
 import aeron_async
 from aeron_async import strategies
+from aeron_async._ffi import ffi, lib
 from aeron_async.strategies import StrategyKind
 from conftest import TEST_DRIVER_SETTINGS, wait_for
 
@@ -65,6 +66,12 @@ def test_built_in_strategies_are_listed_per_kind() -> None:
     unicast = strategies.lookup(StrategyKind.FLOW_CONTROL, "unicast")
     assert (unicast.kind, unicast.is_alias, unicast.options) == (StrategyKind.FLOW_CONTROL, False, None)
     assert "receiver window" in unicast.description and unicast.table != 0
+    # the C listing agrees with the Python one
+    buffer = ffi.new("char[]", 4096)
+    count = lib.aa_strategy_names(int(StrategyKind.IDLE), buffer, 4096)
+    assert ffi.string(buffer).decode().split(", ") == strategies.names(StrategyKind.IDLE)
+    assert count == len(strategies.names(StrategyKind.IDLE))
+    assert lib.aa_strategy_names(int(StrategyKind.IDLE), buffer, 8) == -1
 
 
 def test_a_lookup_miss_names_every_registered_strategy() -> None:

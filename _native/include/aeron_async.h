@@ -226,6 +226,8 @@ int aa_strategy_register_alias(
 /* -1 with an error naming every registered name of the kind when name is not registered. */
 int aa_strategy_lookup(int32_t kind, const char *name, aa_strategy_t *strategy);
 int aa_strategy_count(int32_t kind);
+/* "a, b, c" into buffer; returns the number of names, or -1 when buffer is too short. */
+int aa_strategy_names(int32_t kind, char *buffer, size_t length);
 /* The index-th entry of a kind, in registration order (built-ins first). */
 int aa_strategy_entry(int32_t kind, int32_t index, aa_strategy_t *strategy);
 const char *aa_strategy_kind_name(int32_t kind);

@@ -40,6 +40,11 @@ int aa_strategy_count(int32_t kind)
     return aa_strategy_builtins() < 0 ? -1 : aa_registry_count(kind);
 }
 
+int aa_strategy_names(int32_t kind, char *buffer, size_t length)
+{
+    return aa_strategy_builtins() < 0 ? -1 : aa_registry_names(kind, buffer, length);
+}
+
 int aa_strategy_entry(int32_t kind, int32_t index, aa_strategy_t *strategy)
 {
     return aa_strategy_builtins() < 0 ? -1 : aa_registry_entry(kind, index, strategy);
