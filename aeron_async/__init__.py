@@ -37,6 +37,7 @@ from .errors import (
     MessageTooLongError,
     RegistrationError,
     StorageSpaceError,
+    UsedAfterForkError,
 )
 
 __version__ = "0.1.0"
@@ -74,6 +75,7 @@ __all__ = (
     "RegistrationError",
     "StorageSpaceError",
     "Subscription",
+    "UsedAfterForkError",
     "connect",
     "is_driver_active",
 )

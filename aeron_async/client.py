@@ -8,8 +8,10 @@ Threading: a client's conductor runs on a native thread (or, with `use_conductor
 from __future__ import annotations
 
 import enum
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from .errors import (
     RegistrationError,
     check,
     last_error,
+    used_after_fork_error,
 )
 
 
@@ -75,10 +78,31 @@ def check_wake_spin(wake_spin: object) -> None:
         )
 
 
-class Aeron:
-    """A client connected to a media driver through its CnC file."""
+# Clients alive in this process: a child made by fork() detaches its copies of them (and of their
+# publications, subscriptions and counters) at once, so that using one raises UsedAfterForkError
+# from the error path the closed resource already takes. The message path checks nothing more.
+_live_clients: weakref.WeakSet[Aeron] = weakref.WeakSet()
 
-    __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "__weakref__")
+
+def _detach_clients_after_fork() -> None:
+    for client in list(_live_clients):
+        client._detach_after_fork()
+    _live_clients.clear()
+
+
+os.register_at_fork(after_in_child=_detach_clients_after_fork)
+
+
+class Aeron:
+    """A client connected to a media driver through its CnC file.
+
+    A client belongs to the process that connected it: in a child made by fork() it (and its
+    publications, subscriptions and counters) raise UsedAfterForkError; connect a new client in
+    the child. Closing the parent's objects in the child only forgets them.
+    """
+
+    __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "_forked_from",
+                 "__weakref__")
 
     def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
         self._ptr = ptr
@@ -87,6 +111,8 @@ class Aeron:
         self.aeron_dir = ffi.string(lib.aa_client_aeron_dir(ptr)).decode()
         self.driver_timeout = driver_timeout
         self._resources: list[Publication | Subscription] = []
+        self._forked_from = 0
+        _live_clients.add(self)
 
     @classmethod
     def connect(
@@ -125,10 +151,28 @@ class Aeron:
 
     # ---- state ----
 
+    def _detach_after_fork(self) -> None:
+        """In a forked child: drop the native handles without touching them (the conductor thread
+        they belong to does not exist here), so every later use raises UsedAfterForkError."""
+        self._forked_from = os.getppid()
+        self._lock = threading.Lock()
+        self._ptr = None
+        for resource in self._resources:
+            resource._ptr = None
+        self._resources.clear()
+
+    def _closed_error(self, message: str, what: str = "") -> AeronError:
+        """ClosedError(message), or UsedAfterForkError about `what` (one of this client's resources)
+        in a child forked after this client connected."""
+        if self._forked_from:
+            owner = f"the Aeron client of {self.aeron_dir}"
+            return used_after_fork_error(f"{what} of {owner}" if what else owner, self._forked_from)
+        return ClosedError(message)
+
     def _checked_ptr(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError("the Aeron client is closed; connect a new one")
+            raise self._closed_error("the Aeron client is closed; connect a new one")
         state = lib.aa_client_state(ptr)
         if state != _STATE_ACTIVE:
             raise self._state_error(state)
@@ -145,7 +189,7 @@ class Aeron:
     def _raise_if_dead(self) -> None:
         """Raise the reason a resource was closed from under its owner (driver or client timeout)."""
         if self._ptr is None:
-            raise ClosedError("the Aeron client is closed; connect a new one")
+            raise self._closed_error("the Aeron client is closed; connect a new one")
         state = lib.aa_client_state(self._ptr)
         if state != _STATE_ACTIVE:
             raise self._state_error(state)
@@ -295,13 +339,17 @@ class Publication(_speedups.PublicationBase):
     def _checked(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+            raise self._client._closed_error(
+                f"publication {self.registration_id} (stream {self.stream_id}) is closed",
+                f"publication {self.registration_id} (stream {self.stream_id})")
         return ptr
 
     def _fail(self, rc: int) -> int:
         """A result below ADMIN_ACTION: raise for errors and closure, return MAX_POSITION_EXCEEDED."""
         if self._ptr is None:
-            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+            raise self._client._closed_error(
+                f"publication {self.registration_id} (stream {self.stream_id}) is closed",
+                f"publication {self.registration_id} (stream {self.stream_id})")
         if rc == _ERROR:
             raise last_error(MessageTooLongError)
         if rc == OfferResult.CLOSED:
@@ -458,7 +506,8 @@ class Image:
 
     def _checked(self) -> Any:
         if self._subscription._ptr is None:
-            raise ClosedError("the subscription of this image is closed")
+            raise self._subscription._client._closed_error(
+                "the subscription of this image is closed", f"image (session {self.session_id}) of a subscription")
         return self._ptr
 
     @property
@@ -525,7 +574,8 @@ class Subscription(_speedups.SubscriptionBase):
     def _checked(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"subscription {self.registration_id} is closed")
+            raise self._client._closed_error(
+                f"subscription {self.registration_id} is closed", f"subscription {self.registration_id}")
         return ptr
 
     def _dispatch_image_events(self) -> None:
@@ -579,7 +629,8 @@ class Subscription(_speedups.SubscriptionBase):
         """
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"subscription {self.registration_id} is closed")
+            raise self._client._closed_error(
+                f"subscription {self.registration_id} is closed", f"subscription {self.registration_id}")
         if lib.aa_subscription_has_image_events(ptr):
             self._dispatch_image_events()
         limit = fragment_limit if fragment_limit <= self._capacity else self._capacity

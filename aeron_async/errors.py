@@ -7,6 +7,8 @@ to fix it. Back pressure, not-connected and admin-action are normal outcomes, no
 
 from __future__ import annotations
 
+import os
+
 from ._ffi import ffi, lib
 
 # Driver error codes (reference 9.3) and local codes (see _native/src/util/aa_error.h).
@@ -74,6 +76,23 @@ class ClosedError(AeronError):
 
 class RegistrationError(AeronError):
     """The driver refused to add a publication or subscription."""
+
+
+class UsedAfterForkError(AeronError, RuntimeError):
+    """A client, publication, subscription, counter or embedded driver made before fork() was used
+    in the child process. The child has none of the parent's native threads, and its copies of the
+    shared log mappings must not be written: create a new client (and, if needed, driver) in the
+    child. Not a ClosedError, so that an `async for` in the child fails instead of ending quietly."""
+
+
+def used_after_fork_error(what: str, pid: int) -> UsedAfterForkError:
+    """The error for `what`, made in process `pid` and used in a child forked from it."""
+    return UsedAfterForkError(
+        f"{what} was created in process {pid} and is used in process {os.getpid()}, a child made by fork(): "
+        "a forked child has none of the parent's client or driver threads and must not write the parent's "
+        "mappings; create a new client in the child (aeron_async.Aeron.connect or aeron_async.connect)",
+        CLOSED,
+    )
 
 
 _BY_CODE: dict[int, type[AeronError]] = {
