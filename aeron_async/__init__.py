@@ -24,6 +24,7 @@ from .client import (
 )
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from .context import DriverContext
+from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
 from .idle import IdleStrategy
 from .errors import (
@@ -55,9 +56,13 @@ __all__ = (
     "AsyncPublication",
     "AsyncSubscription",
     "BufferClaim",
+    "ChannelStatus",
     "ClientTimeoutError",
     "ClosedError",
     "ConfigurationError",
+    "Counter",
+    "CounterRecord",
+    "CountersReader",
     "DriverContext",
     "DriverNotFoundError",
     "DriverTimeoutError",

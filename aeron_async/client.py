@@ -17,6 +17,7 @@ from typing import Any
 
 from . import _speedups
 from ._ffi import ffi, lib
+from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
 from .errors import (
     AeronError,
     ClientTimeoutError,
@@ -102,7 +103,7 @@ class Aeron:
     """
 
     __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "_forked_from",
-                 "__weakref__")
+                 "_counters_reader", "__weakref__")
 
     def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
         self._ptr = ptr
@@ -110,8 +111,9 @@ class Aeron:
         self._invoker = invoker
         self.aeron_dir = ffi.string(lib.aa_client_aeron_dir(ptr)).decode()
         self.driver_timeout = driver_timeout
-        self._resources: list[Publication | Subscription] = []
+        self._resources: list[Publication | Subscription | Counter] = []
         self._forked_from = 0
+        self._counters_reader: CountersReader | None = None
         _live_clients.add(self)
 
     @classmethod
@@ -281,6 +283,63 @@ class Aeron:
             lambda: self.poll_add_subscription(registration_id, on_available_image, on_unavailable_image)
         )
 
+    # ---- counters ----
+
+    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+        if isinstance(type_id, bool) or not isinstance(type_id, int) or not -(2**31) <= type_id < 2**31:
+            raise TypeError(f"a counter type id is an int32, got {type_id!r}")
+        key_bytes, label_bytes = encode_counter_key_and_label(key, label)
+        return check(lib.aa_client_async_add_counter(
+            self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes)))
+
+    def poll_add_counter(self, registration_id: int) -> Counter | None:
+        out = ffi.new("aa_counter_t **")
+        rc = lib.aa_client_async_add_counter_poll(self._checked_ptr(), registration_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        record = self.counters_reader.find_by_id(lib.aa_counter_id(out[0]))
+        counter = Counter(self, out[0], record.type_id if record else 0, record.label if record else "")
+        self._resources.append(counter)
+        return counter
+
+    def add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> Counter:
+        """Allocate a counter in the driver's counters (Aeron's addCounter): `type_id` an int32 of
+        the application's choosing, `key` up to 112 bytes, `label` up to 380 bytes. It is owned by
+        this client: the driver frees it when it is closed, when this client closes, or when this
+        client dies (client liveness timeout). Any process reads it (CountersReader, `aeron-async stat`)."""
+        registration_id = self.async_add_counter(type_id, key, label)
+        counter: Counter = self._await_registration(lambda: self.poll_add_counter(registration_id))
+        return counter
+
+    @property
+    def counters_reader(self) -> CountersReader:
+        """A reader of the driver's counters (this client's own mapping of them, closed with it)."""
+        reader = self._counters_reader
+        if reader is None:
+            self._checked_ptr()
+            reader = self._counters_reader = CountersReader(self.aeron_dir)
+        return reader
+
+    def _counter_value(self, counter_id: int) -> int:
+        value: int = lib.aa_client_counter_value(self._checked_ptr(), counter_id)
+        return value
+
+    def _channel_status(self, status_id: int) -> ChannelStatus | int:
+        if status_id < 0:
+            return ChannelStatus.ACTIVE  # IPC and spies have no endpoint: always active, as in Aeron
+        value = self._counter_value(status_id)
+        try:
+            return ChannelStatus(value)
+        except ValueError:
+            return value
+
+    def _local_socket_addresses(self, status_id: int) -> list[str]:
+        self._checked_ptr()
+        return self.counters_reader.local_socket_addresses(status_id)
+
     # ---- lifecycle ----
 
     def close(self) -> None:
@@ -291,6 +350,9 @@ class Aeron:
                 resource._ptr = None
             self._resources.clear()
             lib.aa_client_close(ptr)
+            reader, self._counters_reader = self._counters_reader, None
+            if reader is not None:
+                reader.close()
 
     def __enter__(self) -> Aeron:
         return self
@@ -401,6 +463,24 @@ class Publication(_speedups.PublicationBase):
     @property
     def position_limit(self) -> int:
         return lib.aa_publication_position_limit(self._checked())
+
+    @property
+    def channel_status_id(self) -> int:
+        """The id of the channel endpoint's status counter (`snd-channel`), -1 for IPC."""
+        result: int = lib.aa_publication_channel_status_id(self._checked())
+        return result
+
+    @property
+    def channel_status(self) -> ChannelStatus | int:
+        """The send channel endpoint's status: INITIALIZING, ACTIVE, CLOSING or ERRORED (IPC: ACTIVE)."""
+        return self._client._channel_status(self.channel_status_id)
+
+    @property
+    def local_socket_addresses(self) -> list[str]:
+        """The "host:port" addresses the channel's socket is bound to, read from the driver's
+        `snd-local-sockaddr` counters as Aeron does (an ephemeral `control=host:0` port shows here);
+        empty for IPC or until the endpoint is ACTIVE."""
+        return self._client._local_socket_addresses(self.channel_status_id)
 
     def close(self) -> None:
         ptr, self._ptr = self._ptr, None
@@ -665,6 +745,25 @@ class Subscription(_speedups.SubscriptionBase):
     def is_connected(self) -> bool:
         ptr = self._ptr
         return ptr is not None and bool(lib.aa_subscription_is_connected(ptr))
+
+    @property
+    def channel_status_id(self) -> int:
+        """The id of the channel endpoint's status counter (`rcv-channel`), -1 for IPC and spies."""
+        result: int = lib.aa_subscription_channel_status_id(self._checked())
+        return result
+
+    @property
+    def channel_status(self) -> ChannelStatus | int:
+        """The receive channel endpoint's status: INITIALIZING, ACTIVE, CLOSING or ERRORED (IPC and
+        spies: ACTIVE)."""
+        return self._client._channel_status(self.channel_status_id)
+
+    @property
+    def local_socket_addresses(self) -> list[str]:
+        """The "host:port" addresses the channel's socket is bound to, read from the driver's
+        `rcv-local-sockaddr` counters as Aeron does (an ephemeral `endpoint=host:0` port shows
+        here); empty for IPC and spies, or until the endpoint is ACTIVE."""
+        return self._client._local_socket_addresses(self.channel_status_id)
 
     @property
     def is_closed(self) -> bool:
