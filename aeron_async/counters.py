@@ -184,8 +184,9 @@ class CountersReader:
         return [r for r in self if (type_id is None or r.type_id == type_id) and r.key.startswith(key)]
 
     def find_by_owner_id(self, owner_id: int) -> list[CounterRecord]:
-        """Counters a client (by client id) added with `add_counter`."""
-        return [r for r in self if r.owner_id == owner_id and r.type_id not in (TYPE_SYSTEM, TYPE_CLIENT_HEARTBEAT)]
+        """Counters with this owner id: a client's `add_counter` counters carry its client id (the
+        driver's own counters carry 0, which is also the id of a driver's first client)."""
+        return [r for r in self if r.owner_id == owner_id]
 
     def local_socket_addresses(self, channel_status_id: int) -> list[str]:
         """The bound addresses ("host:port") of the channel endpoint whose status counter is

@@ -80,6 +80,7 @@ def test_child_refuses_the_parents_objects_and_works_with_its_own_client(
     sub = client.add_subscription("aeron:ipc", 31)
     wait_for(lambda: sub.images, timeout=5, what="image")
     image = sub.images[0]
+    counter = client.add_counter(1001, b"", "parent's counter")
     offer_all(pub, b"before fork")
     wait_for(lambda: sub.poll_messages(), timeout=5, what="the first message")
 
@@ -99,6 +100,9 @@ def test_child_refuses_the_parents_objects_and_works_with_its_own_client(
         expect_fork_error(failures, "add_publication", lambda: client.add_publication("aeron:ipc", 33))
         expect_fork_error(failures, "add_subscription", lambda: client.add_subscription("aeron:ipc", 33))
         expect_fork_error(failures, "driver do_work", driver.do_work)
+        expect_fork_error(failures, "counter increment", counter.increment)
+        expect_fork_error(failures, "counter value", lambda: counter.value)
+        expect_fork_error(failures, "add_counter", lambda: client.add_counter(1001, b"", "child"))
         # closing what the parent owns only forgets it here (and must not hang on the parent's threads)
         pub.close()
         sub.close()
@@ -123,6 +127,7 @@ def test_child_refuses_the_parents_objects_and_works_with_its_own_client(
     wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or b"after fork" in got, timeout=5,
              what="the parent's message after the fork")
     assert client.client_id >= 0 and not client.is_closed and not driver.is_closed
+    assert counter.increment() == 0 and not counter.is_closed
 
 
 def test_fork_before_any_client_leaves_the_child_free_to_connect(driver: aeron_async.MediaDriver) -> None:
