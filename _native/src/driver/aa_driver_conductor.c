@@ -509,6 +509,7 @@ void aa_driver_conductor_on_close(void *state)
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);
+        aa_udp_channel_delete(conductor->subscription_links[i].spy_channel);
     }
     free(conductor->network_publications);
     free(conductor->send_endpoints);

@@ -67,7 +67,8 @@ typedef struct aa_subscription_link_stct
     bool is_tether;
     bool is_sparse;
     char *channel;
-    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC */
+    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC and spies */
+    aa_udp_channel_t *spy_channel;              /* spies (aeron-spy:): the UDP channel spied on */
 }
 aa_subscription_link_t;
 

@@ -16,13 +16,6 @@ int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
     {
         return -1;
     }
-    if (uri->is_spy)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: spy subscriptions (aeron-spy:) are not supported by this driver; it carries aeron:ipc and "
-            "unicast aeron:udp?endpoint=host:port", channel);
-        return -1;
-    }
     return 0;
 }
 

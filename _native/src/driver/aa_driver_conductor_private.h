@@ -89,6 +89,11 @@ void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, s
 void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms);
+/* Links a spy subscription to a network publication of its channel and stream (a sub-pos counter,
+ * an image of the publication's log); does nothing when they do not match or are linked already. */
+void aa_conductor_link_spy(
+    aa_driver_conductor_t *conductor, aa_network_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 
