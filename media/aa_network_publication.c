@@ -281,7 +281,7 @@ bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *p
     int64_t producer_position = aa_network_publication_producer_position(pub);
     for (size_t i = 0; i < pub->spies_count; i++)
     {
-        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->spies[i].state && aa_get_int64_acquire(pub->spies[i].value) < producer_position)
+        if (AA_SUBSCRIBER_STATE_RESTING != pub->spies[i].state && aa_get_int64_acquire(pub->spies[i].value) < producer_position)
         {
             return false;
         }

@@ -171,7 +171,7 @@ int aa_network_publication_add_spy(
 /* Removes and returns the spy's counter id (or -1 if none matched). */
 int32_t aa_network_publication_remove_spy(aa_network_publication_t *pub, int64_t subscription_registration_id);
 aa_subscriber_position_t *aa_network_publication_find_spy(aa_network_publication_t *pub, int64_t subscription_registration_id);
-/* Conductor, DRAINING: every active spy has read up to the producer position. */
+/* Conductor, DRAINING: every spy that is not resting has read up to the producer position. */
 bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *pub);
 
 /* Sender: the publication was handed over; SETUP goes out at once. */

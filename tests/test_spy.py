@@ -110,7 +110,7 @@ def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_droppe
     assert pub.offer(bytes(1000)) == aeron_async.BACK_PRESSURED
     spied: list[bytes] = []
     wait_for(lambda: drain(spy, spied) == 0 and len(spied) == accepted, timeout=5, what="the spy to catch up")
-    assert pub.offer(bytes(1000)) > 0  # reading moves the limit on
+    wait_for(lambda: pub.offer(bytes(1000)) > 0, timeout=5, what="the limit to move on once the spy read")
     spy.close()
 
     untethered = client.add_subscription("aeron-spy:" + channel + "|tether=false", 64)
@@ -121,7 +121,7 @@ def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_droppe
         drain(receiver, received)
     assert not untethered.images, "an untethered spy behind the window must be dropped"
     assert unavailable[0].is_closed
-    # once its linger (0.5 s) is over it rests (5 s) and no longer holds the publisher back
+    # once it has lingered (the window-limit timeout) it rests (5 s) and no longer holds the publisher back
     before = pub.position
     deadline = time.monotonic() + 3.0
     while pub.position < before + 2 * WINDOW:
@@ -207,12 +207,17 @@ def test_a_closed_publication_ends_the_spys_stream(client: aeron_async.Aeron) ->
     spy = client.add_subscription("aeron-spy:" + channel, 68)
     image = wait_for(lambda: spy.images, timeout=5, what="the spy's image")[0]
     wait_for(lambda: pub.is_connected, timeout=5, what="the receiver")
-    offer_all(pub, b"last words")
+    words = [b"last words %d" % i for i in range(20)]
+    for data in words:
+        offer_all(pub, data)
     final = pub.position
     pub.close()
+    # draining waits for a spy that has not read yet (linger=0 does not cut it short), as in Aeron
+    time.sleep(0.3)
+    assert spy.images == [image]
     spied: list[bytes] = []
     wait_for(lambda: drain(spy, spied) == 0 and image.is_end_of_stream, timeout=5, what="end of stream at the spy")
-    assert spied == [b"last words"] and image.end_of_stream_position == final
+    assert spied == words and image.end_of_stream_position == final
     wait_for(lambda: not spy.images, timeout=10, what="the spy's image to go")
     reader = client.counters_reader
     wait_for(lambda: not [r for r in reader.find_by_type_id(TYPE_SUBSCRIBER_POSITION)

@@ -886,9 +886,10 @@ static const aa_untethered_ops_t aa_conductor_ipc_untethered_ops =
     aa_conductor_ipc_join_position, aa_conductor_ipc_subscriber_dropped, aa_conductor_ipc_subscriber_rejoined
 };
 
+/* an untethered spy rejoins at the sender position, as in Aeron */
 static int64_t aa_conductor_spy_join_position(void *pub)
 {
-    return aa_network_publication_join_position(pub);
+    return aa_get_int64_acquire(((aa_network_publication_t *)pub)->snd_pos);
 }
 
 static void aa_conductor_spy_dropped(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
@@ -985,9 +986,10 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
         switch (pub->state)
         {
             case AA_NETWORK_PUBLICATION_STATE_ACTIVE:
+                /* a dropped spy lingers for the window-limit timeout before it rests, as in Aeron */
                 aa_conductor_check_untethered(conductor, pub, pub->spies, pub->spies_count,
-                    aa_get_int64_acquire(pub->snd_pos), pub->term_window_length, pub->linger_timeout_ns,
-                    &aa_conductor_spy_untethered_ops, now_ns);
+                    aa_get_int64_acquire(pub->snd_pos), pub->term_window_length,
+                    conductor->ctx->untethered_window_limit_timeout_ns, &aa_conductor_spy_untethered_ops, now_ns);
                 if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
                 {
                     aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS, 1);
@@ -995,9 +997,9 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
                 break;
 
             case AA_NETWORK_PUBLICATION_STATE_DRAINING:
-                /* drained once sent (or nobody listens) and the spies read it all (at most a linger) */
-                if (aa_network_publication_is_drained(pub) && (aa_network_publication_spies_finished_consuming(pub) ||
-                    now_ns > pub->time_of_last_state_change_ns + pub->linger_timeout_ns))
+                /* drained once sent (or nobody listens) and the spies that are not resting read it all (as
+                 * in Aeron, a spy is waited for: an archive recording through it gets the whole stream) */
+                if (aa_network_publication_is_drained(pub) && aa_network_publication_spies_finished_consuming(pub))
                 {
                     pub->state = AA_NETWORK_PUBLICATION_STATE_LINGER;
                     pub->time_of_last_state_change_ns = now_ns;
