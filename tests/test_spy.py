@@ -4,6 +4,8 @@ connected; with ssc=true spies keep it connected), including after its remote re
 
 from __future__ import annotations
 
+import shutil
+import signal
 import time
 from collections.abc import Iterator
 
@@ -12,7 +14,7 @@ import pytest
 import aeron_async
 from aeron_async import ChannelStatus
 from aeron_async.counters import TYPE_SUBSCRIBER_POSITION
-from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, offer_all, wait_for
+from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, offer_all, start_driver, wait_for
 
 SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="64k", publication_connection_timeout=0.5,
                 untethered_window_limit_timeout=0.3, untethered_resting_timeout=5.0)
@@ -263,3 +265,36 @@ async def test_an_async_spy(aeron_dir: str) -> None:
         for i in range(100):
             await pub.offer(b"async %d" % i)
             assert (await spy.receive()).data == b"async %d" % i
+
+
+def test_a_spy_goes_on_when_the_remote_driver_process_is_killed(client: aeron_async.Aeron) -> None:
+    remote_dir = new_aeron_dir()
+    proc = start_driver(remote_dir)
+    try:
+        remote = aeron_async.Aeron.connect(remote_dir, driver_timeout=5.0)
+        receiver, channel = receiver_channel(remote, 72)
+        pub = client.add_publication(channel + "|ssc=true", 72)
+        spy = client.add_subscription("aeron-spy:" + channel, 72)
+        wait_for(lambda: spy.images and pub.is_connected and receiver.images, timeout=10,
+                 what="the spy and the remote receiver")
+        spied: list[bytes] = []
+        for i in range(20):
+            offer_all(pub, b"%d" % i)
+        proc.send_signal(signal.SIGKILL)  # the remote receiver's driver dies without a word
+        proc.wait(10)
+        killed = time.monotonic()
+        sent = 20
+        while time.monotonic() < killed + 1.5:  # three publication connection timeouts
+            if pub.offer(b"%d" % sent) > 0:
+                sent += 1
+            drain(spy, spied)
+            time.sleep(0.001)
+        assert pub.is_connected, "ssc: the spy keeps the publication connected without its receiver"
+        wait_for(lambda: drain(spy, spied) == 0 and len(spied) == sent, timeout=5, what="the spy to read all")
+        assert spied == [b"%d" % i for i in range(sent)] and sent > 100
+        remote.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        shutil.rmtree(remote_dir, ignore_errors=True)
