@@ -162,7 +162,8 @@ def stub_text() -> str:
 
     def is_char_pointer(node: c_ast.Node) -> bool:
         return (isinstance(node, c_ast.PtrDecl) and isinstance(node.type, c_ast.TypeDecl)
-                and isinstance(node.type.type, c_ast.IdentifierType) and node.type.type.names == ["char"])
+                and isinstance(node.type.type, c_ast.IdentifierType)
+                and node.type.type.names in (["char"], ["uint8_t"], ["int8_t"]))  # cffi passes bytes to all three
 
     lines = [_STUB_HEAD, "class Lib:"]
     for name in constants:

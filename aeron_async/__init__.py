@@ -24,6 +24,7 @@ from .client import (
 )
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from .context import DriverContext
+from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
 from .idle import IdleStrategy
 from . import strategies
@@ -38,6 +39,7 @@ from .errors import (
     MessageTooLongError,
     RegistrationError,
     StorageSpaceError,
+    UsedAfterForkError,
 )
 
 from . import _ffi
@@ -59,9 +61,13 @@ __all__ = (
     "AsyncPublication",
     "AsyncSubscription",
     "BufferClaim",
+    "ChannelStatus",
     "ClientTimeoutError",
     "ClosedError",
     "ConfigurationError",
+    "Counter",
+    "CounterRecord",
+    "CountersReader",
     "DriverContext",
     "DriverNotFoundError",
     "DriverTimeoutError",
@@ -79,6 +85,7 @@ __all__ = (
     "RegistrationError",
     "StorageSpaceError",
     "Subscription",
+    "UsedAfterForkError",
     "connect",
     "is_driver_active",
 )

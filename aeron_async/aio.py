@@ -49,6 +49,7 @@ from .client import (
     check_wake_spin,
 )
 from .context import DriverContext
+from .counters import Counter, CountersReader
 from .driver import MediaDriver, is_driver_active
 from .errors import AeronError, ClientTimeoutError, ClosedError, DriverTimeoutError
 
@@ -618,6 +619,20 @@ class AsyncAeron:
             ),
         )
         return self._track(AsyncSubscription(subscription, max_batch))
+
+    async def add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> Counter:
+        """Allocate a counter owned by this client (see `Aeron.add_counter`); its value is read and
+        updated without awaiting. The driver frees it when it is closed or this client closes or dies."""
+        client = self.client
+        counter: Counter = await self._register(
+            lambda: client.async_add_counter(type_id, key, label), client.poll_add_counter
+        )
+        return counter
+
+    @property
+    def counters_reader(self) -> CountersReader:
+        """A reader of the driver's counters (see `Aeron.counters_reader`)."""
+        return self.client.counters_reader
 
     def _track(self, resource: _R) -> _R:
         self._resources = [r for r in self._resources if not r.is_closed]

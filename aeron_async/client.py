@@ -8,13 +8,16 @@ Threading: a client's conductor runs on a native thread (or, with `use_conductor
 from __future__ import annotations
 
 import enum
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from . import _speedups
 from ._ffi import ffi, lib
+from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
 from .errors import (
     AeronError,
     ClientTimeoutError,
@@ -24,6 +27,7 @@ from .errors import (
     RegistrationError,
     check,
     last_error,
+    used_after_fork_error,
 )
 
 
@@ -77,10 +81,31 @@ def check_wake_spin(wake_spin: object) -> None:
         )
 
 
-class Aeron:
-    """A client connected to a media driver through its CnC file."""
+# Clients alive in this process: a child made by fork() detaches its copies of them (and of their
+# publications, subscriptions and counters) at once, so that using one raises UsedAfterForkError
+# from the error path the closed resource already takes. The message path checks nothing more.
+_live_clients: weakref.WeakSet[Aeron] = weakref.WeakSet()
 
-    __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "__weakref__")
+
+def _detach_clients_after_fork() -> None:
+    for client in list(_live_clients):
+        client._detach_after_fork()
+    _live_clients.clear()
+
+
+os.register_at_fork(after_in_child=_detach_clients_after_fork)
+
+
+class Aeron:
+    """A client connected to a media driver through its CnC file.
+
+    A client belongs to the process that connected it: in a child made by fork() it (and its
+    publications, subscriptions and counters) raise UsedAfterForkError; connect a new client in
+    the child. Closing the parent's objects in the child only forgets them.
+    """
+
+    __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "_forked_from",
+                 "_counters_reader", "__weakref__")
 
     def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
         self._ptr = ptr
@@ -88,7 +113,10 @@ class Aeron:
         self._invoker = invoker
         self.aeron_dir = ffi.string(lib.aa_client_aeron_dir(ptr)).decode()
         self.driver_timeout = driver_timeout
-        self._resources: list[Publication | Subscription] = []
+        self._resources: list[Publication | Subscription | Counter] = []
+        self._forked_from = 0
+        self._counters_reader: CountersReader | None = None
+        _live_clients.add(self)
 
     @classmethod
     def connect(
@@ -127,10 +155,28 @@ class Aeron:
 
     # ---- state ----
 
+    def _detach_after_fork(self) -> None:
+        """In a forked child: drop the native handles without touching them (the conductor thread
+        they belong to does not exist here), so every later use raises UsedAfterForkError."""
+        self._forked_from = os.getppid()
+        self._lock = threading.Lock()
+        self._ptr = None
+        for resource in self._resources:
+            resource._ptr = None
+        self._resources.clear()
+
+    def _closed_error(self, message: str, what: str = "") -> AeronError:
+        """ClosedError(message), or UsedAfterForkError about `what` (one of this client's resources)
+        in a child forked after this client connected."""
+        if self._forked_from:
+            owner = f"the Aeron client of {self.aeron_dir}"
+            return used_after_fork_error(f"{what} of {owner}" if what else owner, self._forked_from)
+        return ClosedError(message)
+
     def _checked_ptr(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError("the Aeron client is closed; connect a new one")
+            raise self._closed_error("the Aeron client is closed; connect a new one")
         state = lib.aa_client_state(ptr)
         if state != _STATE_ACTIVE:
             raise self._state_error(state)
@@ -147,7 +193,7 @@ class Aeron:
     def _raise_if_dead(self) -> None:
         """Raise the reason a resource was closed from under its owner (driver or client timeout)."""
         if self._ptr is None:
-            raise ClosedError("the Aeron client is closed; connect a new one")
+            raise self._closed_error("the Aeron client is closed; connect a new one")
         state = lib.aa_client_state(self._ptr)
         if state != _STATE_ACTIVE:
             raise self._state_error(state)
@@ -245,6 +291,63 @@ class Aeron:
             lambda: self.poll_add_subscription(registration_id, on_available_image, on_unavailable_image)
         )
 
+    # ---- counters ----
+
+    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+        if isinstance(type_id, bool) or not isinstance(type_id, int) or not -(2**31) <= type_id < 2**31:
+            raise TypeError(f"a counter type id is an int32, got {type_id!r}")
+        key_bytes, label_bytes = encode_counter_key_and_label(key, label)
+        return check(lib.aa_client_async_add_counter(
+            self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes)))
+
+    def poll_add_counter(self, registration_id: int) -> Counter | None:
+        out = ffi.new("aa_counter_t **")
+        rc = lib.aa_client_async_add_counter_poll(self._checked_ptr(), registration_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        record = self.counters_reader.find_by_id(lib.aa_counter_id(out[0]))
+        counter = Counter(self, out[0], record.type_id if record else 0, record.label if record else "")
+        self._resources.append(counter)
+        return counter
+
+    def add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> Counter:
+        """Allocate a counter in the driver's counters (Aeron's addCounter): `type_id` an int32 of
+        the application's choosing, `key` up to 112 bytes, `label` up to 380 bytes. It is owned by
+        this client: the driver frees it when it is closed, when this client closes, or when this
+        client dies (client liveness timeout). Any process reads it (CountersReader, `aeron-async stat`)."""
+        registration_id = self.async_add_counter(type_id, key, label)
+        counter: Counter = self._await_registration(lambda: self.poll_add_counter(registration_id))
+        return counter
+
+    @property
+    def counters_reader(self) -> CountersReader:
+        """A reader of the driver's counters (this client's own mapping of them, closed with it)."""
+        reader = self._counters_reader
+        if reader is None:
+            self._checked_ptr()
+            reader = self._counters_reader = CountersReader(self.aeron_dir)
+        return reader
+
+    def _counter_value(self, counter_id: int) -> int:
+        value: int = lib.aa_client_counter_value(self._checked_ptr(), counter_id)
+        return value
+
+    def _channel_status(self, status_id: int) -> ChannelStatus | int:
+        if status_id < 0:
+            return ChannelStatus.ACTIVE  # IPC and spies have no endpoint: always active, as in Aeron
+        value = self._counter_value(status_id)
+        try:
+            return ChannelStatus(value)
+        except ValueError:
+            return value
+
+    def _local_socket_addresses(self, status_id: int) -> list[str]:
+        self._checked_ptr()
+        return self.counters_reader.local_socket_addresses(status_id)
+
     # ---- lifecycle ----
 
     def close(self) -> None:
@@ -255,6 +358,9 @@ class Aeron:
                 resource._ptr = None
             self._resources.clear()
             lib.aa_client_close(ptr)
+            reader, self._counters_reader = self._counters_reader, None
+            if reader is not None:
+                reader.close()
 
     def __enter__(self) -> Aeron:
         return self
@@ -312,13 +418,17 @@ class Publication(_speedups.PublicationBase):
     def _checked(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+            raise self._client._closed_error(
+                f"publication {self.registration_id} (stream {self.stream_id}) is closed",
+                f"publication {self.registration_id} (stream {self.stream_id})")
         return ptr
 
     def _fail(self, rc: int) -> int:
         """A result below ADMIN_ACTION: raise for errors and closure, return MAX_POSITION_EXCEEDED."""
         if self._ptr is None:
-            raise ClosedError(f"publication {self.registration_id} (stream {self.stream_id}) is closed")
+            raise self._client._closed_error(
+                f"publication {self.registration_id} (stream {self.stream_id}) is closed",
+                f"publication {self.registration_id} (stream {self.stream_id})")
         if rc == _ERROR:
             raise last_error(MessageTooLongError)
         if rc == OfferResult.CLOSED:
@@ -370,6 +480,24 @@ class Publication(_speedups.PublicationBase):
     @property
     def position_limit(self) -> int:
         return lib.aa_publication_position_limit(self._checked())
+
+    @property
+    def channel_status_id(self) -> int:
+        """The id of the channel endpoint's status counter (`snd-channel`), -1 for IPC."""
+        result: int = lib.aa_publication_channel_status_id(self._checked())
+        return result
+
+    @property
+    def channel_status(self) -> ChannelStatus | int:
+        """The send channel endpoint's status: INITIALIZING, ACTIVE, CLOSING or ERRORED (IPC: ACTIVE)."""
+        return self._client._channel_status(self.channel_status_id)
+
+    @property
+    def local_socket_addresses(self) -> list[str]:
+        """The "host:port" addresses the channel's socket is bound to, read from the driver's
+        `snd-local-sockaddr` counters as Aeron does (an ephemeral `control=host:0` port shows here);
+        empty for IPC or until the endpoint is ACTIVE."""
+        return self._client._local_socket_addresses(self.channel_status_id)
 
     def close(self) -> None:
         ptr, self._ptr = self._ptr, None
@@ -475,7 +603,8 @@ class Image:
 
     def _checked(self) -> Any:
         if self._subscription._ptr is None:
-            raise ClosedError("the subscription of this image is closed")
+            raise self._subscription._client._closed_error(
+                "the subscription of this image is closed", f"image (session {self.session_id}) of a subscription")
         return self._ptr
 
     @property
@@ -542,7 +671,8 @@ class Subscription(_speedups.SubscriptionBase):
     def _checked(self) -> Any:
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"subscription {self.registration_id} is closed")
+            raise self._client._closed_error(
+                f"subscription {self.registration_id} is closed", f"subscription {self.registration_id}")
         return ptr
 
     def _dispatch_image_events(self) -> None:
@@ -596,7 +726,8 @@ class Subscription(_speedups.SubscriptionBase):
         """
         ptr = self._ptr
         if ptr is None:
-            raise ClosedError(f"subscription {self.registration_id} is closed")
+            raise self._client._closed_error(
+                f"subscription {self.registration_id} is closed", f"subscription {self.registration_id}")
         if lib.aa_subscription_has_image_events(ptr):
             self._dispatch_image_events()
         limit = fragment_limit if fragment_limit <= self._capacity else self._capacity
@@ -631,6 +762,25 @@ class Subscription(_speedups.SubscriptionBase):
     def is_connected(self) -> bool:
         ptr = self._ptr
         return ptr is not None and bool(lib.aa_subscription_is_connected(ptr))
+
+    @property
+    def channel_status_id(self) -> int:
+        """The id of the channel endpoint's status counter (`rcv-channel`), -1 for IPC and spies."""
+        result: int = lib.aa_subscription_channel_status_id(self._checked())
+        return result
+
+    @property
+    def channel_status(self) -> ChannelStatus | int:
+        """The receive channel endpoint's status: INITIALIZING, ACTIVE, CLOSING or ERRORED (IPC and
+        spies: ACTIVE)."""
+        return self._client._channel_status(self.channel_status_id)
+
+    @property
+    def local_socket_addresses(self) -> list[str]:
+        """The "host:port" addresses the channel's socket is bound to, read from the driver's
+        `rcv-local-sockaddr` counters as Aeron does (an ephemeral `endpoint=host:0` port shows
+        here); empty for IPC and spies, or until the endpoint is ACTIVE."""
+        return self._client._local_socket_addresses(self.channel_status_id)
 
     @property
     def is_closed(self) -> bool:

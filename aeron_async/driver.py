@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from typing import Any
 
 from ._ffi import ffi, lib
 from .context import DriverContext
-from .errors import ClosedError, ConfigurationError, check
+from .errors import ClosedError, ConfigurationError, check, used_after_fork_error
+
+# Embedded drivers alive in this process: a child made by fork() detaches its copies (their agent
+# threads exist only in the parent), so that using one there raises UsedAfterForkError.
+_live_drivers: weakref.WeakSet[MediaDriver] = weakref.WeakSet()
+
+
+def _detach_drivers_after_fork() -> None:
+    for driver in list(_live_drivers):
+        driver._forked_from = os.getppid()
+        driver._lock = threading.Lock()
+        driver._ptr = None
+    _live_drivers.clear()
+
+
+os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
 class MediaDriver:
@@ -18,15 +35,21 @@ class MediaDriver:
         with aeron_async.MediaDriver.launch(threading_mode="SHARED") as driver:
             with aeron_async.Aeron.connect(driver.aeron_dir) as client:
                 ...
+
+    A driver runs in the process that launched it: in a child made by fork() its agents do not
+    exist, so using it there raises UsedAfterForkError (`close` only forgets it); the child
+    connects a new client to the parent's driver through `aeron_dir`.
     """
 
-    __slots__ = ("_ptr", "_lock", "aeron_dir", "context")
+    __slots__ = ("_ptr", "_lock", "aeron_dir", "context", "_forked_from", "__weakref__")
 
     def __init__(self, ptr: Any, aeron_dir: str, context: DriverContext) -> None:
         self._ptr = ptr
         self._lock = threading.Lock()
         self.aeron_dir = aeron_dir
         self.context = context
+        self._forked_from = 0
+        _live_drivers.add(self)
 
     @classmethod
     def launch(cls, context: DriverContext | None = None, **overrides: Any) -> MediaDriver:
@@ -57,6 +80,8 @@ class MediaDriver:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
         ptr = self._ptr
         if ptr is None:
+            if self._forked_from:
+                raise used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
             raise ClosedError("the media driver is closed")
         return lib.aa_driver_do_work(ptr)
 

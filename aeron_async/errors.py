@@ -7,6 +7,7 @@ to fix it. Back pressure, not-connected and admin-action are normal outcomes, no
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 from ._ffi import ffi, lib
@@ -87,6 +88,23 @@ class RegistrationError(AeronError):
     """The driver refused to add a publication or subscription."""
 
 
+class UsedAfterForkError(AeronError, RuntimeError):
+    """A client, publication, subscription, counter or embedded driver made before fork() was used
+    in the child process. The child has none of the parent's native threads, and its copies of the
+    shared log mappings must not be written: create a new client (and, if needed, driver) in the
+    child. Not a ClosedError, so that an `async for` in the child fails instead of ending quietly."""
+
+
+def used_after_fork_error(what: str, pid: int) -> UsedAfterForkError:
+    """The error for `what`, made in process `pid` and used in a child forked from it."""
+    return UsedAfterForkError(
+        f"{what} was created in process {pid} and is used in process {os.getpid()}, a child made by fork(): "
+        "a forked child has none of the parent's client or driver threads and must not write the parent's "
+        "mappings; create a new client in the child (aeron_async.Aeron.connect or aeron_async.connect)",
+        CLOSED,
+    )
+
+
 # The exception class of every native error code, by the code's name; None: the class the call
 # passes as its default (the call knows what failed: RegistrationError for a refused add, and so on).
 # tests/test_package.py checks that every AA_ERROR_CODE_* of aa_error.h has an entry here.
@@ -118,6 +136,7 @@ CLASS_BY_CODE_NAME: Final[dict[str, type[AeronError] | None]] = {
 _BY_CODE: dict[int, type[AeronError]] = {
     code: cls for name, code in native_error_codes().items() if (cls := CLASS_BY_CODE_NAME.get(name)) is not None
 }
+
 
 def error_for(code: int, message: str, default: type[AeronError] = AeronError) -> AeronError:
     return _BY_CODE.get(code, default)(message, code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,46 +10,25 @@ from typing import Any, TextIO
 from ._ffi import ffi, lib
 from .errors import DriverNotFoundError, check
 
-# Counter type ids (reference section 3).
-TYPE_SYSTEM = 0
-TYPE_PUBLISHER_LIMIT = 1
-TYPE_SENDER_POSITION = 2
-TYPE_RECEIVER_HWM = 3
-TYPE_SUBSCRIBER_POSITION = 4
-TYPE_RECEIVER_POSITION = 5
-TYPE_SEND_CHANNEL_STATUS = 6
-TYPE_RECEIVE_CHANNEL_STATUS = 7
-TYPE_SENDER_LIMIT = 9
-TYPE_CLIENT_HEARTBEAT = 11
-TYPE_PUBLISHER_POSITION = 12
-TYPE_SENDER_BPE = 13
+from .counters import (  # noqa: F401 - re-exported: the type ids and records tools have read from here
+    TYPE_CLIENT_HEARTBEAT,
+    TYPE_LOCAL_SOCKET_ADDRESS,
+    TYPE_PUBLISHER_LIMIT,
+    TYPE_PUBLISHER_POSITION,
+    TYPE_RECEIVE_CHANNEL_STATUS,
+    TYPE_RECEIVER_HWM,
+    TYPE_RECEIVER_POSITION,
+    TYPE_SEND_CHANNEL_STATUS,
+    TYPE_SENDER_BPE,
+    TYPE_SENDER_LIMIT,
+    TYPE_SENDER_POSITION,
+    TYPE_SUBSCRIBER_POSITION,
+    TYPE_SYSTEM,
+    CounterRecord,
+    _record,
+)
 
-# Counters whose key is not (registration id, session id, stream id, channel).
-_NOT_STREAM_TYPES = (TYPE_SYSTEM, TYPE_CLIENT_HEARTBEAT, TYPE_SEND_CHANNEL_STATUS, TYPE_RECEIVE_CHANNEL_STATUS)
-
-
-@dataclass(frozen=True, slots=True)
-class Counter:
-    id: int
-    type_id: int
-    value: int
-    registration_id: int
-    label: str
-    key: bytes
-
-    @property
-    def session_id(self) -> int | None:
-        if self.type_id in _NOT_STREAM_TYPES:
-            return None
-        session_id: int = struct.unpack_from("<i", self.key, 8)[0]
-        return session_id
-
-    @property
-    def stream_id(self) -> int | None:
-        if self.type_id in _NOT_STREAM_TYPES:
-            return None
-        stream_id: int = struct.unpack_from("<i", self.key, 12)[0]
-        return stream_id
+Counter = CounterRecord  # the name this module gave counter records before aeron_async.counters
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,21 +60,15 @@ class CncReader:
             "driver_heartbeat_age_ms": i.driver_heartbeat_age_ms,
         }
 
-    def counters(self) -> Iterator[Counter]:
+    def counters(self) -> Iterator[CounterRecord]:
+        """Every allocated counter (the driver's and those clients added), in id order."""
         c = self._counter
         next_id = 0
         while True:
             found = lib.aa_cnc_reader_next_counter(self._ptr, next_id, c)
             if found < 0:
                 return
-            yield Counter(
-                id=c.id,
-                type_id=c.type_id,
-                value=c.value,
-                registration_id=c.registration_id,
-                label=ffi.string(c.label, c.label_length).decode("utf-8", "replace"),
-                key=bytes(ffi.buffer(c.key, 112)),
-            )
+            yield _record(c)
             next_id = found + 1
 
     def errors(self) -> list[ErrorObservation]:

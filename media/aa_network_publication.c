@@ -23,6 +23,8 @@ int aa_network_publication_init(
     pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
     pub->is_exclusive = params->is_exclusive;
     pub->signal_eos = params->signal_eos;
+    pub->spies_simulate_connection = params->spies_simulate_connection;
+    pub->max_spy_position = INT64_MIN;
     pub->term_window_length = params->term_window_length;
     pub->linger_timeout_ns = params->linger_timeout_ns;
     pub->unblock_timeout_ns = params->unblock_timeout_ns;
@@ -69,6 +71,7 @@ void aa_network_publication_free(aa_network_publication_t *pub)
         aa_retransmit_handler_fini(&pub->retransmit_handler);
         aa_driver_conductor_forget_mapping(pub->conductor, &pub->mapped);
         aa_unmap(&pub->mapped);
+        free(pub->spies);
         free(pub->channel);
         free(pub);
     }
@@ -104,18 +107,39 @@ static void aa_network_publication_clean_buffer(aa_network_publication_t *pub, i
 int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
 {
     aa_put_int64_release(pub->pub_pos, aa_network_publication_producer_position(pub));
+    int64_t snd_pos = aa_get_int64_acquire(pub->snd_pos);
+    int64_t min_consumer_position = snd_pos;
+    int64_t max_spy_position = INT64_MIN;
+    for (size_t i = 0; i < pub->spies_count; i++)
+    {
+        aa_subscriber_position_t *spy = &pub->spies[i];
+        if (AA_SUBSCRIBER_STATE_RESTING != spy->state)
+        {
+            int64_t position = aa_get_int64_acquire(spy->value);
+            min_consumer_position = position < min_consumer_position ? position : min_consumer_position;
+            max_spy_position = position > max_spy_position ? position : max_spy_position;
+        }
+    }
+    if (max_spy_position != pub->max_spy_position)
+    {
+        aa_put_int64_release(&pub->max_spy_position, max_spy_position);
+    }
+    int32_t has_spies = INT64_MIN != max_spy_position ? 1 : 0;
+    if (has_spies != pub->has_spies)
+    {
+        aa_put_int32_release(&pub->has_spies, has_spies);
+    }
     if (AA_NETWORK_PUBLICATION_STATE_ACTIVE != pub->state)
     {
         return 0;
     }
 
     int work_count = 0;
-    int64_t snd_pos = aa_get_int64_acquire(pub->snd_pos);
     int64_t current_limit = aa_get_int64_volatile(pub->pub_lmt);
     if (aa_logbuffer_is_connected(pub->log.metadata))
     {
         int64_t max_position = aa_max_possible_position(pub->term_length);
-        int64_t proposed = snd_pos + pub->term_window_length;
+        int64_t proposed = min_consumer_position + pub->term_window_length;
         proposed = proposed < max_position ? proposed : max_position;
         if (proposed > current_limit)
         {
@@ -123,7 +147,7 @@ int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
             aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
             work_count = 1;
         }
-        aa_network_publication_clean_buffer(pub, snd_pos - pub->term_length);
+        aa_network_publication_clean_buffer(pub, min_consumer_position - pub->term_length);
     }
     else if (current_limit > snd_pos)
     {
@@ -183,6 +207,87 @@ bool aa_network_publication_is_drained(aa_network_publication_t *pub)
     return false;
 }
 
+/* ---- spies (conductor) ---- */
+
+int64_t aa_network_publication_join_position(aa_network_publication_t *pub)
+{
+    int64_t position = aa_get_int64_acquire(pub->snd_pos);
+    for (size_t i = 0; i < pub->spies_count; i++)
+    {
+        if (AA_SUBSCRIBER_STATE_RESTING != pub->spies[i].state)
+        {
+            int64_t p = aa_get_int64_acquire(pub->spies[i].value);
+            position = p < position ? p : position;
+        }
+    }
+    return position;
+}
+
+int aa_network_publication_add_spy(
+    aa_network_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
+    volatile int64_t *value, bool is_tether, int64_t now_ns)
+{
+    if (pub->spies_count == pub->spies_capacity)
+    {
+        size_t capacity = 0 == pub->spies_capacity ? 4 : pub->spies_capacity * 2;
+        aa_subscriber_position_t *grown = realloc(pub->spies, capacity * sizeof(aa_subscriber_position_t));
+        if (NULL == grown)
+        {
+            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a spy");
+            return -1;
+        }
+        pub->spies = grown;
+        pub->spies_capacity = capacity;
+    }
+    aa_subscriber_position_t *spy = &pub->spies[pub->spies_count++];
+    memset(spy, 0, sizeof(*spy));
+    spy->subscription_registration_id = subscription_registration_id;
+    spy->client_id = client_id;
+    spy->counter_id = counter_id;
+    spy->value = value;
+    spy->is_tether = is_tether;
+    spy->state = AA_SUBSCRIBER_STATE_ACTIVE;
+    spy->time_of_last_update_ns = now_ns;
+    return 0;
+}
+
+aa_subscriber_position_t *aa_network_publication_find_spy(aa_network_publication_t *pub, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < pub->spies_count; i++)
+    {
+        if (pub->spies[i].subscription_registration_id == subscription_registration_id)
+        {
+            return &pub->spies[i];
+        }
+    }
+    return NULL;
+}
+
+int32_t aa_network_publication_remove_spy(aa_network_publication_t *pub, int64_t subscription_registration_id)
+{
+    aa_subscriber_position_t *spy = aa_network_publication_find_spy(pub, subscription_registration_id);
+    if (NULL == spy)
+    {
+        return -1;
+    }
+    int32_t counter_id = spy->counter_id;
+    *spy = pub->spies[--pub->spies_count];
+    return counter_id;
+}
+
+bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *pub)
+{
+    int64_t producer_position = aa_network_publication_producer_position(pub);
+    for (size_t i = 0; i < pub->spies_count; i++)
+    {
+        if (AA_SUBSCRIBER_STATE_RESTING != pub->spies[i].state && aa_get_int64_acquire(pub->spies[i].value) < producer_position)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- sender ---- */
 
 static void aa_network_publication_set_connected(aa_network_publication_t *pub, bool connected)
@@ -197,6 +302,13 @@ static void aa_network_publication_set_connected(aa_network_publication_t *pub, 
             aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
         }
     }
+}
+
+/* Connected while it has receivers or, with ssc, while spies read the log (Aeron's rule). */
+static void aa_network_publication_update_connected(aa_network_publication_t *pub)
+{
+    aa_network_publication_set_connected(pub, pub->has_receivers ||
+        (pub->spies_simulate_connection && 1 == aa_get_int32_acquire(&pub->has_spies)));
 }
 
 static int aa_network_publication_send_one(aa_network_publication_t *pub, uint8_t *buffer, size_t length)
@@ -398,13 +510,24 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     {
         /* A heartbeat is sent but is no work: an idle publication must let the driver sleep deeply. */
         aa_network_publication_heartbeat_check(pub, now_ns, snd_pos);
+        if (pub->spies_simulate_connection && !pub->has_receivers && 1 == aa_get_int32_acquire(&pub->has_spies))
+        {
+            /* nobody to send to: what the spies read counts as sent */
+            int64_t spy_position = aa_get_int64_acquire(&pub->max_spy_position);
+            if (spy_position > snd_pos)
+            {
+                aa_put_int64_release(pub->snd_pos, spy_position);
+                aa_put_int64_release(pub->snd_lmt, spy_position);
+            }
+        }
     }
     snd_pos = aa_get_int64_volatile(pub->snd_pos);
 
-    if (pub->is_connected && now_ns > pub->time_of_last_status_message_ns + pub->connection_timeout_ns)
+    if (pub->has_receivers && now_ns > pub->time_of_last_status_message_ns + pub->connection_timeout_ns)
     {
-        aa_network_publication_set_connected(pub, false);
+        pub->has_receivers = false;
     }
+    aa_network_publication_update_connected(pub);
     aa_retransmit_handler_process_timeouts(
         &pub->retransmit_handler, now_ns, snd_pos, aa_network_publication_resend, pub);
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
@@ -433,7 +556,7 @@ bool aa_network_publication_on_status_message(
         fc->on_trigger_send_setup(fc->state, buffer, length, now_ns);
         return true;
     }
-    bool changed = !pub->is_connected || pub->is_setup_elicited;
+    bool changed = !pub->has_receivers || pub->is_setup_elicited;
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
     int64_t new_lmt = fc->on_status_message(
         fc->state, buffer, length, snd_lmt, pub->initial_term_id, pub->position_bits_to_shift, now_ns);
@@ -452,7 +575,8 @@ bool aa_network_publication_on_status_message(
     }
     if (fc->has_required_receivers(fc->state))
     {
-        aa_network_publication_set_connected(pub, true);
+        pub->has_receivers = true;
+        aa_network_publication_update_connected(pub);
     }
     return changed;
 }

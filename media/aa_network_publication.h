@@ -11,8 +11,14 @@
  *   by a SEND_SETUP SM), then DATA scanned from the log in MTU-sized batches up to snd-lmt,
  *   heartbeats after 100 ms without data (with the end-of-stream flag once the conductor says the
  *   stream ended), and resends what NAKs ask for through the retransmit handler. It runs flow
- *   control on status messages (snd-lmt), and alone writes the log's is_connected: set on a status
- *   message, cleared when none arrived for the publication connection timeout.
+ *   control on status messages (snd-lmt), and alone writes the log's is_connected: connected while
+ *   it has receivers (a status message within the publication connection timeout) or, with
+ *   spies-simulate-connection (ssc), while spies read the log.
+ * - Spies (aeron-spy: subscriptions, linked by the conductor) read the log in place, as IPC
+ *   subscribers do, each with a sub-pos counter. As in Aeron, a spy that is not resting holds the
+ *   publisher back whenever the publication is connected: pub-lmt = min(snd-pos, spies) + window.
+ *   With ssc and no receivers the sender moves snd-pos up to the furthest spy (what spies read counts
+ *   as sent), so the publication runs at its spies' pace.
  * Fields they share are read and written with atomics; the rest belongs to one of them.
  */
 #ifndef AA_NETWORK_PUBLICATION_H
@@ -27,6 +33,7 @@
 #include "../_native/src/util/aa_fs.h"
 #include "../protocols/aa_flow_control.h"
 #include "../protocols/aa_retransmit_handler.h"
+#include "aa_ipc_publication.h"   /* aa_subscriber_position_t: spies are tracked as IPC subscribers are */
 
 /* Reference 4.1 and 4.6. */
 #define AA_NETWORK_PUBLICATION_SETUP_TIMEOUT_NS (100 * 1000 * 1000LL)
@@ -65,6 +72,7 @@ typedef struct aa_network_publication_params_stct
     /* The channel's flow control (aa_flow_control_strategy_select); options point into the
      * caller's URI and need only outlive aa_network_publication_init. */
     aa_flow_control_strategy_choice_t flow_control;
+    bool spies_simulate_connection;
 }
 aa_network_publication_params_t;
 
@@ -80,6 +88,7 @@ typedef struct aa_network_publication_stct
     int32_t position_bits_to_shift;
     bool is_exclusive;
     bool signal_eos;
+    bool spies_simulate_connection;
     int64_t term_window_length;
     int64_t linger_timeout_ns;
     int64_t unblock_timeout_ns;
@@ -107,12 +116,17 @@ typedef struct aa_network_publication_stct
     volatile int32_t has_received_unicast_eos;
     volatile int32_t has_sender_released;
 
+    /* Shared: the conductor publishes its spies for the sender every duty cycle. */
+    volatile int32_t has_spies;           /* a spy that is not resting reads the log */
+    volatile int64_t max_spy_position;    /* the furthest of them */
+
     /* Sender only. */
     aa_flow_control_strategy_t *flow_control;
     aa_retransmit_handler_t retransmit_handler;
     bool has_initial_connection;
     bool is_setup_elicited;
-    bool is_connected;
+    bool is_connected;                    /* what the log's is_connected says */
+    bool has_receivers;                   /* a status message within the connection timeout */
     bool is_flow_control_limited;
     int64_t time_of_last_setup_ns;
     int64_t time_of_last_data_or_heartbeat_ns;
@@ -125,6 +139,9 @@ typedef struct aa_network_publication_stct
     int64_t clean_position;
     int64_t last_snd_pos;
     int64_t time_of_last_snd_pos_change_ns;
+    aa_subscriber_position_t *spies;
+    size_t spies_count;
+    size_t spies_capacity;
 }
 aa_network_publication_t;
 
@@ -148,6 +165,17 @@ void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_
 /* Conductor, DRAINING: true once everything was sent (or nobody listens); then sets the
  * end-of-stream flag the sender puts into its heartbeats. */
 bool aa_network_publication_is_drained(aa_network_publication_t *pub);
+
+/* Conductor: spies. The join position is the slowest spy that is not resting, else snd-pos. */
+int64_t aa_network_publication_join_position(aa_network_publication_t *pub);
+int aa_network_publication_add_spy(
+    aa_network_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
+    volatile int64_t *value, bool is_tether, int64_t now_ns);
+/* Removes and returns the spy's counter id (or -1 if none matched). */
+int32_t aa_network_publication_remove_spy(aa_network_publication_t *pub, int64_t subscription_registration_id);
+aa_subscriber_position_t *aa_network_publication_find_spy(aa_network_publication_t *pub, int64_t subscription_registration_id);
+/* Conductor, DRAINING: every spy that is not resting has read up to the producer position. */
+bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *pub);
 
 /* Sender: the publication was handed over; SETUP goes out at once. */
 void aa_network_publication_on_added_to_sender(aa_network_publication_t *pub, int64_t now_ns);

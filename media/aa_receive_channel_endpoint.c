@@ -46,6 +46,7 @@ int aa_receive_channel_endpoint_create(
     endpoint->conductor = conductor;
     endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
     endpoint->status_counter_id = -1;
+    endpoint->local_sockaddr_counter_id = -1;
     *out = endpoint;
     return 0;
 }

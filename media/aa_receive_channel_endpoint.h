@@ -76,6 +76,7 @@ typedef struct aa_receive_channel_endpoint_stct
     int64_t receiver_id;
     aa_receive_channel_endpoint_params_t params;
     int32_t status_counter_id;
+    int32_t local_sockaddr_counter_id;   /* rcv-local-sockaddr: the bound address */
     volatile int64_t *status;
     struct aa_driver_conductor_stct *conductor;
 

@@ -30,6 +30,7 @@ int aa_send_channel_endpoint_create(
     endpoint->channel = channel;
     endpoint->conductor = conductor;
     endpoint->status_counter_id = -1;
+    endpoint->local_sockaddr_counter_id = -1;
     *out = endpoint;
     return 0;
 }

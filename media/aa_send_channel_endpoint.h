@@ -32,6 +32,7 @@ typedef struct aa_send_channel_endpoint_stct
     aa_udp_transport_t transport;
     aa_udp_transport_bindings_t *loss_bindings;
     int32_t status_counter_id;
+    int32_t local_sockaddr_counter_id;   /* snd-local-sockaddr: the bound address */
     volatile int64_t *status;
     struct aa_driver_conductor_stct *conductor;   /* error log and system counters, any thread */
 

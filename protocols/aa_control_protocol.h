@@ -132,6 +132,22 @@ typedef struct aa_error_response_stct
 }
 aa_error_response_t;
 
+/* ADD_COUNTER: then int32 key length, the key, padding to 4 bytes, int32 label length, the label. */
+typedef struct aa_counter_command_stct
+{
+    aa_correlated_command_t correlated;
+    int32_t type_id;
+}
+aa_counter_command_t;
+
+/* ON_COUNTER_READY (correlation id of the ADD_COUNTER) and ON_UNAVAILABLE_COUNTER (its registration id). */
+typedef struct aa_counter_update_stct
+{
+    int64_t correlation_id;
+    int32_t counter_id;
+}
+aa_counter_update_t;
+
 typedef struct aa_client_timeout_stct
 {
     int64_t client_id;
@@ -142,5 +158,7 @@ aa_client_timeout_t;
 _Static_assert(sizeof(aa_correlated_command_t) == 16, "correlated command is 16 bytes");
 _Static_assert(sizeof(aa_publication_buffers_ready_t) == 36, "publication ready is 36 bytes");
 _Static_assert(sizeof(aa_image_buffers_ready_t) == 32, "image ready is 32 bytes");
+_Static_assert(sizeof(aa_counter_command_t) == 20, "counter command is 20 bytes");
+_Static_assert(sizeof(aa_counter_update_t) == 12, "counter update is 12 bytes");
 
 #endif

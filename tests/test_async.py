@@ -627,10 +627,11 @@ async def test_lost_driver_breaks_pending_receive_and_offer(channel: str) -> Non
 
 # What `aeron-async stat` lists for the resources of clients: label prefix -> what it is.
 IPC_RESOURCES = {"client-heartbeat": "client", "pub-lmt": "publication", "pub-pos": "publication",
-                 "sub-pos": "subscription on an image"}
+                 "sub-pos": "subscription on an image", "app-counter": "a counter the client added"}
 UDP_RESOURCES = dict(IPC_RESOURCES, **{
     "snd-channel": "send channel endpoint", "rcv-channel": "receive channel endpoint", "snd-pos": "network publication",
-    "snd-lmt": "network publication", "snd-bpe": "network publication", "rcv-hwm": "image", "rcv-pos": "image"})
+    "snd-lmt": "network publication", "snd-bpe": "network publication", "rcv-hwm": "image", "rcv-pos": "image",
+    "snd-local-sockaddr": "send channel endpoint", "rcv-local-sockaddr": "receive channel endpoint"})
 
 
 def stat_resources(aeron_dir: str) -> list[str]:
@@ -656,6 +657,7 @@ async def test_leaving_async_with_releases_every_resource(channel: str) -> None:
             sub = await c.add_subscription(channel, 18)
             await c.add_publication(channel, 18)
             exclusive = await c.add_exclusive_publication(channel, 18)
+            await c.add_counter(1001, b"", "app-counter: freed with its client")
             await exclusive.offer(b"x")
             with anyio.fail_after(5):
                 await sub.receive()

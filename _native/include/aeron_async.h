@@ -47,6 +47,7 @@ typedef struct aa_client_stct aa_client_t;
 typedef struct aa_publication_stct aa_publication_t;
 typedef struct aa_subscription_stct aa_subscription_t;
 typedef struct aa_image_stct aa_image_t;
+typedef struct aa_counter_stct aa_counter_t;
 typedef struct aa_cnc_reader_stct aa_cnc_reader_t;
 typedef struct aa_idle_strategy_stct aa_idle_strategy_t;
 
@@ -277,6 +278,24 @@ int aa_client_async_add_publication_poll(aa_client_t *client, int64_t correlatio
 int64_t aa_client_async_add_subscription(aa_client_t *client, const char *channel, int32_t stream_id);
 int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlation_id, aa_subscription_t **subscription);
 
+/* ---- counters a client adds: owned by the client, freed by the driver when the client removes
+ * them, closes or times out ----
+ * key: at most 112 bytes; label: at most 380 bytes. */
+int64_t aa_client_async_add_counter(
+    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length);
+int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter);
+int32_t aa_counter_id(aa_counter_t *counter);
+int64_t aa_counter_registration_id(aa_counter_t *counter);
+/* Closed here, or freed by the driver (ON_UNAVAILABLE_COUNTER) or with a client that lost its driver. */
+bool aa_counter_is_closed(aa_counter_t *counter);
+int64_t aa_counter_get(aa_counter_t *counter);
+/* Writes refuse (-1, error set) once the counter is closed: the driver may reuse its record. */
+int aa_counter_set(aa_counter_t *counter, int64_t value);
+int aa_counter_get_and_add(aa_counter_t *counter, int64_t delta, int64_t *previous);
+int aa_counter_close(aa_counter_t *counter);
+/* The value of any counter of the client's driver (0 for an id outside its buffer). */
+int64_t aa_client_counter_value(aa_client_t *client, int32_t counter_id);
+
 /* ---- publications ---- */
 int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_t length, int64_t reserved_value);
 int64_t aa_publication_offerv(aa_publication_t *pub, const aa_iovec_t *iov, size_t iovcnt, int64_t reserved_value);
@@ -295,6 +314,8 @@ void aa_publication_describe(aa_publication_t *pub, int64_t *registration_id, in
     int32_t *max_message_length, int32_t *max_payload_length, int32_t *term_length, int32_t *initial_term_id,
     int32_t *position_limit_counter_id);
 int aa_publication_close(aa_publication_t *pub);
+/* The id of the channel endpoint's status counter (snd-channel), -1 for IPC. */
+int32_t aa_publication_channel_status_id(aa_publication_t *pub);
 
 /* ---- subscriptions and images ---- */
 int32_t aa_subscription_poll_scan(aa_subscription_t *sub, aa_polled_fragment_t *out, int32_t limit);
@@ -311,6 +332,8 @@ bool aa_subscription_is_closed(aa_subscription_t *sub);
 int32_t aa_subscription_take_image_events(aa_subscription_t *sub, aa_image_event_t *out, int32_t max);
 bool aa_subscription_has_image_events(aa_subscription_t *sub);
 int aa_subscription_close(aa_subscription_t *sub);
+/* The id of the channel endpoint's status counter (rcv-channel), -1 for IPC and spies. */
+int32_t aa_subscription_channel_status_id(aa_subscription_t *sub);
 int64_t aa_image_position(aa_image_t *image);
 bool aa_image_is_closed(aa_image_t *image);
 bool aa_image_is_end_of_stream(aa_image_t *image);
@@ -344,6 +367,11 @@ void aa_cnc_reader_close(aa_cnc_reader_t *reader);
 void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info);
 /* The next allocated counter with id >= from_id, or -1 when there are no more. */
 int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info);
+/* Counter counter_id: 1 (allocated, info filled), 0 (not allocated), -1 (id out of range, error set). */
+int32_t aa_cnc_reader_counter(aa_cnc_reader_t *reader, int32_t counter_id, aa_counter_info_t *info);
+int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader);
+/* The value of counter counter_id (0 <= id <= max counter id; not checked). */
+int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id);
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
 

@@ -24,12 +24,8 @@
 #define AA_CLIENT_WAKE_SPIN_MIN_NS (10 * 1000LL)
 /* Checks of the driver heartbeat are at most a sleep + a service interval apart, plus scheduling slack. */
 #define AA_CLIENT_DRIVER_CHECK_MARGIN_MS (50LL)
-#define AA_LINGER_PUBLICATION 1
-#define AA_LINGER_IMAGE_LIST 2
-#define AA_LINGER_IMAGE 3
-#define AA_LINGER_SUBSCRIPTION 4
 
-static int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size)
+int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size)
 {
     if (count < *capacity)
     {
@@ -49,9 +45,7 @@ static int aa_grow(void **array, size_t *capacity, size_t count, size_t element_
 
 static bool aa_unpark(volatile int32_t *parked, aa_client_t *client);
 
-#define AA_GROW(c, name) aa_grow((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
-
-static void aa_client_set_error_from_state(aa_client_t *client)
+void aa_client_set_error_from_state(aa_client_t *client)
 {
     int32_t state = aa_get_int32_acquire(&client->state);
     int code = AA_CLIENT_STATE_DRIVER_TIMEOUT == state ? AA_ERROR_CODE_DRIVER_TIMEOUT :
@@ -125,6 +119,9 @@ static void aa_client_free_lingering(aa_lingering_t *l)
         case AA_LINGER_IMAGE:
             aa_client_free_image_mapping(l->resource);
             break;
+        case AA_LINGER_COUNTER:
+            free(l->resource);
+            break;
         case AA_LINGER_SUBSCRIPTION:
         {
             aa_subscription_t *sub = l->resource;
@@ -145,7 +142,7 @@ static void aa_client_free_lingering(aa_lingering_t *l)
     }
 }
 
-static int aa_client_linger(aa_client_t *client, void *resource, int32_t kind)
+int aa_client_linger(aa_client_t *client, void *resource, int32_t kind)
 {
     if (AA_GROW(client, lingering) < 0)
     {
@@ -160,7 +157,7 @@ static int aa_client_linger(aa_client_t *client, void *resource, int32_t kind)
 
 /* ---- commands ---- */
 
-static int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length)
+int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length)
 {
     if (aa_mpsc_rb_write(&client->to_driver, msg_type_id, msg, length) < 0)
     {
@@ -172,7 +169,7 @@ static int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *
     return 0;
 }
 
-static int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id)
+int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id)
 {
     aa_remove_command_t command = {
         .correlated = { .client_id = client->client_id, .correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver) },
@@ -181,7 +178,7 @@ static int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64
     return aa_client_send(client, msg_type_id, &command, sizeof(command));
 }
 
-static aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id)
+aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id)
 {
     for (size_t i = 0; i < client->registrations_count; i++)
     {
@@ -203,7 +200,7 @@ static void aa_client_remove_registration(aa_client_t *client, aa_registration_t
 
 /* ---- responses ---- */
 
-static void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length)
+void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length)
 {
     r->status = -1;
     r->error_code = code;
@@ -251,6 +248,7 @@ static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *b
     r->channel = NULL;
     pub->is_exclusive = exclusive;
     pub->position_limit_counter_id = response->position_limit_counter_id;
+    pub->channel_status_id = response->channel_status_indicator_id;
     pub->position_limit = aa_counters_reader_addr(&client->counters, response->position_limit_counter_id);
     pub->term_length = pub->log.term_length;
     pub->max_message_length = aa_compute_max_message_length(pub->term_length);
@@ -321,6 +319,7 @@ static void aa_client_on_subscription_ready(aa_client_t *client, const uint8_t *
     sub->registration_id = response->correlation_id;
     sub->stream_id = r->stream_id;
     sub->channel = r->channel;
+    sub->channel_status_id = response->channel_status_indicator_id;
     sub->notify_fd = -1;
     r->channel = NULL;
     sub->images = list;
@@ -507,6 +506,12 @@ static void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_
         case AA_RESPONSE_ON_UNAVAILABLE_IMAGE:
             aa_client_on_unavailable_image(client, b, length);
             break;
+        case AA_RESPONSE_ON_COUNTER_READY:
+            aa_client_on_counter_ready(client, b, length);
+            break;
+        case AA_RESPONSE_ON_UNAVAILABLE_COUNTER:
+            aa_client_on_unavailable_counter(client, b, length);
+            break;
         case AA_RESPONSE_ON_OPERATION_SUCCESS:
         {
             const aa_operation_succeeded_t *response = buffer;
@@ -565,6 +570,10 @@ static void aa_client_mark_all_closed(aa_client_t *client)
         aa_subscription_t *sub = client->subscriptions[i];
         aa_put_int32_release(&sub->is_closed, 1);
         aa_notify(sub->notify_fd);
+    }
+    for (size_t i = 0; i < client->added_counters_count; i++)
+    {
+        aa_put_int32_release(&client->added_counters[i]->is_closed, 1);
     }
     for (size_t i = 0; i < client->registrations_count; i++)
     {
@@ -1228,6 +1237,11 @@ int aa_client_close(aa_client_t *client)
     {
         aa_client_free_subscription(client->subscriptions[i]);
     }
+    for (size_t i = 0; i < client->added_counters_count; i++)
+    {
+        free(client->added_counters[i]);
+    }
+    free(client->added_counters);
     for (size_t i = 0; i < client->registrations_count; i++)
     {
         free(client->registrations[i].error_message);
@@ -1331,7 +1345,7 @@ static int64_t aa_client_async_add(
     return correlation_id;
 }
 
-static int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)
+int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)
 {
     if (client->use_invoker)
     {

@@ -39,6 +39,7 @@ typedef struct aa_publication_stct
     aa_mapped_log_t log;
     volatile int64_t *position_limit;
     int32_t position_limit_counter_id;
+    int32_t channel_status_id; /* the endpoint's snd-channel counter, -1 for IPC */
     int32_t max_message_length;
     int32_t max_payload_length;
     int32_t position_bits_to_shift;
@@ -117,6 +118,7 @@ struct aa_subscription_stct
     aa_client_t *client;
     int64_t registration_id;
     int32_t stream_id;
+    int32_t channel_status_id; /* the endpoint's rcv-channel counter, -1 for IPC and spies */
     char *channel;
     aa_image_list_t *volatile images;
     size_t round_robin_index;
@@ -134,6 +136,19 @@ struct aa_subscription_stct
     int notify_fd;
     volatile int32_t parked;
 };
+
+/* A counter this client added (ADD_COUNTER); the driver owns the record and frees it when the
+ * client removes it, closes or times out (ON_UNAVAILABLE_COUNTER marks it closed). */
+typedef struct aa_counter_stct
+{
+    aa_client_t *client;
+    int64_t registration_id;
+    int32_t counter_id;
+    int32_t type_id;
+    volatile int64_t *value;
+    volatile int32_t is_closed;
+}
+aa_counter_t;
 
 typedef struct aa_registration_stct
 {
@@ -208,6 +223,32 @@ struct aa_client_stct
     int64_t wake_spin_ns;
     int64_t wake_spin_until_ns;
     int64_t wake_spin_last_signal_ns;
+
+    /* counters this client added (aa_client_counters.c) */
+    aa_counter_t **added_counters;
+    size_t added_counters_count;
+    size_t added_counters_capacity;
 };
+
+/* ---- inside the client library: what aa_client.c shares with aa_client_counters.c ---- */
+#define AA_LINGER_PUBLICATION 1
+#define AA_LINGER_IMAGE_LIST 2
+#define AA_LINGER_IMAGE 3
+#define AA_LINGER_SUBSCRIPTION 4
+#define AA_LINGER_COUNTER 5
+
+int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size);
+#define AA_GROW(c, name) aa_grow((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
+
+/* All of these expect the client lock held, except aa_client_async_poll, which takes it. */
+void aa_client_set_error_from_state(aa_client_t *client);
+int aa_client_linger(aa_client_t *client, void *resource, int32_t kind);
+int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length);
+int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id);
+aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id);
+void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length);
+int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
+void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length);
+void aa_client_on_unavailable_counter(aa_client_t *client, const uint8_t *buffer, size_t length);
 
 #endif

@@ -88,6 +88,19 @@ void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
     info->driver_heartbeat_age_ms = aa_epoch_clock() - aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
 }
 
+static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)
+{
+    const uint8_t *metadata = r->metadata + (size_t)id * AA_COUNTER_METADATA_LENGTH;
+    info->id = id;
+    info->type_id = aa_counters_reader_counter_type_id(r, id);
+    info->value = aa_get_int64_acquire(aa_counters_reader_addr(r, id));
+    info->registration_id = aa_counters_reader_counter_registration_id(r, id);
+    info->owner_id = aa_counters_reader_counter_owner_id(r, id);
+    info->key_length = AA_COUNTER_KEY_MAX_LENGTH;
+    memcpy(info->key, metadata + AA_COUNTER_KEY_OFFSET, AA_COUNTER_KEY_MAX_LENGTH);
+    info->label_length = aa_counters_reader_counter_label(r, id, info->label, sizeof(info->label));
+}
+
 int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info)
 {
     aa_counters_reader_t *r = &reader->counters;
@@ -102,18 +115,42 @@ int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_
         {
             continue;
         }
-        const uint8_t *metadata = r->metadata + (size_t)id * AA_COUNTER_METADATA_LENGTH;
-        info->id = id;
-        info->type_id = aa_counters_reader_counter_type_id(r, id);
-        info->value = aa_get_int64_acquire(aa_counters_reader_addr(r, id));
-        info->registration_id = aa_counters_reader_counter_registration_id(r, id);
-        info->owner_id = aa_counters_reader_counter_owner_id(r, id);
-        info->key_length = AA_COUNTER_KEY_MAX_LENGTH;
-        memcpy(info->key, metadata + AA_COUNTER_KEY_OFFSET, AA_COUNTER_KEY_MAX_LENGTH);
-        info->label_length = aa_counters_reader_counter_label(r, id, info->label, sizeof(info->label));
-        return id;
+        aa_cnc_reader_fill_counter(r, id, info);
+        /* a counter freed while it was read is skipped, not reported half-updated */
+        if (AA_COUNTER_RECORD_ALLOCATED == aa_counters_reader_counter_state(r, id))
+        {
+            return id;
+        }
     }
     return -1;
+}
+
+int32_t aa_cnc_reader_counter(aa_cnc_reader_t *reader, int32_t counter_id, aa_counter_info_t *info)
+{
+    aa_counters_reader_t *r = &reader->counters;
+    if (counter_id < 0 || counter_id > r->max_counter_id)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "counter id %d is outside 0..%d (the driver's counters buffer)",
+            counter_id, r->max_counter_id);
+        return -1;
+    }
+    int32_t state = aa_counters_reader_counter_state(r, counter_id);
+    if (AA_COUNTER_RECORD_ALLOCATED != state)
+    {
+        return 0;
+    }
+    aa_cnc_reader_fill_counter(r, counter_id, info);
+    return AA_COUNTER_RECORD_ALLOCATED == aa_counters_reader_counter_state(r, counter_id) ? 1 : 0;
+}
+
+int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader)
+{
+    return reader->counters.max_counter_id;
+}
+
+int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
+{
+    return aa_get_int64_acquire(aa_counters_reader_addr(&reader->counters, counter_id));
 }
 
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)

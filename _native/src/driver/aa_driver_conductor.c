@@ -269,6 +269,20 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
         case AA_COMMAND_CLIENT_KEEPALIVE:
             break;
 
+        case AA_COMMAND_ADD_COUNTER:
+            rc = aa_conductor_on_add_counter(conductor, buffer, length, cc->now_ms);
+            break;
+
+        case AA_COMMAND_REMOVE_COUNTER:
+            if (length < sizeof(aa_remove_command_t))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove counter command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_remove_counter(conductor, buffer, cc->now_ms);
+            break;
+
         case AA_COMMAND_CLIENT_CLOSE:
             for (size_t i = 0; i < conductor->clients_count; i++)
             {
@@ -507,6 +521,7 @@ void aa_driver_conductor_on_close(void *state)
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);
+        aa_udp_channel_delete(conductor->subscription_links[i].spy_channel);
     }
     free(conductor->network_publications);
     free(conductor->send_endpoints);
@@ -517,10 +532,13 @@ void aa_driver_conductor_on_close(void *state)
     free(conductor->ipc_publications);
     free(conductor->publication_links);
     free(conductor->subscription_links);
+    free(conductor->counter_links);
     free(conductor->clients);
     conductor->ipc_publications = NULL;
     conductor->publication_links = NULL;
     conductor->subscription_links = NULL;
+    conductor->counter_links = NULL;
+    conductor->counter_links_count = 0;
     conductor->clients = NULL;
     conductor->ipc_publications_count = 0;
     conductor->publication_links_count = 0;

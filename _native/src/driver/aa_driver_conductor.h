@@ -48,6 +48,15 @@ typedef struct aa_publication_link_stct
 }
 aa_publication_link_t;
 
+/* A counter a client added (ADD_COUNTER): freed on REMOVE_COUNTER or with its client. */
+typedef struct aa_counter_link_stct
+{
+    int64_t registration_id;
+    int64_t client_id;
+    int32_t counter_id;
+}
+aa_counter_link_t;
+
 typedef struct aa_subscription_link_stct
 {
     int64_t registration_id;
@@ -58,7 +67,8 @@ typedef struct aa_subscription_link_stct
     bool is_tether;
     bool is_sparse;
     char *channel;
-    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC */
+    aa_receive_channel_endpoint_t *endpoint;    /* UDP subscriptions; NULL for IPC and spies */
+    aa_udp_channel_t *spy_channel;              /* spies (aeron-spy:): the UDP channel spied on */
 }
 aa_subscription_link_t;
 
@@ -87,6 +97,7 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_receive_channel_endpoint_t *, receive_endpoints);
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
+    AA_DECLARE_ARRAY(aa_counter_link_t, counter_links);
 
     int64_t next_timer_ns;
     int64_t last_command_consumer_position;

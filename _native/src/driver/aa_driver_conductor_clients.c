@@ -70,6 +70,90 @@ int32_t aa_conductor_allocate_channel_status_counter(
         &conductor->counters, now_ms, type_id, key, sizeof(int32_t) + key_channel_length, label, (size_t)label_length);
 }
 
+/* ---- counters clients add ---- */
+
+static void aa_conductor_free_counter_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ms)
+{
+    aa_counter_link_t link = conductor->counter_links[index];
+    conductor->counter_links[index] = conductor->counter_links[--conductor->counter_links_count];
+    aa_conductor_free_counter(conductor, link.counter_id, now_ms);
+    aa_counter_update_t response = { .correlation_id = link.registration_id, .counter_id = link.counter_id };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_UNAVAILABLE_COUNTER, &response, sizeof(response));
+}
+
+int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms)
+{
+    const aa_counter_command_t *command = (const aa_counter_command_t *)buffer;
+    size_t offset = sizeof(*command);
+    int32_t key_length;
+    int32_t label_length;
+    if (length < offset + sizeof(int32_t))
+    {
+        goto malformed;
+    }
+    memcpy(&key_length, buffer + offset, sizeof(key_length));
+    offset += sizeof(int32_t);
+    if (key_length < 0 || key_length > AA_COUNTER_KEY_MAX_LENGTH || length < offset + (size_t)key_length)
+    {
+        goto malformed;
+    }
+    const uint8_t *key = buffer + offset;
+    offset += AA_ALIGN((size_t)key_length, sizeof(int32_t));
+    if (length < offset + sizeof(int32_t))
+    {
+        goto malformed;
+    }
+    memcpy(&label_length, buffer + offset, sizeof(label_length));
+    offset += sizeof(int32_t);
+    if (label_length < 0 || label_length > AA_COUNTER_LABEL_MAX_LENGTH || length < offset + (size_t)label_length)
+    {
+        goto malformed;
+    }
+    const char *label = (const char *)buffer + offset;
+
+    if (AA_ARRAY_ENSURE(conductor->counter_links, aa_counter_link_t) < 0)
+    {
+        return -1;
+    }
+    int32_t id = aa_counters_manager_allocate(
+        &conductor->counters, now_ms, command->type_id, key, (size_t)key_length, label, (size_t)label_length);
+    if (id < 0)
+    {
+        return -1;
+    }
+    aa_counter_set_registration_id(&conductor->counters, id, command->correlated.correlation_id);
+    aa_counter_set_owner_id(&conductor->counters, id, command->correlated.client_id);
+    aa_counter_link_t *link = &conductor->counter_links[conductor->counter_links_count++];
+    link->registration_id = command->correlated.correlation_id;
+    link->client_id = command->correlated.client_id;
+    link->counter_id = id;
+    aa_counter_update_t response = { .correlation_id = link->registration_id, .counter_id = id };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_COUNTER_READY, &response, sizeof(response));
+    return 0;
+
+malformed:
+    AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed add counter command (%zu bytes): key at most %d bytes, "
+        "label at most %d", length, AA_COUNTER_KEY_MAX_LENGTH, AA_COUNTER_LABEL_MAX_LENGTH);
+    return -1;
+}
+
+int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms)
+{
+    for (size_t i = 0; i < conductor->counter_links_count; i++)
+    {
+        aa_counter_link_t *link = &conductor->counter_links[i];
+        if (link->registration_id == command->registration_id && link->client_id == command->correlated.client_id)
+        {
+            aa_conductor_on_operation_success(conductor, command->correlated.correlation_id);
+            aa_conductor_free_counter_link_at(conductor, i, now_ms);
+            return 0;
+        }
+    }
+    AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_COUNTER, "unknown counter registration %" PRId64 " of client %" PRId64,
+        command->registration_id, command->correlated.client_id);
+    return -1;
+}
+
 /* ---- clients ---- */
 
 static aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id)
@@ -132,6 +216,13 @@ void aa_conductor_remove_client_at(
         if (conductor->subscription_links[i].client_id == client_id)
         {
             aa_conductor_remove_subscription_link_at(conductor, i, now_ns, now_ms);
+        }
+    }
+    for (size_t i = conductor->counter_links_count; i-- > 0;)
+    {
+        if (conductor->counter_links[i].client_id == client_id)
+        {
+            aa_conductor_free_counter_link_at(conductor, i, now_ms);
         }
     }
     aa_conductor_free_counter(conductor, conductor->clients[index].heartbeat_counter_id, now_ms);

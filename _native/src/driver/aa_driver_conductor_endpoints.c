@@ -16,13 +16,6 @@ int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publi
     {
         return -1;
     }
-    if (uri->is_spy)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: spy subscriptions (aeron-spy:) are not supported by this driver; it carries aeron:ipc and "
-            "unicast aeron:udp?endpoint=host:port", channel);
-        return -1;
-    }
     return aa_channel_check_applied(channel, uri, is_publication);
 }
 
@@ -46,9 +39,14 @@ int aa_conductor_parse_udp_channel(
     {
         unsupported = "multicast";
     }
-    else if (udp->has_explicit_control || AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
+    else if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
     {
-        unsupported = "multi-destination-cast and response channels (control=, control-mode=)";
+        unsupported = "multi-destination-cast and response channels (control-mode=)";
+    }
+    else if (udp->has_explicit_control && !is_publication)
+    {
+        /* on a publication control= is the local address its socket binds (port 0: any free one) */
+        unsupported = "control= on a subscription (a multi-destination-cast publisher's control address)";
     }
     else if (!udp->has_explicit_endpoint)
     {
@@ -83,6 +81,36 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
     return settings;
 }
 
+/* snd-local-sockaddr / rcv-local-sockaddr (type 14), as Aeron's LocalSocketAddressStatus: keyed by the
+ * endpoint's status counter id, then the bound address ("host:port", the port the kernel picked for
+ * port 0) as int32 length + ASCII; its value is the endpoint status (ACTIVE while bound). */
+static int32_t aa_conductor_allocate_local_sockaddr_counter(
+    aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
+    const struct sockaddr_storage *bound, int64_t now_ms)
+{
+    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)];
+    int address_length = aa_udp_address_format(address, sizeof(address), bound);
+    if (address_length < 0)
+    {
+        return -1;
+    }
+    uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
+    int32_t length32 = address_length;
+    memcpy(key, &status_counter_id, sizeof(int32_t));
+    memcpy(key + sizeof(int32_t), &length32, sizeof(int32_t));
+    memcpy(key + 2 * sizeof(int32_t), address, (size_t)address_length);
+    char label[AA_COUNTER_LABEL_MAX_LENGTH];
+    int label_length = snprintf(label, sizeof(label), "%s: %" PRId32 " %s", name, status_counter_id, address);
+    label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
+    int32_t id = aa_counters_manager_allocate(&conductor->counters, now_ms, AA_COUNTER_TYPE_LOCAL_SOCKADDR, key,
+        2 * sizeof(int32_t) + (size_t)address_length, label, (size_t)label_length);
+    if (id >= 0)
+    {
+        aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, id), AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+    }
+    return id;
+}
+
 /* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
  * ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
@@ -114,8 +142,12 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     *udp = NULL;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
         conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
-    if (endpoint->status_counter_id < 0 || aa_driver_sender_proxy_add_endpoint(conductor->sender, endpoint) < 0)
+    endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
+        aa_conductor_allocate_local_sockaddr_counter(conductor, "snd-local-sockaddr", endpoint->status_counter_id,
+            &endpoint->transport.bound_address, now_ms);
+    if (endpoint->local_sockaddr_counter_id < 0 || aa_driver_sender_proxy_add_endpoint(conductor->sender, endpoint) < 0)
     {
+        aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
         aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
         aa_send_channel_endpoint_delete(endpoint);
         return NULL;
@@ -140,6 +172,8 @@ void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_sen
     }
     endpoint->is_closing = true;
     aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+    aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, endpoint->local_sockaddr_counter_id),
+        AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
 }
 
 /* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
@@ -168,6 +202,8 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
                 }
                 endpoint->is_closing = false;
                 aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+                aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, endpoint->local_sockaddr_counter_id),
+                    AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
             }
             return endpoint;
         }
@@ -205,8 +241,13 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     *udp = NULL;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
         conductor, AA_COUNTER_TYPE_RECEIVE_CHANNEL_STATUS, "rcv-channel", channel, now_ms);
-    if (endpoint->status_counter_id < 0 || aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
+    endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
+        aa_conductor_allocate_local_sockaddr_counter(conductor, "rcv-local-sockaddr", endpoint->status_counter_id,
+            &endpoint->transport.bound_address, now_ms);
+    if (endpoint->local_sockaddr_counter_id < 0 ||
+        aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
     {
+        aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
         aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
         aa_receive_channel_endpoint_delete(endpoint);
         return NULL;
@@ -245,6 +286,8 @@ void aa_conductor_release_receive_endpoint(
     endpoint->conductor_removals++;
     endpoint->is_closing = true;
     aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+    aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, endpoint->local_sockaddr_counter_id),
+        AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
 }
 
 /* ---- timers ---- */
@@ -260,6 +303,7 @@ void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t
         }
         else if (1 == aa_get_int32_acquire(&endpoint->has_sender_released))
         {
+            aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->send_endpoints[i] = conductor->send_endpoints[--conductor->send_endpoints_count];
             aa_send_channel_endpoint_delete(endpoint);
@@ -279,6 +323,7 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
         else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
             0 == endpoint->image_refs)
         {
+            aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];
             aa_receive_channel_endpoint_delete(endpoint);

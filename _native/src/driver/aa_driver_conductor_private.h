@@ -75,6 +75,9 @@ aa_driver_client_t *aa_conductor_get_or_add_client(aa_driver_conductor_t *conduc
 void aa_conductor_remove_client_at(
     aa_driver_conductor_t *conductor, size_t index, bool timed_out, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+/* ADD_COUNTER / REMOVE_COUNTER: counters owned by clients (the whole command, as received). */
+int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms);
+int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms);
 
 /* ---- publications (aa_driver_conductor_publications.c) ---- */
 
@@ -87,6 +90,11 @@ void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, s
 /* Links an IPC subscription to an IPC publication of its stream (a sub-pos counter, an image). */
 void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms);
+/* Links a spy subscription to a network publication of its channel and stream (a sub-pos counter,
+ * an image of the publication's log); does nothing when they do not match or are linked already. */
+void aa_conductor_link_spy(
+    aa_driver_conductor_t *conductor, aa_network_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);

@@ -59,7 +59,7 @@ void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms)
 {
-    if (NULL != link->endpoint || link->stream_id != pub->stream_id ||
+    if (NULL != link->endpoint || NULL != link->spy_channel || link->stream_id != pub->stream_id ||
         (link->has_session_id && link->session_id != pub->session_id))
     {
         return;
@@ -90,6 +90,44 @@ void aa_conductor_link_subscriber(
         return;
     }
     aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
+}
+
+void aa_conductor_link_spy(
+    aa_driver_conductor_t *conductor, aa_network_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms)
+{
+    if (NULL == link->spy_channel || AA_NETWORK_PUBLICATION_STATE_ACTIVE != pub->state ||
+        link->stream_id != pub->stream_id || (link->has_session_id && link->session_id != pub->session_id) ||
+        !aa_udp_channel_equals(pub->endpoint->channel, link->spy_channel) ||
+        NULL != aa_network_publication_find_spy(pub, link->registration_id))
+    {
+        return;
+    }
+    int64_t join_position = aa_network_publication_join_position(pub);
+    int32_t counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
+        pub->stream_id, link->channel, now_ms);
+    if (counter_id < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    char suffix[48];
+    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
+    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
+    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
+    aa_put_int64_release(value, join_position);
+    if (aa_network_publication_add_spy(
+        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a spy");
+        return;
+    }
+    /* a spy reads the publication's own log, over shared memory: its source is IPC (as in Aeron) */
+    aa_conductor_send_available_image(
+        conductor, pub->registration_id, pub->session_id, pub->stream_id, link->registration_id, counter_id,
+        pub->log_path, "aeron:ipc");
 }
 
 /* The positions the driver's mappings of logs are kept populated ahead of (aa_prefault.h): the
@@ -157,6 +195,7 @@ typedef struct aa_publication_params_stct
     bool signal_eos;
     bool tether;
     aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
+    bool spies_simulate_connection;
 }
 aa_publication_params_t;
 
@@ -178,6 +217,7 @@ static int aa_conductor_parse_publication_params(
     params->sparse = ctx->term_buffer_sparse_file;
     params->signal_eos = true;
     params->tether = ctx->tether_subscriptions;
+    params->spies_simulate_connection = ctx->spies_simulate_connection;
 
     if (aa_uri_get_size(uri, "term-length", &term_length) < 0 ||
         aa_uri_get_size(uri, "mtu", &mtu) < 0 ||
@@ -206,7 +246,7 @@ static int aa_conductor_parse_publication_params(
         is_udp ? ctx->publication_term_window_length : ctx->ipc_publication_term_window_length, params->term_length);
     int64_t publication_window = 0;
     int rc_window = aa_uri_get_size(uri, "pub-wnd", &publication_window);
-    if (rc_window < 0)
+    if (rc_window < 0 || (is_udp && aa_uri_get_bool(uri, "ssc", &params->spies_simulate_connection) < 0))
     {
         return -1;
     }
@@ -438,6 +478,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .is_exclusive = is_exclusive,
         .signal_eos = params->signal_eos,
         .flow_control = params->flow_control,
+        .spies_simulate_connection = params->spies_simulate_connection,
     };
     if (aa_network_publication_init(pub, &init, conductor) < 0)
     {
@@ -464,7 +505,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .reliable = ctx->reliable_stream,
         .signal_eos = params->signal_eos,
         .group = false,
-        .spies_simulate_connection = false,
+        .spies_simulate_connection = params->spies_simulate_connection,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
     if (aa_conductor_create_log(
@@ -636,6 +677,10 @@ static int aa_conductor_on_add_network_publication(
             aa_conductor_release_send_endpoint(conductor, endpoint);
             return -1;
         }
+        for (size_t i = 0; i < conductor->subscription_links_count; i++)
+        {
+            aa_conductor_link_spy(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
+        }
     }
     else
     {
@@ -662,8 +707,18 @@ int aa_conductor_on_add_publication(
     aa_uri_t uri;
     aa_publication_params_t params;
     memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri, true) < 0 ||
-        aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
+    if (aa_conductor_parse_channel(channel, &uri, true) < 0)
+    {
+        return -1;
+    }
+    if (uri.is_spy)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: a spy (aeron-spy:) only subscribes, to a network publication of this driver; publish on the "
+            "channel without the prefix (aeron:udp?endpoint=host:port)", channel);
+        return -1;
+    }
+    if (aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
     {
         return -1;
     }
@@ -758,12 +813,30 @@ int aa_conductor_on_remove_publication(
 
 /* ---- timers ---- */
 
-static void aa_conductor_check_untethered(aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t now_ns, int64_t now_ms)
+/* What differs between an IPC publication's untethered subscribers and a network publication's
+ * untethered spies. */
+typedef struct aa_untethered_ops_stct
 {
-    int64_t window_limit = pub->consumer_position - pub->term_window_length + (pub->term_window_length / 4);
-    for (size_t i = 0; i < pub->subscribers_count; i++)
+    int64_t (*join_position)(void *pub);
+    /* after the state changed: the image went unavailable (LINGER), or came back (ACTIVE) */
+    void (*dropped)(aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *s);
+    void (*rejoined)(aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *s);
+}
+aa_untethered_ops_t;
+
+/* Aeron's rule for untethered subscribers: one behind the window less a quarter for the window-limit
+ * timeout is dropped (its image goes unavailable and it no longer holds the publisher back), rests
+ * after the linger timeout, and rejoins at the join position after the resting timeout. */
+static void aa_conductor_check_untethered(
+    aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *subscribers, size_t count,
+    int64_t consumer_position, int64_t term_window_length, int64_t linger_timeout_ns, const aa_untethered_ops_t *ops,
+    int64_t now_ns)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    int64_t window_limit = consumer_position - term_window_length + (term_window_length / 4);
+    for (size_t i = 0; i < count; i++)
     {
-        aa_subscriber_position_t *s = &pub->subscribers[i];
+        aa_subscriber_position_t *s = &subscribers[i];
         if (s->is_tether)
         {
             continue;
@@ -775,17 +848,16 @@ static void aa_conductor_check_untethered(aa_driver_conductor_t *conductor, aa_i
                 {
                     s->time_of_last_update_ns = now_ns;
                 }
-                else if (now_ns > s->time_of_last_update_ns + pub->untethered_window_limit_timeout_ns)
+                else if (now_ns > s->time_of_last_update_ns + ctx->untethered_window_limit_timeout_ns)
                 {
-                    aa_conductor_on_unavailable_image(conductor, pub, s->subscription_registration_id);
                     s->state = AA_SUBSCRIBER_STATE_LINGER;
                     s->time_of_last_update_ns = now_ns;
-                    aa_ipc_publication_update_connected(pub);
+                    ops->dropped(conductor, pub, s);
                 }
                 break;
 
             case AA_SUBSCRIBER_STATE_LINGER:
-                if (now_ns > s->time_of_last_update_ns + pub->linger_timeout_ns)
+                if (now_ns > s->time_of_last_update_ns + linger_timeout_ns)
                 {
                     s->state = AA_SUBSCRIBER_STATE_RESTING;
                     s->time_of_last_update_ns = now_ns;
@@ -793,20 +865,67 @@ static void aa_conductor_check_untethered(aa_driver_conductor_t *conductor, aa_i
                 break;
 
             case AA_SUBSCRIBER_STATE_RESTING:
-                if (now_ns > s->time_of_last_update_ns + pub->untethered_resting_timeout_ns)
+                if (now_ns > s->time_of_last_update_ns + ctx->untethered_resting_timeout_ns)
                 {
-                    int64_t join = aa_ipc_publication_join_position(pub);
-                    aa_put_int64_release(s->value, join);
+                    aa_put_int64_release(s->value, ops->join_position(pub));
                     s->state = AA_SUBSCRIBER_STATE_ACTIVE;
                     s->time_of_last_update_ns = now_ns;
-                    aa_ipc_publication_update_connected(pub);
-                    aa_conductor_on_available_image(conductor, pub, s->subscription_registration_id, s->counter_id);
+                    ops->rejoined(conductor, pub, s);
                 }
                 break;
         }
     }
-    (void)now_ms;
 }
+
+static int64_t aa_conductor_ipc_join_position(void *pub)
+{
+    return aa_ipc_publication_join_position(pub);
+}
+
+static void aa_conductor_ipc_subscriber_dropped(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_ipc_publication_t *pub = p;
+    aa_conductor_on_unavailable_image(conductor, pub, s->subscription_registration_id);
+    aa_ipc_publication_update_connected(pub);
+}
+
+static void aa_conductor_ipc_subscriber_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_ipc_publication_t *pub = p;
+    aa_ipc_publication_update_connected(pub);
+    aa_conductor_on_available_image(conductor, pub, s->subscription_registration_id, s->counter_id);
+}
+
+static const aa_untethered_ops_t aa_conductor_ipc_untethered_ops =
+{
+    aa_conductor_ipc_join_position, aa_conductor_ipc_subscriber_dropped, aa_conductor_ipc_subscriber_rejoined
+};
+
+/* an untethered spy rejoins at the sender position, as in Aeron */
+static int64_t aa_conductor_spy_join_position(void *pub)
+{
+    return aa_get_int64_acquire(((aa_network_publication_t *)pub)->snd_pos);
+}
+
+static void aa_conductor_spy_dropped(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_network_publication_t *pub = p;
+    aa_conductor_send_unavailable_image(
+        conductor, pub->registration_id, s->subscription_registration_id, pub->stream_id, pub->channel);
+}
+
+static void aa_conductor_spy_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_network_publication_t *pub = p;
+    aa_conductor_send_available_image(
+        conductor, pub->registration_id, pub->session_id, pub->stream_id, s->subscription_registration_id,
+        s->counter_id, pub->log_path, "aeron:ipc");
+}
+
+static const aa_untethered_ops_t aa_conductor_spy_untethered_ops =
+{
+    aa_conductor_spy_join_position, aa_conductor_spy_dropped, aa_conductor_spy_rejoined
+};
 
 void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
 {
@@ -816,7 +935,9 @@ void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t n
         switch (pub->state)
         {
             case AA_IPC_PUBLICATION_STATE_ACTIVE:
-                aa_conductor_check_untethered(conductor, pub, now_ns, now_ms);
+                aa_conductor_check_untethered(conductor, pub, pub->subscribers, pub->subscribers_count,
+                    pub->consumer_position, pub->term_window_length, pub->linger_timeout_ns,
+                    &aa_conductor_ipc_untethered_ops, now_ns);
                 if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
                 {
                     aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS], 1);
@@ -880,6 +1001,10 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
         switch (pub->state)
         {
             case AA_NETWORK_PUBLICATION_STATE_ACTIVE:
+                /* a dropped spy lingers for the window-limit timeout before it rests, as in Aeron */
+                aa_conductor_check_untethered(conductor, pub, pub->spies, pub->spies_count,
+                    aa_get_int64_acquire(pub->snd_pos), pub->term_window_length,
+                    conductor->ctx->untethered_window_limit_timeout_ns, &aa_conductor_spy_untethered_ops, now_ns);
                 if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
                 {
                     aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS, 1);
@@ -887,10 +1012,19 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
                 break;
 
             case AA_NETWORK_PUBLICATION_STATE_DRAINING:
-                if (aa_network_publication_is_drained(pub))
+                /* drained once sent (or nobody listens) and the spies that are not resting read it all (as
+                 * in Aeron, a spy is waited for: an archive recording through it gets the whole stream) */
+                if (aa_network_publication_is_drained(pub) && aa_network_publication_spies_finished_consuming(pub))
                 {
                     pub->state = AA_NETWORK_PUBLICATION_STATE_LINGER;
                     pub->time_of_last_state_change_ns = now_ns;
+                    for (size_t s = 0; s < pub->spies_count; s++)
+                    {
+                        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->spies[s].state)
+                        {
+                            aa_conductor_spy_dropped(conductor, pub, &pub->spies[s]);
+                        }
+                    }
                 }
                 else if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
                 {
@@ -916,6 +1050,11 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
                 if (1 == aa_get_int32_acquire(&pub->has_sender_released))
                 {
                     aa_send_channel_endpoint_t *endpoint = pub->endpoint;
+                    for (size_t s = 0; s < pub->spies_count; s++)
+                    {
+                        aa_conductor_free_counter(conductor, pub->spies[s].counter_id, now_ms);
+                    }
+                    pub->spies_count = 0;
                     aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
                     conductor->bytes_mapped -= (int64_t)pub->mapped.length;
                     aa_put_int64_release(

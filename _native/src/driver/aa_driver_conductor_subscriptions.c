@@ -1,6 +1,8 @@
 /*
  * The conductor's subscriptions: IPC subscriptions link to the IPC publications of their stream, UDP
- * subscriptions to a receive channel endpoint and the images on it.
+ * subscriptions to a receive channel endpoint and the images on it, and spies (aeron-spy: + a UDP
+ * channel) to this driver's network publications of that channel and stream, whose logs they read
+ * in place.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -32,6 +34,21 @@ static int aa_conductor_add_udp_subscription(
     endpoint->refcnt++;
     link->endpoint = endpoint;
     return 0;
+}
+
+/* A spy's channel is parsed as a publication's would be: it matches the network publications whose
+ * send endpoint has the same canonical form. */
+static int aa_conductor_parse_spy_channel(
+    aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const aa_uri_t *uri, const char *channel)
+{
+    if (AA_URI_MEDIA_UDP != uri->media)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: a spy reads a network publication; spy on a UDP channel (aeron-spy:aeron:udp?endpoint=host:port), "
+            "or subscribe to aeron:ipc directly", channel);
+        return -1;
+    }
+    return aa_conductor_parse_udp_channel(conductor, channel, true, &link->spy_channel);
 }
 
 int aa_conductor_on_add_subscription(
@@ -71,7 +88,8 @@ int aa_conductor_on_add_subscription(
     link_value.is_tether = tether;
     link_value.is_sparse = sparse;
     link_value.channel = channel_copy;
-    if (AA_URI_MEDIA_UDP == uri.media && aa_conductor_add_udp_subscription(conductor, &link_value, channel, now_ms) < 0)
+    if (uri.is_spy ? aa_conductor_parse_spy_channel(conductor, &link_value, &uri, channel) < 0 :
+        AA_URI_MEDIA_UDP == uri.media && aa_conductor_add_udp_subscription(conductor, &link_value, channel, now_ms) < 0)
     {
         free(channel_copy);
         return -1;
@@ -86,6 +104,14 @@ int aa_conductor_on_add_subscription(
     };
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_SUBSCRIPTION_READY, &response, sizeof(response));
 
+    if (NULL != link->spy_channel)
+    {
+        for (size_t i = 0; i < conductor->network_publications_count; i++)
+        {
+            aa_conductor_link_spy(conductor, conductor->network_publications[i], link, now_ns, now_ms);
+        }
+        return 0;
+    }
     if (NULL != link->endpoint)
     {
         for (size_t i = 0; i < conductor->images_count; i++)
@@ -118,6 +144,16 @@ void aa_conductor_remove_subscription_link_at(
     {
         int32_t counter_id = aa_ipc_publication_remove_subscriber(conductor->ipc_publications[i], link->registration_id);
         aa_conductor_free_counter(conductor, counter_id, now_ms);
+    }
+    if (NULL != link->spy_channel)
+    {
+        for (size_t i = 0; i < conductor->network_publications_count; i++)
+        {
+            int32_t counter_id = aa_network_publication_remove_spy(conductor->network_publications[i], link->registration_id);
+            aa_conductor_free_counter(conductor, counter_id, now_ms);
+        }
+        aa_udp_channel_delete(link->spy_channel);
+        link->spy_channel = NULL;
     }
     aa_receive_channel_endpoint_t *endpoint = link->endpoint;
     if (NULL != endpoint)
