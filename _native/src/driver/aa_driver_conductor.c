@@ -40,18 +40,24 @@ void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t cod
     aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_ERRORS], 1);
 }
 
-void aa_driver_conductor_record_cycle(
-    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter)
+/* ---- the media services (aa_media_services.h) ---- */
+
+static void aa_conductor_services_log_error(void *clientd, int32_t code, const char *message)
 {
-    volatile int64_t *max_cycle = conductor->system_counters[max_counter];
-    if (cycle_ns > aa_get_int64_volatile(max_cycle))
-    {
-        aa_put_int64_release(max_cycle, cycle_ns);
-    }
-    if (cycle_ns > threshold_ns)
-    {
-        aa_get_and_add_int64(conductor->system_counters[exceeded_counter], 1);
-    }
+    aa_driver_conductor_log_error(clientd, code, message);
+}
+
+static void aa_conductor_services_forget_mapping(void *clientd, const aa_mapped_file_t *mapped)
+{
+    aa_driver_conductor_t *conductor = clientd;
+    aa_prefault_remove(&conductor->prefault, mapped->addr);
+}
+
+static void aa_conductor_services_request_image(
+    void *clientd, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length)
+{
+    aa_driver_conductor_proxy_create_publication_image(clientd, endpoint, setup, source, source_length);
 }
 
 /* ---- responses ---- */
@@ -363,8 +369,8 @@ int aa_driver_conductor_do_work(void *state)
         aa_conductor_on_timer(conductor, now_ns, now_ms);
     }
 
-    aa_driver_conductor_record_cycle(
-        conductor, aa_nano_clock() - now_ns, conductor->ctx->conductor_cycle_threshold_ns,
+    aa_media_services_record_cycle(
+        &conductor->services, aa_nano_clock() - now_ns, conductor->ctx->conductor_cycle_threshold_ns,
         AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }
@@ -378,6 +384,11 @@ int aa_driver_conductor_init(
     conductor->ctx = ctx;
     conductor->sender = sender;
     conductor->receiver = receiver;
+    conductor->services.system_counters = conductor->system_counters;
+    conductor->services.clientd = conductor;
+    conductor->services.log_error = aa_conductor_services_log_error;
+    conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
+    conductor->services.request_image = aa_conductor_services_request_image;
     if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
     {
         AA_APPEND_ERR("%s", "creating the conductor's command queue");

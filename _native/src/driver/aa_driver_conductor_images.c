@@ -239,7 +239,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .spies_simulate_connection = false,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
-    if (aa_publication_image_init(image, &params, now_ns, conductor) < 0 ||
+    if (aa_publication_image_init(image, &params, now_ns, &conductor->services) < 0 ||
         aa_conductor_create_log(
             conductor, "images", &log_params, image->log_path, sizeof(image->log_path), &image->mapped, &image->log) < 0)
     {
