@@ -9,7 +9,9 @@
  *   per transport: pass &wire->bindings as the inner bindings of the loss generator settings an
  *   endpoint is created with, then move datagrams between wires (fake_wire_forward).
  *
- * A test drives time itself: the media objects take now_ns from their caller.
+ * A test drives time itself: the media objects take now_ns from their caller; the sender and receiver
+ * read their driver context's clock, set to a test clock (ctx.clock = aa_test_clock(&test_clock),
+ * aa_clock.h) that only aa_test_clock_advance moves.
  */
 #ifndef AA_MEDIA_FAKES_H
 #define AA_MEDIA_FAKES_H

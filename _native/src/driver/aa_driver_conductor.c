@@ -36,7 +36,7 @@ int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size)
 
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message)
 {
-    aa_distinct_error_log_record(&conductor->error_log, aa_epoch_clock(), code, message);
+    aa_distinct_error_log_record(&conductor->error_log, aa_clock_epoch_time(&conductor->ctx->clock), code, message);
     aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_ERRORS], 1);
 }
 
@@ -333,8 +333,8 @@ static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_
 int aa_driver_conductor_do_work(void *state)
 {
     aa_driver_conductor_t *conductor = state;
-    int64_t now_ns = aa_nano_clock();
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ns = aa_clock_nano_time(&conductor->ctx->clock);
+    int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     int work_count = 0;
 
     if (now_ms != conductor->last_heartbeat_ms)
@@ -370,7 +370,8 @@ int aa_driver_conductor_do_work(void *state)
     }
 
     aa_media_services_record_cycle(
-        &conductor->services, aa_nano_clock() - now_ns, conductor->ctx->conductor_cycle_threshold_ns,
+        &conductor->services, aa_clock_nano_time(&conductor->ctx->clock) - now_ns,
+        conductor->ctx->conductor_cycle_threshold_ns,
         AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }
@@ -415,7 +416,7 @@ int aa_driver_conductor_init(
     cnc->counters_values_buffer_length = (int32_t)ctx->counters_values_buffer_length;
     cnc->error_log_buffer_length = (int32_t)ctx->error_buffer_length;
     cnc->client_liveness_timeout = ctx->client_liveness_timeout_ns;
-    cnc->start_timestamp = aa_epoch_clock();
+    cnc->start_timestamp = aa_clock_epoch_time(&conductor->ctx->clock);
     cnc->pid = getpid();
 
     if (aa_mpsc_rb_init(&conductor->to_driver, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length) < 0 ||
@@ -437,7 +438,7 @@ int aa_driver_conductor_init(
         return -1;
     }
 
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     for (int i = 0; i < AA_SYSTEM_COUNTER_COUNT; i++)
     {
         int32_t key = i;
@@ -456,7 +457,7 @@ int aa_driver_conductor_init(
     clock_gettime(CLOCK_REALTIME, &ts);
     srand((unsigned)(ts.tv_nsec ^ getpid()));
     conductor->next_session_id = (int32_t)rand();
-    conductor->next_timer_ns = aa_nano_clock();
+    conductor->next_timer_ns = aa_clock_nano_time(&conductor->ctx->clock);
     aa_mpsc_rb_consumer_heartbeat_time(&conductor->to_driver, now_ms);
     conductor->last_heartbeat_ms = now_ms;
     aa_put_int32_release(&cnc->cnc_version, AA_CNC_VERSION);

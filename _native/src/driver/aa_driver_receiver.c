@@ -164,7 +164,7 @@ static void aa_driver_receiver_on_remove_image(void *agent, const void *args)
             break;
         }
     }
-    aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_nano_clock());
+    aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_clock_nano_time(&receiver->ctx->clock));
     aa_put_int32_release(&image->has_receiver_released, 1);
 }
 
@@ -237,7 +237,7 @@ static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *tr
 int aa_driver_receiver_do_work(void *state)
 {
     aa_driver_receiver_t *receiver = state;
-    int64_t now_ns = aa_nano_clock();
+    int64_t now_ns = aa_clock_nano_time(&receiver->ctx->clock);
     receiver->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&receiver->commands, receiver, AA_RECEIVER_COMMAND_DRAIN_LIMIT);
 
@@ -273,7 +273,7 @@ int aa_driver_receiver_do_work(void *state)
     }
 
     aa_media_services_record_cycle(
-        receiver->services, aa_nano_clock() - now_ns, receiver->cycle_threshold_ns,
+        receiver->services, aa_clock_nano_time(&receiver->ctx->clock) - now_ns, receiver->cycle_threshold_ns,
         AA_SYSTEM_COUNTER_RECEIVER_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }

@@ -112,7 +112,7 @@ static void aa_driver_sender_on_add_publication(void *agent, const void *args)
         return;
     }
     sender->publications[sender->publications_count++] = pub;
-    aa_network_publication_on_added_to_sender(pub, aa_nano_clock());
+    aa_network_publication_on_added_to_sender(pub, aa_clock_nano_time(&sender->ctx->clock));
 }
 
 static void aa_driver_sender_on_remove_publication(void *agent, const void *args)
@@ -186,7 +186,7 @@ static void aa_driver_sender_on_control_datagram(void *clientd, aa_udp_transport
 int aa_driver_sender_do_work(void *state)
 {
     aa_driver_sender_t *sender = state;
-    int64_t now_ns = aa_nano_clock();
+    int64_t now_ns = aa_clock_nano_time(&sender->ctx->clock);
     sender->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&sender->commands, sender, AA_SENDER_COMMAND_DRAIN_LIMIT);
 
@@ -223,7 +223,7 @@ int aa_driver_sender_do_work(void *state)
     }
 
     aa_media_services_record_cycle(
-        sender->services, aa_nano_clock() - now_ns, sender->cycle_threshold_ns,
+        sender->services, aa_clock_nano_time(&sender->ctx->clock) - now_ns, sender->cycle_threshold_ns,
         AA_SYSTEM_COUNTER_SENDER_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }
