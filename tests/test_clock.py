@@ -22,7 +22,7 @@ SETTINGS = {**TEST_DRIVER_SETTINGS, "client_liveness_timeout": LONG_TIMEOUT_S}
 
 
 @pytest.fixture
-def test_clock() -> Iterator[Any]:
+def moving_clock() -> Iterator[Any]:
     # epoch time starts at the system's: the other side of each test reads the system clock
     clock = lib.aa_test_clock_new(1_000_000_000, int(time.time() * 1000))
     assert clock != ffi.NULL
@@ -35,11 +35,11 @@ def clock_functions() -> tuple[Any, Any]:
 
 
 @pytest.fixture
-def clocked_driver(aeron_dir: str, test_clock: Any) -> Iterator[Any]:
+def clocked_driver(aeron_dir: str, moving_clock: Any) -> Iterator[Any]:
     ctx = DriverContext(aeron_dir=aeron_dir, **SETTINGS)._to_native()
     try:
         nano_time, epoch_time = clock_functions()
-        check(lib.aa_driver_context_set_clock(ctx, nano_time, epoch_time, test_clock))
+        check(lib.aa_driver_context_set_clock(ctx, nano_time, epoch_time, moving_clock))
         out = ffi.new("aa_driver_t **")
         check(lib.aa_driver_launch(out, ctx))
     finally:
@@ -56,7 +56,7 @@ def driver_heartbeat_age_ms(aeron_dir: str) -> int:
 
 
 def test_driver_times_out_a_client_when_its_clock_moves_past_the_liveness_timeout(
-    aeron_dir: str, clocked_driver: Any, test_clock: Any
+    aeron_dir: str, clocked_driver: Any, moving_clock: Any
 ) -> None:
     with aeron_async.Aeron.connect(aeron_dir, driver_timeout=LONG_TIMEOUT_S) as client:
         client.add_publication("aeron:ipc", 1001)
@@ -66,28 +66,28 @@ def test_driver_times_out_a_client_when_its_clock_moves_past_the_liveness_timeou
 
         # just short of the timeout: the driver runs at the moved time (its heartbeat, written
         # with its clock, is far ahead of the system's), and the client is alive
-        lib.aa_test_clock_advance(test_clock, int((LONG_TIMEOUT_S - 1.0) * 1e9))
+        lib.aa_test_clock_advance(moving_clock, int((LONG_TIMEOUT_S - 1.0) * 1e9))
         wait_for(lambda: driver_heartbeat_age_ms(aeron_dir) < -30_000, timeout=5.0, what="the driver to read the moved clock")
         assert state() == lib.AA_CLIENT_STATE_ACTIVE
 
-        lib.aa_test_clock_advance(test_clock, int(2.0 * 1e9))
+        lib.aa_test_clock_advance(moving_clock, int(2.0 * 1e9))
         wait_for(lambda: state() == lib.AA_CLIENT_STATE_CLIENT_TIMEOUT, timeout=5.0, what="the client timeout")
         with pytest.raises(aeron_async.ClientTimeoutError):
             _ = client.client_id
 
 
 def test_client_declares_the_driver_lost_when_its_clock_moves_past_the_driver_timeout(
-    aeron_dir: str, test_clock: Any
+    aeron_dir: str, moving_clock: Any
 ) -> None:
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **SETTINGS):
         out = ffi.new("aa_client_t **")
         nano_time, epoch_time = clock_functions()
         timeout_ms = int(LONG_TIMEOUT_S * 1000)
         check(lib.aa_client_connect_with_clock(
-            out, aeron_dir.encode(), timeout_ms, False, ffi.NULL, nano_time, epoch_time, test_clock))
+            out, aeron_dir.encode(), timeout_ms, False, ffi.NULL, nano_time, epoch_time, moving_clock))
         try:
             assert lib.aa_client_state(out[0]) == lib.AA_CLIENT_STATE_ACTIVE
-            lib.aa_test_clock_advance(test_clock, int((LONG_TIMEOUT_S + 1.0) * 1e9))
+            lib.aa_test_clock_advance(moving_clock, int((LONG_TIMEOUT_S + 1.0) * 1e9))
             wait_for(
                 lambda: lib.aa_client_state(out[0]) == lib.AA_CLIENT_STATE_DRIVER_TIMEOUT,
                 timeout=5.0,
