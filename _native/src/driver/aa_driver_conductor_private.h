@@ -12,7 +12,8 @@
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
  *
- * Everything here runs on the conductor thread only.
+ * Everything here runs on the conductor thread, except aa_driver_conductor_proxy_create_publication_image
+ * (the receiver's image request, queued to the conductor).
  */
 #ifndef AA_DRIVER_CONDUCTOR_PRIVATE_H
 #define AA_DRIVER_CONDUCTOR_PRIVATE_H
