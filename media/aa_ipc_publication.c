@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "aa_ipc_publication.h"
-#include "../_native/src/driver/aa_driver_conductor.h"
 #include "../_native/src/logbuffer/aa_term.h"
 
 int64_t aa_ipc_publication_producer_position(aa_ipc_publication_t *pub)
@@ -243,7 +242,7 @@ void aa_ipc_publication_free(aa_ipc_publication_t *pub)
 {
     if (NULL != pub)
     {
-        aa_driver_conductor_forget_mapping(pub->conductor, &pub->mapped);
+        aa_media_services_forget_mapping(pub->services, &pub->mapped);
         aa_unmap(&pub->mapped);
         free(pub->subscribers);
         free(pub->channel);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <limits.h>
 
+#include "aa_media_services.h"
 #include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "../_native/src/util/aa_fs.h"
 
@@ -53,7 +54,7 @@ typedef struct aa_ipc_publication_stct
     char log_path[PATH_MAX];
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;
-    struct aa_driver_conductor_stct *conductor;  /* conductor only: its page pre-faulting */
+    const aa_media_services_t *services;  /* counters, error log, pre-faulting */
 
     int32_t pub_lmt_counter_id;
     int32_t pub_pos_counter_id;

@@ -622,15 +622,16 @@ int aa_loss_generator_transport_open(
     const aa_loss_generator_settings_t *settings)
 {
     *bindings = NULL;
+    const aa_udp_transport_bindings_t *inner = NULL != settings ? settings->inner : NULL;
     if (NULL != settings &&
         (aa_loss_generator_params_is_enabled(settings->receive) || aa_loss_generator_params_is_enabled(settings->send)))
     {
-        if (aa_loss_generator_bindings_create(bindings, NULL, settings->receive, settings->send, settings->seed) < 0)
+        if (aa_loss_generator_bindings_create(bindings, inner, settings->receive, settings->send, settings->seed) < 0)
         {
             return -1;
         }
     }
-    if (aa_udp_transport_init(transport, *bindings, params) < 0)
+    if (aa_udp_transport_init(transport, NULL != *bindings ? *bindings : inner, params) < 0)
     {
         aa_loss_generator_bindings_delete(*bindings);
         *bindings = NULL;

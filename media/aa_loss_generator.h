@@ -92,18 +92,20 @@ int aa_loss_generator_bindings_create(
     aa_udp_transport_bindings_t **bindings, const aa_udp_transport_bindings_t *inner,
     const aa_loss_generator_params_t *receive, const aa_loss_generator_params_t *send, uint64_t seed);
 void aa_loss_generator_bindings_delete(aa_udp_transport_bindings_t *bindings);
-/* Both directions' rules and the seed, as a driver applies them to every transport it opens. */
+/* Both directions' rules and the seed, as a driver applies them to every transport it opens, and
+ * the bindings those transports are opened through (a unit test's fake network; NULL: sockets). */
 typedef struct aa_loss_generator_settings_stct
 {
     const aa_loss_generator_params_t *receive;
     const aa_loss_generator_params_t *send;
     uint64_t seed;
+    const aa_udp_transport_bindings_t *inner;
 }
 aa_loss_generator_settings_t;
 
-/* Opens transport through a new loss generator when settings (may be NULL) has rules for either
- * direction, handing its bindings back in *bindings (delete them after closing the transport);
- * otherwise through the sockets, with *bindings NULL. */
+/* Opens transport through a new loss generator (around settings->inner) when settings (may be NULL)
+ * has rules for either direction, handing its bindings back in *bindings (delete them after closing
+ * the transport); otherwise through settings->inner (NULL: the sockets), with *bindings NULL. */
 int aa_loss_generator_transport_open(
     aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
     const aa_loss_generator_settings_t *settings);

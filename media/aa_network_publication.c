@@ -4,7 +4,7 @@
 #include "aa_network_publication.h"
 #include "aa_send_channel_endpoint.h"
 #include "../protocols/aa_udp_frames.h"
-#include "../_native/src/driver/aa_driver_conductor.h"
+#include "aa_media_services.h"
 #include "../_native/src/logbuffer/aa_term.h"
 #include "../_native/src/util/aa_error.h"
 
@@ -12,7 +12,7 @@
 #define AA_NETWORK_PUBLICATION_RESEND_BATCH 16
 
 int aa_network_publication_init(
-    aa_network_publication_t *pub, const aa_network_publication_params_t *params, aa_driver_conductor_t *conductor)
+    aa_network_publication_t *pub, const aa_network_publication_params_t *params, const aa_media_services_t *services)
 {
     pub->registration_id = params->registration_id;
     pub->session_id = params->session_id;
@@ -29,7 +29,7 @@ int aa_network_publication_init(
     pub->linger_timeout_ns = params->linger_timeout_ns;
     pub->unblock_timeout_ns = params->unblock_timeout_ns;
     pub->connection_timeout_ns = params->connection_timeout_ns;
-    pub->conductor = conductor;
+    pub->services = services;
 
     aa_flow_control_strategy_params_t fc_params;
     aa_flow_control_strategy_params_default(&fc_params);
@@ -69,7 +69,7 @@ void aa_network_publication_free(aa_network_publication_t *pub)
             pub->flow_control->fini(pub->flow_control);
         }
         aa_retransmit_handler_fini(&pub->retransmit_handler);
-        aa_driver_conductor_forget_mapping(pub->conductor, &pub->mapped);
+        aa_media_services_forget_mapping(pub->services, &pub->mapped);
         aa_unmap(&pub->mapped);
         free(pub->spies);
         free(pub->channel);
@@ -360,7 +360,7 @@ static int aa_network_publication_heartbeat_check(aa_network_publication_t *pub,
         aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id), end_of_stream);
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_HEARTBEATS_SENT, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_HEARTBEATS_SENT, 1);
         pub->time_of_last_data_or_heartbeat_ns = now_ns;
         return length;
     }
@@ -374,7 +374,7 @@ static void aa_network_publication_track_limit(aa_network_publication_t *pub, bo
     if (limited && !pub->is_flow_control_limited)
     {
         aa_put_int64_release(pub->snd_bpe, aa_get_int64_volatile(pub->snd_bpe) + 1);
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS, 1);
     }
     pub->is_flow_control_limited = limited;
 }
@@ -486,8 +486,8 @@ static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_
     }
     if (bytes_sent > 0)
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMITS_SENT, 1);
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES, bytes_sent);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RETRANSMITS_SENT, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES, bytes_sent);
     }
 }
 
@@ -546,7 +546,7 @@ bool aa_network_publication_on_status_message(
     aa_udp_status_message_t sm;
     if (aa_udp_frame_decode_status_message(buffer, length, &sm) < 0)
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return false;
     }
     aa_flow_control_strategy_t *fc = pub->flow_control;
@@ -586,7 +586,7 @@ void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t 
     aa_nak_header_t nak;
     if (aa_udp_frame_decode_nak(buffer, length, &nak) < 0)
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return;
     }
     aa_retransmit_nak_result_t result = aa_retransmit_handler_on_nak(
@@ -594,11 +594,11 @@ void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t 
         now_ns, aa_network_publication_resend, pub);
     if (AA_RETRANSMIT_NAK_INVALID == result)
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
     }
     else if (AA_RETRANSMIT_NAK_POOL_OVERFLOW == result)
     {
-        aa_driver_conductor_count(pub->conductor, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW, 1);
     }
 }
 

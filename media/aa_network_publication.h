@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <sys/socket.h>
 
+#include "aa_media_services.h"
 #include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "../_native/src/util/aa_fs.h"
 #include "../protocols/aa_flow_control.h"
@@ -42,7 +43,6 @@
 #define AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND 4
 
 struct aa_send_channel_endpoint_stct;
-struct aa_driver_conductor_stct;
 
 typedef enum aa_network_publication_state_enum
 {
@@ -98,7 +98,7 @@ typedef struct aa_network_publication_stct
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;
     struct aa_send_channel_endpoint_stct *endpoint;
-    struct aa_driver_conductor_stct *conductor;   /* error log and system counters, any thread */
+    const aa_media_services_t *services;   /* counters, error log, pre-faulting */
 
     int32_t pub_lmt_counter_id;
     int32_t pub_pos_counter_id;
@@ -149,7 +149,7 @@ aa_network_publication_t;
  * log, builds the flow control (params->flow_control) and the retransmit handler. Counters are set afterwards. */
 int aa_network_publication_init(
     aa_network_publication_t *pub, const aa_network_publication_params_t *params,
-    struct aa_driver_conductor_stct *conductor);
+    const aa_media_services_t *services);
 /* Conductor: releases what init built and the mapping (the caller unlinks the file). */
 void aa_network_publication_free(aa_network_publication_t *pub);
 

@@ -5,13 +5,13 @@
 #include "aa_publication_image.h"
 #include "aa_receive_channel_endpoint.h"
 #include "../protocols/aa_udp_frames.h"
-#include "../_native/src/driver/aa_driver_conductor.h"
+#include "aa_media_services.h"
 #include "../_native/src/logbuffer/aa_term.h"
 #include "../_native/src/util/aa_error.h"
 
 int aa_publication_image_init(
     aa_publication_image_t *image, const aa_publication_image_params_t *params, int64_t now_ns,
-    aa_driver_conductor_t *conductor)
+    const aa_media_services_t *services)
 {
     image->correlation_id = params->correlation_id;
     image->session_id = params->session_id;
@@ -22,7 +22,7 @@ int aa_publication_image_init(
     image->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
     image->window_length = params->window_length;
     image->is_reliable = params->is_reliable;
-    image->conductor = conductor;
+    image->services = services;
     image->join_position = aa_udp_compute_position(
         params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
 
@@ -51,7 +51,7 @@ void aa_publication_image_free(aa_publication_image_t *image)
 {
     if (NULL != image)
     {
-        aa_driver_conductor_forget_mapping(image->conductor, &image->mapped);
+        aa_media_services_forget_mapping(image->services, &image->mapped);
         aa_unmap(&image->mapped);
         free(image->subscribers);
         free(image);
@@ -173,16 +173,16 @@ void aa_publication_image_insert_packet(
 {
     aa_data_header_t header;
     memcpy(&header, buffer, sizeof(header));
-    aa_driver_conductor_t *conductor = image->conductor;
+    const aa_media_services_t *services = image->services;
     switch (aa_receiver_window_check_packet(&image->window, header.term_id, header.term_offset, (int32_t)length, is_heartbeat))
     {
         case AA_RECEIVER_WINDOW_ACCEPT:
             break;
         case AA_RECEIVER_WINDOW_OVERRUN:
-            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS, 1);
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS, 1);
             return;
         case AA_RECEIVER_WINDOW_UNDERRUN:
-            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FLOW_CONTROL_UNDER_RUNS, 1);
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_FLOW_CONTROL_UNDER_RUNS, 1);
             aa_put_int64_release(&image->time_of_last_packet_ns, now_ns);
             return;
         default:
@@ -194,7 +194,7 @@ void aa_publication_image_insert_packet(
     int64_t proposed_hwm = position;
     if (is_heartbeat)
     {
-        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED, 1);
+        aa_media_services_count(services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED, 1);
         if (aa_udp_data_flags_is_end_of_stream(header.frame_header.flags) && !image->has_end_of_stream_heartbeat)
         {
             image->has_end_of_stream_heartbeat = true;
@@ -248,7 +248,7 @@ static void aa_publication_image_send_nak(aa_publication_image_t *image, const a
     if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
         image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
     {
-        aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT, 1);
+        aa_media_services_count(image->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT, 1);
     }
 }
 
@@ -262,7 +262,7 @@ static void aa_publication_image_send_status_message(aa_publication_image_t *ima
     if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
         image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
     {
-        aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+        aa_media_services_count(image->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
     }
 }
 
@@ -297,7 +297,7 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
             if (aa_loss_detector_fill_gap(
                 term_buffer, loss.term_id, loss.term_offset, loss.length, image->session_id, image->stream_id))
             {
-                aa_driver_conductor_count(image->conductor, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS, 1);
+                aa_media_services_count(image->services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS, 1);
                 aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
             }
         }

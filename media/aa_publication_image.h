@@ -26,13 +26,13 @@
 #include <sys/socket.h>
 
 #include "aa_ipc_publication.h"
+#include "aa_media_services.h"
 #include "aa_udp_channel.h"
 #include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "../_native/src/util/aa_fs.h"
 #include "../protocols/aa_loss_detector.h"
 #include "../protocols/aa_receiver_window.h"
 
-struct aa_driver_conductor_stct;
 struct aa_receive_channel_endpoint_stct;
 
 typedef enum aa_publication_image_state_enum
@@ -81,7 +81,7 @@ typedef struct aa_publication_image_stct
     struct aa_receive_channel_endpoint_stct *endpoint;
     struct sockaddr_storage control_address;   /* where status messages and NAKs go: the source */
     socklen_t control_address_length;
-    struct aa_driver_conductor_stct *conductor;  /* error log and system counters, any thread */
+    const aa_media_services_t *services;  /* counters, error log, pre-faulting */
 
     int32_t rcv_hwm_counter_id;
     int32_t rcv_pos_counter_id;
@@ -119,7 +119,7 @@ aa_publication_image_t;
  * afterwards), builds the receiver window and the loss detector. */
 int aa_publication_image_init(
     aa_publication_image_t *image, const aa_publication_image_params_t *params, int64_t now_ns,
-    struct aa_driver_conductor_stct *conductor);
+    const aa_media_services_t *services);
 /* Conductor: frees the subscribers array, the mapping and the image (the caller unlinks the file). */
 void aa_publication_image_free(aa_publication_image_t *image);
 

@@ -8,7 +8,7 @@
 #include "../protocols/aa_udp_frames.h"
 #include "../protocols/aa_receiver_window.h"
 #include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/driver/aa_driver_conductor.h"
+#include "aa_media_services.h"
 #include "../_native/src/util/aa_error.h"
 
 static int64_t aa_receive_channel_endpoint_new_receiver_id(void)
@@ -23,7 +23,7 @@ static int64_t aa_receive_channel_endpoint_new_receiver_id(void)
 
 int aa_receive_channel_endpoint_create(
     aa_receive_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_receive_channel_endpoint_params_t *params,
-    const aa_loss_generator_settings_t *loss, aa_driver_conductor_t *conductor)
+    const aa_loss_generator_settings_t *loss, const aa_media_services_t *services)
 {
     *out = NULL;
     aa_receive_channel_endpoint_t *endpoint = calloc(1, sizeof(aa_receive_channel_endpoint_t));
@@ -43,7 +43,7 @@ int aa_receive_channel_endpoint_create(
     endpoint->transport.clientd = endpoint;
     endpoint->channel = channel;
     endpoint->params = *params;
-    endpoint->conductor = conductor;
+    endpoint->services = services;
     endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
     endpoint->status_counter_id = -1;
     endpoint->local_sockaddr_counter_id = -1;
@@ -221,16 +221,16 @@ int aa_receive_channel_endpoint_send_to(
     int sent = aa_udp_transport_send(&endpoint->transport, &datagram, 1);
     if (sent < 0)
     {
-        aa_driver_conductor_log_error(endpoint->conductor, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
+        aa_media_services_log_error(endpoint->services, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
         return 0;
     }
     if (1 == sent)
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_SENT, (int64_t)length);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_SENT, (int64_t)length);
     }
     else
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
     }
     return sent;
 }
@@ -252,7 +252,7 @@ static void aa_receive_channel_endpoint_on_data(
         aa_publication_image_t *image = session->image;
         if (!aa_udp_frame_data_fits_term(datagram->buffer, datagram->length, image->term_length))
         {
-            aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+            aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
             return;
         }
         aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
@@ -263,7 +263,7 @@ static void aa_receive_channel_endpoint_on_data(
      * protocol's late-join signal, so the first one asks the source for SETUP (below); the frames that
      * arrive while the image is being created are counted too, which is why a late joiner on a busy
      * stream sees a few. */
-    aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+    aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
     if (NULL == aa_receive_channel_endpoint_find_stream(endpoint, header.stream_id) ||
         aa_receive_channel_endpoint_is_waiting(session, now_ns) ||
         aa_udp_data_flags_is_end_of_stream(header.frame_header.flags))
@@ -275,7 +275,7 @@ static void aa_receive_channel_endpoint_on_data(
     session = aa_receive_channel_endpoint_get_or_add_session(endpoint, header.session_id, header.stream_id);
     if (NULL == session)
     {
-        aa_driver_conductor_log_error(endpoint->conductor, ENOMEM, aa_errmsg());
+        aa_media_services_log_error(endpoint->services, ENOMEM, aa_errmsg());
         return;
     }
     session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
@@ -288,7 +288,7 @@ static void aa_receive_channel_endpoint_on_data(
     if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
         endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len))
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
     }
 }
 
@@ -311,7 +311,7 @@ static void aa_receive_channel_endpoint_on_setup(
     if (aa_udp_frame_decode_setup(datagram->buffer, datagram->length, &setup) < 0 ||
         aa_receive_channel_endpoint_setup_is_malformed(&setup))
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return;
     }
     if (NULL == aa_receive_channel_endpoint_find_stream(endpoint, setup.stream_id))
@@ -327,14 +327,14 @@ static void aa_receive_channel_endpoint_on_setup(
     session = aa_receive_channel_endpoint_get_or_add_session(endpoint, setup.session_id, setup.stream_id);
     if (NULL == session)
     {
-        aa_driver_conductor_log_error(endpoint->conductor, ENOMEM, aa_errmsg());
+        aa_media_services_log_error(endpoint->services, ENOMEM, aa_errmsg());
         return;
     }
     session->state = AA_RECEIVE_SESSION_INITIALISING;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    aa_driver_conductor_proxy_create_publication_image(
-        endpoint->conductor, endpoint, &setup, &datagram->address, datagram->addr_len);
+    aa_media_services_request_image(
+        endpoint->services, endpoint, &setup, &datagram->address, datagram->addr_len);
 }
 
 static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram)
@@ -357,7 +357,7 @@ static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *e
 bool aa_receive_channel_endpoint_on_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
-    aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
+    aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
     aa_udp_frame_kind_t kind = aa_udp_frame_classify(datagram->buffer, datagram->length);
     switch (kind)
     {
@@ -377,7 +377,7 @@ bool aa_receive_channel_endpoint_on_datagram(
         default:
             if (aa_udp_frame_kind_is_invalid(kind))
             {
-                aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+                aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
             }
             break;
     }

@@ -24,6 +24,7 @@
 #include "aa_udp_channel.h"
 #include "aa_udp_transport.h"
 #include "aa_loss_generator.h"
+#include "aa_media_services.h"
 #include "aa_publication_image.h"
 
 /* Pending SETUP requests and initialising images expire after this (reference 11), and so does the
@@ -31,7 +32,6 @@
 #define AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS (1000 * 1000 * 1000LL)
 #define AA_RECEIVE_SESSION_COOL_DOWN_NS (1000 * 1000 * 1000LL)
 
-struct aa_driver_conductor_stct;
 
 typedef enum aa_receive_session_state_enum
 {
@@ -78,7 +78,7 @@ typedef struct aa_receive_channel_endpoint_stct
     int32_t status_counter_id;
     int32_t local_sockaddr_counter_id;   /* rcv-local-sockaddr: the bound address */
     volatile int64_t *status;
-    struct aa_driver_conductor_stct *conductor;
+    const aa_media_services_t *services;
 
     /* Conductor only. */
     int32_t refcnt;
@@ -103,7 +103,7 @@ aa_receive_channel_endpoint_t;
 /* Conductor: binds the socket of a (parsed) unicast channel; takes ownership of channel. */
 int aa_receive_channel_endpoint_create(
     aa_receive_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_receive_channel_endpoint_params_t *params,
-    const aa_loss_generator_settings_t *loss, struct aa_driver_conductor_stct *conductor);
+    const aa_loss_generator_settings_t *loss, const aa_media_services_t *services);
 /* Conductor: closes the socket and frees the endpoint (after the receiver released it). */
 void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint);
 

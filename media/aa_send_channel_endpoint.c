@@ -4,12 +4,12 @@
 
 #include "aa_send_channel_endpoint.h"
 #include "../protocols/aa_udp_frames.h"
-#include "../_native/src/driver/aa_driver_conductor.h"
+#include "aa_media_services.h"
 #include "../_native/src/util/aa_error.h"
 
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
-    aa_driver_conductor_t *conductor)
+    const aa_media_services_t *services)
 {
     *out = NULL;
     aa_send_channel_endpoint_t *endpoint = calloc(1, sizeof(aa_send_channel_endpoint_t));
@@ -28,7 +28,7 @@ int aa_send_channel_endpoint_create(
     }
     endpoint->transport.clientd = endpoint;
     endpoint->channel = channel;
-    endpoint->conductor = conductor;
+    endpoint->services = services;
     endpoint->status_counter_id = -1;
     endpoint->local_sockaddr_counter_id = -1;
     *out = endpoint;
@@ -94,14 +94,14 @@ static aa_network_publication_t *aa_send_channel_endpoint_find(
 bool aa_send_channel_endpoint_on_datagram(
     aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
-    aa_driver_conductor_t *conductor = endpoint->conductor;
+    const aa_media_services_t *services = endpoint->services;
     const uint8_t *buffer = datagram->buffer;
     size_t length = datagram->length;
-    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)length);
+    aa_media_services_count(services, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)length);
     aa_udp_frame_kind_t kind = aa_udp_frame_classify(buffer, length);
     if (aa_udp_frame_kind_is_invalid(kind))
     {
-        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return true;
     }
 
@@ -124,14 +124,14 @@ bool aa_send_channel_endpoint_on_datagram(
     switch (kind)
     {
         case AA_UDP_FRAME_SM:
-            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
             if (NULL != pub)
             {
                 return aa_network_publication_on_status_message(pub, buffer, length, now_ns);
             }
             break;
         case AA_UDP_FRAME_NAK:
-            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_NAK_MESSAGES_RECEIVED, 1);
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_NAK_MESSAGES_RECEIVED, 1);
             if (NULL != pub)
             {
                 aa_network_publication_on_nak(pub, buffer, length, now_ns);
@@ -144,7 +144,7 @@ bool aa_send_channel_endpoint_on_datagram(
             }
             return false;
         case AA_UDP_FRAME_ERR:
-            aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED, 1);
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED, 1);
             if (NULL != pub)
             {
                 aa_network_publication_on_error(pub, buffer, length, now_ns);
@@ -161,7 +161,7 @@ int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_d
     int sent = aa_udp_transport_send(&endpoint->transport, datagrams, count);
     if (sent < 0)
     {
-        aa_driver_conductor_log_error(endpoint->conductor, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
+        aa_media_services_log_error(endpoint->services, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
         return -1;
     }
     int64_t bytes = 0;
@@ -171,11 +171,11 @@ int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_d
     }
     if (bytes > 0)
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_BYTES_SENT, bytes);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_SENT, bytes);
     }
     if ((size_t)sent < count)
     {
-        aa_driver_conductor_count(endpoint->conductor, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
     }
     return sent;
 }

@@ -17,14 +17,8 @@
 #include "aa_udp_transport.h"
 #include "aa_network_publication.h"
 #include "aa_loss_generator.h"
+#include "aa_media_services.h"
 
-/* Channel endpoint status values (reference 3: snd-channel / rcv-channel). */
-#define AA_CHANNEL_ENDPOINT_STATUS_INITIALIZING 0
-#define AA_CHANNEL_ENDPOINT_STATUS_ACTIVE 1
-#define AA_CHANNEL_ENDPOINT_STATUS_CLOSING 2
-#define AA_CHANNEL_ENDPOINT_STATUS_ERRORED (-1)
-
-struct aa_driver_conductor_stct;
 
 typedef struct aa_send_channel_endpoint_stct
 {
@@ -34,7 +28,7 @@ typedef struct aa_send_channel_endpoint_stct
     int32_t status_counter_id;
     int32_t local_sockaddr_counter_id;   /* snd-local-sockaddr: the bound address */
     volatile int64_t *status;
-    struct aa_driver_conductor_stct *conductor;   /* error log and system counters, any thread */
+    const aa_media_services_t *services;   /* counters, error log, pre-faulting */
 
     /* Conductor only. */
     int32_t refcnt;
@@ -53,7 +47,7 @@ aa_send_channel_endpoint_t;
 /* Conductor: opens the socket for a (parsed) unicast channel; takes ownership of channel. */
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
-    struct aa_driver_conductor_stct *conductor);
+    const aa_media_services_t *services);
 /* Conductor: closes the socket and frees the endpoint (after the sender released it). */
 void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint);
 

@@ -140,4 +140,10 @@ bool aa_udp_address_equals(const struct sockaddr_storage *a, const struct sockad
 /* 0.0.0.0:port or [::]:port */
 void aa_udp_address_wildcard(struct sockaddr_storage *address, int family, uint16_t port);
 
+/* Channel endpoint status values (reference 3: snd-channel / rcv-channel). */
+#define AA_CHANNEL_ENDPOINT_STATUS_INITIALIZING 0
+#define AA_CHANNEL_ENDPOINT_STATUS_ACTIVE 1
+#define AA_CHANNEL_ENDPOINT_STATUS_CLOSING 2
+#define AA_CHANNEL_ENDPOINT_STATUS_ERRORED (-1)
+
 #endif

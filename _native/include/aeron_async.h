@@ -238,10 +238,30 @@ int aa_strategy_names(int32_t kind, char *buffer, size_t length);
 int aa_strategy_entry(int32_t kind, int32_t index, aa_strategy_t *strategy);
 const char *aa_strategy_kind_name(int32_t kind);
 
+/* ---- clocks ----
+ * The driver and the client read every timer (liveness, linger, flow-control and connection
+ * timeouts) through a pair of clocks: nano_time (monotonic nanoseconds) and epoch_time (milliseconds
+ * since the epoch, compared across processes: heartbeats). Both are called with clientd from the
+ * driver's or the client's threads, often: they must be quick and must not block.
+ * A test clock stands still until moved, so a test moves time instead of sleeping; pass
+ * aa_test_clock_nano_time, aa_test_clock_epoch_time and the clock as clientd. Where another process
+ * reads the system clock (a driver or client of its own), start the epoch time at the system's. */
+typedef int64_t (*aa_clock_func_t)(void *clientd);
+typedef struct aa_test_clock_stct aa_test_clock_t;
+aa_test_clock_t *aa_test_clock_new(int64_t nano_time, int64_t epoch_time_ms);
+void aa_test_clock_free(aa_test_clock_t *test_clock);
+/* Moves both clocks forward (the epoch clock by the whole milliseconds crossed). */
+void aa_test_clock_advance(aa_test_clock_t *test_clock, int64_t delta_ns);
+int64_t aa_test_clock_nano_time(void *test_clock);
+int64_t aa_test_clock_epoch_time(void *test_clock);
+
 /* ---- media driver ---- */
 aa_driver_context_t *aa_driver_context_new(void);
 void aa_driver_context_free(aa_driver_context_t *ctx);
 int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value);
+/* The driver's clocks (see clocks above); both NULL: the system's (the default). */
+int aa_driver_context_set_clock(
+    aa_driver_context_t *ctx, aa_clock_func_t nano_time, aa_clock_func_t epoch_time, void *clientd);
 const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx);
 int aa_driver_launch(aa_driver_t **driver, aa_driver_context_t *ctx);
 int aa_driver_do_work(aa_driver_t *driver);
@@ -255,6 +275,10 @@ int aa_driver_option(int index, const char **env_name, const char **property_nam
 /* ---- client ---- */
 int aa_client_connect(aa_client_t **client, const char *aeron_dir, int64_t driver_timeout_ms, bool use_invoker,
     const char *idle_strategy);
+/* aa_client_connect with the client's clocks (see clocks above; both NULL: the system's). Waiting for
+ * the driver to start at connect is in real time; every timer after it reads these clocks. */
+int aa_client_connect_with_clock(aa_client_t **client, const char *aeron_dir, int64_t driver_timeout_ms,
+    bool use_invoker, const char *idle_strategy, aa_clock_func_t nano_time, aa_clock_func_t epoch_time, void *clientd);
 int aa_client_close(aa_client_t *client);
 int aa_client_do_work(aa_client_t *client);
 int32_t aa_client_state(aa_client_t *client);

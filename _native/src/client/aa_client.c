@@ -151,7 +151,7 @@ int aa_client_linger(aa_client_t *client, void *resource, int32_t kind)
     aa_lingering_t *l = &client->lingering[client->lingering_count++];
     l->resource = resource;
     l->kind = kind;
-    l->deadline_ns = aa_nano_clock() + client->resource_linger_ns;
+    l->deadline_ns = aa_clock_nano_time(&client->clock) + client->resource_linger_ns;
     return 0;
 }
 
@@ -610,7 +610,7 @@ static void aa_client_keepalive(aa_client_t *client, int64_t now_ms)
  * as work, so an idle conductor backs off fully; only a lost driver counts. */
 static int aa_client_service(aa_client_t *client, int64_t now_ns)
 {
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ms = aa_clock_epoch_time(&client->clock);
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
     /* Lost once the heartbeat is older than the driver timeout less the longest gap between two checks
      * (an idle conductor sleeps between them), so that waiters hear of a dead driver within the driver
@@ -1037,7 +1037,7 @@ int aa_client_do_work(aa_client_t *client)
         else
         {
             work_count += aa_prefault_do_work(&client->prefault);
-            int64_t now_ns = aa_nano_clock();
+            int64_t now_ns = aa_clock_nano_time(&client->clock);
             if (now_ns >= client->time_of_last_service_ns + AA_CLIENT_SERVICE_INTERVAL_NS)
             {
                 client->time_of_last_service_ns = now_ns;
@@ -1064,11 +1064,30 @@ static void aa_client_agent_on_close(void *state)
 int aa_client_connect(
     aa_client_t **out, const char *aeron_dir, int64_t driver_timeout_ms, bool use_invoker, const char *idle_strategy)
 {
+    return aa_client_connect_with_clock(out, aeron_dir, driver_timeout_ms, use_invoker, idle_strategy, NULL, NULL, NULL);
+}
+
+int aa_client_connect_with_clock(
+    aa_client_t **out, const char *aeron_dir, int64_t driver_timeout_ms, bool use_invoker, const char *idle_strategy,
+    aa_clock_func_t nano_time, aa_clock_func_t epoch_time, void *clientd)
+{
+    if ((NULL == nano_time) != (NULL == epoch_time))
+    {
+        AA_SET_ERR(EINVAL, "%s", "aa_client_connect_with_clock: give both nano_time and epoch_time, or neither for the "
+            "system clocks");
+        return -1;
+    }
     aa_client_t *client = calloc(1, sizeof(aa_client_t));
     if (NULL == client)
     {
         AA_SET_ERR(ENOMEM, "%s", "out of memory allocating the client");
         return -1;
+    }
+    client->clock = aa_clock_system();
+    if (NULL != nano_time)
+    {
+        aa_clock_t clock = { nano_time, epoch_time, clientd };
+        client->clock = clock;
     }
     if (NULL == aeron_dir || '\0' == aeron_dir[0])
     {
@@ -1135,7 +1154,7 @@ int aa_client_connect(
         &client->counters, aa_cnc_counters_metadata_buffer(cnc), (size_t)cnc->counters_metadata_buffer_length,
         aa_cnc_counters_values_buffer(cnc), (size_t)cnc->counters_values_buffer_length);
 
-    int64_t age = aa_epoch_clock() - aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
+    int64_t age = aa_clock_epoch_time(&client->clock) - aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
     if (age > client->driver_timeout_ms)
     {
         AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,
@@ -1151,7 +1170,7 @@ int aa_client_connect(
     client->wake_spin_max_ns = AA_CLIENT_WAKE_SPIN_DEFAULT_NS;
     client->wake_spin_ns = AA_CLIENT_WAKE_SPIN_DEFAULT_NS;
     pthread_mutex_init(&client->lock, NULL);
-    client->time_of_last_keepalive_ns = aa_nano_clock();
+    client->time_of_last_keepalive_ns = aa_clock_nano_time(&client->clock);
     aa_correlated_command_t command = { .client_id = client->client_id, .correlation_id = 0 };
     if (aa_client_send(client, AA_COMMAND_CLIENT_KEEPALIVE, &command, sizeof(command)) < 0)
     {
@@ -1340,7 +1359,7 @@ static int64_t aa_client_async_add(
     r->type = command_type;
     r->stream_id = stream_id;
     r->channel = channel_copy;
-    r->deadline_ms = aa_epoch_clock() + client->driver_timeout_ms;
+    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
     pthread_mutex_unlock(&client->lock);
     return correlation_id;
 }

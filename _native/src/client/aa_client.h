@@ -19,6 +19,7 @@
 #include "../driver/aa_cnc.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../logbuffer/aa_term.h"
+#include "../util/aa_clock.h"
 #include "../util/aa_fs.h"
 #include "../util/aa_prefault.h"
 
@@ -184,6 +185,7 @@ struct aa_client_stct
     int64_t driver_timeout_ms;
     int64_t keepalive_interval_ns;
     int64_t resource_linger_ns;
+    aa_clock_t clock;          /* every timer's clock (aa_client_connect_with_clock); read-only after connect */
     pthread_mutex_t lock;
     aa_agent_runner_t runner;
     bool use_invoker;

@@ -80,7 +80,7 @@ int64_t aa_client_async_add_counter(
     r->correlation_id = correlation_id;
     r->type = AA_COMMAND_ADD_COUNTER;
     r->stream_id = type_id;
-    r->deadline_ms = aa_epoch_clock() + client->driver_timeout_ms;
+    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
     pthread_mutex_unlock(&client->lock);
     return correlation_id;
 }

@@ -289,12 +289,12 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
         return -1;
     }
 
-    if (aa_driver_sender_init(&driver->sender, &driver->ctx, &driver->conductor) < 0)
+    if (aa_driver_sender_init(&driver->sender, &driver->ctx, &driver->conductor.services) < 0)
     {
         free(driver);
         return -1;
     }
-    if (aa_driver_receiver_init(&driver->receiver, &driver->ctx, &driver->conductor) < 0)
+    if (aa_driver_receiver_init(&driver->receiver, &driver->ctx, &driver->conductor.services) < 0)
     {
         aa_driver_sender_on_close(&driver->sender);
         free(driver);

@@ -26,6 +26,25 @@ void aa_driver_context_free(aa_driver_context_t *ctx)
     free(ctx);
 }
 
+int aa_driver_context_set_clock(
+    aa_driver_context_t *ctx, aa_clock_func_t nano_time, aa_clock_func_t epoch_time, void *clientd)
+{
+    if ((NULL == nano_time) != (NULL == epoch_time))
+    {
+        AA_SET_ERR(EINVAL, "%s", "aa_driver_context_set_clock: give both nano_time and epoch_time, or neither for the "
+            "system clocks");
+        return -1;
+    }
+    if (NULL == nano_time)
+    {
+        ctx->clock = aa_clock_system();
+        return 0;
+    }
+    aa_clock_t clock = { nano_time, epoch_time, clientd };
+    ctx->clock = clock;
+    return 0;
+}
+
 const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx)
 {
     return ctx->aeron_dir;

@@ -36,22 +36,28 @@ int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size)
 
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message)
 {
-    aa_distinct_error_log_record(&conductor->error_log, aa_epoch_clock(), code, message);
+    aa_distinct_error_log_record(&conductor->error_log, aa_clock_epoch_time(&conductor->ctx->clock), code, message);
     aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_ERRORS], 1);
 }
 
-void aa_driver_conductor_record_cycle(
-    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter)
+/* ---- the media services (aa_media_services.h) ---- */
+
+static void aa_conductor_services_log_error(void *clientd, int32_t code, const char *message)
 {
-    volatile int64_t *max_cycle = conductor->system_counters[max_counter];
-    if (cycle_ns > aa_get_int64_volatile(max_cycle))
-    {
-        aa_put_int64_release(max_cycle, cycle_ns);
-    }
-    if (cycle_ns > threshold_ns)
-    {
-        aa_get_and_add_int64(conductor->system_counters[exceeded_counter], 1);
-    }
+    aa_driver_conductor_log_error(clientd, code, message);
+}
+
+static void aa_conductor_services_forget_mapping(void *clientd, const aa_mapped_file_t *mapped)
+{
+    aa_driver_conductor_t *conductor = clientd;
+    aa_prefault_remove(&conductor->prefault, mapped->addr);
+}
+
+static void aa_conductor_services_request_image(
+    void *clientd, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length)
+{
+    aa_driver_conductor_proxy_create_publication_image(clientd, endpoint, setup, source, source_length);
 }
 
 /* ---- responses ---- */
@@ -341,8 +347,8 @@ static void aa_conductor_on_timer(aa_driver_conductor_t *conductor, int64_t now_
 int aa_driver_conductor_do_work(void *state)
 {
     aa_driver_conductor_t *conductor = state;
-    int64_t now_ns = aa_nano_clock();
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ns = aa_clock_nano_time(&conductor->ctx->clock);
+    int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     int work_count = 0;
 
     if (now_ms != conductor->last_heartbeat_ms)
@@ -377,8 +383,9 @@ int aa_driver_conductor_do_work(void *state)
         aa_conductor_on_timer(conductor, now_ns, now_ms);
     }
 
-    aa_driver_conductor_record_cycle(
-        conductor, aa_nano_clock() - now_ns, conductor->ctx->conductor_cycle_threshold_ns,
+    aa_media_services_record_cycle(
+        &conductor->services, aa_clock_nano_time(&conductor->ctx->clock) - now_ns,
+        conductor->ctx->conductor_cycle_threshold_ns,
         AA_SYSTEM_COUNTER_CONDUCTOR_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }
@@ -392,6 +399,11 @@ int aa_driver_conductor_init(
     conductor->ctx = ctx;
     conductor->sender = sender;
     conductor->receiver = receiver;
+    conductor->services.system_counters = conductor->system_counters;
+    conductor->services.clientd = conductor;
+    conductor->services.log_error = aa_conductor_services_log_error;
+    conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
+    conductor->services.request_image = aa_conductor_services_request_image;
     if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
     {
         return -1;
@@ -426,7 +438,7 @@ int aa_driver_conductor_init(
     cnc->counters_values_buffer_length = (int32_t)ctx->counters_values_buffer_length;
     cnc->error_log_buffer_length = (int32_t)ctx->error_buffer_length;
     cnc->client_liveness_timeout = ctx->client_liveness_timeout_ns;
-    cnc->start_timestamp = aa_epoch_clock();
+    cnc->start_timestamp = aa_clock_epoch_time(&conductor->ctx->clock);
     cnc->pid = getpid();
 
     if (aa_mpsc_rb_init(&conductor->to_driver, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length) < 0 ||
@@ -452,7 +464,7 @@ int aa_driver_conductor_init(
         return -1;
     }
 
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     for (int i = 0; i < AA_SYSTEM_COUNTER_COUNT; i++)
     {
         int32_t key = i;
@@ -471,7 +483,7 @@ int aa_driver_conductor_init(
     clock_gettime(CLOCK_REALTIME, &ts);
     srand((unsigned)(ts.tv_nsec ^ getpid()));
     conductor->next_session_id = (int32_t)rand();
-    conductor->next_timer_ns = aa_nano_clock();
+    conductor->next_timer_ns = aa_clock_nano_time(&conductor->ctx->clock);
     aa_mpsc_rb_consumer_heartbeat_time(&conductor->to_driver, now_ms);
     conductor->last_heartbeat_ms = now_ms;
     aa_put_int32_release(&cnc->cnc_version, AA_CNC_VERSION);

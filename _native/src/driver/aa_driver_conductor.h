@@ -25,6 +25,7 @@
 #include "../util/aa_fs.h"
 #include "../util/aa_prefault.h"
 #include "../../../media/aa_ipc_publication.h"
+#include "../../../media/aa_media_services.h"
 #include "../../../media/aa_network_publication.h"
 #include "../../../media/aa_publication_image.h"
 #include "../../../media/aa_receive_channel_endpoint.h"
@@ -84,6 +85,8 @@ typedef struct aa_driver_conductor_stct
     aa_counters_manager_t counters;
     aa_distinct_error_log_t error_log;
     volatile int64_t *system_counters[AA_SYSTEM_COUNTER_COUNT];
+    /* What the media objects, the sender and the receiver use of the conductor (aa_media_services.h). */
+    aa_media_services_t services;
     aa_driver_sender_t *sender;
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
@@ -120,26 +123,6 @@ void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
-
-/* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
-void aa_driver_conductor_record_cycle(
-    aa_driver_conductor_t *conductor, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter);
-
-/* Receiver side ("proxy"): a SETUP from an unknown session of a subscribed stream asks for an
- * image. Dropped (and counted) when the conductor's queue is full: the SETUP comes again. */
-void aa_driver_conductor_proxy_create_publication_image(
-    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
-    const struct sockaddr_storage *source, socklen_t source_length);
-
-
-/* Conductor only: a log mapping is about to be unmapped; stop populating it. */
-static inline void aa_driver_conductor_forget_mapping(aa_driver_conductor_t *conductor, const aa_mapped_file_t *mapped)
-{
-    if (NULL != conductor && NULL != mapped->addr)
-    {
-        aa_prefault_remove(&conductor->prefault, mapped->addr);
-    }
-}
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)

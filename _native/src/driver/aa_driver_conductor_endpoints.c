@@ -135,7 +135,7 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     }
     aa_send_channel_endpoint_t *endpoint = NULL;
     aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
-    if (aa_send_channel_endpoint_create(&endpoint, *udp, &loss, conductor) < 0)
+    if (aa_send_channel_endpoint_create(&endpoint, *udp, &loss, &conductor->services) < 0)
     {
         return NULL;
     }
@@ -234,7 +234,7 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     }
     aa_receive_channel_endpoint_t *endpoint = NULL;
     aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
-    if (aa_receive_channel_endpoint_create(&endpoint, *udp, &params, &loss, conductor) < 0)
+    if (aa_receive_channel_endpoint_create(&endpoint, *udp, &params, &loss, &conductor->services) < 0)
     {
         return NULL;
     }

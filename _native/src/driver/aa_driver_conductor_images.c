@@ -132,8 +132,8 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_driver_context_t *ctx = conductor->ctx;
     aa_receive_channel_endpoint_t *endpoint = args->endpoint;
     const aa_setup_header_t *setup = &args->setup;
-    int64_t now_ns = aa_nano_clock();
-    int64_t now_ms = aa_epoch_clock();
+    int64_t now_ns = aa_clock_nano_time(&conductor->ctx->clock);
+    int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     if (endpoint->is_closing)
     {
         return;
@@ -256,7 +256,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .spies_simulate_connection = false,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
-    if (aa_publication_image_init(image, &params, now_ns, conductor) < 0 ||
+    if (aa_publication_image_init(image, &params, now_ns, &conductor->services) < 0 ||
         aa_conductor_create_log(
             conductor, "images", &log_params, image->log_path, sizeof(image->log_path), &image->mapped, &image->log) < 0)
     {

@@ -12,7 +12,8 @@
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
  *
- * Everything here runs on the conductor thread only.
+ * Everything here runs on the conductor thread, except aa_driver_conductor_proxy_create_publication_image
+ * (the receiver's image request, queued to the conductor).
  */
 #ifndef AA_DRIVER_CONDUCTOR_PRIVATE_H
 #define AA_DRIVER_CONDUCTOR_PRIVATE_H
@@ -124,6 +125,12 @@ void aa_conductor_link_image_subscriber(
 void aa_conductor_image_begin_linger(
     aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+/* Receiver side ("proxy", the media services' request_image): a SETUP from an unknown session of a
+ * subscribed stream asks for an image. Dropped (and counted) when the conductor's queue is full:
+ * the SETUP comes again. */
+void aa_driver_conductor_proxy_create_publication_image(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length);
 
 /* ---- subscriptions (aa_driver_conductor_subscriptions.c) ---- */
 

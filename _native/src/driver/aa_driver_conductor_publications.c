@@ -323,7 +323,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     }
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
-    pub->conductor = conductor;
+    pub->services = &conductor->services;
     pub->registration_id = registration_id;
     pub->stream_id = stream_id;
     pub->is_exclusive = is_exclusive;
@@ -480,7 +480,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .flow_control = params->flow_control,
         .spies_simulate_connection = params->spies_simulate_connection,
     };
-    if (aa_network_publication_init(pub, &init, conductor) < 0)
+    if (aa_network_publication_init(pub, &init, &conductor->services) < 0)
     {
         aa_network_publication_free(pub);
         return NULL;

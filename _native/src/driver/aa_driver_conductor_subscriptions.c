@@ -28,7 +28,7 @@ static int aa_conductor_add_udp_subscription(
     }
     if (aa_driver_receiver_proxy_add_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
     {
-        aa_conductor_release_receive_endpoint(conductor, endpoint, aa_nano_clock(), now_ms);
+        aa_conductor_release_receive_endpoint(conductor, endpoint, aa_clock_nano_time(&conductor->ctx->clock), now_ms);
         return -1;
     }
     endpoint->refcnt++;

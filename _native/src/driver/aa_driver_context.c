@@ -372,6 +372,7 @@ static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_opti
 int aa_driver_context_init(aa_driver_context_t *ctx)
 {
     memset(ctx, 0, sizeof(*ctx));
+    ctx->clock = aa_clock_system();
     for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
     {
         if (aa_driver_option_apply(ctx, &aa_driver_options[i], aa_driver_options[i].default_value) < 0)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "../../../media/aa_loss_generator.h"
+#include "../util/aa_clock.h"
 
 typedef enum aa_threading_mode_enum
 {
@@ -88,6 +89,10 @@ typedef struct aa_driver_context_stct
     aa_loss_generator_params_t udp_receive_loss;
     aa_loss_generator_params_t udp_send_loss;
     int64_t udp_loss_seed;
+
+    /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
+     * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
+    aa_clock_t clock;
 }
 aa_driver_context_t;
 

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "aa_driver_receiver.h"
-#include "aa_driver_conductor.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../../../media/aa_publication_image.h"
@@ -12,11 +11,11 @@
 
 #define AA_RECEIVER_COMMAND_DRAIN_LIMIT 64
 
-int aa_driver_receiver_init(aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, aa_driver_conductor_t *conductor)
+int aa_driver_receiver_init(aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, const aa_media_services_t *services)
 {
     memset(receiver, 0, sizeof(*receiver));
     receiver->ctx = ctx;
-    receiver->conductor = conductor;
+    receiver->services = services;
     receiver->cycle_threshold_ns = ctx->receiver_cycle_threshold_ns;
     receiver->poller.epoll_fd = -1;
     receiver->buffers = malloc((size_t)AA_DRIVER_RECEIVER_BATCH * AA_DRIVER_RECEIVER_BUFFER_LENGTH);
@@ -65,7 +64,7 @@ aa_receiver_image_args_t;
 
 static void aa_driver_receiver_log_error(aa_driver_receiver_t *receiver)
 {
-    aa_driver_conductor_log_error(receiver->conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+    aa_media_services_log_error(receiver->services, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
 }
 
 static int aa_driver_receiver_grow(void **array, size_t *capacity, size_t count, size_t element_size)
@@ -165,7 +164,7 @@ static void aa_driver_receiver_on_remove_image(void *agent, const void *args)
             break;
         }
     }
-    aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_nano_clock());
+    aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_clock_nano_time(&receiver->ctx->clock));
     aa_put_int32_release(&image->has_receiver_released, 1);
 }
 
@@ -175,7 +174,7 @@ static int aa_driver_receiver_offer(aa_driver_receiver_t *receiver, aa_command_f
         AA_THREADING_MODE_SHARED_NETWORK == receiver->ctx->threading_mode;
     while (!aa_command_queue_offer(&receiver->commands, func, args, length))
     {
-        aa_driver_conductor_count(receiver->conductor, AA_SYSTEM_COUNTER_RECEIVER_PROXY_FAILS, 1);
+        aa_media_services_count(receiver->services, AA_SYSTEM_COUNTER_RECEIVER_PROXY_FAILS, 1);
         if (!has_own_thread)
         {
             AA_SET_ERR(AA_ERROR_CODE_RESOURCE_TEMPORARILY_UNAVAILABLE, "%s", "the receiver's command queue is full");
@@ -238,7 +237,7 @@ static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *tr
 int aa_driver_receiver_do_work(void *state)
 {
     aa_driver_receiver_t *receiver = state;
-    int64_t now_ns = aa_nano_clock();
+    int64_t now_ns = aa_clock_nano_time(&receiver->ctx->clock);
     receiver->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&receiver->commands, receiver, AA_RECEIVER_COMMAND_DRAIN_LIMIT);
 
@@ -273,8 +272,8 @@ int aa_driver_receiver_do_work(void *state)
         }
     }
 
-    aa_driver_conductor_record_cycle(
-        receiver->conductor, aa_nano_clock() - now_ns, receiver->cycle_threshold_ns,
+    aa_media_services_record_cycle(
+        receiver->services, aa_clock_nano_time(&receiver->ctx->clock) - now_ns, receiver->cycle_threshold_ns,
         AA_SYSTEM_COUNTER_RECEIVER_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }

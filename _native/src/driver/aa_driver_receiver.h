@@ -15,6 +15,7 @@
 
 #include "aa_driver_context.h"
 #include "../concurrent/aa_command_queue.h"
+#include "../../../media/aa_media_services.h"
 #include "../../../media/aa_udp_transport.h"
 
 /* Datagrams read per poll; each buffer takes the largest datagram (an MTU is at most 65504). */
@@ -23,14 +24,13 @@
 /* How often timed-out pending sessions are swept. */
 #define AA_DRIVER_RECEIVER_SESSION_SWEEP_INTERVAL_NS (100 * 1000 * 1000LL)
 
-struct aa_driver_conductor_stct;
 struct aa_publication_image_stct;
 struct aa_receive_channel_endpoint_stct;
 
 typedef struct aa_driver_receiver_stct
 {
     aa_driver_context_t *ctx;
-    struct aa_driver_conductor_stct *conductor;
+    const aa_media_services_t *services;
     aa_command_queue_t commands;
     int64_t cycle_threshold_ns;
     int64_t now_ns;
@@ -50,7 +50,7 @@ typedef struct aa_driver_receiver_stct
 aa_driver_receiver_t;
 
 int aa_driver_receiver_init(
-    aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, struct aa_driver_conductor_stct *conductor);
+    aa_driver_receiver_t *receiver, aa_driver_context_t *ctx, const aa_media_services_t *services);
 int aa_driver_receiver_do_work(void *state);
 void aa_driver_receiver_on_close(void *state);
 

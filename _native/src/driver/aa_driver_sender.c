@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "aa_driver_sender.h"
-#include "aa_driver_conductor.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../../../media/aa_network_publication.h"
@@ -12,11 +11,11 @@
 
 #define AA_SENDER_COMMAND_DRAIN_LIMIT 64
 
-int aa_driver_sender_init(aa_driver_sender_t *sender, aa_driver_context_t *ctx, aa_driver_conductor_t *conductor)
+int aa_driver_sender_init(aa_driver_sender_t *sender, aa_driver_context_t *ctx, const aa_media_services_t *services)
 {
     memset(sender, 0, sizeof(*sender));
     sender->ctx = ctx;
-    sender->conductor = conductor;
+    sender->services = services;
     sender->cycle_threshold_ns = ctx->sender_cycle_threshold_ns;
     sender->status_message_poll_timeout_ns = ctx->status_message_timeout_ns / 2;
     sender->send_to_status_poll_ratio = ctx->send_to_status_poll_ratio;
@@ -66,7 +65,7 @@ aa_sender_publication_args_t;
 
 static void aa_driver_sender_log_error(aa_driver_sender_t *sender)
 {
-    aa_driver_conductor_log_error(sender->conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+    aa_media_services_log_error(sender->services, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
 }
 
 static void aa_driver_sender_on_add_endpoint(void *agent, const void *args)
@@ -101,7 +100,7 @@ static void aa_driver_sender_on_add_publication(void *agent, const void *args)
         aa_network_publication_t **grown = realloc(sender->publications, capacity * sizeof(*grown));
         if (NULL == grown)
         {
-            aa_driver_conductor_log_error(sender->conductor, ENOMEM, "out of memory adding a publication to the sender");
+            aa_media_services_log_error(sender->services, ENOMEM, "out of memory adding a publication to the sender");
             return;
         }
         sender->publications = grown;
@@ -113,7 +112,7 @@ static void aa_driver_sender_on_add_publication(void *agent, const void *args)
         return;
     }
     sender->publications[sender->publications_count++] = pub;
-    aa_network_publication_on_added_to_sender(pub, aa_nano_clock());
+    aa_network_publication_on_added_to_sender(pub, aa_clock_nano_time(&sender->ctx->clock));
 }
 
 static void aa_driver_sender_on_remove_publication(void *agent, const void *args)
@@ -138,7 +137,7 @@ static int aa_driver_sender_offer(aa_driver_sender_t *sender, aa_command_func_t 
         AA_THREADING_MODE_SHARED_NETWORK == sender->ctx->threading_mode;
     while (!aa_command_queue_offer(&sender->commands, func, args, length))
     {
-        aa_driver_conductor_count(sender->conductor, AA_SYSTEM_COUNTER_SENDER_PROXY_FAILS, 1);
+        aa_media_services_count(sender->services, AA_SYSTEM_COUNTER_SENDER_PROXY_FAILS, 1);
         if (!has_own_thread)
         {
             AA_SET_ERR(AA_ERROR_CODE_RESOURCE_TEMPORARILY_UNAVAILABLE, "%s", "the sender's command queue is full");
@@ -187,7 +186,7 @@ static void aa_driver_sender_on_control_datagram(void *clientd, aa_udp_transport
 int aa_driver_sender_do_work(void *state)
 {
     aa_driver_sender_t *sender = state;
-    int64_t now_ns = aa_nano_clock();
+    int64_t now_ns = aa_clock_nano_time(&sender->ctx->clock);
     sender->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&sender->commands, sender, AA_SENDER_COMMAND_DRAIN_LIMIT);
 
@@ -223,8 +222,8 @@ int aa_driver_sender_do_work(void *state)
         sender->time_of_last_control_poll_ns = now_ns;
     }
 
-    aa_driver_conductor_record_cycle(
-        sender->conductor, aa_nano_clock() - now_ns, sender->cycle_threshold_ns,
+    aa_media_services_record_cycle(
+        sender->services, aa_clock_nano_time(&sender->ctx->clock) - now_ns, sender->cycle_threshold_ns,
         AA_SYSTEM_COUNTER_SENDER_MAX_CYCLE_TIME, AA_SYSTEM_COUNTER_SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED);
     return work_count;
 }

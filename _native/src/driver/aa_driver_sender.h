@@ -15,20 +15,20 @@
 
 #include "aa_driver_context.h"
 #include "../concurrent/aa_command_queue.h"
+#include "../../../media/aa_media_services.h"
 #include "../../../media/aa_udp_transport.h"
 
 /* Control datagrams read per poll, and the room for each (status messages, NAKs and RTTMs are small). */
 #define AA_DRIVER_SENDER_CONTROL_BATCH 16
 #define AA_DRIVER_SENDER_CONTROL_BUFFER_LENGTH 4096
 
-struct aa_driver_conductor_stct;
 struct aa_network_publication_stct;
 struct aa_send_channel_endpoint_stct;
 
 typedef struct aa_driver_sender_stct
 {
     aa_driver_context_t *ctx;
-    struct aa_driver_conductor_stct *conductor;
+    const aa_media_services_t *services;
     aa_command_queue_t commands;
     int64_t cycle_threshold_ns;
     int64_t status_message_poll_timeout_ns;
@@ -48,7 +48,7 @@ typedef struct aa_driver_sender_stct
 }
 aa_driver_sender_t;
 
-int aa_driver_sender_init(aa_driver_sender_t *sender, aa_driver_context_t *ctx, struct aa_driver_conductor_stct *conductor);
+int aa_driver_sender_init(aa_driver_sender_t *sender, aa_driver_context_t *ctx, const aa_media_services_t *services);
 int aa_driver_sender_do_work(void *state);
 void aa_driver_sender_on_close(void *state);
 

@@ -1,0 +1,466 @@
+/* The network publication and its send channel endpoint, through a fake wire and fake media
+ * services, with time moved by hand: SETUP until the first status message, status messages moving
+ * the sender limit, data up to it, heartbeats after 100 ms idle, NAKs and retransmits, end of
+ * stream, the connection timeout, and the endpoint's dispatch and counters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_media_fakes.h"
+#include "../../media/aa_network_publication.h"
+#include "../../media/aa_send_channel_endpoint.h"
+#include "../../protocols/aa_udp_frames.h"
+#include "../src/logbuffer/aa_term.h"
+
+#define TERM_LENGTH (64 * 1024)
+#define MTU 1408
+#define SESSION_ID 7
+#define STREAM_ID 1001
+#define INITIAL_TERM_ID 100
+#define PAGE_SIZE 4096
+#define MS (1000 * 1000LL)
+#define T0 (1000 * 1000 * MS)
+#define CONNECTION_TIMEOUT_NS (5000 * MS)
+#define RECEIVER_WINDOW (32 * 1024)
+
+typedef struct fixture_stct
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    aa_send_channel_endpoint_t *endpoint;
+    aa_network_publication_t *pub;
+    uint8_t *memory;
+    volatile int64_t pub_lmt;
+    volatile int64_t pub_pos;
+    volatile int64_t snd_pos;
+    volatile int64_t snd_lmt;
+    volatile int64_t snd_bpe;
+}
+fixture_t;
+
+static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
+{
+    memset(f, 0, sizeof(*f));
+    fake_services_init(&f->services);
+    fake_wire_init(&f->wire);
+
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40456", NULL));
+    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &f->wire.bindings };
+    AA_CHECK(0 == aa_send_channel_endpoint_create(&f->endpoint, channel, &transports, &f->services.services));
+    AA_CHECK(f->wire.transport == &f->endpoint->transport);
+
+    f->pub = calloc(1, sizeof(aa_network_publication_t));
+    AA_CHECK(NULL != f->pub);
+    aa_network_publication_params_t params =
+    {
+        .registration_id = 1,
+        .session_id = SESSION_ID,
+        .stream_id = STREAM_ID,
+        .initial_term_id = INITIAL_TERM_ID,
+        .term_length = TERM_LENGTH,
+        .mtu_length = MTU,
+        .term_window_length = TERM_LENGTH / 2,
+        .linger_timeout_ns = 5000 * MS,
+        .unblock_timeout_ns = 15000 * MS,
+        .connection_timeout_ns = CONNECTION_TIMEOUT_NS,
+        .retransmit_delay_ns = retransmit_delay_ns,
+        .retransmit_linger_ns = 10 * MS,
+        .is_exclusive = false,
+        .signal_eos = true,
+    };
+    AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
+    f->pub->endpoint = f->endpoint;
+
+    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
+    f->memory = aligned_alloc(PAGE_SIZE, log_length);
+    AA_CHECK(NULL != f->memory);
+    memset(f->memory, 0, log_length);
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = 1,
+        .initial_term_id = INITIAL_TERM_ID,
+        .active_term_id = INITIAL_TERM_ID,
+        .term_length = TERM_LENGTH,
+        .mtu_length = MTU,
+        .page_size = PAGE_SIZE,
+        .session_id = SESSION_ID,
+        .stream_id = STREAM_ID,
+        .publication_window_length = TERM_LENGTH / 2,
+        .signal_eos = true,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    aa_mapped_log_init(&f->pub->log, f->memory, log_length, TERM_LENGTH);
+    aa_logbuffer_metadata_init(&f->pub->log, &log_params);
+
+    f->pub->pub_lmt = &f->pub_lmt;
+    f->pub->pub_pos = &f->pub_pos;
+    f->pub->snd_pos = &f->snd_pos;
+    f->pub->snd_lmt = &f->snd_lmt;
+    f->pub->snd_bpe = &f->snd_bpe;
+    f->pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
+    AA_CHECK(0 == aa_send_channel_endpoint_add_publication(f->endpoint, f->pub));
+    aa_network_publication_on_added_to_sender(f->pub, T0);
+}
+
+static void fixture_close(fixture_t *f)
+{
+    aa_send_channel_endpoint_remove_publication(f->endpoint, f->pub);
+    aa_send_channel_endpoint_delete(f->endpoint);
+    aa_network_publication_free(f->pub);
+    free(f->memory);
+}
+
+/* Appends one unfragmented message of `length` bytes filled with `fill`. */
+static void append(fixture_t *f, size_t length, uint8_t fill)
+{
+    uint8_t payload[1024];
+    AA_CHECK(length <= sizeof(payload));
+    memset(payload, fill, length);
+    aa_iovec_t iov = { payload, length };
+    int32_t index = aa_index_by_term_count(aa_logbuffer_active_term_count(f->pub->log.metadata));
+    int32_t term_id = 0;
+    AA_CHECK(aa_term_appender_append_unfragmented(
+        f->pub->log.term_buffers[index], TERM_LENGTH, &f->pub->log.metadata->term_tail_counters[index],
+        f->pub->log.metadata->default_header, &iov, 1, length, 0, &term_id) > 0);
+}
+
+/* A control frame from the receiver, through the endpoint's dispatch. Returns what it returns. */
+static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+{
+    AA_CHECK(length > 0);
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = frame;
+    datagram.length = (size_t)length;
+    return aa_send_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
+}
+
+static bool receive_sm(fixture_t *f, uint8_t flags, int32_t session_id, int64_t position, int32_t window, int64_t now_ns)
+{
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    int32_t bits = f->pub->position_bits_to_shift;
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), flags, session_id, STREAM_ID,
+        aa_compute_term_id_from_position(position, bits, INITIAL_TERM_ID),
+        aa_compute_term_offset_from_position(position, bits), window, 42, NULL);
+    return receive(f, frame, length, now_ns);
+}
+
+static void receive_nak(fixture_t *f, int32_t term_offset, int32_t length, int64_t now_ns)
+{
+    uint8_t frame[AA_NAK_HEADER_LENGTH];
+    int32_t frame_length = aa_udp_frame_encode_nak(
+        frame, sizeof(frame), SESSION_ID, STREAM_ID, INITIAL_TERM_ID, term_offset, length);
+    receive(f, frame, frame_length, now_ns);
+}
+
+static aa_data_header_t sent_data_header(const fixture_t *f, size_t i)
+{
+    aa_data_header_t header;
+    AA_CHECK(i < f->wire.sent_count && f->wire.sent[i].length >= sizeof(header));
+    memcpy(&header, f->wire.sent[i].data, sizeof(header));
+    return header;
+}
+
+/* ---- tests ---- */
+
+static void should_send_setup_at_once_then_every_100ms_until_a_status_message(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 0), AA_HDR_TYPE_SETUP);
+    aa_setup_header_t setup;
+    AA_CHECK(0 == aa_udp_frame_decode_setup(f.wire.sent[0].data, f.wire.sent[0].length, &setup));
+    AA_CHECK_EQ(setup.session_id, SESSION_ID);
+    AA_CHECK_EQ(setup.stream_id, STREAM_ID);
+    AA_CHECK_EQ(setup.initial_term_id, INITIAL_TERM_ID);
+    AA_CHECK_EQ(setup.active_term_id, INITIAL_TERM_ID);
+    AA_CHECK_EQ(setup.term_offset, 0);
+    AA_CHECK_EQ(setup.term_length, TERM_LENGTH);
+    AA_CHECK_EQ(setup.mtu, MTU);
+    AA_CHECK_EQ(f.wire.sent[0].addr_len, 0);   /* to the channel's endpoint */
+
+    aa_network_publication_send(f.pub, T0 + 99 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_SETUP), 1);
+    aa_network_publication_send(f.pub, T0 + 100 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_SETUP), 2);
+    aa_network_publication_send(f.pub, T0 + 150 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_SETUP), 2);
+
+    /* no heartbeats before the first status message, however long */
+    aa_network_publication_send(f.pub, T0 + 190 * MS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_HEARTBEATS_SENT), 0);
+
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 199 * MS));
+    aa_network_publication_send(f.pub, T0 + 1000 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_SETUP), 2);
+
+    /* a status message asking for SETUP brings one at the next 100 ms tick */
+    AA_CHECK(receive_sm(&f, AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, SESSION_ID, 0, 0, T0 + 1001 * MS));
+    aa_network_publication_send(f.pub, T0 + 1002 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_SETUP), 3);
+    fixture_close(&f);
+}
+
+static void should_move_the_sender_limit_on_status_messages_and_send_up_to_it(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+    f.wire.sent_count = 0;
+    int64_t setup_bytes = fake_count(&f.services, AA_SYSTEM_COUNTER_BYTES_SENT);
+    AA_CHECK_EQ(setup_bytes, AA_SETUP_HEADER_LENGTH);
+
+    /* a window too small for the next frame: nothing goes, the sender counts itself limited once */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, 100, T0 + 1 * MS));
+    AA_CHECK_EQ(f.snd_lmt, 100);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.pub->log.metadata->active_transport_count, 1);
+    append(&f, 100, 'a');
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 2 * MS), 0);
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 3 * MS), 0);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_DATA), 0);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS), 1);
+    AA_CHECK_EQ(f.snd_bpe, 1);
+
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 4 * MS));
+    AA_CHECK_EQ(f.snd_lmt, RECEIVER_WINDOW);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED), 2);
+    /* the same status message again changes nothing: a keepalive, no work */
+    AA_CHECK(!receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 5 * MS));
+
+    append(&f, 100, 'b');
+    append(&f, 100, 'c');
+    int sent = aa_network_publication_send(f.pub, T0 + 6 * MS);
+    AA_CHECK_EQ(sent, 3 * 160);   /* three 132-byte frames, 32-byte aligned, in one datagram */
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 0), AA_HDR_TYPE_DATA);
+    AA_CHECK_EQ(f.wire.sent[0].length, 3 * 160);
+    AA_CHECK_EQ(f.wire.sent[0].data[AA_DATA_HEADER_LENGTH], 'a');
+    AA_CHECK_EQ(f.wire.sent[0].data[2 * 160 + AA_DATA_HEADER_LENGTH], 'c');
+    AA_CHECK_EQ(f.snd_pos, 3 * 160);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_BYTES_SENT) - setup_bytes, 3 * 160);
+    AA_CHECK_EQ(f.snd_bpe, 1);
+
+    /* the receiver consumed it all: the limit follows, and the conductor's publisher limit with it */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 3 * 160, RECEIVER_WINDOW, T0 + 7 * MS));
+    AA_CHECK_EQ(f.snd_lmt, 3 * 160 + RECEIVER_WINDOW);
+    AA_CHECK_EQ(aa_network_publication_update_pub_pos_and_lmt(f.pub), 1);
+    AA_CHECK_EQ(f.pub_lmt, 3 * 160 + TERM_LENGTH / 2);
+    AA_CHECK_EQ(f.pub_pos, 3 * 160);
+    AA_CHECK_EQ(aa_network_publication_update_pub_pos_and_lmt(f.pub), 0);
+    fixture_close(&f);
+}
+
+static void should_send_a_heartbeat_after_100ms_without_data(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 10 * MS));
+    append(&f, 100, 'a');
+    int64_t data_time = T0 + 20 * MS;
+    AA_CHECK(aa_network_publication_send(f.pub, data_time) > 0);
+    f.wire.sent_count = 0;
+
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, data_time + 99 * MS), 0);
+    AA_CHECK_EQ(f.wire.sent_count, 0);
+    /* a heartbeat is sent but is no work */
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, data_time + 100 * MS), 0);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_data_header_t heartbeat = sent_data_header(&f, 0);
+    AA_CHECK_EQ(heartbeat.frame_header.type, AA_HDR_TYPE_DATA);
+    AA_CHECK_EQ(heartbeat.frame_header.frame_length, 0);
+    AA_CHECK_EQ(heartbeat.term_offset, 160);
+    AA_CHECK_EQ(heartbeat.term_id, INITIAL_TERM_ID);
+    AA_CHECK(!aa_udp_data_flags_is_end_of_stream(heartbeat.frame_header.flags));
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_HEARTBEATS_SENT), 1);
+
+    /* the next one 100 ms after that one */
+    aa_network_publication_send(f.pub, data_time + 199 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_network_publication_send(f.pub, data_time + 200 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    fixture_close(&f);
+}
+
+static void should_retransmit_what_a_nak_asks_for_once_per_linger(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    for (int i = 0; i < 4; i++)
+    {
+        append(&f, 100, (uint8_t)('a' + i));
+    }
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 2 * MS), 4 * 160);
+    f.wire.sent_count = 0;
+
+    /* frames 1 and 2 lost: resent at once (unicast delay 0), unchanged */
+    int64_t t = T0 + 3 * MS;
+    receive_nak(&f, 160, 320, t);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_RECEIVED), 1);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.wire.sent[0].length, 320);
+    aa_data_header_t header = sent_data_header(&f, 0);
+    AA_CHECK_EQ(header.term_offset, 160);
+    AA_CHECK_EQ(f.wire.sent[0].data[AA_DATA_HEADER_LENGTH], 'b');
+    AA_CHECK_EQ(f.wire.sent[0].data[160 + AA_DATA_HEADER_LENGTH], 'c');
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMITS_SENT), 1);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES), 320);
+
+    /* the same NAK within the linger (10 ms) is a duplicate; after it, it is served again */
+    receive_nak(&f, 160, 320, t + 5 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_network_publication_send(f.pub, t + 11 * MS);
+    receive_nak(&f, 160, 320, t + 11 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMITS_SENT), 2);
+
+    /* a NAK beyond what was sent resends nothing; a malformed one is an invalid packet */
+    receive_nak(&f, 4 * 160, 160, t + 30 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    receive_nak(&f, TERM_LENGTH, 32, t + 31 * MS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    fixture_close(&f);
+}
+
+static void should_delay_a_retransmit_by_the_configured_delay(void)
+{
+    fixture_t f;
+    fixture_init(&f, 20 * MS);
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    append(&f, 100, 'a');
+    append(&f, 100, 'b');
+    aa_network_publication_send(f.pub, T0 + 2 * MS);
+    f.wire.sent_count = 0;
+
+    int64_t t = T0 + 10 * MS;
+    receive_nak(&f, 0, 160, t);
+    AA_CHECK_EQ(f.wire.sent_count, 0);
+    aa_network_publication_send(f.pub, t + 19 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 0);
+    aa_network_publication_send(f.pub, t + 20 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(sent_data_header(&f, 0).term_offset, 0);
+    AA_CHECK_EQ(f.wire.sent[0].length, 160);
+    fixture_close(&f);
+}
+
+static void should_flag_end_of_stream_in_heartbeats_once_drained(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    append(&f, 100, 'a');
+    int64_t t = T0 + 2 * MS;
+    aa_network_publication_send(f.pub, t);
+
+    aa_network_publication_begin_draining(f.pub, t);
+    AA_CHECK_EQ(f.pub->state, AA_NETWORK_PUBLICATION_STATE_DRAINING);
+    AA_CHECK_EQ(f.pub_lmt, 160);
+    AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.pub->log.metadata), 160);
+    AA_CHECK(aa_network_publication_is_drained(f.pub));
+    AA_CHECK_EQ(f.pub->is_end_of_stream, 1);
+
+    f.wire.sent_count = 0;
+    aa_network_publication_send(f.pub, t + 100 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_data_header_t heartbeat = sent_data_header(&f, 0);
+    AA_CHECK_EQ(heartbeat.frame_header.frame_length, 0);
+    AA_CHECK_EQ(heartbeat.term_offset, 160);
+    AA_CHECK(aa_udp_data_flags_is_end_of_stream(heartbeat.frame_header.flags));
+
+    /* the receiver's EOS status message tells the conductor it may stop lingering */
+    AA_CHECK_EQ(f.pub->has_received_unicast_eos, 0);
+    AA_CHECK(receive_sm(&f, AA_STATUS_MESSAGE_HEADER_EOS_FLAG, SESSION_ID, 160, RECEIVER_WINDOW, t + 101 * MS));
+    AA_CHECK_EQ(f.pub->has_received_unicast_eos, 1);
+    fixture_close(&f);
+}
+
+static void should_disconnect_when_no_status_message_came_for_the_connection_timeout(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+    int64_t t = T0 + 1 * MS;
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, t));
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+
+    aa_network_publication_send(f.pub, t + CONNECTION_TIMEOUT_NS);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    aa_network_publication_send(f.pub, t + CONNECTION_TIMEOUT_NS + 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.pub->log.metadata->active_transport_count, 0);
+    /* the conductor then holds the publisher at the sender position */
+    f.pub_lmt = 1000;
+    AA_CHECK_EQ(aa_network_publication_update_pub_pos_and_lmt(f.pub), 1);
+    AA_CHECK_EQ(f.pub_lmt, 0);
+
+    /* a status message reconnects it */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, t + CONNECTION_TIMEOUT_NS + 2));
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    fixture_close(&f);
+}
+
+static void should_dispatch_by_session_and_count_what_the_endpoint_sees(void)
+{
+    fixture_t f;
+    fixture_init(&f, 0);
+    aa_network_publication_send(f.pub, T0);
+
+    /* another session's status message is counted, not applied: the window stays closed */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID + 1, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED), 1);
+    AA_CHECK_EQ(f.snd_lmt, 0);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    append(&f, 100, 'a');
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 1 * MS), 0);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_SENDER_FLOW_CONTROL_LIMITS), 1);
+    AA_CHECK_EQ(f.snd_bpe, 1);
+
+    /* a datagram too short for a frame is an invalid packet; its bytes are counted received */
+    uint8_t junk[5] = { 1, 2, 3, 4, 5 };
+    receive(&f, junk, sizeof(junk), T0 + 2 * MS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_BYTES_RECEIVED), AA_STATUS_MESSAGE_HEADER_LENGTH + 5);
+
+    /* a socket that takes nothing: a short send, the data stays for the next cycle */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 3 * MS));
+    f.wire.send_room = 0;
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 4 * MS), 0);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_SHORT_SENDS), 1);
+    AA_CHECK_EQ(f.snd_pos, 0);
+    f.wire.send_room = SIZE_MAX;
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 5 * MS), 160);
+    AA_CHECK_EQ(f.snd_pos, 160);
+
+    /* a socket error is logged through the services, named as a channel endpoint error */
+    f.wire.fail_sends = true;
+    append(&f, 100, 'b');
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 6 * MS), 0);
+    AA_CHECK_EQ(f.services.errors, 1);
+    AA_CHECK_EQ(f.services.last_error_code, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR);
+    AA_CHECK(NULL != strstr(f.services.last_error, "Network is unreachable"));
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_ERRORS), f.services.errors);
+    fixture_close(&f);
+}
+
+int main(void)
+{
+    AA_RUN(should_send_setup_at_once_then_every_100ms_until_a_status_message);
+    AA_RUN(should_move_the_sender_limit_on_status_messages_and_send_up_to_it);
+    AA_RUN(should_send_a_heartbeat_after_100ms_without_data);
+    AA_RUN(should_retransmit_what_a_nak_asks_for_once_per_linger);
+    AA_RUN(should_delay_a_retransmit_by_the_configured_delay);
+    AA_RUN(should_flag_end_of_stream_in_heartbeats_once_drained);
+    AA_RUN(should_disconnect_when_no_status_message_came_for_the_connection_timeout);
+    AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
+    return 0;
+}

@@ -1,0 +1,434 @@
+/* The publication image and its receive channel endpoint, through a fake wire and fake media
+ * services, with time moved by hand: SETUP asking for an image, late joiners asked for SETUP, data
+ * rebuilt into the log, status messages and their cadence, gaps NAKed after the NAK delay (or filled
+ * when unreliable), end of stream, window over-runs and the endpoint's session expiry. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_media_fakes.h"
+#include "../../media/aa_publication_image.h"
+#include "../../media/aa_receive_channel_endpoint.h"
+#include "../../protocols/aa_udp_frames.h"
+
+#define TERM_LENGTH (64 * 1024)
+#define MTU 1408
+#define SESSION_ID 9
+#define STREAM_ID 2002
+#define INITIAL_TERM_ID 500
+#define PAGE_SIZE 4096
+#define WINDOW (32 * 1024)
+#define MS (1000 * 1000LL)
+#define T0 (1000 * 1000 * MS)
+#define NAK_DELAY_NS (1 * MS)
+#define NAK_RETRY_RATIO 10
+#define SM_TIMEOUT_NS (200 * MS)
+
+typedef struct fixture_stct
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    aa_receive_channel_endpoint_t *endpoint;
+    aa_publication_image_t *image;
+    uint8_t *memory;
+    volatile int64_t rcv_hwm;
+    volatile int64_t rcv_pos;
+    volatile int64_t sub_pos;
+    struct sockaddr_storage source;
+}
+fixture_t;
+
+static void fixture_init_endpoint(fixture_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    fake_services_init(&f->services);
+    fake_wire_init(&f->wire);
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
+    aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
+    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &f->wire.bindings };
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&f->endpoint, channel, &params, &transports, &f->services.services));
+    AA_CHECK(f->wire.transport == &f->endpoint->transport);
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f->endpoint, STREAM_ID));
+
+    struct sockaddr_in *source = (struct sockaddr_in *)&f->source;
+    source->sin_family = AF_INET;
+    source->sin_port = htons(5000);
+    source->sin_addr.s_addr = htonl(0x0A000001);
+}
+
+/* An image as the conductor makes one, at position 0, with one subscriber at 0. */
+static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
+{
+    f->image = calloc(1, sizeof(aa_publication_image_t));
+    AA_CHECK(NULL != f->image);
+    aa_publication_image_params_t params =
+    {
+        .correlation_id = 5,
+        .session_id = SESSION_ID,
+        .stream_id = STREAM_ID,
+        .initial_term_id = INITIAL_TERM_ID,
+        .active_term_id = INITIAL_TERM_ID,
+        .term_offset = 0,
+        .term_length = TERM_LENGTH,
+        .mtu_length = MTU,
+        .window_length = WINDOW,
+        .status_message_timeout_ns = SM_TIMEOUT_NS,
+        .nak_delay_ns = NAK_DELAY_NS,
+        .nak_retry_delay_ratio = NAK_RETRY_RATIO,
+        .is_reliable = is_reliable,
+    };
+    AA_CHECK(0 == aa_publication_image_init(f->image, &params, now_ns, &f->services.services));
+    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
+    f->memory = aligned_alloc(PAGE_SIZE, log_length);
+    AA_CHECK(NULL != f->memory);
+    memset(f->memory, 0, log_length);
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = 5,
+        .initial_term_id = INITIAL_TERM_ID,
+        .active_term_id = INITIAL_TERM_ID,
+        .term_length = TERM_LENGTH,
+        .mtu_length = MTU,
+        .page_size = PAGE_SIZE,
+        .session_id = SESSION_ID,
+        .stream_id = STREAM_ID,
+        .receiver_window_length = WINDOW,
+        .reliable = is_reliable,
+        .signal_eos = true,
+        .max_resend = 16,
+    };
+    aa_mapped_log_init(&f->image->log, f->memory, log_length, TERM_LENGTH);
+    aa_logbuffer_metadata_init(&f->image->log, &log_params);
+    f->image->endpoint = f->endpoint;
+    f->image->control_address = f->source;
+    f->image->control_address_length = sizeof(struct sockaddr_in);
+    f->image->rcv_hwm = &f->rcv_hwm;
+    f->image->rcv_pos = &f->rcv_pos;
+    AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, now_ns));
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_image(f->endpoint, f->image));
+}
+
+static void fixture_close(fixture_t *f)
+{
+    aa_receive_channel_endpoint_delete(f->endpoint);
+    if (NULL != f->image)
+    {
+        aa_publication_image_free(f->image);
+        AA_CHECK_EQ(f->services.forgotten_mappings, 0);   /* never mapped by the driver */
+    }
+    free(f->memory);
+}
+
+static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+{
+    AA_CHECK(length > 0);
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = frame;
+    datagram.length = (size_t)length;
+    datagram.address = f->source;
+    datagram.addr_len = sizeof(struct sockaddr_in);
+    return aa_receive_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
+}
+
+static void receive_setup(fixture_t *f, int32_t session_id, int32_t stream_id, int32_t term_length, int64_t now_ns)
+{
+    uint8_t frame[AA_SETUP_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_setup(
+        frame, sizeof(frame), 0, 0, session_id, stream_id, INITIAL_TERM_ID, INITIAL_TERM_ID, term_length, MTU, 0);
+    receive(f, frame, length, now_ns);
+}
+
+/* A 100-byte message (a 160-byte frame) at term_offset, filled with fill. */
+static void receive_data(fixture_t *f, int32_t session_id, int32_t term_offset, uint8_t fill, int64_t now_ns)
+{
+    uint8_t payload[100];
+    memset(payload, fill, sizeof(payload));
+    uint8_t frame[256];
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, term_offset, session_id, STREAM_ID, INITIAL_TERM_ID, 0,
+        payload, sizeof(payload));
+    AA_CHECK_EQ(length, 160);
+    receive(f, frame, 132, now_ns);
+}
+
+static void receive_heartbeat(fixture_t *f, int32_t term_offset, bool end_of_stream, int64_t now_ns)
+{
+    uint8_t frame[AA_DATA_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_heartbeat(
+        frame, sizeof(frame), term_offset, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, end_of_stream);
+    AA_CHECK(!receive(f, frame, length, now_ns));   /* a keepalive: no work */
+}
+
+static aa_status_message_header_t sent_sm(const fixture_t *f, size_t i)
+{
+    aa_udp_status_message_t sm;
+    AA_CHECK_EQ(fake_wire_sent_type(&f->wire, i), AA_HDR_TYPE_SM);
+    AA_CHECK(0 == aa_udp_frame_decode_status_message(f->wire.sent[i].data, f->wire.sent[i].length, &sm));
+    AA_CHECK(aa_udp_address_equals(&f->wire.sent[i].address, &f->source));
+    return sm.header;
+}
+
+static aa_nak_header_t sent_nak(const fixture_t *f, size_t i)
+{
+    aa_nak_header_t nak;
+    AA_CHECK_EQ(fake_wire_sent_type(&f->wire, i), AA_HDR_TYPE_NAK);
+    AA_CHECK(0 == aa_udp_frame_decode_nak(f->wire.sent[i].data, f->wire.sent[i].length, &nak));
+    AA_CHECK(aa_udp_address_equals(&f->wire.sent[i].address, &f->source));
+    return nak;
+}
+
+/* ---- the endpoint ---- */
+
+static void should_ask_for_an_image_once_per_setup_of_a_subscribed_stream(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+
+    receive_setup(&f, SESSION_ID, STREAM_ID + 1, TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.services.image_requests, 0);
+
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.services.image_requests, 1);
+    AA_CHECK(f.services.last_request_endpoint == f.endpoint);
+    AA_CHECK_EQ(f.services.last_request_setup.session_id, SESSION_ID);
+    AA_CHECK_EQ(f.services.last_request_setup.stream_id, STREAM_ID);
+    AA_CHECK_EQ(f.services.last_request_setup.term_length, TERM_LENGTH);
+    AA_CHECK_EQ(f.services.last_request_setup.mtu, MTU);
+    AA_CHECK(aa_udp_address_equals(&f.services.last_request_source, &f.source));
+
+    /* the session is initialising for 1 s: repeated SETUPs do not ask again until then */
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 999 * MS);
+    AA_CHECK_EQ(f.services.image_requests, 1);
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 1000 * MS);
+    AA_CHECK_EQ(f.services.image_requests, 2);
+
+    /* a SETUP no image could be made of is an invalid packet */
+    receive_setup(&f, SESSION_ID + 1, STREAM_ID, 1000, T0 + 1001 * MS);
+    AA_CHECK_EQ(f.services.image_requests, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    fixture_close(&f);
+}
+
+static void should_ask_an_unknown_session_for_setup_once_per_second(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_status_message_header_t sm = sent_sm(&f, 0);
+    AA_CHECK(0 != (sm.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
+    AA_CHECK_EQ(sm.session_id, SESSION_ID);
+    AA_CHECK_EQ(sm.stream_id, STREAM_ID);
+    AA_CHECK_EQ(sm.receiver_id, f.endpoint->receiver_id);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
+
+    receive_data(&f, SESSION_ID, 160, 'b', T0 + 999 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    receive_data(&f, SESSION_ID, 320, 'c', T0 + 1000 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+
+    /* the pending session is forgotten once its second is up */
+    AA_CHECK_EQ(f.endpoint->sessions_count, 1);
+    aa_receive_channel_endpoint_expire_sessions(f.endpoint, T0 + 1999 * MS);
+    AA_CHECK_EQ(f.endpoint->sessions_count, 1);
+    aa_receive_channel_endpoint_expire_sessions(f.endpoint, T0 + 2000 * MS);
+    AA_CHECK_EQ(f.endpoint->sessions_count, 0);
+
+    /* nobody subscribes to this stream: dropped and counted, no SETUP asked for */
+    uint8_t frame[256];
+    uint8_t payload[4] = { 0 };
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, SESSION_ID, STREAM_ID + 1, INITIAL_TERM_ID, 0,
+        payload, sizeof(payload));
+    receive(&f, frame, length, T0 + 3000 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 4);
+    fixture_close(&f);
+}
+
+/* ---- the image ---- */
+
+static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+
+    /* the first status message goes at once, at the join position, with the window */
+    aa_publication_image_track_rebuild(f.image, T0);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_status_message_header_t sm = sent_sm(&f, 0);
+    AA_CHECK_EQ(sm.frame_header.flags, 0);
+    AA_CHECK_EQ(sm.session_id, SESSION_ID);
+    AA_CHECK_EQ(sm.stream_id, STREAM_ID);
+    AA_CHECK_EQ(sm.consumption_term_id, INITIAL_TERM_ID);
+    AA_CHECK_EQ(sm.consumption_term_offset, 0);
+    AA_CHECK_EQ(sm.receiver_window, WINDOW);
+    AA_CHECK_EQ(sm.receiver_id, f.endpoint->receiver_id);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_data(&f, SESSION_ID, 160, 'b', T0 + 2 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 160 + 132);   /* the end of the last datagram */
+    AA_CHECK_EQ(f.image->time_of_last_packet_ns, T0 + 2 * MS);
+    AA_CHECK_EQ(f.rcv_pos, 0);
+    AA_CHECK(aa_publication_image_track_rebuild(f.image, T0 + 3 * MS) > 0);
+    AA_CHECK_EQ(f.rcv_pos, 320);
+    AA_CHECK_EQ(aa_frame_length_volatile(f.image->log.term_buffers[0], 160), 132);
+    AA_CHECK_EQ(f.image->log.term_buffers[0][160 + AA_DATA_HEADER_LENGTH], 'b');
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_BYTES_RECEIVED), 2 * 132);
+
+    /* a duplicate leaves the log as it is */
+    receive_data(&f, SESSION_ID, 160, 'x', T0 + 4 * MS);
+    AA_CHECK_EQ(f.image->log.term_buffers[0][160 + AA_DATA_HEADER_LENGTH], 'b');
+
+    /* then one every 200 ms (at the scheduled position: a new one is scheduled only once the
+     * subscriber has moved window/4 past it) */
+    f.sub_pos = 320;
+    AA_CHECK_EQ(aa_publication_image_update_subscriber_positions(f.image), 1);
+    aa_publication_image_track_rebuild(f.image, T0 + SM_TIMEOUT_NS - 1);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_publication_image_track_rebuild(f.image, T0 + SM_TIMEOUT_NS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    sm = sent_sm(&f, 1);
+    AA_CHECK_EQ(sm.consumption_term_offset, 0);
+    AA_CHECK(aa_publication_image_is_drained(f.image));
+
+    /* data beyond the window past the last status message is an over-run, dropped */
+    receive_data(&f, SESSION_ID, WINDOW / 2 + TERM_LENGTH / 2, 'z', T0 + 300 * MS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS), 1);
+    AA_CHECK_EQ(f.rcv_hwm, 160 + 132);
+    fixture_close(&f);
+}
+
+static void should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    aa_publication_image_track_rebuild(f.image, T0);
+    f.wire.sent_count = 0;
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_data(&f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    int64_t t = T0 + 2 * MS;
+    aa_publication_image_track_rebuild(f.image, t);
+    AA_CHECK_EQ(f.rcv_pos, 160);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+
+    aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS - 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+    aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    aa_nak_header_t nak = sent_nak(&f, 0);
+    AA_CHECK_EQ(nak.session_id, SESSION_ID);
+    AA_CHECK_EQ(nak.stream_id, STREAM_ID);
+    AA_CHECK_EQ(nak.term_id, INITIAL_TERM_ID);
+    AA_CHECK_EQ(nak.term_offset, 160);
+    AA_CHECK_EQ(nak.length, 160);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 1);
+
+    /* still open: again after the retry delay (delay x ratio) */
+    int64_t retry = t + NAK_DELAY_NS + NAK_DELAY_NS * NAK_RETRY_RATIO;
+    aa_publication_image_track_rebuild(f.image, retry - 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 1);
+    aa_publication_image_track_rebuild(f.image, retry);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 2);
+
+    /* the retransmit fills it: rcv-pos moves past everything, no more NAKs */
+    receive_data(&f, SESSION_ID, 160, 'b', retry + 1);
+    aa_publication_image_track_rebuild(f.image, retry + 2);
+    AA_CHECK_EQ(f.rcv_pos, 480);
+    aa_publication_image_track_rebuild(f.image, retry + 100 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 2);
+    fixture_close(&f);
+}
+
+static void should_fill_a_gap_with_padding_when_unreliable(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, false, T0);
+    aa_publication_image_track_rebuild(f.image, T0);
+    f.wire.sent_count = 0;
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_data(&f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    int64_t t = T0 + 2 * MS;
+    aa_publication_image_track_rebuild(f.image, t);
+    AA_CHECK_EQ(f.rcv_pos, 160);
+    aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+    AA_CHECK(aa_frame_is_padding(f.image->log.term_buffers[0], 160));
+    aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS + 1);
+    AA_CHECK_EQ(f.rcv_pos, 480);
+    fixture_close(&f);
+}
+
+static void should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    aa_publication_image_track_rebuild(f.image, T0);
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_heartbeat(&f, 320, true, T0 + 2 * MS);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED), 1);
+    AA_CHECK_EQ(f.rcv_hwm, 320);
+    aa_publication_image_track_rebuild(f.image, T0 + 3 * MS);
+    AA_CHECK_EQ(f.image->is_end_of_stream, 0);
+    AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.image->log.metadata), INT64_MAX);
+
+    receive_data(&f, SESSION_ID, 160, 'b', T0 + 4 * MS);
+    aa_publication_image_track_rebuild(f.image, T0 + 5 * MS);
+    AA_CHECK_EQ(f.rcv_pos, 320);
+    AA_CHECK_EQ(f.image->is_end_of_stream, 1);
+    AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.image->log.metadata), 320);
+
+    /* while the conductor drains the image, its status messages carry the EOS flag */
+    f.wire.sent_count = 0;
+    aa_put_int32_release(&f.image->is_draining, 1);
+    aa_publication_image_track_rebuild(f.image, T0 + 5 * MS + SM_TIMEOUT_NS);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK(0 != (sent_sm(&f, 0).frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG));
+    fixture_close(&f);
+}
+
+static void should_cool_a_removed_image_session_down_for_a_second(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    aa_receive_channel_endpoint_remove_image(f.endpoint, f.image, T0 + 10 * MS);
+    f.wire.sent_count = 0;
+
+    /* stray data and SETUPs of the session are ignored while it cools down */
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 20 * MS);
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 20 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 0);
+    AA_CHECK_EQ(f.services.image_requests, 0);
+    AA_CHECK_EQ(f.rcv_hwm, 0);
+
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 1010 * MS);
+    AA_CHECK_EQ(f.services.image_requests, 1);
+    fixture_close(&f);
+}
+
+int main(void)
+{
+    AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
+    AA_RUN(should_ask_an_unknown_session_for_setup_once_per_second);
+    AA_RUN(should_rebuild_data_and_send_status_messages_on_their_cadence);
+    AA_RUN(should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay);
+    AA_RUN(should_fill_a_gap_with_padding_when_unreliable);
+    AA_RUN(should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived);
+    AA_RUN(should_cool_a_removed_image_session_down_for_a_second);
+    return 0;
+}

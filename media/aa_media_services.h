@@ -1,0 +1,90 @@
+/*
+ * What the media objects (IPC and network publications, publication images, send and receive
+ * channel endpoints) and the sender and receiver agents use of the driver around them, as one
+ * small interface: the system counters, the error log, the conductor's page pre-faulting, and image
+ * requests. The driver conductor provides it (aa_driver_conductor_t.services); a unit test provides
+ * its own, with counters it reads and an error log it inspects, so these objects are tested with
+ * fake transports (aa_udp_transport_bindings_t) and no conductor (see _native/tests/aa_media_fakes.h).
+ *
+ * Counting is an atomic add on the counter itself (no call), as it happens per datagram; the rest
+ * are calls through the table, made rarely.
+ *
+ * Threads: the counters and log_error may be used from any driver thread; forget_mapping runs on
+ * the conductor (which alone frees these objects); request_image runs on the receiver, which must not
+ * block: the conductor queues the request.
+ */
+#ifndef AA_MEDIA_SERVICES_H
+#define AA_MEDIA_SERVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "../_native/src/concurrent/aa_atomic.h"
+#include "../_native/src/driver/aa_system_counters.h"
+#include "../_native/src/util/aa_fs.h"
+#include "../protocols/aa_udp_protocol.h"
+
+struct aa_receive_channel_endpoint_stct;
+
+typedef struct aa_media_services_stct
+{
+    /* AA_SYSTEM_COUNTER_COUNT counter addresses, indexed by aa_system_counter_t. */
+    volatile int64_t *const *system_counters;
+    /* Passed to every function below. */
+    void *clientd;
+    /* Records an error in the distinct error log and counts it in AA_SYSTEM_COUNTER_ERRORS. */
+    void (*log_error)(void *clientd, int32_t code, const char *message);
+    /* A log mapping is about to be unmapped: stop pre-faulting it. */
+    void (*forget_mapping)(void *clientd, const aa_mapped_file_t *mapped);
+    /* A SETUP from an unknown session of a subscribed stream asks for an image (dropped and counted
+     * when the request cannot be queued: the SETUP comes again). */
+    void (*request_image)(
+        void *clientd, struct aa_receive_channel_endpoint_stct *endpoint, const aa_setup_header_t *setup,
+        const struct sockaddr_storage *source, socklen_t source_length);
+}
+aa_media_services_t;
+
+/* Counts an increment of a system counter (any driver thread). */
+static inline void aa_media_services_count(const aa_media_services_t *services, int counter, int64_t delta)
+{
+    aa_get_and_add_int64(services->system_counters[counter], delta);
+}
+
+static inline void aa_media_services_log_error(const aa_media_services_t *services, int32_t code, const char *message)
+{
+    services->log_error(services->clientd, code, message);
+}
+
+/* For an object's free: a mapping never made (or an object never given services) is skipped. */
+static inline void aa_media_services_forget_mapping(const aa_media_services_t *services, const aa_mapped_file_t *mapped)
+{
+    if (NULL != services && NULL != mapped->addr)
+    {
+        services->forget_mapping(services->clientd, mapped);
+    }
+}
+
+static inline void aa_media_services_request_image(
+    const aa_media_services_t *services, struct aa_receive_channel_endpoint_stct *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length)
+{
+    services->request_image(services->clientd, endpoint, setup, source, source_length);
+}
+
+/* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */
+static inline void aa_media_services_record_cycle(
+    const aa_media_services_t *services, int64_t cycle_ns, int64_t threshold_ns, int max_counter, int exceeded_counter)
+{
+    volatile int64_t *max_cycle = services->system_counters[max_counter];
+    if (cycle_ns > aa_get_int64_volatile(max_cycle))
+    {
+        aa_put_int64_release(max_cycle, cycle_ns);
+    }
+    if (cycle_ns > threshold_ns)
+    {
+        aa_get_and_add_int64(services->system_counters[exceeded_counter], 1);
+    }
+}
+
+#endif
