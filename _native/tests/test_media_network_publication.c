@@ -68,6 +68,7 @@ static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
         .is_exclusive = false,
         .signal_eos = true,
     };
+    AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &params.flow_control));  /* unicast */
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
