@@ -87,10 +87,9 @@ static inline int aa_cnc_driver_liveness(aa_cnc_metadata_t *m, int64_t heartbeat
 }
 
 /* The driver's last act on its CnC file: clients and new drivers see at once that it is gone. */
-static inline void aa_cnc_mark_closed(aa_cnc_metadata_t *m, aa_mpsc_rb_t *to_driver)
+static inline void aa_cnc_mark_closed(aa_mpsc_rb_t *to_driver)
 {
     aa_mpsc_rb_consumer_heartbeat_time(to_driver, AA_CNC_DRIVER_CLOSED_HEARTBEAT);
-    aa_doorbell_ring(aa_cnc_doorbell(m));
 }
 
 static inline size_t aa_cnc_computed_length(size_t total_buffers, size_t page_size)

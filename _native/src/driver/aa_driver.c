@@ -319,7 +319,7 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx, bool *join
         {
             *joined = true;
             *out = NULL;
-            close(driver->lock_fd);
+            aa_release_lock_fd(driver->lock_fd);
             free(driver);
             return 0;
         }
@@ -327,13 +327,13 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx, bool *join
             "an active media driver is already running in %s (pid %" PRId64 ", heartbeat %" PRId64 " ms ago); "
             "connect to it, stop it, or choose another directory with AERON_DIR",
             driver->ctx.aeron_dir, pid, age_ms);
-        close(driver->lock_fd);
+        aa_release_lock_fd(driver->lock_fd);
         free(driver);
         return -1;
     }
     if (aa_driver_init_locked(driver) < 0)
     {
-        close(driver->lock_fd);
+        aa_release_lock_fd(driver->lock_fd);
         free(driver);
         return -1;
     }
@@ -483,7 +483,7 @@ int aa_driver_close(aa_driver_t *driver)
     int lock_fd = driver->lock_fd;
     if (lock_fd >= 0 && aa_lock_fd(lock_fd) < 0)
     {
-        close(lock_fd);
+        aa_release_lock_fd(lock_fd);
         lock_fd = -1;
     }
     aa_driver_composite_on_close(driver);
@@ -494,7 +494,7 @@ int aa_driver_close(aa_driver_t *driver)
     }
     if (lock_fd >= 0)
     {
-        close(lock_fd);
+        aa_release_lock_fd(lock_fd);
     }
     return 0;
 }

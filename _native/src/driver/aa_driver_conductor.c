@@ -2354,7 +2354,7 @@ void aa_driver_conductor_on_close(void *state)
     aa_counters_manager_close(&conductor->counters);
     if (NULL != conductor->to_driver.consumer_heartbeat)
     {
-        aa_cnc_mark_closed(conductor->cnc, &conductor->to_driver); /* last, as Aeron's conductor does */
+        aa_cnc_mark_closed(&conductor->to_driver); /* last, as Aeron's conductor does */
     }
     aa_unmap(&conductor->cnc_file);
     aa_command_queue_close(&conductor->commands);

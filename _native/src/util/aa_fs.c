@@ -269,6 +269,12 @@ void aa_unlock_fd(int fd)
     flock(fd, LOCK_UN);
 }
 
+void aa_release_lock_fd(int fd)
+{
+    flock(fd, LOCK_UN); /* a child forked meanwhile shares the descriptor: close alone would not release it */
+    close(fd);
+}
+
 bool aa_file_exists(const char *path)
 {
     struct stat st;

@@ -33,6 +33,8 @@ int aa_lock_file_in_dir(const char *dir, const char *name);
 /* Lock again (or release) a descriptor aa_lock_file_in_dir returned. */
 int aa_lock_fd(int fd);
 void aa_unlock_fd(int fd);
+/* Release the lock and close the descriptor. */
+void aa_release_lock_fd(int fd);
 bool aa_file_exists(const char *path);
 int64_t aa_file_length(const char *path);
 /* The default aeron directory: $AERON_DIR, else /dev/shm/aeron-<user>. */
