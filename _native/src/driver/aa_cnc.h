@@ -73,6 +73,8 @@ static inline volatile int64_t *aa_cnc_pid_namespace(aa_cnc_metadata_t *m)
 #define AA_CNC_DRIVER_EXITED 3  /* its process is gone (killed, crashed) without closing */
 #define AA_CNC_DRIVER_SILENT 4  /* its heartbeat is older than the timeout */
 
+/* The one judgement of a driver's liveness (is_driver_active, a starting driver, a client): closed
+ * by its mark, exited by its pid (where checkable), else by its heartbeat's age against timeout_ms. */
 static inline int aa_cnc_driver_liveness(aa_cnc_metadata_t *m, int64_t heartbeat_ms, int64_t age_ms, int64_t timeout_ms)
 {
     if (AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms)
