@@ -50,12 +50,15 @@ from .client import (
 )
 from .context import DriverContext
 from .counters import Counter, CountersReader
-from .driver import MediaDriver, is_driver_active
-from .errors import AeronError, ClientTimeoutError, ClosedError, DriverTimeoutError
+from .driver import MediaDriver
+from .errors import AeronError, ClientTimeoutError, ClosedError, DriverNotFoundError, DriverTimeoutError
 
 # A task whose operations complete without waiting yields to the loop (and notices cancellation)
 # once per this many of them: the await cost is paid per batch, not per message.
 CHECKPOINT_INTERVAL = 256
+# connect(embedded_driver=True): a driver it finds alive may close before the client connects to
+# it; it then launches one, at most this many times in all.
+_EMBEDDED_ATTEMPTS = 3
 
 __all__ = (
     "AsyncAeron",
@@ -669,7 +672,10 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
     With `embedded_driver=True` and no live driver at the directory, a media driver is launched in
     this process (configured by `driver_context` and keyword overrides of its fields, SHARED
     threading by default) and closed when the block exits, after the client's publications and
-    subscriptions. Without a driver to connect to it raises DriverNotFoundError.
+    subscriptions. Without a driver to connect to it raises DriverNotFoundError. Processes or
+    threads that do this on one directory at the same moment end with exactly one driver (the
+    decision is taken under a lock on the directory); the others connect to it, and their clients
+    hear at once when it closes (BrokenResourceError), so its owner should leave last.
 
     `wake_spin` (seconds; 0 turns it off) bounds how long the client conductor stays awake after
     waking a waiting task, so request/response round trips do not wait for a halted CPU to wake;
@@ -700,21 +706,31 @@ class connect:  # noqa: N801 - used as `async with aeron_async.connect(...)`
         self._client: AsyncAeron | None = None
 
     def _open(self) -> AsyncAeron:
-        driver = None
-        aeron_dir = self._aeron_dir
-        if self._embedded and not is_driver_active(aeron_dir, self._timeout):
-            overrides = {"threading_mode": "SHARED", **self._overrides}
-            if aeron_dir is not None:
-                overrides["aeron_dir"] = aeron_dir
-            driver = MediaDriver.launch(self._context, **overrides)
-            aeron_dir = driver.aeron_dir
-        try:
-            client = Aeron.connect(aeron_dir, driver_timeout=self._timeout, wake_spin=self._wake_spin)
-        except BaseException:
-            if driver is not None:
-                driver.close()
-            raise
-        return AsyncAeron(client, driver)
+        if not self._embedded:
+            return AsyncAeron(self._connect(self._aeron_dir), None)
+        overrides = {"threading_mode": "SHARED", **self._overrides}
+        if self._aeron_dir is not None:
+            overrides["aeron_dir"] = self._aeron_dir
+        for attempt in range(_EMBEDDED_ATTEMPTS):
+            # None: a live driver is there (or one launched at the same moment won the directory).
+            driver = MediaDriver.launch_unless_running(self._context, **overrides)
+            aeron_dir = self._aeron_dir if driver is None else driver.aeron_dir
+            try:
+                return AsyncAeron(self._connect(aeron_dir), driver)
+            except DriverNotFoundError:
+                if driver is None and attempt + 1 < _EMBEDDED_ATTEMPTS:
+                    continue  # the driver it was to join closed in between: launch one
+                if driver is not None:
+                    driver.close()
+                raise
+            except BaseException:
+                if driver is not None:
+                    driver.close()
+                raise
+        raise AssertionError("unreachable")
+
+    def _connect(self, aeron_dir: str | None) -> Aeron:
+        return Aeron.connect(aeron_dir, driver_timeout=self._timeout, wake_spin=self._wake_spin)
 
     async def __aenter__(self) -> AsyncAeron:
         # Launching a driver creates files and connecting waits for the driver: off the loop.

@@ -53,7 +53,23 @@ class MediaDriver:
 
     @classmethod
     def launch(cls, context: DriverContext | None = None, **overrides: Any) -> MediaDriver:
-        """Start a driver. Keyword arguments override fields of `context` (see DriverContext)."""
+        """Start a driver. Keyword arguments override fields of `context` (see DriverContext).
+
+        Refuses (ConfigurationError) when a live driver owns the directory; a driver that has
+        closed, or whose process is gone, is no obstacle."""
+        driver = cls._launch(context, overrides, join=False)
+        assert driver is not None
+        return driver
+
+    @classmethod
+    def launch_unless_running(cls, context: DriverContext | None = None, **overrides: Any) -> MediaDriver | None:
+        """Start a driver unless a live one owns the directory: then return None (connect to that
+        one). Launchers racing on one directory, in threads or processes, end with exactly one
+        driver: the check and the start are one step under a lock on the directory."""
+        return cls._launch(context, overrides, join=True)
+
+    @classmethod
+    def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
         if context is None:
             context = DriverContext()
         if overrides:
@@ -67,9 +83,12 @@ class MediaDriver:
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()
             out = ffi.new("aa_driver_t **")
-            check(lib.aa_driver_launch(out, native_ctx), ConfigurationError)
+            launch = lib.aa_driver_launch_or_join if join else lib.aa_driver_launch
+            check(launch(out, native_ctx), ConfigurationError)
         finally:
             lib.aa_driver_context_free(native_ctx)
+        if out[0] == ffi.NULL:
+            return None
         return cls(out[0], aeron_dir, context)
 
     @property
@@ -103,7 +122,8 @@ class MediaDriver:
 
 
 def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:
-    """Whether a live driver (recent heartbeat) owns `aeron_dir`."""
+    """Whether a live driver owns `aeron_dir`: not when it has closed or its process is gone (in
+    this pid namespace), else when its heartbeat is at most `driver_timeout` seconds old."""
     if aeron_dir is None:
         buf = ffi.new("char[]", 4096)
         lib.aa_default_aeron_dir(buf, 4096)

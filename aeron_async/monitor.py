@@ -95,9 +95,10 @@ class CncReader:
 
 def render(reader: CncReader) -> str:
     info = reader.info()
+    age = info["driver_heartbeat_age_ms"]
     lines = [
         f"{time.strftime('%H:%M:%S')} - aeron_async driver pid {info['pid']}, "
-        f"heartbeat {info['driver_heartbeat_age_ms']} ms ago",
+        + (f"heartbeat {age} ms ago" if age >= 0 else "closed"),
         "=" * 72,
     ]
     for c in reader.counters():

@@ -135,7 +135,7 @@ def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
 
         wait_for(offer_raises, timeout=5, what="DriverTimeoutError")
         assert time.monotonic() - killed < 1.0 + 1.5
-        with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
+        with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
             client.add_subscription("aeron:ipc", 4)
         with pytest.raises(aeron_async.DriverTimeoutError):
             sub.poll(lambda d, h: None, 10)
@@ -146,6 +146,33 @@ def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
         import shutil
 
         shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+def test_hung_driver_raises_driver_timeout_within_timeout() -> None:
+    """A driver whose process still exists but does not run (SIGSTOP) is judged by its heartbeat."""
+    aeron_dir = new_aeron_dir()
+    proc = start_driver(aeron_dir)
+    try:
+        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
+        sub = client.add_subscription("aeron:ipc", 3)
+        proc.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+
+        def poll_raises() -> bool:
+            try:
+                sub.poll(lambda d, h: None, 10)
+            except aeron_async.DriverTimeoutError:
+                return True
+            return False
+
+        wait_for(poll_raises, timeout=5, what="DriverTimeoutError")
+        assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
+        with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
+            client.add_subscription("aeron:ipc", 4)
+        client.close()
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        stop_driver(proc)
 
 
 def test_driver_refuses_directory_of_live_driver(standalone_driver) -> None:

@@ -165,7 +165,7 @@ typedef struct aa_cnc_info_stct
     int64_t client_liveness_timeout_ns;
     int64_t start_timestamp_ms;
     int64_t pid;
-    int64_t driver_heartbeat_age_ms;
+    int64_t driver_heartbeat_age_ms; /* -1: the driver has closed */
 }
 aa_cnc_info_t;
 
@@ -264,6 +264,8 @@ int aa_driver_context_set_clock(
     aa_driver_context_t *ctx, aa_clock_func_t nano_time, aa_clock_func_t epoch_time, void *clientd);
 const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx);
 int aa_driver_launch(aa_driver_t **driver, aa_driver_context_t *ctx);
+/* As aa_driver_launch, but a live driver in the directory is no failure: 0 with *driver NULL. */
+int aa_driver_launch_or_join(aa_driver_t **driver, aa_driver_context_t *ctx);
 int aa_driver_do_work(aa_driver_t *driver);
 void aa_driver_idle(aa_driver_t *driver, int work_count);
 int aa_driver_close(aa_driver_t *driver);

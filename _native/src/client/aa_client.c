@@ -24,6 +24,8 @@
 #define AA_CLIENT_WAKE_SPIN_MIN_NS (10 * 1000LL)
 /* Checks of the driver heartbeat are at most a sleep + a service interval apart, plus scheduling slack. */
 #define AA_CLIENT_DRIVER_CHECK_MARGIN_MS (50LL)
+/* A heartbeat this stale makes the conductor check whether the driver's process still exists. */
+#define AA_CLIENT_DRIVER_PID_CHECK_AGE_MS (100LL)
 
 int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size)
 {
@@ -606,24 +608,53 @@ static void aa_client_keepalive(aa_client_t *client, int64_t now_ms)
     }
 }
 
+/* The state message for a client whose driver is gone, by what aa_cnc_driver_liveness found. */
+static void aa_client_describe_lost_driver(aa_client_t *client, int liveness, int64_t age_ms)
+{
+    size_t size = sizeof(client->state_message);
+    int64_t pid = client->cnc->pid;
+    switch (liveness)
+    {
+        case AA_CNC_DRIVER_CLOSED:
+            snprintf(client->state_message, size,
+                "the media driver at %s (pid %" PRId64 ") has closed; start a driver again and reconnect",
+                client->aeron_dir, pid);
+            break;
+        case AA_CNC_DRIVER_EXITED:
+            snprintf(client->state_message, size,
+                "the media driver at %s has exited without closing (pid %" PRId64 " no longer runs); "
+                "start a driver again and reconnect", client->aeron_dir, pid);
+            break;
+        default:
+            snprintf(client->state_message, size,
+                "the media driver at %s has not answered for %" PRId64 " ms (driver timeout %" PRId64 " ms); "
+                "it has stopped or hangs: restart it and reconnect", client->aeron_dir, age_ms,
+                client->driver_timeout_ms);
+            break;
+    }
+}
+
 /* Housekeeping: keepalives, registration deadlines and freeing lingering resources are not counted
  * as work, so an idle conductor backs off fully; only a lost driver counts. */
 static int aa_client_service(aa_client_t *client, int64_t now_ns)
 {
     int64_t now_ms = aa_clock_epoch_time(&client->clock);
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
-    /* Lost once the heartbeat is older than the driver timeout less the longest gap between two checks
-     * (an idle conductor sleeps between them), so that waiters hear of a dead driver within the driver
-     * timeout of its death, not up to a sleep after it. A live driver's heartbeat is at most a deep
+    /* Lost at once when the driver closed (it marks its CnC file so as its last act) or its process
+     * is gone (checked once the heartbeat is a little stale, so a live driver costs no system call);
+     * otherwise once the heartbeat is older than the driver timeout less the longest gap between two
+     * checks (an idle conductor sleeps between them), so that waiters hear of a hung driver within
+     * the driver timeout, not up to a sleep after it. A live driver's heartbeat is at most a deep
      * park (16 ms) old. */
     int64_t margin_ms = client->driver_timeout_ms / 4 < AA_CLIENT_DRIVER_CHECK_MARGIN_MS ?
         client->driver_timeout_ms / 4 : AA_CLIENT_DRIVER_CHECK_MARGIN_MS;
-    if (now_ms - heartbeat_ms >= client->driver_timeout_ms - margin_ms)
+    int64_t age_ms = now_ms - heartbeat_ms;
+    int liveness = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms || age_ms >= AA_CLIENT_DRIVER_PID_CHECK_AGE_MS ?
+        aa_cnc_driver_liveness(client->cnc, heartbeat_ms, age_ms, client->driver_timeout_ms - margin_ms) :
+        AA_CNC_DRIVER_ACTIVE;
+    if (AA_CNC_DRIVER_ACTIVE != liveness)
     {
-        snprintf(client->state_message, sizeof(client->state_message),
-            "the media driver at %s has not answered for %" PRId64 " ms (driver timeout %" PRId64 " ms); "
-            "it has stopped or hangs: restart it and reconnect", client->aeron_dir, now_ms - heartbeat_ms,
-            client->driver_timeout_ms);
+        aa_client_describe_lost_driver(client, liveness, age_ms);
         aa_put_int32_release(&client->state, AA_CLIENT_STATE_DRIVER_TIMEOUT);
         aa_client_mark_all_closed(client);
         return 1;
@@ -1154,12 +1185,29 @@ int aa_client_connect_with_clock(
         &client->counters, aa_cnc_counters_metadata_buffer(cnc), (size_t)cnc->counters_metadata_buffer_length,
         aa_cnc_counters_values_buffer(cnc), (size_t)cnc->counters_values_buffer_length);
 
-    int64_t age = aa_clock_epoch_time(&client->clock) - aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
-    if (age > client->driver_timeout_ms)
+    int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&client->to_driver);
+    int64_t age = aa_clock_epoch_time(&client->clock) - heartbeat_ms;
+    int liveness = aa_cnc_driver_liveness(cnc, heartbeat_ms, age, client->driver_timeout_ms);
+    if (AA_CNC_DRIVER_ACTIVE != liveness)
     {
-        AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,
-            "the media driver at %s is not running (its last heartbeat was %" PRId64 " ms ago, pid %" PRId64 "); "
-            "start one with `aeron-async driver`", client->aeron_dir, age, (int64_t)cnc->pid);
+        if (AA_CNC_DRIVER_CLOSED == liveness)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,
+                "the media driver at %s has closed (pid %" PRId64 "); start one with `aeron-async driver`",
+                client->aeron_dir, (int64_t)cnc->pid);
+        }
+        else if (AA_CNC_DRIVER_EXITED == liveness)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,
+                "the media driver at %s is not running (pid %" PRId64 " exited without closing it); "
+                "start one with `aeron-async driver`", client->aeron_dir, (int64_t)cnc->pid);
+        }
+        else
+        {
+            AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,
+                "the media driver at %s is not running (its last heartbeat was %" PRId64 " ms ago, pid %" PRId64 "); "
+                "start one with `aeron-async driver`", client->aeron_dir, age, (int64_t)cnc->pid);
+        }
         aa_broadcast_receiver_close(&client->to_clients);
         aa_unmap(&client->cnc_file);
         free(client);

@@ -85,7 +85,8 @@ void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
     info->client_liveness_timeout_ns = cnc->client_liveness_timeout;
     info->start_timestamp_ms = cnc->start_timestamp;
     info->pid = cnc->pid;
-    info->driver_heartbeat_age_ms = aa_epoch_clock() - aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
+    int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
+    info->driver_heartbeat_age_ms = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms;
 }
 
 static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)

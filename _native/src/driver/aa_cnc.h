@@ -3,9 +3,18 @@
  * (48 bytes used) then the to-driver ring buffer, to-clients broadcast buffer, counters metadata,
  * counters values and the distinct error log, in that order.
  *
- * Our one addition lives in the header's padding, at AA_CNC_DOORBELL_OFFSET: the driver's
- * doorbell (aa_doorbell.h). A deeply idle driver sleeps on it; clients ring it after writing a
- * command and when an offer is back-pressured or not connected. Aeron's tools ignore the padding.
+ * Our additions live in the header's padding, which Aeron's tools ignore (Aeron's newer drivers
+ * use bytes 48-51 for the file page size): at AA_CNC_DOORBELL_OFFSET the driver's doorbell
+ * (aa_doorbell.h), on which a deeply idle driver sleeps and which clients ring after writing a
+ * command and when an offer is back-pressured or not connected; at AA_CNC_PID_NAMESPACE_OFFSET the
+ * driver's pid namespace (0 where unknown, as in a CnC file written by Aeron's driver).
+ *
+ * Liveness, as Aeron has it: the driver conductor stores the epoch-ms time in the to-driver ring
+ * buffer's consumer heartbeat; a driver that closes stores Aeron's NULL_VALUE (-1) there as the
+ * last thing before it lets go of the file, and Aeron's clients and tools take -1 as "the media
+ * driver has been shutdown" (the age of -1 is older than any timeout). We add the pid: a driver
+ * whose process no longer exists in our pid namespace is dead at once; only a driver whose pid
+ * cannot be checked (another or an unknown namespace) is judged by its heartbeat's age alone.
  */
 #ifndef AA_CNC_H
 #define AA_CNC_H
@@ -15,6 +24,8 @@
 
 #include "../concurrent/aa_atomic.h"
 #include "../concurrent/aa_doorbell.h"
+#include "../concurrent/aa_mpsc_rb.h"
+#include "../util/aa_process.h"
 
 #define AA_CNC_FILE "cnc.dat"
 #define AA_CNC_VERSION_MAJOR 0
@@ -23,6 +34,9 @@
 #define AA_CNC_VERSION ((AA_CNC_VERSION_MAJOR << 16) | (AA_CNC_VERSION_MINOR << 8) | AA_CNC_VERSION_PATCH)
 #define AA_CNC_HEADER_LENGTH 128
 #define AA_CNC_DOORBELL_OFFSET 64
+#define AA_CNC_PID_NAMESPACE_OFFSET 72
+/* The consumer heartbeat of a driver that has closed: Aeron's NULL_VALUE. */
+#define AA_CNC_DRIVER_CLOSED_HEARTBEAT (-1LL)
 
 #pragma pack(push)
 #pragma pack(4)
@@ -46,6 +60,38 @@ _Static_assert(sizeof(aa_cnc_metadata_t) == 48, "cnc header is 48 bytes");
 static inline aa_doorbell_t *aa_cnc_doorbell(aa_cnc_metadata_t *m)
 {
     return (aa_doorbell_t *)((uint8_t *)m + AA_CNC_DOORBELL_OFFSET);
+}
+
+static inline volatile int64_t *aa_cnc_pid_namespace(aa_cnc_metadata_t *m)
+{
+    return (volatile int64_t *)((uint8_t *)m + AA_CNC_PID_NAMESPACE_OFFSET);
+}
+
+/* What a CnC file says of its driver. */
+#define AA_CNC_DRIVER_ACTIVE 1
+#define AA_CNC_DRIVER_CLOSED 2  /* it closed: its heartbeat is AA_CNC_DRIVER_CLOSED_HEARTBEAT */
+#define AA_CNC_DRIVER_EXITED 3  /* its process is gone (killed, crashed) without closing */
+#define AA_CNC_DRIVER_SILENT 4  /* its heartbeat is older than the timeout */
+
+/* The one judgement of a driver's liveness (is_driver_active, a starting driver, a client): closed
+ * by its mark, exited by its pid (where checkable), else by its heartbeat's age against timeout_ms. */
+static inline int aa_cnc_driver_liveness(aa_cnc_metadata_t *m, int64_t heartbeat_ms, int64_t age_ms, int64_t timeout_ms)
+{
+    if (AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms)
+    {
+        return AA_CNC_DRIVER_CLOSED;
+    }
+    if (AA_PROCESS_DEAD == aa_process_liveness(m->pid, (uint64_t)aa_get_int64_acquire(aa_cnc_pid_namespace(m))))
+    {
+        return AA_CNC_DRIVER_EXITED;
+    }
+    return age_ms <= timeout_ms ? AA_CNC_DRIVER_ACTIVE : AA_CNC_DRIVER_SILENT;
+}
+
+/* The driver's last act on its CnC file: clients and new drivers see at once that it is gone. */
+static inline void aa_cnc_mark_closed(aa_mpsc_rb_t *to_driver)
+{
+    aa_mpsc_rb_consumer_heartbeat_time(to_driver, AA_CNC_DRIVER_CLOSED_HEARTBEAT);
 }
 
 static inline size_t aa_cnc_computed_length(size_t total_buffers, size_t page_size)

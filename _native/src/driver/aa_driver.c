@@ -15,6 +15,7 @@
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../util/aa_fs.h"
+#include "../util/aa_process.h"
 
 int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid)
 {
@@ -42,7 +43,8 @@ int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_
         aa_mpsc_rb_t rb;
         if (0 == aa_mpsc_rb_init(&rb, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length))
         {
-            int64_t age = aa_epoch_clock() - aa_mpsc_rb_consumer_heartbeat_time_value(&rb);
+            int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&rb);
+            int64_t age = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms;
             if (NULL != heartbeat_age_ms)
             {
                 *heartbeat_age_ms = age;
@@ -51,7 +53,7 @@ int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_
             {
                 *pid = cnc->pid;
             }
-            result = age <= driver_timeout_ms ? 1 : 0;
+            result = AA_CNC_DRIVER_ACTIVE == aa_cnc_driver_liveness(cnc, heartbeat_ms, age, driver_timeout_ms) ? 1 : 0;
         }
     }
     aa_unmap(&mapped);
@@ -242,7 +244,49 @@ static int aa_driver_network_do_work(void *state)
     return aa_driver_sender_do_work(&driver->sender) + aa_driver_receiver_do_work(&driver->receiver);
 }
 
-int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
+/* Prepares the directory and the agents; the caller holds the directory's lock. */
+static int aa_driver_init_locked(aa_driver_t *driver)
+{
+    char path[PATH_MAX];
+    if (aa_delete_dir_contents(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE) < 0)
+    {
+        AA_APPEND_ERR("preparing the aeron directory %s", driver->ctx.aeron_dir);
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/publications", driver->ctx.aeron_dir);
+    if (aa_mkdirs(path) < 0)
+    {
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/images", driver->ctx.aeron_dir);
+    if (aa_mkdirs(path) < 0)
+    {
+        return -1;
+    }
+
+    if (aa_driver_sender_init(&driver->sender, &driver->ctx, &driver->conductor.services) < 0)
+    {
+        return -1;
+    }
+    if (aa_driver_receiver_init(&driver->receiver, &driver->ctx, &driver->conductor.services) < 0)
+    {
+        aa_driver_sender_on_close(&driver->sender);
+        return -1;
+    }
+    if (aa_driver_conductor_init(&driver->conductor, &driver->ctx, &driver->sender, &driver->receiver) < 0)
+    {
+        aa_driver_receiver_on_close(&driver->receiver);
+        aa_driver_sender_on_close(&driver->sender);
+        return -1;
+    }
+    /* Lets readers tell a driver that has exited from one they cannot check (aa_cnc.h). Our own
+     * launchers read it only after the lock is released. */
+    aa_put_int64_release(aa_cnc_pid_namespace(driver->conductor.cnc), (int64_t)aa_process_pid_namespace());
+    aa_driver_waiter_init(&driver->waiter, driver);
+    return 0;
+}
+
+int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx, bool *joined)
 {
     aa_driver_t *driver = calloc(1, sizeof(aa_driver_t));
     if (NULL == driver)
@@ -251,63 +295,53 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx)
         return -1;
     }
     driver->ctx = *ctx;
+    driver->lock_fd = -1;
     if (aa_driver_context_validate(&driver->ctx) < 0)
     {
         free(driver);
         return -1;
     }
 
-    int64_t age_ms = 0, pid = 0;
-    int active = aa_driver_is_active(driver->ctx.aeron_dir, driver->ctx.driver_timeout_ms, &age_ms, &pid);
-    if (1 == active && !driver->ctx.dir_delete_on_start)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "an active media driver is already running in %s (pid %" PRId64 ", heartbeat %" PRId64 " ms ago); "
-            "connect to it, stop it, or choose another directory with AERON_DIR",
-            driver->ctx.aeron_dir, pid, age_ms);
-        free(driver);
-        return -1;
-    }
-
-    char path[PATH_MAX];
-    if (aa_delete_dir(driver->ctx.aeron_dir) < 0 || aa_mkdirs(driver->ctx.aeron_dir) < 0)
+    /* One launcher at a time decides whether a driver runs here and, if none does, creates the CnC
+     * file: launchers racing on one directory end with one driver, the others seeing it alive. */
+    driver->lock_fd = aa_lock_file_in_dir(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE);
+    if (driver->lock_fd < 0)
     {
         AA_APPEND_ERR("preparing the aeron directory %s", driver->ctx.aeron_dir);
         free(driver);
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/publications", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    int64_t age_ms = 0, pid = 0;
+    int active = aa_driver_is_active(driver->ctx.aeron_dir, driver->ctx.driver_timeout_ms, &age_ms, &pid);
+    if (1 == active && !driver->ctx.dir_delete_on_start)
     {
+        if (NULL != joined)
+        {
+            *joined = true;
+            *out = NULL;
+            aa_release_lock_fd(driver->lock_fd);
+            free(driver);
+            return 0;
+        }
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "an active media driver is already running in %s (pid %" PRId64 ", heartbeat %" PRId64 " ms ago); "
+            "connect to it, stop it, or choose another directory with AERON_DIR",
+            driver->ctx.aeron_dir, pid, age_ms);
+        aa_release_lock_fd(driver->lock_fd);
         free(driver);
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/images", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    if (aa_driver_init_locked(driver) < 0)
     {
+        aa_release_lock_fd(driver->lock_fd);
         free(driver);
         return -1;
     }
-
-    if (aa_driver_sender_init(&driver->sender, &driver->ctx, &driver->conductor.services) < 0)
+    aa_unlock_fd(driver->lock_fd);
+    if (NULL != joined)
     {
-        free(driver);
-        return -1;
+        *joined = false;
     }
-    if (aa_driver_receiver_init(&driver->receiver, &driver->ctx, &driver->conductor.services) < 0)
-    {
-        aa_driver_sender_on_close(&driver->sender);
-        free(driver);
-        return -1;
-    }
-    if (aa_driver_conductor_init(&driver->conductor, &driver->ctx, &driver->sender, &driver->receiver) < 0)
-    {
-        aa_driver_receiver_on_close(&driver->receiver);
-        aa_driver_sender_on_close(&driver->sender);
-        free(driver);
-        return -1;
-    }
-    aa_driver_waiter_init(&driver->waiter, driver);
     *out = driver;
     return 0;
 }
@@ -444,11 +478,23 @@ int aa_driver_close(aa_driver_t *driver)
         aa_idle_strategy_close(&driver->invoker_idle_strategy);
     }
     aa_driver_waiter_close(&driver->waiter);
+    /* Held from marking the CnC file closed (the conductor's last act) until the directory is gone,
+     * so a driver starting here meanwhile waits rather than has its files deleted under it. */
+    int lock_fd = driver->lock_fd;
+    if (lock_fd >= 0 && aa_lock_fd(lock_fd) < 0)
+    {
+        aa_release_lock_fd(lock_fd);
+        lock_fd = -1;
+    }
     aa_driver_composite_on_close(driver);
     free(driver);
     if (delete_dir)
     {
         aa_delete_dir(dir);
+    }
+    if (lock_fd >= 0)
+    {
+        aa_release_lock_fd(lock_fd);
     }
     return 0;
 }

@@ -49,18 +49,27 @@ typedef struct aa_driver_stct
     aa_driver_waiter_t waiter;
     aa_idle_deep_waiter_t deep_waiter;
     bool started;
+    int lock_fd; /* <aeron dir>/AA_DRIVER_LOCK_FILE, locked while starting and while closing */
 }
 aa_driver_t;
 
+/* Drivers of this library that start or close on one directory take turns through an flock on this
+ * file in it: a driver checks for a live driver and creates its CnC file holding the lock, and holds
+ * it again from marking its CnC file closed until it has deleted the directory (if it does). */
+#define AA_DRIVER_LOCK_FILE "driver.lock"
+
 /* Checks for a live driver in the directory (fails naming its pid), prepares the directory, creates
- * the CnC file. Takes a copy of ctx. */
-int aa_driver_init(aa_driver_t **driver, const aa_driver_context_t *ctx);
+ * the CnC file. Takes a copy of ctx. With `joined` not NULL a live driver is no failure: *joined is
+ * set, *driver NULL, and 0 returned. */
+int aa_driver_init(aa_driver_t **driver, const aa_driver_context_t *ctx, bool *joined);
 int aa_driver_start(aa_driver_t *driver);
 int aa_driver_do_work(aa_driver_t *driver);
 void aa_driver_idle(aa_driver_t *driver, int work_count);
 int aa_driver_close(aa_driver_t *driver);
 
-/* Reads the CnC file in dir: 1 and the heartbeat age if a driver there is alive, 0 if not, -1 on error. */
+/* Reads the CnC file in dir: 1 if a driver there is alive, 0 if not (no CnC file, or its driver closed,
+ * its process is gone, or its heartbeat is older than the timeout: aa_cnc_driver_liveness), -1 on
+ * error; the heartbeat's age (-1 for a closed driver) and the pid where given. */
 int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid);
 
 #endif

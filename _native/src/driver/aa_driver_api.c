@@ -1,5 +1,6 @@
 /* The public driver API over the context table and aa_driver_t. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "../../include/aeron_async.h"
@@ -50,12 +51,17 @@ const char *aa_driver_context_aeron_dir(aa_driver_context_t *ctx)
     return ctx->aeron_dir;
 }
 
-int aa_driver_launch(aa_driver_t **out, aa_driver_context_t *ctx)
+static int aa_driver_launch_joining(aa_driver_t **out, aa_driver_context_t *ctx, bool *joined)
 {
     aa_driver_t *driver = NULL;
-    if (aa_driver_init(&driver, ctx) < 0)
+    if (aa_driver_init(&driver, ctx, joined) < 0)
     {
         return -1;
+    }
+    if (NULL == driver)
+    {
+        *out = NULL;
+        return 0;
     }
     if (aa_driver_start(driver) < 0)
     {
@@ -64,6 +70,17 @@ int aa_driver_launch(aa_driver_t **out, aa_driver_context_t *ctx)
     }
     *out = driver;
     return 0;
+}
+
+int aa_driver_launch(aa_driver_t **out, aa_driver_context_t *ctx)
+{
+    return aa_driver_launch_joining(out, ctx, NULL);
+}
+
+int aa_driver_launch_or_join(aa_driver_t **out, aa_driver_context_t *ctx)
+{
+    bool joined = false;
+    return aa_driver_launch_joining(out, ctx, &joined);
 }
 
 typedef struct aa_option_cursor_stct

@@ -499,6 +499,7 @@ void aa_driver_conductor_on_close(void *state)
         aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_ipc_publication_producer_position(pub));
         aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
         aa_logbuffer_set_connected(pub->log.metadata, false);
+        unlink(pub->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
         aa_ipc_publication_free(pub);
     }
     for (size_t i = 0; i < conductor->network_publications_count; i++)
@@ -507,6 +508,7 @@ void aa_driver_conductor_on_close(void *state)
         aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_network_publication_producer_position(pub));
         aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
         aa_logbuffer_set_connected(pub->log.metadata, false);
+        unlink(pub->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
         aa_network_publication_free(pub);
     }
     for (size_t i = 0; i < conductor->send_endpoints_count; i++)
@@ -518,6 +520,7 @@ void aa_driver_conductor_on_close(void *state)
         aa_publication_image_t *image = conductor->images[i];
         aa_put_int64_release(&image->log.metadata->end_of_stream_position, aa_get_int64_acquire(image->rcv_pos));
         aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+        unlink(image->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
         aa_publication_image_free(image);
     }
     for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
@@ -559,6 +562,10 @@ void aa_driver_conductor_on_close(void *state)
     aa_prefault_close(&conductor->prefault);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
+    if (NULL != conductor->to_driver.consumer_heartbeat)
+    {
+        aa_cnc_mark_closed(&conductor->to_driver); /* last, as Aeron's conductor does */
+    }
     aa_unmap(&conductor->cnc_file);
     aa_command_queue_close(&conductor->commands);
     aa_name_resolver_close(conductor->name_resolver);

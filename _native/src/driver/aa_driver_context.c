@@ -115,7 +115,8 @@ static const aa_driver_option_t aa_driver_options[] =
     { "AERON_UNTETHERED_RESTING_TIMEOUT", "aeron.untethered.resting.timeout", AA_OPT_DURATION_NS,
         AA_FIELD(untethered_resting_timeout_ns), "10s", "a dropped untethered subscriber rejoins after this" },
     { "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout", AA_OPT_DURATION_MS, AA_FIELD(driver_timeout_ms), "10s",
-        "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start)" },
+        "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start); "
+        "one that closed, or whose process is gone, is dead at once" },
     { "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions", AA_OPT_BOOL, AA_FIELD(tether_subscriptions), "true",
         "subscriptions hold publishers back (tether) unless their channel says tether=false" },
     { "AERON_REJOIN_STREAM", "aeron.rejoin.stream", AA_OPT_BOOL, AA_FIELD(rejoin_stream), "true",

@@ -1,6 +1,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -171,6 +173,106 @@ int aa_delete_dir(const char *path)
         return -1;
     }
     return 0;
+}
+
+int aa_delete_dir_contents(const char *path, const char *keep)
+{
+    DIR *dir = opendir(path);
+    if (NULL == dir)
+    {
+        AA_SET_ERR(errno, "could not open directory %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *entry;
+    char child[4096];
+    while (NULL != (entry = readdir(dir)))
+    {
+        const char *name = entry->d_name;
+        if (0 == strcmp(name, ".") || 0 == strcmp(name, "..") || (NULL != keep && 0 == strcmp(name, keep)))
+        {
+            continue;
+        }
+        if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, name) >= sizeof(child))
+        {
+            AA_SET_ERR(ENAMETOOLONG, "path too long: %s/%s", path, name);
+            rc = -1;
+            break;
+        }
+        if (unlink(child) < 0 && ENOENT != errno && aa_delete_dir(child) < 0)
+        {
+            rc = -1;
+            break;
+        }
+    }
+    closedir(dir);
+    return rc;
+}
+
+int aa_lock_file_in_dir(const char *dir, const char *name)
+{
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+    {
+        AA_SET_ERR(ENAMETOOLONG, "path too long: %s/%s", dir, name);
+        return -1;
+    }
+    for (;;)
+    {
+        if (aa_mkdirs(dir) < 0)
+        {
+            return -1;
+        }
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+        {
+            if (ENOENT == errno)
+            {
+                continue; /* the directory was deleted between mkdir and open */
+            }
+            AA_SET_ERR(errno, "could not open the lock file %s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (aa_lock_fd(fd) < 0)
+        {
+            AA_APPEND_ERR("locking %s", path);
+            close(fd);
+            return -1;
+        }
+        /* Whoever deletes the file (a driver deleting its directory on close) holds the lock while
+         * it does: a file that is gone or replaced by now was locked too late, so lock the new one. */
+        struct stat locked, current;
+        if (0 == fstat(fd, &locked) && 0 == stat(path, &current) &&
+            locked.st_dev == current.st_dev && locked.st_ino == current.st_ino)
+        {
+            return fd;
+        }
+        close(fd);
+    }
+}
+
+int aa_lock_fd(int fd)
+{
+    while (flock(fd, LOCK_EX) < 0)
+    {
+        if (EINTR != errno)
+        {
+            AA_SET_ERR(errno, "flock failed: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void aa_unlock_fd(int fd)
+{
+    flock(fd, LOCK_UN);
+}
+
+void aa_release_lock_fd(int fd)
+{
+    flock(fd, LOCK_UN); /* a child forked meanwhile shares the descriptor: close alone would not release it */
+    close(fd);
 }
 
 bool aa_file_exists(const char *path)

@@ -23,6 +23,18 @@ int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t leng
 int aa_unmap(aa_mapped_file_t *mapped);
 int aa_mkdirs(const char *path);
 int aa_delete_dir(const char *path);
+/* Delete everything in a directory but the entry named `keep` (NULL: nothing is kept). */
+int aa_delete_dir_contents(const char *path, const char *keep);
+/* Lock <dir>/<name> exclusively (flock; between threads too, as each call opens the file anew),
+ * creating the directory and the file as needed, and return its descriptor: closing it, or the
+ * process's death, releases the lock. A file deleted or replaced while this waited for it is
+ * locked again under its new inode, so whoever deletes the file must hold its lock while it does. */
+int aa_lock_file_in_dir(const char *dir, const char *name);
+/* Lock again (or release) a descriptor aa_lock_file_in_dir returned. */
+int aa_lock_fd(int fd);
+void aa_unlock_fd(int fd);
+/* Release the lock and close the descriptor. */
+void aa_release_lock_fd(int fd);
 bool aa_file_exists(const char *path);
 int64_t aa_file_length(const char *path);
 /* The default aeron directory: $AERON_DIR, else /dev/shm/aeron-<user>. */
