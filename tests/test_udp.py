@@ -347,7 +347,7 @@ NOT_APPLIED = [
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|max-resend=4", ["max-resend=4", "one range at a time"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc only", "only tether=true"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc and spies only", "only tether=true"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|group=true", ["group=true", "group=false or group=infer"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|response-endpoint=127.0.0.1:40998", ["response-endpoint", "response channels"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|tags=1001", ["tags=1001", "tagged channels"]),

@@ -13,8 +13,9 @@
 #define IPC_SUB 0x2
 #define UDP_PUB 0x4
 #define UDP_SUB 0x8
+#define SPY_SUB 0x10  /* aeron-spy:aeron:udp?...: reads a local network publication's log in place */
 #define PUB (IPC_PUB | UDP_PUB)
-#define SUB (IPC_SUB | UDP_SUB)
+#define SUB (IPC_SUB | UDP_SUB | SPY_SUB)
 #define ALL (PUB | SUB)
 #define UDP (UDP_PUB | UDP_SUB)
 
@@ -47,9 +48,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "linger", PUB, PUB, NULL, NULL },
     { "sparse", PUB | UDP_SUB, PUB | UDP_SUB, NULL, NULL },
     { "eos", PUB, PUB, NULL, NULL },
-    { "tether", SUB, IPC_SUB, aa_true,
-        "untethered subscriptions work on aeron:ipc only so far; every subscriber of a network image paces "
-        "the publisher" },
+    { "tether", SUB, IPC_SUB | SPY_SUB, aa_true,
+        "untethered subscriptions work on aeron:ipc and spies only so far; every subscriber of a network image "
+        "paces the publisher" },
     { "alias", ALL, ALL, NULL, NULL },  /* free text: the driver shows it in the channel of every counter */
     { "pub-wnd", PUB, PUB, NULL, NULL },
     { "endpoint", UDP, UDP, NULL, NULL },
@@ -65,8 +66,8 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "rejoin", SUB, 0, aa_true, "this driver always lets a subscription rejoin a stream" },
     { "group", SUB, 0, aa_group_as_done,
         "group semantics (multicast NAK delays, group flow control) come with multicast; " AA_CHANNEL_CARRIES },
-    { "ssc", PUB, 0, aa_false, "spies do not simulate a connection in this driver" },
-    { "spies-simulate-connection", PUB, 0, aa_false, "spies do not simulate a connection in this driver" },
+    { "ssc", PUB, UDP_PUB, aa_false, "spies read network publications only; an aeron:ipc publication has none" },
+    { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
     { "max-resend", UDP_PUB, 0, NULL,
         "a unicast publication resends one range at a time; max-resend applies to multicast and multi-destination-cast, "
@@ -83,8 +84,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "channel-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "channel-snd-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "media-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
-    { "control", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
-        "supported by this driver yet; " AA_CHANNEL_CARRIES },
+    /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl */
+    { "control", UDP, UDP_PUB, NULL, "control= on a subscription is a multi-destination-cast publisher's control "
+        "address, and multi-destination-cast is not supported by this driver yet; " AA_CHANNEL_CARRIES },
     { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
         "supported by this driver yet; " AA_CHANNEL_CARRIES },
     { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
@@ -139,7 +141,9 @@ static int aa_channel_check_param(const char *channel, const aa_uri_param_t *par
     if (NULL == why)
     {
         why = 0 != (support->meant & where) ? "this driver does not apply it here" :
-            (is_publication ? "it applies to subscriptions" : "it applies to publications");
+            (is_publication ? "it applies to subscriptions" :
+            (SPY_SUB == where ? "a spy reads the publication's log as it is; it applies to network subscriptions" :
+            "it applies to publications"));
     }
     if (NULL != support->as_done)
     {
@@ -153,13 +157,13 @@ static int aa_channel_check_param(const char *channel, const aa_uri_param_t *par
         }
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); only %s is accepted",
-            channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : "aeron:udp",
+            channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : (SPY_SUB == where ? "aeron-spy:aeron:udp" : "aeron:udp"),
             is_publication ? "publication" : "subscription", why, done);
         return -1;
     }
     AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
         "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); remove it",
-        channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : "aeron:udp",
+        channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : (SPY_SUB == where ? "aeron-spy:aeron:udp" : "aeron:udp"),
         is_publication ? "publication" : "subscription", why);
     return -1;
 }
@@ -167,7 +171,8 @@ static int aa_channel_check_param(const char *channel, const aa_uri_param_t *par
 int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_publication)
 {
     const bool is_ipc = AA_URI_MEDIA_IPC == uri->media;
-    const int where = is_ipc ? (is_publication ? IPC_PUB : IPC_SUB) : (is_publication ? UDP_PUB : UDP_SUB);
+    const int where = is_ipc ? (is_publication ? IPC_PUB : IPC_SUB) :
+        (is_publication ? UDP_PUB : (uri->is_spy ? SPY_SUB : UDP_SUB));
     const int other_role = is_ipc ? (is_publication ? IPC_SUB : IPC_PUB) : (is_publication ? UDP_SUB : UDP_PUB);
     for (size_t i = 0; i < uri->params_count; i++)
     {

@@ -43,11 +43,6 @@ int aa_conductor_parse_udp_channel(
     {
         unsupported = "multi-destination-cast and response channels (control-mode=)";
     }
-    else if (udp->has_explicit_control && !is_publication)
-    {
-        /* on a publication control= is the local address its socket binds (port 0: any free one) */
-        unsupported = "control= on a subscription (a multi-destination-cast publisher's control address)";
-    }
     else if (!udp->has_explicit_endpoint)
     {
         unsupported = "a UDP channel without endpoint=";
