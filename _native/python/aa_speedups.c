@@ -13,6 +13,9 @@
  *   SubscriptionBase._poll_image_messages(image_address, max_messages, fragment_limit)
  *   Message                                             a small immutable record (not GC-tracked)
  *
+ * and, in aa_poll.c, Aeron's fragment-handler polls (poll, controlled_poll, block_poll and the
+ * image forms), Header and FragmentAssembler / ControlledFragmentAssembler.
+ *
  * It links none of the core: bind(api_address, address_of, raise_last_error) hands it the table of
  * core functions (src/client/aa_fastpath.h) once at import. The GIL is held across the core calls
  * (they never block; only offers of large messages release it for the copy), and nothing is
@@ -22,14 +25,11 @@
  * calls back `self._fail(code)` (publications), `self._checked()`, `self._dispatch_image_events()`
  * and `self._client._raise_if_dead()` (subscriptions), so one exception hierarchy stays in Python.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "aa_speedups.h"
+
 #include <structmember.h>
 
-#include <stdint.h>
 #include <string.h>
-
-#include "../src/client/aa_fastpath.h"
 
 #define AA_SPEEDUPS_BATCH_CHUNK 64
 #define AA_SPEEDUPS_RELEASE_GIL_LENGTH (256 * 1024)
@@ -37,7 +37,8 @@
 /* The most messages one poll returns (its message array is kept for the subscription's life). */
 #define AA_SPEEDUPS_MAX_POLL_MESSAGES (1 << 16)
 
-static const aa_fastpath_api_t *api = NULL;
+const aa_fastpath_api_t *aa_speedups_api = NULL;
+#define api aa_speedups_api
 static PyObject *address_of = NULL;       /* callable: cffi pointer -> int address */
 static PyObject *raise_last_error = NULL; /* callable: raises the core's last error */
 
@@ -486,22 +487,10 @@ static PyTypeObject PublicationBaseType = {
 
 /* ---- SubscriptionBase ---- */
 
-typedef struct
-{
-    PyObject_HEAD
-    PyObject *ptr;
-    aa_subscription_t *native;
-    uint8_t *buffer;
-    size_t buffer_capacity;
-    aa_message_t *messages;
-    int32_t messages_capacity;
-    size_t required;
-}
-SubscriptionBaseObject;
-
 static void SubscriptionBase_dealloc(SubscriptionBaseObject *self)
 {
     Py_CLEAR(self->ptr);
+    aa_poll_subscription_clear(self);
     PyMem_Free(self->buffer);
     PyMem_Free(self->messages);
     self->buffer = NULL;
@@ -639,24 +628,29 @@ static PyObject *build_messages(SubscriptionBaseObject *self, int32_t n)
 }
 
 /* After an empty poll: a subscription closed under its owner raises why (driver or client timeout). */
-static PyObject *empty_result(SubscriptionBaseObject *self)
+int aa_speedups_raise_if_dead(SubscriptionBaseObject *self)
 {
     if (NULL != self->native && api->subscription_is_closed(self->native))
     {
         PyObject *client = PyObject_GetAttr((PyObject *)self, str_client);
         if (NULL == client)
         {
-            return NULL;
+            return -1;
         }
         PyObject *r = PyObject_CallMethodNoArgs(client, str_raise_if_dead);
         Py_DECREF(client);
         if (NULL == r)
         {
-            return NULL;
+            return -1;
         }
         Py_DECREF(r);
     }
-    return PyList_New(0);
+    return 0;
+}
+
+static PyObject *empty_result(SubscriptionBaseObject *self)
+{
+    return aa_speedups_raise_if_dead(self) < 0 ? NULL : PyList_New(0);
 }
 
 static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *image, int32_t max_messages,
@@ -704,7 +698,7 @@ static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *im
     return empty_result(self);
 }
 
-static int subscription_ready(SubscriptionBaseObject *self)
+int aa_speedups_subscription_ready(SubscriptionBaseObject *self)
 {
     if (NULL == self->native)
     {
@@ -726,7 +720,7 @@ static int subscription_ready(SubscriptionBaseObject *self)
         Py_DECREF(r);
         if (NULL == self->native)
         {
-            return subscription_ready(self);
+            return aa_speedups_subscription_ready(self);
         }
     }
     return 0;
@@ -742,7 +736,7 @@ static PyObject *SubscriptionBase_poll_messages(
     {
         return NULL;
     }
-    if (subscription_ready(self) < 0)
+    if (aa_speedups_subscription_ready(self) < 0)
     {
         return NULL;
     }
@@ -775,7 +769,7 @@ static PyObject *SubscriptionBase_poll_image_messages(
     }
     if (NULL == self->native)
     {
-        subscription_ready(self); /* raises: closed */
+        aa_speedups_subscription_ready(self); /* raises: closed */
         return NULL;
     }
     return poll_into_messages(self, image, max_messages, fragment_limit);
@@ -796,6 +790,7 @@ static PyMethodDef SubscriptionBase_methods[] = {
       METH_FASTCALL | METH_KEYWORDS,
       "_poll_image_messages(image_address, max_messages=256, fragment_limit=1<<30)\n--\n\n"
       "Whole messages of one image of this subscription (Image.poll_messages)." },
+    AA_POLL_METHODS,
     { NULL, NULL, 0, NULL },
 };
 
@@ -880,7 +875,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     {
         return NULL;
     }
-    if (PyModule_AddObjectRef(module, "Message", (PyObject *)&MessageType) < 0 ||
+    if (aa_poll_module_init(module) < 0 ||
+        PyModule_AddObjectRef(module, "Message", (PyObject *)&MessageType) < 0 ||
         PyModule_AddObjectRef(module, "PublicationBase", (PyObject *)&PublicationBaseType) < 0 ||
         PyModule_AddObjectRef(module, "SubscriptionBase", (PyObject *)&SubscriptionBaseType) < 0)
     {
