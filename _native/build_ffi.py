@@ -1,7 +1,8 @@
 """cffi build script (out-of-line API mode) for the aeron_async native core.
 
 The cdef is the block between the CDEF markers of the one public header,
-`_native/include/aeron_async.h`; the C sources are every .c file of `_native/src`, `media` and
+`_native/include/aeron_async.h`, plus the AA_ERROR_CODE_* constants of `_native/src/util/aa_error.h`
+(values filled in by the C compiler; aeron_async/errors.py reads them); the C sources are every .c file of `_native/src`, `media` and
 `protocols`. setuptools runs this through `cffi_modules` during `pip install`.
 
 Environment:
@@ -17,6 +18,7 @@ from cffi import FFI
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HEADER = ROOT / "_native" / "include" / "aeron_async.h"
+ERROR_HEADER = ROOT / "_native" / "src" / "util" / "aa_error.h"
 
 
 def cdef_text() -> str:
@@ -25,7 +27,20 @@ def cdef_text() -> str:
     if match is None:
         raise RuntimeError(f"{HEADER} has no CDEF BEGIN/END block")
     lines = [line for line in match.group(1).splitlines() if line.strip() not in ("#if AA_CDEF", "#endif")]
-    return "\n".join(lines)
+    return "\n".join(lines + error_code_cdef())
+
+
+def error_codes() -> list[str]:
+    """The names of the AA_ERROR_CODE_* constants of aa_error.h, the one list of error codes."""
+    names = re.findall(r"^#define (AA_ERROR_CODE_[A-Z0-9_]+) ", ERROR_HEADER.read_text(), re.M)
+    if not names:
+        raise RuntimeError(f"{ERROR_HEADER} defines no AA_ERROR_CODE_* constants")
+    return names
+
+
+def error_code_cdef() -> list[str]:
+    # "..." lets the C compiler supply each value, so Python reads exactly what C uses
+    return [f"#define {name} ..." for name in error_codes()]
 
 
 def sources(absolute: bool = False) -> list[str]:
@@ -63,12 +78,122 @@ def make_builder(absolute_sources: bool = False) -> FFI:
     return builder
 
 
+STUB = ROOT / "aeron_async" / "_aeron_native.pyi"
+
+_STUB_HEAD = '''"""Type stub of the cffi module aeron_async._aeron_native, generated from the cdef by
+`python _native/build_ffi.py --stub` (tests/test_package.py checks that it is current): do not edit.
+
+`ffi` is typed for what this cdef can produce: it declares no wchar_t, so ffi.string returns bytes.
+Pointers, arrays and structs are CData; their items and fields read as Python values (Any).
+CData, CBuffer, FFI and Lib exist only for type checkers (import them under TYPE_CHECKING).
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from typing_extensions import Buffer
+
+class CData:
+    def __getattr__(self, name: str) -> Any: ...
+    def __setattr__(self, name: str, value: Any) -> None: ...
+    def __getitem__(self, index: int) -> Any: ...
+    def __setitem__(self, index: int, value: Any) -> None: ...
+    def __len__(self) -> int: ...
+    def __bool__(self) -> bool: ...
+    def __int__(self) -> int: ...
+
+class CBuffer:
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int | slice) -> Any: ...
+    def __setitem__(self, index: int | slice, value: Any) -> None: ...
+
+class FFI:
+    NULL: CData
+    def new(self, cdecl: str, init: Any = ..., /) -> CData: ...
+    def cast(self, cdecl: str, value: CData | int, /) -> CData: ...
+    def string(self, cdata: CData, maxlen: int = ..., /) -> bytes: ...
+    def buffer(self, cdata: CData, size: int = ..., /) -> CBuffer: ...
+    def from_buffer(self, cdecl: str, python_buffer: Buffer, require_writable: bool = ..., /) -> CData: ...
+    def gc(self, cdata: CData, destructor: Callable[[CData], object], size: int = ..., /) -> CData: ...
+    def sizeof(self, cdecl: str | CData, /) -> int: ...
+    def addressof(self, cdata: CData, *fields_or_indexes: str | int) -> CData: ...
+    def memmove(self, dest: CData | Buffer, src: CData | Buffer, n: int, /) -> None: ...
+    def release(self, cdata: CData, /) -> None: ...
+
+ffi: FFI
+lib: Lib
+'''
+
+# C scalar types as Python sees them through cffi
+_FLOAT_TYPES = {"float", "double"}
+_BOOL_TYPES = {"bool", "_Bool"}
+_STDINT = ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+           "intptr_t", "uintptr_t", "size_t", "ssize_t")
+
+
+def stub_text() -> str:
+    """The .pyi of the compiled module: every function of the cdef with its argument names and the
+    Python types cffi converts to and from, and every integer constant."""
+    from pycparser import c_ast, c_parser
+
+    cdef = cdef_text()
+    constants = re.findall(r"^\s*#define\s+([A-Z][A-Z0-9_]*)\s", cdef, re.M)
+    text = re.sub(r"/\*.*?\*/", "", cdef, flags=re.S)
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    prelude = "typedef int bool;\n" + "".join(f"typedef int {name};\n" for name in _STDINT)
+    ast = c_parser.CParser().parse(prelude + text)
+
+    def scalar(node: c_ast.Node) -> str | None:
+        """The Python type of a by-value C type, None for a pointer, array or struct."""
+        if isinstance(node, c_ast.TypeDecl) and isinstance(node.type, c_ast.IdentifierType):
+            names = set(node.type.names)
+            if names == {"void"}:
+                return "None"
+            if names & _BOOL_TYPES:
+                return "bool"
+            if names & _FLOAT_TYPES:
+                return "float"
+            if names == {"char"}:
+                return "bytes"
+            if names & {"int", "long", "short", "unsigned", "signed", *_STDINT}:
+                return "int"
+        return None
+
+    def is_char_pointer(node: c_ast.Node) -> bool:
+        return (isinstance(node, c_ast.PtrDecl) and isinstance(node.type, c_ast.TypeDecl)
+                and isinstance(node.type.type, c_ast.IdentifierType) and node.type.type.names == ["char"])
+
+    lines = [_STUB_HEAD, "class Lib:"]
+    for name in constants:
+        lines.append(f"    {name}: int")
+    for decl in ast.ext:
+        if not isinstance(decl, c_ast.Decl) or not isinstance(decl.type, c_ast.FuncDecl):
+            continue
+        func = decl.type
+        params = ["self"]
+        for i, param in enumerate(func.args.params if func.args else []):
+            if isinstance(param, c_ast.Typename) and scalar(param.type) == "None":
+                continue  # (void)
+            kind = scalar(param.type)
+            if kind is None:
+                kind = "bytes | CData" if is_char_pointer(param.type) else "CData"
+            params.append(f"{param.name or f'arg{i}'}: {kind}")
+        result = scalar(func.type) or "CData"
+        lines.append(f"    def {decl.name}({', '.join(params)}, /) -> {result}: ...")
+    return "\n".join(lines) + "\n"
+
+
 ffibuilder = make_builder()
 
 if __name__ == "__main__":
     # Build out of tree: python _native/build_ffi.py OUTDIR  (the module lands in OUTDIR/aeron_async/)
+    # Rewrite the type stub of the module: python _native/build_ffi.py --stub
     import sys
 
+    if sys.argv[1:] == ["--stub"]:
+        STUB.write_text(stub_text())
+        sys.exit(0)
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/ffi").resolve()
     out.mkdir(parents=True, exist_ok=True)
     make_builder(absolute_sources=True).compile(tmpdir=str(out), verbose=False)

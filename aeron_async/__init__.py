@@ -42,7 +42,11 @@ from .errors import (
     StorageSpaceError,
 )
 
-__version__ = "0.1.0"
+from . import _ffi
+
+# The native core's version (AA_VERSION_STRING of _native/src/util/aa_version.h, which setup.py also
+# puts in the package metadata): one source, so the two cannot disagree.
+__version__: str = _ffi.ffi.string(_ffi.lib.aa_version()).decode()
 
 __all__ = (
     "ADMIN_ACTION",

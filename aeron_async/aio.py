@@ -29,13 +29,12 @@ import asyncio
 import collections
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
-import sniffio
 
 from ._ffi import lib
 from .client import (
@@ -120,14 +119,19 @@ class _Waker:
     async def wait(self) -> None:
         if self._closing:
             raise anyio.ClosedResourceError("closed while waiting")
-        if sniffio.current_async_library() == "asyncio":
-            # a future of the loop's own per waiting task: the wake-up resumes the task directly
-            # (cancelling one task cancels its own future only)
-            loop = asyncio.get_running_loop()
-            if self._loop is not loop:
+        loop = asyncio._get_running_loop()  # None: trio (anyio's only other backend)
+        if loop is not None and loop is not self._loop:
+            # ask anyio which library runs this task (an asyncio loop may host trio as a guest);
+            # once a loop is ours, the cheap check above is enough
+            token = anyio.lowlevel.current_token().native_token  # asyncio's token is its running loop
+            loop = token if isinstance(token, asyncio.AbstractEventLoop) else None
+            if loop is not None:
                 self._unregister()
                 loop.add_reader(self.fd, self._on_readable)
                 self._loop = loop
+        if loop is not None:
+            # a future of the loop's own per waiting task: the wake-up resumes the task directly
+            # (cancelling one task cancels its own future only)
             future = loop.create_future()
             self._futures.append(future)
             try:
@@ -189,7 +193,7 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
     def __init__(self, publication: Publication) -> None:
         self.publication = publication
         self._waker = _Waker()
-        lib.aa_publication_set_notify_fd(publication._ptr, self._waker.fd)
+        lib.aa_publication_set_notify_fd(publication._checked(), self._waker.fd)
         self._waiters = 0
         self._count = 0
         self._offer = publication.offer  # the native offer, bound once
@@ -432,7 +436,7 @@ class AsyncSubscription(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         self.max_batch = max_batch
         self._waker = _Waker()
         self._waiters = 0
-        lib.aa_subscription_set_notify_fd(subscription._ptr, self._waker.fd)
+        lib.aa_subscription_set_notify_fd(subscription._checked(), self._waker.fd)
 
     @property
     def registration_id(self) -> int:
@@ -539,6 +543,10 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         return f"<AsyncImageView session={self.image.session_id} stream={self.image.stream_id}>"
 
 
+_T = TypeVar("_T")
+_R = TypeVar("_R", AsyncPublication, AsyncSubscription)
+
+
 class AsyncAeron:
     """An async client: add publications and subscriptions. Made by `aeron_async.connect()`,
     whose `async with` owns it (and an embedded driver, if it launched one)."""
@@ -556,7 +564,7 @@ class AsyncAeron:
     def client_id(self) -> int:
         return self.client.client_id
 
-    async def _register(self, start: Callable[[], int], poll: Callable[[int], Any]) -> Any:
+    async def _register(self, start: Callable[[], int], poll: Callable[[int], _T | None]) -> _T:
         """Send a registration to the driver and wait for its answer, bounded by the driver timeout."""
         try:
             registration_id = start()
@@ -611,7 +619,7 @@ class AsyncAeron:
         )
         return self._track(AsyncSubscription(subscription, max_batch))
 
-    def _track(self, resource: Any) -> Any:
+    def _track(self, resource: _R) -> _R:
         self._resources = [r for r in self._resources if not r.is_closed]
         self._resources.append(resource)
         return resource

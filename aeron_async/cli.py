@@ -84,12 +84,20 @@ def _cmd_errors(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import command
+    from .extras import MissingExtraError
 
-    return command(args, args.bench_argv)
+    try:
+        return command(args, args.bench_argv)
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="aeron-async", description="aeron_async tools")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("driver", help="run a standalone media driver until SIGINT/SIGTERM")

@@ -11,7 +11,7 @@ import enum
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 from . import _speedups
 from ._ffi import ffi, lib
@@ -65,6 +65,8 @@ FragmentHandler = Callable[[memoryview, Header], object]
 ControlledFragmentHandler = Callable[[memoryview, Header], int]
 BlockHandler = Callable[[memoryview, int, int, int, int], object]
 _UNBOUNDED = (1 << 63) - 1
+
+_T = TypeVar("_T")
 
 
 class OfferResult(enum.IntEnum):
@@ -193,6 +195,12 @@ class Aeron:
         """Start adding a publication; returns a registration id for `poll_add_publication`."""
         return check(lib.aa_client_async_add_publication(self._checked_ptr(), _channel(channel), stream_id, exclusive))
 
+    @overload
+    def poll_add_publication(self, registration_id: int, exclusive: Literal[False] = False) -> Publication | None: ...
+    @overload
+    def poll_add_publication(self, registration_id: int, exclusive: Literal[True]) -> ExclusivePublication | None: ...
+    @overload
+    def poll_add_publication(self, registration_id: int, exclusive: bool) -> Publication | None: ...
     def poll_add_publication(self, registration_id: int, exclusive: bool = False) -> Publication | None:
         out = ffi.new("aa_publication_t **")
         rc = lib.aa_client_async_add_publication_poll(self._checked_ptr(), registration_id, out)
@@ -223,7 +231,7 @@ class Aeron:
         self._resources.append(sub)
         return sub
 
-    def _await_registration(self, poll: Callable[[], Any]) -> Any:
+    def _await_registration(self, poll: Callable[[], _T | None]) -> _T:
         deadline = time.monotonic() + self.driver_timeout + 1.0
         pause = 0.0
         while True:
@@ -305,6 +313,15 @@ class Publication(_speedups.PublicationBase):
         "max_payload_length", "term_length", "initial_term_id", "position_limit_counter_id", "channel",
         "__weakref__",
     )
+    registration_id: int
+    session_id: int
+    stream_id: int
+    max_message_length: int
+    max_payload_length: int
+    term_length: int
+    initial_term_id: int
+    position_limit_counter_id: int
+    channel: str
 
     def __init__(self, client: Aeron, ptr: Any) -> None:
         self._client = client
@@ -450,13 +467,13 @@ class Image:
         self._subscription = subscription
         info = ffi.new("aa_image_info_t *")
         lib.aa_image_describe(ptr, info)
-        self.correlation_id = info.correlation_id
-        self.session_id = info.session_id
-        self.stream_id = info.stream_id
-        self.term_length = info.term_length
-        self.mtu_length = info.mtu_length
-        self.initial_term_id = info.initial_term_id
-        self.join_position = info.join_position
+        self.correlation_id: int = info.correlation_id
+        self.session_id: int = info.session_id
+        self.stream_id: int = info.stream_id
+        self.term_length: int = info.term_length
+        self.mtu_length: int = info.mtu_length
+        self.initial_term_id: int = info.initial_term_id
+        self.join_position: int = info.join_position
         self.source_identity = ffi.string(info.source_identity).decode()
 
     def _checked(self) -> Any:
@@ -590,7 +607,7 @@ class Subscription(_speedups.SubscriptionBase):
         return ptr
 
     def _dispatch_image_events(self) -> None:
-        ptr = self._ptr
+        ptr = self._checked()
         while True:
             n = lib.aa_subscription_take_image_events(ptr, self._events, 64)
             if n == 0:
@@ -604,9 +621,9 @@ class Subscription(_speedups.SubscriptionBase):
                     if self._on_available is not None:
                         self._on_available(image)
                 else:
-                    image = self._images.pop(key, None)
-                    if image is not None and self._on_unavailable is not None:
-                        self._on_unavailable(image)
+                    gone = self._images.pop(key, None)
+                    if gone is not None and self._on_unavailable is not None:
+                        self._on_unavailable(gone)
 
     @property
     def images(self) -> list[Image]:

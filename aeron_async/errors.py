@@ -7,30 +7,41 @@ to fix it. Back pressure, not-connected and admin-action are normal outcomes, no
 
 from __future__ import annotations
 
+from typing import Final
+
 from ._ffi import ffi, lib
 
-# Driver error codes (reference 9.3) and local codes (see _native/src/util/aa_error.h).
-INVALID_CHANNEL = 1
-UNKNOWN_SUBSCRIPTION = 2
-UNKNOWN_PUBLICATION = 3
-CHANNEL_ENDPOINT_ERROR = 4
-UNKNOWN_COUNTER = 5
-UNKNOWN_COMMAND_TYPE_ID = 6
-MALFORMED_COMMAND = 7
-NOT_SUPPORTED = 8
-UNKNOWN_HOST = 9
-RESOURCE_TEMPORARILY_UNAVAILABLE = 10
-GENERIC_ERROR = 11
-STORAGE_SPACE = 12
-DRIVER_NOT_FOUND = -1000
-DRIVER_TIMEOUT = -1001
-CLIENT_TIMEOUT = -1002
-CLOSED = -1003
-INVALID_ARGUMENT = -1004
-MESSAGE_TOO_LONG = -1005
-TIMEOUT = -1006
-CONFIGURATION = -1007
+# The error codes are C's: the AA_ERROR_CODE_* constants of _native/src/util/aa_error.h (driver
+# codes of reference 9.3, and negative local ones), which build_ffi.py exports through cffi; no
+# value is written twice.
+INVALID_CHANNEL: Final[int] = lib.AA_ERROR_CODE_INVALID_CHANNEL
+UNKNOWN_SUBSCRIPTION: Final[int] = lib.AA_ERROR_CODE_UNKNOWN_SUBSCRIPTION
+UNKNOWN_PUBLICATION: Final[int] = lib.AA_ERROR_CODE_UNKNOWN_PUBLICATION
+CHANNEL_ENDPOINT_ERROR: Final[int] = lib.AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR
+UNKNOWN_COUNTER: Final[int] = lib.AA_ERROR_CODE_UNKNOWN_COUNTER
+UNKNOWN_COMMAND_TYPE_ID: Final[int] = lib.AA_ERROR_CODE_UNKNOWN_COMMAND_TYPE_ID
+MALFORMED_COMMAND: Final[int] = lib.AA_ERROR_CODE_MALFORMED_COMMAND
+NOT_SUPPORTED: Final[int] = lib.AA_ERROR_CODE_NOT_SUPPORTED
+UNKNOWN_HOST: Final[int] = lib.AA_ERROR_CODE_UNKNOWN_HOST
+RESOURCE_TEMPORARILY_UNAVAILABLE: Final[int] = lib.AA_ERROR_CODE_RESOURCE_TEMPORARILY_UNAVAILABLE
+GENERIC_ERROR: Final[int] = lib.AA_ERROR_CODE_GENERIC_ERROR
+STORAGE_SPACE: Final[int] = lib.AA_ERROR_CODE_STORAGE_SPACE
+IMAGE_REJECTED: Final[int] = lib.AA_ERROR_CODE_IMAGE_REJECTED
+PUBLICATION_REVOKED: Final[int] = lib.AA_ERROR_CODE_PUBLICATION_REVOKED
+DRIVER_NOT_FOUND: Final[int] = lib.AA_ERROR_CODE_DRIVER_NOT_FOUND
+DRIVER_TIMEOUT: Final[int] = lib.AA_ERROR_CODE_DRIVER_TIMEOUT
+CLIENT_TIMEOUT: Final[int] = lib.AA_ERROR_CODE_CLIENT_TIMEOUT
+CLOSED: Final[int] = lib.AA_ERROR_CODE_CLOSED
+INVALID_ARGUMENT: Final[int] = lib.AA_ERROR_CODE_INVALID_ARGUMENT
+MESSAGE_TOO_LONG: Final[int] = lib.AA_ERROR_CODE_MESSAGE_TOO_LONG
+TIMEOUT: Final[int] = lib.AA_ERROR_CODE_TIMEOUT
+CONFIGURATION: Final[int] = lib.AA_ERROR_CODE_CONFIGURATION
 
+
+def native_error_codes() -> dict[str, int]:
+    """Every error code the native core defines, by name (without the AA_ERROR_CODE_ prefix)."""
+    prefix = "AA_ERROR_CODE_"
+    return {name.removeprefix(prefix): int(getattr(lib, name)) for name in dir(lib) if name.startswith(prefix)}
 
 class AeronError(Exception):
     """Base of every aeron_async error. `code` is the driver or local error code."""
@@ -80,18 +91,37 @@ class RegistrationError(AeronError):
     """The driver refused to add a publication or subscription."""
 
 
-_BY_CODE: dict[int, type[AeronError]] = {
-    INVALID_CHANNEL: InvalidChannelError,
-    STORAGE_SPACE: StorageSpaceError,
-    DRIVER_NOT_FOUND: DriverNotFoundError,
-    DRIVER_TIMEOUT: DriverTimeoutError,
-    CLIENT_TIMEOUT: ClientTimeoutError,
-    CLOSED: ClosedError,
-    MESSAGE_TOO_LONG: MessageTooLongError,
-    CONFIGURATION: ConfigurationError,
-    INVALID_ARGUMENT: ConfigurationError,
+# The exception class of every native error code, by the code's name; None: the class the call
+# passes as its default (the call knows what failed: RegistrationError for a refused add, and so on).
+# tests/test_package.py checks that every AA_ERROR_CODE_* of aa_error.h has an entry here.
+CLASS_BY_CODE_NAME: Final[dict[str, type[AeronError] | None]] = {
+    "INVALID_CHANNEL": InvalidChannelError,
+    "UNKNOWN_SUBSCRIPTION": None,
+    "UNKNOWN_PUBLICATION": None,
+    "CHANNEL_ENDPOINT_ERROR": None,
+    "UNKNOWN_COUNTER": None,
+    "UNKNOWN_COMMAND_TYPE_ID": None,
+    "MALFORMED_COMMAND": None,
+    "NOT_SUPPORTED": None,
+    "UNKNOWN_HOST": None,
+    "RESOURCE_TEMPORARILY_UNAVAILABLE": None,
+    "GENERIC_ERROR": None,
+    "STORAGE_SPACE": StorageSpaceError,
+    "IMAGE_REJECTED": None,
+    "PUBLICATION_REVOKED": None,
+    "DRIVER_NOT_FOUND": DriverNotFoundError,
+    "DRIVER_TIMEOUT": DriverTimeoutError,
+    "CLIENT_TIMEOUT": ClientTimeoutError,
+    "CLOSED": ClosedError,
+    "INVALID_ARGUMENT": ConfigurationError,
+    "MESSAGE_TOO_LONG": MessageTooLongError,
+    "TIMEOUT": None,
+    "CONFIGURATION": ConfigurationError,
 }
 
+_BY_CODE: dict[int, type[AeronError]] = {
+    code: cls for name, code in native_error_codes().items() if (cls := CLASS_BY_CODE_NAME.get(name)) is not None
+}
 
 def error_for(code: int, message: str, default: type[AeronError] = AeronError) -> AeronError:
     return _BY_CODE.get(code, default)(message, code)

@@ -42,13 +42,15 @@ class Counter:
     def session_id(self) -> int | None:
         if self.type_id in _NOT_STREAM_TYPES:
             return None
-        return struct.unpack_from("<i", self.key, 8)[0]
+        session_id: int = struct.unpack_from("<i", self.key, 8)[0]
+        return session_id
 
     @property
     def stream_id(self) -> int | None:
         if self.type_id in _NOT_STREAM_TYPES:
             return None
-        return struct.unpack_from("<i", self.key, 12)[0]
+        stream_id: int = struct.unpack_from("<i", self.key, 12)[0]
+        return stream_id
 
 
 @dataclass(frozen=True, slots=True)

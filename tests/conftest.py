@@ -163,3 +163,14 @@ def stop_driver(proc: subprocess.Popen) -> str:
             raise AssertionError("driver did not stop on SIGINT")
         return out
     return proc.stdout.read()
+
+
+def readme_example(marker: str) -> str:
+    """The first ```python block of README.md that contains `marker` (the examples users copy)."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        text = f.read()
+    for block in text.split("```python\n")[1:]:
+        code = block.split("```", 1)[0]
+        if marker in code:
+            return code
+    raise AssertionError(f"README.md has no python example containing {marker!r}")

@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import aeron_async
@@ -89,18 +90,19 @@ async def test_each_variant_runs_on_the_event_loop_it_names(anyio_backend: tuple
                                                              request: pytest.FixtureRequest) -> None:
     """The asyncio, uvloop and trio variants of these tests really run on asyncio's own loop, on
     uvloop and on trio."""
-    import sniffio
+    import asyncio
+
+    import trio
     import uvloop
 
     variant = request.node.callspec.id
-    library = sniffio.current_async_library()
+    native = anyio.lowlevel.current_token().native_token  # the running loop, or trio's token
     if variant == "trio":
-        assert library == "trio"
+        assert isinstance(native, trio.lowlevel.TrioToken), type(native)
         return
-    import asyncio
-
-    assert library == "asyncio"
+    assert isinstance(native, asyncio.AbstractEventLoop), type(native)
     loop = asyncio.get_running_loop()
+    assert loop is native
     if variant == "uvloop":
         assert isinstance(loop, uvloop.Loop), type(loop)
     else:

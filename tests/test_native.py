@@ -1,5 +1,6 @@
 """The C unit and stress tests (ring buffer, broadcast buffer, counters, error log, log buffer
-appenders with many threads, URI parsing, idle strategies), built and run under ASan + UBSan."""
+appenders with many threads, URI parsing, idle strategies), built and run under ASan + UBSan.
+This is where `./dev test` runs the native suite (once); `./dev native-test` runs it alone."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #ifndef AA_CDEF
+#include "../src/util/aa_error.h"
 #include "../src/logbuffer/aa_term.h"
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
@@ -196,7 +197,11 @@ typedef struct aa_cnc_info_stct
 }
 aa_cnc_info_t;
 
-/* ---- errors ---- */
+/* ---- version: AA_VERSION_STRING of src/util/aa_version.h, the one source of the version ---- */
+const char *aa_version(void);
+
+/* ---- errors: aa_errcode() is one of the AA_ERROR_CODE_* of src/util/aa_error.h (build_ffi.py adds
+ * them to the cdef, and aeron_async/errors.py maps each to its exception class) ---- */
 int aa_errcode(void);
 const char *aa_errmsg(void);
 void aa_err_clear(void);

@@ -461,11 +461,11 @@ static PyGetSetDef PublicationBase_getset[] = {
 
 static PyMethodDef PublicationBase_methods[] = {
     { "offer", (PyCFunction)(void (*)(void))PublicationBase_offer, METH_FASTCALL | METH_KEYWORDS,
-      "offer(data, reserved_value=0)\n--\n\n"
+      "offer($self, /, data, reserved_value=0)\n--\n\n"
       "Append one message (any contiguous bytes-like object). Returns the new stream position, or a "
       "negative OfferResult: NOT_CONNECTED, BACK_PRESSURED or ADMIN_ACTION (retry), MAX_POSITION_EXCEEDED." },
     { "offer_batch", (PyCFunction)(void (*)(void))PublicationBase_offer_batch, METH_FASTCALL | METH_KEYWORDS,
-      "offer_batch(messages, reserved_value=0)\n--\n\n"
+      "offer_batch($self, /, messages, reserved_value=0)\n--\n\n"
       "Append a list (or tuple) of messages in order, each its own message, in one call. Returns how many "
       "were appended from the front (offer the rest again later), or a negative OfferResult when none was. "
       "It stops at the first message it cannot take; a message that is too long or not bytes-like raises "
@@ -783,12 +783,12 @@ static PyGetSetDef SubscriptionBase_getset[] = {
 
 static PyMethodDef SubscriptionBase_methods[] = {
     { "poll_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_messages, METH_FASTCALL | METH_KEYWORDS,
-      "poll_messages(max_messages=256, fragment_limit=1<<30)\n--\n\n"
+      "poll_messages($self, /, max_messages=256, fragment_limit=1073741824)\n--\n\n"
       "Whole messages (reassembled natively) from every image, in one native call; a list, possibly empty. "
       "At most 65,536 messages per call, whatever max_messages says." },
     { "_poll_image_messages", (PyCFunction)(void (*)(void))SubscriptionBase_poll_image_messages,
       METH_FASTCALL | METH_KEYWORDS,
-      "_poll_image_messages(image_address, max_messages=256, fragment_limit=1<<30)\n--\n\n"
+      "_poll_image_messages($self, /, image_address, max_messages=256, fragment_limit=1073741824)\n--\n\n"
       "Whole messages of one image of this subscription (Image.poll_messages)." },
     AA_POLL_METHODS,
     { NULL, NULL, 0, NULL },

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
@@ -35,8 +35,17 @@ DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
 
-QUICK = {"sizes": [32], "rounds": 1, "duration": 0.4, "warmup": 0.2, "messages": 200_000, "idle_seconds": 1.0}
-DEFAULTS = {"sizes": [32, 256, 4096], "rounds": 5, "duration": 2.0, "warmup": 1.0, "messages": 10_000_000,
+class _Preset(TypedDict):
+    sizes: list[int]
+    rounds: int
+    duration: float
+    warmup: float
+    messages: int
+    idle_seconds: float
+
+
+QUICK: _Preset = {"sizes": [32], "rounds": 1, "duration": 0.4, "warmup": 0.2, "messages": 200_000, "idle_seconds": 1.0}
+DEFAULTS: _Preset = {"sizes": [32, 256, 4096], "rounds": 5, "duration": 2.0, "warmup": 1.0, "messages": 10_000_000,
             "idle_seconds": 5.0}
 
 
@@ -184,7 +193,8 @@ class Worker:
                 rc = self.popen.wait()
                 raise BenchError(f"{self.label}: exited with status {rc} before {tag}\n{self._stderr_tail()}")
             if line.startswith(tag + " "):
-                return json.loads(line[len(tag) + 1:])
+                answer: dict[str, Any] = json.loads(line[len(tag) + 1:])
+                return answer
 
     def stop(self) -> None:
         """Ask it to stop (close its standard input)."""
@@ -398,13 +408,15 @@ def add_ratios(rows: list[dict[str, Any]], kind: str) -> None:
 
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     def row_for(kind: str, case: str, size: int, transport: str) -> dict[str, Any] | None:
-        for r in results.get(kind, []):
+        rows: list[dict[str, Any]] = results.get(kind, [])
+        for r in rows:
             if r["case"] == case and r["size"] == size and r["transport"].startswith(transport):
                 return r
         return None
 
     def peer_for(kind: str, case: str, size: int) -> dict[str, Any] | None:
-        for r in results.get(kind, []):
+        rows: list[dict[str, Any]] = results.get(kind, [])
+        for r in rows:
             if r["case"] == case and r["size"] == size and r["impl"] != "aeron_async":
                 return r
         return None
@@ -681,14 +693,23 @@ def run(cfg: Config) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..extras import MissingExtraError
+
     parser = argparse.ArgumentParser(prog="aeron-async bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return command(args, argv if argv is not None else sys.argv[1:])
+    try:
+        return command(args, argv if argv is not None else sys.argv[1:])
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
+    from ..extras import require
+
+    require("bench", "aeron-async bench")
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)

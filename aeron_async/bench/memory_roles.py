@@ -206,7 +206,7 @@ def native_alloc(spec: dict[str, Any]) -> dict[str, Any]:
         sub = client.add_subscription(spec["channel"], spec["stream"])
         pub = client.add_publication(spec["channel"], spec["stream"])
         wait_until(lambda: pub.is_connected and sub.is_connected, 30, "the publication to connect")
-        pptr, sptr = pub._ptr, sub._ptr
+        pptr, sptr = pub._checked(), sub._checked()
         payload = ffi.new("uint8_t[]", size)
         capacity = 1 << 20
         out = ffi.new("uint8_t[]", capacity)

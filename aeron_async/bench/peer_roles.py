@@ -350,8 +350,12 @@ async def _udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         await asyncio.wait_for(first, FIRST_MESSAGE_TIMEOUT)
         window.start()
         loop.call_later(window.warmup, lambda: window.begin(proto.count))
-        loop.call_later(window.warmup + window.duration,
-                        lambda: (window.end(proto.count), done.set_result(None)))
+
+        def finish() -> None:
+            window.end(proto.count)
+            done.set_result(None)
+
+        loop.call_later(window.warmup + window.duration, finish)
         await done
         if proto.wrong_size:
             raise RuntimeError(f"{proto.wrong_size} datagrams of the wrong size")
@@ -417,7 +421,12 @@ async def _udp_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
     sock = _udp_socket()
     transport, _ = await loop.create_datagram_endpoint(Echo, sock=sock)
     try:
-        stop.on_stop(lambda: loop.call_soon_threadsafe(lambda: stopped.done() or stopped.set_result(None)))
+
+        def stop_serving() -> None:
+            if not stopped.done():
+                stopped.set_result(None)
+
+        stop.on_stop(lambda: loop.call_soon_threadsafe(stop_serving))
         emit("READY", {"port": sock.getsockname()[1]})
         await stopped
         return {}

@@ -17,8 +17,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
@@ -46,7 +46,7 @@ class Stopper:
 
     def __init__(self) -> None:
         self.stopped = False
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []
         self._lock = threading.Lock()
         threading.Thread(target=self._watch, name="bench-stop", daemon=True).start()
 
@@ -65,7 +65,7 @@ class Stopper:
             except Exception:  # the loop may already be gone
                 pass
 
-    def on_stop(self, callback: Callable[[], None]) -> None:
+    def on_stop(self, callback: Callable[[], object]) -> None:
         with self._lock:
             if not self.stopped:
                 self._callbacks.append(callback)
@@ -176,7 +176,11 @@ class PingClock:
         self.end = self.warm_end + int(duration * 1e9)
 
 
-def run_backend(backend: str, fn: Callable[..., Any], *args: Any) -> Any:
+_T = TypeVar("_T")
+_Args = TypeVarTuple("_Args")
+
+
+def run_backend(backend: str, fn: Callable[[Unpack[_Args]], Awaitable[_T]], *args: Unpack[_Args]) -> _T:
     """Run an anyio coroutine function on asyncio, asyncio + uvloop or trio."""
     import anyio
 

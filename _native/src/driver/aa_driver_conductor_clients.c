@@ -1,0 +1,164 @@
+/*
+ * The conductor's clients (heartbeat counters, liveness, removal with everything they own) and the
+ * stream and channel-status counters every resource allocates.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "aa_driver_conductor_private.h"
+#include "../util/aa_error.h"
+
+/* ---- counters ---- */
+
+int32_t aa_conductor_allocate_stream_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, const char *channel, int64_t now_ms)
+{
+    uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
+    memset(key, 0, sizeof(key));
+    size_t channel_length = strlen(channel);
+    size_t key_channel_max = sizeof(key) - 20;
+    size_t key_channel_length = channel_length < key_channel_max ? channel_length : key_channel_max;
+    int32_t key_channel_length32 = (int32_t)key_channel_length;
+    memcpy(key, &registration_id, 8);
+    memcpy(key + 8, &session_id, 4);
+    memcpy(key + 12, &stream_id, 4);
+    memcpy(key + 16, &key_channel_length32, 4);
+    memcpy(key + 20, channel, key_channel_length);
+
+    char label[AA_COUNTER_LABEL_MAX_LENGTH];
+    int label_length = snprintf(
+        label, sizeof(label), "%s: %" PRId64 " %" PRId32 " %" PRId32 " %s",
+        name, registration_id, session_id, stream_id, channel);
+    label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
+
+    int32_t id = aa_counters_manager_allocate(
+        &conductor->counters, now_ms, type_id, key, 20 + key_channel_length, label, (size_t)label_length);
+    if (id >= 0)
+    {
+        aa_counter_set_registration_id(&conductor->counters, id, registration_id);
+    }
+    return id;
+}
+
+void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms)
+{
+    if (id >= 0)
+    {
+        aa_counters_manager_free(&conductor->counters, now_ms, id);
+    }
+}
+
+/* snd-channel / rcv-channel: the endpoint status (reference 3), keyed by the channel. */
+int32_t aa_conductor_allocate_channel_status_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms)
+{
+    uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
+    memset(key, 0, sizeof(key));
+    size_t channel_length = strlen(channel);
+    size_t key_channel_max = sizeof(key) - sizeof(int32_t);
+    size_t key_channel_length = channel_length < key_channel_max ? channel_length : key_channel_max;
+    int32_t key_channel_length32 = (int32_t)key_channel_length;
+    memcpy(key, &key_channel_length32, sizeof(key_channel_length32));
+    memcpy(key + sizeof(int32_t), channel, key_channel_length);
+
+    char label[AA_COUNTER_LABEL_MAX_LENGTH];
+    int label_length = snprintf(label, sizeof(label), "%s: %s", name, channel);
+    label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
+    return aa_counters_manager_allocate(
+        &conductor->counters, now_ms, type_id, key, sizeof(int32_t) + key_channel_length, label, (size_t)label_length);
+}
+
+/* ---- clients ---- */
+
+static aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id)
+{
+    for (size_t i = 0; i < conductor->clients_count; i++)
+    {
+        if (conductor->clients[i].client_id == client_id)
+        {
+            return &conductor->clients[i];
+        }
+    }
+    return NULL;
+}
+
+aa_driver_client_t *aa_conductor_get_or_add_client(aa_driver_conductor_t *conductor, int64_t client_id, int64_t now_ms)
+{
+    aa_driver_client_t *client = aa_conductor_find_client(conductor, client_id);
+    if (NULL != client)
+    {
+        return client;
+    }
+    if (AA_ARRAY_ENSURE(conductor->clients, aa_driver_client_t) < 0)
+    {
+        return NULL;
+    }
+    uint8_t key[8];
+    memcpy(key, &client_id, sizeof(client_id));
+    char label[64];
+    int label_length = snprintf(label, sizeof(label), "client-heartbeat: %" PRId64, client_id);
+    int32_t id = aa_counters_manager_allocate(
+        &conductor->counters, now_ms, AA_COUNTER_TYPE_CLIENT_HEARTBEAT, key, sizeof(key), label, (size_t)label_length);
+    if (id < 0)
+    {
+        return NULL;
+    }
+    aa_counter_set_registration_id(&conductor->counters, id, client_id);
+    volatile int64_t *heartbeat = aa_counters_manager_addr(&conductor->counters, id);
+    aa_put_int64_release(heartbeat, now_ms);
+
+    client = &conductor->clients[conductor->clients_count++];
+    client->client_id = client_id;
+    client->heartbeat_counter_id = id;
+    client->heartbeat = heartbeat;
+    return client;
+}
+
+void aa_conductor_remove_client_at(
+    aa_driver_conductor_t *conductor, size_t index, bool timed_out, int64_t now_ns, int64_t now_ms)
+{
+    int64_t client_id = conductor->clients[index].client_id;
+    for (size_t i = conductor->publication_links_count; i-- > 0;)
+    {
+        if (conductor->publication_links[i].client_id == client_id)
+        {
+            aa_conductor_remove_publication_link_at(conductor, i, now_ns);
+        }
+    }
+    for (size_t i = conductor->subscription_links_count; i-- > 0;)
+    {
+        if (conductor->subscription_links[i].client_id == client_id)
+        {
+            aa_conductor_remove_subscription_link_at(conductor, i, now_ns, now_ms);
+        }
+    }
+    aa_conductor_free_counter(conductor, conductor->clients[index].heartbeat_counter_id, now_ms);
+    conductor->clients[index] = conductor->clients[--conductor->clients_count];
+    if (timed_out)
+    {
+        aa_client_timeout_t response = { .client_id = client_id };
+        aa_conductor_transmit(conductor, AA_RESPONSE_ON_CLIENT_TIMEOUT, &response, sizeof(response));
+        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_CLIENT_TIMEOUTS], 1);
+    }
+}
+
+/* ---- liveness ---- */
+
+void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    int64_t timeout_ms = conductor->ctx->client_liveness_timeout_ns / 1000000;
+    for (size_t i = conductor->clients_count; i-- > 0;)
+    {
+        int64_t last = aa_get_int64_acquire(conductor->clients[i].heartbeat);
+        if (now_ms > last + timeout_ms)
+        {
+            char message[128];
+            snprintf(message, sizeof(message), "client %" PRId64 " timed out after %" PRId64 " ms without a heartbeat",
+                conductor->clients[i].client_id, now_ms - last);
+            aa_distinct_error_log_record(&conductor->error_log, now_ms, AA_ERROR_CODE_GENERIC_ERROR, message);
+            aa_conductor_remove_client_at(conductor, i, true, now_ns, now_ms);
+        }
+    }
+}

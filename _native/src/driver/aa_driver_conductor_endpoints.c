@@ -1,0 +1,281 @@
+/*
+ * The conductor's channels and endpoints: channel parsing (and rejection of what this driver does
+ * not carry), and the send and receive channel endpoints (sockets) shared by the publications and
+ * subscriptions of one channel, closed when the last one goes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "aa_driver_conductor_private.h"
+#include "../util/aa_error.h"
+
+int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
+{
+    if (aa_uri_parse(channel, uri) < 0)
+    {
+        return -1;
+    }
+    if (uri->is_spy)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: spy subscriptions (aeron-spy:) are not supported by this driver; it carries aeron:ipc and "
+            "unicast aeron:udp?endpoint=host:port", channel);
+        return -1;
+    }
+    return 0;
+}
+
+/* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
+int aa_conductor_parse_udp_channel(
+    aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_udp_channel_defaults_t defaults =
+    {
+        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl
+    };
+    if (aa_udp_channel_parse(out, channel, &defaults) < 0)
+    {
+        return -1;
+    }
+    aa_udp_channel_t *udp = *out;
+    const char *unsupported = NULL;
+    const char *cc = aa_uri_find_param(&udp->uri, "cc");
+    if (udp->is_multicast)
+    {
+        unsupported = "multicast";
+    }
+    else if (udp->has_explicit_control || AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
+    {
+        unsupported = "multi-destination-cast and response channels (control=, control-mode=)";
+    }
+    else if (!udp->has_explicit_endpoint)
+    {
+        unsupported = "a UDP channel without endpoint=";
+    }
+    else if (NULL != cc && 0 != strcmp(cc, "static"))
+    {
+        unsupported = "congestion control other than cc=static";
+    }
+    if (NULL != unsupported)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: %s is not supported by this driver; it carries aeron:ipc and unicast "
+            "aeron:udp?endpoint=host:port", channel, unsupported);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
+    if (is_publication && 0 == aa_udp_address_port(&udp->remote_data))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conductor_t *conductor)
+{
+    aa_loss_generator_settings_t settings =
+    {
+        &conductor->ctx->udp_receive_loss, &conductor->ctx->udp_send_loss, (uint64_t)conductor->ctx->udp_loss_seed
+    };
+    return settings;
+}
+
+/* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
+ * ownership of *udp (NULL afterwards when the endpoint kept it). */
+aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+{
+    for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+    {
+        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
+        {
+            return endpoint;
+        }
+    }
+    if (AA_ARRAY_ENSURE(conductor->send_endpoints, aa_send_channel_endpoint_t *) < 0)
+    {
+        return NULL;
+    }
+    aa_send_channel_endpoint_t *endpoint = NULL;
+    aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
+    if (aa_send_channel_endpoint_create(&endpoint, *udp, &loss, conductor) < 0)
+    {
+        return NULL;
+    }
+    *udp = NULL;
+    endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
+        conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
+    if (endpoint->status_counter_id < 0 || aa_driver_sender_proxy_add_endpoint(conductor->sender, endpoint) < 0)
+    {
+        aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+        aa_send_channel_endpoint_delete(endpoint);
+        return NULL;
+    }
+    endpoint->status = aa_counters_manager_addr(&conductor->counters, endpoint->status_counter_id);
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+    conductor->send_endpoints[conductor->send_endpoints_count++] = endpoint;
+    return endpoint;
+}
+
+/* An endpoint no publication uses any more: the sender lets go of it, then the timer frees it. */
+void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint)
+{
+    if (endpoint->refcnt > 0 || endpoint->is_closing)
+    {
+        return;
+    }
+    if (aa_driver_sender_proxy_remove_endpoint(conductor->sender, endpoint) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return; /* tried again on the next timer tick */
+    }
+    endpoint->is_closing = true;
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+}
+
+/* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
+ * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
+aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (aa_udp_channel_equals(endpoint->channel, *udp))
+        {
+            if (endpoint->is_closing)
+            {
+                /* Closing, but its socket is still bound: take it back rather than fail to bind the
+                 * port again. The receiver gets it back after the removal (its queue is in order). */
+                if (aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
+                {
+                    return NULL;
+                }
+                endpoint->is_closing = false;
+                aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+            }
+            return endpoint;
+        }
+    }
+    aa_receive_channel_endpoint_params_t params =
+    {
+        .window_length = (int32_t)ctx->rcv_initial_window_length,
+        .nak_delay_ns = ctx->nak_unicast_delay_ns,
+        .is_reliable = ctx->reliable_stream,
+    };
+    if ((*udp)->receiver_window_length > 0)
+    {
+        params.window_length = (*udp)->receiver_window_length;
+    }
+    if (aa_uri_get_duration_ns(&(*udp)->uri, "nak-delay", &params.nak_delay_ns) < 0 ||
+        aa_uri_get_bool(&(*udp)->uri, "reliable", &params.is_reliable) < 0)
+    {
+        return NULL;
+    }
+    if (aa_receiver_window_validate_initial(params.window_length, (*udp)->socket_rcvbuf_length) < 0)
+    {
+        AA_APPEND_ERR("channel %s: rcv-wnd", channel);
+        return NULL;
+    }
+    if (AA_ARRAY_ENSURE(conductor->receive_endpoints, aa_receive_channel_endpoint_t *) < 0)
+    {
+        return NULL;
+    }
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
+    if (aa_receive_channel_endpoint_create(&endpoint, *udp, &params, &loss, conductor) < 0)
+    {
+        return NULL;
+    }
+    *udp = NULL;
+    endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVE_CHANNEL_STATUS, "rcv-channel", channel, now_ms);
+    if (endpoint->status_counter_id < 0 || aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
+    {
+        aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+        aa_receive_channel_endpoint_delete(endpoint);
+        return NULL;
+    }
+    endpoint->status = aa_counters_manager_addr(&conductor->counters, endpoint->status_counter_id);
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+    conductor->receive_endpoints[conductor->receive_endpoints_count++] = endpoint;
+    return endpoint;
+}
+
+/* An endpoint no subscription uses any more: its images go, then the receiver lets go of it. */
+void aa_conductor_release_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, int64_t now_ns, int64_t now_ms)
+{
+    if (endpoint->refcnt > 0 || endpoint->is_closing)
+    {
+        return;
+    }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        if (image->endpoint == endpoint && AA_PUBLICATION_IMAGE_STATE_LINGER != image->state)
+        {
+            aa_conductor_image_begin_linger(conductor, image, now_ns, now_ms);
+            if (AA_PUBLICATION_IMAGE_STATE_LINGER != image->state)
+            {
+                return; /* tried again on the next timer tick */
+            }
+        }
+    }
+    if (aa_driver_receiver_proxy_remove_endpoint(conductor->receiver, endpoint) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    endpoint->conductor_removals++;
+    endpoint->is_closing = true;
+    aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
+}
+
+/* ---- timers ---- */
+
+void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t now_ms)
+{
+    for (size_t i = conductor->send_endpoints_count; i-- > 0;)
+    {
+        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+        if (!endpoint->is_closing)
+        {
+            aa_conductor_release_send_endpoint(conductor, endpoint);
+        }
+        else if (1 == aa_get_int32_acquire(&endpoint->has_sender_released))
+        {
+            aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+            conductor->send_endpoints[i] = conductor->send_endpoints[--conductor->send_endpoints_count];
+            aa_send_channel_endpoint_delete(endpoint);
+        }
+    }
+}
+
+void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    for (size_t i = conductor->receive_endpoints_count; i-- > 0;)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (!endpoint->is_closing)
+        {
+            aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
+        }
+        else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
+            0 == endpoint->image_refs)
+        {
+            aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
+            conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];
+            aa_receive_channel_endpoint_delete(endpoint);
+        }
+    }
+}

@@ -1,0 +1,368 @@
+/*
+ * The conductor's publication images: created when the receiver sees a SETUP of a subscribed stream,
+ * linked to the matching subscriptions, drained when their publisher goes or falls silent, and
+ * freed once the receiver has let go of them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aa_driver_conductor_private.h"
+#include "../util/aa_clock.h"
+#include "../util/aa_error.h"
+
+/* The receiver writes up to an image's high-water mark: its mapping is populated ahead of that. */
+static int64_t aa_conductor_image_prefault_position(const void *image)
+{
+    return aa_get_int64_volatile(((const aa_publication_image_t *)image)->rcv_hwm);
+}
+
+bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image)
+{
+    return link->endpoint == image->endpoint && link->stream_id == image->stream_id &&
+        (!link->has_session_id || link->session_id == image->session_id);
+}
+
+/* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
+void aa_conductor_link_image_subscriber(
+    aa_driver_conductor_t *conductor, aa_publication_image_t *image, aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms)
+{
+    if (NULL != aa_publication_image_find_subscriber(image, link->registration_id))
+    {
+        return;
+    }
+    int32_t counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, image->session_id,
+        image->stream_id, link->channel, now_ms);
+    if (counter_id < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
+    char suffix[48];
+    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
+    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
+    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
+    aa_put_int64_release(value, join_position);
+    if (aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+    aa_conductor_send_available_image(
+        conductor, image->correlation_id, image->session_id, image->stream_id, link->registration_id, counter_id,
+        image->log_path, image->source_identity);
+}
+
+/* The image goes away: its subscribers are told, their counters freed, and the receiver asked to
+ * let go of it (the conductor frees it once the receiver did). */
+void aa_conductor_image_begin_linger(aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ns, int64_t now_ms)
+{
+    if (aa_driver_receiver_proxy_remove_image(conductor->receiver, image) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return; /* tried again on the next timer tick */
+    }
+    const char *channel = image->endpoint->channel->canonical_form;
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        aa_subscriber_position_t *s = &image->subscribers[i];
+        for (size_t j = 0; j < conductor->subscription_links_count; j++)
+        {
+            if (conductor->subscription_links[j].registration_id == s->subscription_registration_id)
+            {
+                channel = conductor->subscription_links[j].channel;
+                break;
+            }
+        }
+        aa_conductor_send_unavailable_image(
+            conductor, image->correlation_id, s->subscription_registration_id, image->stream_id, channel);
+        aa_conductor_free_counter(conductor, s->counter_id, now_ms);
+    }
+    image->subscribers_count = 0;
+    aa_put_int32_release(&image->is_draining, 1);
+    image->state = AA_PUBLICATION_IMAGE_STATE_LINGER;
+    image->time_of_last_state_change_ns = now_ns;
+}
+
+static void aa_conductor_image_begin_draining(aa_publication_image_t *image, int64_t now_ns)
+{
+    aa_put_int32_release(&image->is_draining, 1);
+    image->state = AA_PUBLICATION_IMAGE_STATE_DRAINING;
+    image->time_of_last_state_change_ns = now_ns;
+}
+
+static void aa_conductor_free_image(aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ms)
+{
+    aa_conductor_free_counter(conductor, image->rcv_hwm_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, image->rcv_pos_counter_id, now_ms);
+    for (size_t i = 0; i < image->subscribers_count; i++)
+    {
+        aa_conductor_free_counter(conductor, image->subscribers[i].counter_id, now_ms);
+    }
+    conductor->bytes_mapped -= (int64_t)image->mapped.length;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if ('\0' != image->log_path[0] && unlink(image->log_path) < 0 && ENOENT != errno)
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
+    }
+    if (NULL != image->endpoint)
+    {
+        image->endpoint->image_refs--;
+    }
+    aa_publication_image_free(image);
+}
+
+typedef struct aa_create_image_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    aa_setup_header_t setup;
+    struct sockaddr_storage source;
+    socklen_t source_length;
+}
+aa_create_image_args_t;
+
+static void aa_conductor_create_publication_image(aa_driver_conductor_t *conductor, const aa_create_image_args_t *args)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_receive_channel_endpoint_t *endpoint = args->endpoint;
+    const aa_setup_header_t *setup = &args->setup;
+    int64_t now_ns = aa_nano_clock();
+    int64_t now_ms = aa_epoch_clock();
+    if (endpoint->is_closing)
+    {
+        return;
+    }
+    for (size_t i = 0; i < conductor->images_count; i++)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        if (image->endpoint == endpoint && image->session_id == setup->session_id &&
+            image->stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
+        {
+            return;
+        }
+    }
+    bool has_subscriber = false;
+    for (size_t i = 0; i < conductor->subscription_links_count && !has_subscriber; i++)
+    {
+        aa_subscription_link_t *link = &conductor->subscription_links[i];
+        has_subscriber = link->endpoint == endpoint && link->stream_id == setup->stream_id &&
+            (!link->has_session_id || link->session_id == setup->session_id);
+    }
+    if (!has_subscriber)
+    {
+        return;
+    }
+
+    char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    if (aa_udp_address_format(source, sizeof(source), &args->source) < 0)
+    {
+        snprintf(source, sizeof(source), "%s", "unknown");
+    }
+    int32_t window_length = aa_receiver_window_length(endpoint->params.window_length, setup->term_length);
+    int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
+    if (aa_logbuffer_check_term_length(setup->term_length) < 0 ||
+        aa_receiver_window_validate_mtu(setup->mtu, window_length) < 0)
+    {
+        char message[512];
+        snprintf(message, sizeof(message), "SETUP from %s for session %" PRId32 " stream %" PRId32 " rejected: %s",
+            source, setup->session_id, setup->stream_id, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        return;
+    }
+    if (term_count < 0 || setup->term_offset < 0 || setup->term_offset > setup->term_length ||
+        0 != (setup->term_offset % AA_LOGBUFFER_FRAME_ALIGNMENT))
+    {
+        char message[256];
+        snprintf(message, sizeof(message),
+            "SETUP from %s for session %" PRId32 " stream %" PRId32 " rejected: its position (term %" PRId32
+            ", offset %" PRId32 ") is not a position of a stream starting at term %" PRId32,
+            source, setup->session_id, setup->stream_id, setup->active_term_id, setup->term_offset,
+            setup->initial_term_id);
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        return;
+    }
+    if (AA_ARRAY_ENSURE(conductor->images, aa_publication_image_t *) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        return;
+    }
+
+    int64_t correlation_id = aa_mpsc_rb_next_correlation_id(&conductor->to_driver);
+    aa_publication_image_t *image = calloc(1, sizeof(aa_publication_image_t));
+    if (NULL == image)
+    {
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory creating an image");
+        return;
+    }
+    image->rcv_hwm_counter_id = -1;
+    image->rcv_pos_counter_id = -1;
+    aa_publication_image_params_t params =
+    {
+        .correlation_id = correlation_id,
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .initial_term_id = setup->initial_term_id,
+        .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .window_length = window_length,
+        .status_message_timeout_ns = ctx->status_message_timeout_ns,
+        .nak_delay_ns = endpoint->params.nak_delay_ns,
+        .nak_retry_delay_ratio = ctx->nak_unicast_retry_delay_ratio,
+        .is_reliable = endpoint->params.is_reliable,
+    };
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = correlation_id,
+        .initial_term_id = setup->initial_term_id,
+        .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .publication_window_length = 0,
+        .receiver_window_length = window_length,
+        .linger_timeout_ns = ctx->publication_linger_timeout_ns,
+        .sparse = ctx->term_buffer_sparse_file,
+        .tether = true,
+        .reliable = endpoint->params.is_reliable,
+        .signal_eos = true,
+        .group = false,
+        .spies_simulate_connection = false,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    if (aa_publication_image_init(image, &params, now_ns, conductor) < 0 ||
+        aa_conductor_create_log(
+            conductor, "images", &log_params, image->log_path, sizeof(image->log_path), &image->mapped, &image->log) < 0)
+    {
+        char message[512];
+        snprintf(message, sizeof(message), "creating the image of session %" PRId32 " stream %" PRId32 " from %s: %s",
+            setup->session_id, setup->stream_id, source, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, message);
+        image->log_path[0] = '\0';
+        aa_publication_image_free(image);
+        return;
+    }
+    image->endpoint = endpoint;
+    image->control_address = args->source;
+    image->control_address_length = args->source_length;
+    snprintf(image->source_identity, sizeof(image->source_identity), "%s", source);
+    image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
+    image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
+    conductor->bytes_mapped += (int64_t)image->mapped.length;
+    endpoint->image_refs++;
+
+    const char *channel = endpoint->channel->canonical_form;
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        if (conductor->subscription_links[i].endpoint == endpoint)
+        {
+            channel = conductor->subscription_links[i].channel;
+            break;
+        }
+    }
+    image->rcv_hwm_counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVER_HWM, "rcv-hwm", correlation_id, setup->session_id, setup->stream_id,
+        channel, now_ms);
+    image->rcv_pos_counter_id = image->rcv_hwm_counter_id < 0 ? -1 : aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_RECEIVER_POSITION, "rcv-pos", correlation_id, setup->session_id, setup->stream_id,
+        channel, now_ms);
+    if (image->rcv_pos_counter_id < 0 || aa_driver_receiver_proxy_add_image(conductor->receiver, image) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        aa_conductor_free_image(conductor, image, now_ms);
+        return;
+    }
+    image->rcv_hwm = aa_counters_manager_addr(&conductor->counters, image->rcv_hwm_counter_id);
+    image->rcv_pos = aa_counters_manager_addr(&conductor->counters, image->rcv_pos_counter_id);
+    aa_put_int64_release(image->rcv_hwm, image->join_position);
+    aa_put_int64_release(image->rcv_pos, image->join_position);
+    conductor->images[conductor->images_count++] = image;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if (image->mapped.allocated)
+    {
+        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->term_length, image->join_position,
+            aa_conductor_image_prefault_position, image);
+    }
+
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        aa_subscription_link_t *link = &conductor->subscription_links[i];
+        if (aa_conductor_link_matches_image(link, image))
+        {
+            aa_conductor_link_image_subscriber(conductor, image, link, image->join_position, now_ns, now_ms);
+        }
+    }
+}
+
+/* Runs on the conductor: the command the receiver queued. */
+static void aa_conductor_on_create_publication_image(void *agent, const void *args)
+{
+    aa_conductor_create_publication_image(agent, args);
+}
+
+void aa_driver_conductor_proxy_create_publication_image(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
+    const struct sockaddr_storage *source, socklen_t source_length)
+{
+    aa_create_image_args_t args;
+    memset(&args, 0, sizeof(args));
+    args.endpoint = endpoint;
+    args.setup = *setup;
+    args.source = *source;
+    args.source_length = source_length;
+    if (!aa_command_queue_offer(&conductor->commands, aa_conductor_on_create_publication_image, &args, sizeof(args)))
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_CONDUCTOR_PROXY_FAILS, 1);
+        return;
+    }
+    aa_doorbell_ring(aa_cnc_doorbell(conductor->cnc)); /* the conductor may be sleeping deeply */
+}
+
+
+/* ---- timers ---- */
+
+void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    int64_t liveness_timeout_ns = conductor->ctx->image_liveness_timeout_ns;
+    int64_t drain_linger_ns = 5 * conductor->ctx->status_message_timeout_ns;
+    for (size_t i = conductor->images_count; i-- > 0;)
+    {
+        aa_publication_image_t *image = conductor->images[i];
+        switch (image->state)
+        {
+            case AA_PUBLICATION_IMAGE_STATE_ACTIVE:
+                if (0 == image->subscribers_count || 1 == aa_get_int32_acquire(&image->is_end_of_stream) ||
+                    now_ns > aa_get_int64_acquire(&image->time_of_last_packet_ns) + liveness_timeout_ns)
+                {
+                    aa_conductor_image_begin_draining(image, now_ns);
+                }
+                break;
+
+            case AA_PUBLICATION_IMAGE_STATE_DRAINING:
+                if (0 == image->subscribers_count ||
+                    (aa_publication_image_is_drained(image) && now_ns > image->time_of_last_state_change_ns + drain_linger_ns) ||
+                    now_ns > image->time_of_last_state_change_ns + liveness_timeout_ns)
+                {
+                    aa_conductor_image_begin_linger(conductor, image, now_ns, now_ms);
+                }
+                break;
+
+            case AA_PUBLICATION_IMAGE_STATE_LINGER:
+                if (1 == aa_get_int32_acquire(&image->has_receiver_released))
+                {
+                    conductor->images[i] = conductor->images[--conductor->images_count];
+                    aa_conductor_free_image(conductor, image, now_ms);
+                }
+                break;
+        }
+    }
+}

@@ -1,0 +1,128 @@
+/*
+ * The driver conductor's own files share this header; nothing outside aa_driver_conductor*.c includes
+ * it. The conductor is split by resource:
+ *
+ *   aa_driver_conductor.c                the duty cycle, command dispatch, timers, responses to
+ *                                        clients, log-buffer creation, init and close
+ *   aa_driver_conductor_clients.c        clients (heartbeats, liveness, removal) and the stream and
+ *                                        channel-status counters every resource allocates
+ *   aa_driver_conductor_publications.c   IPC and network publications: channel parameters, session
+ *                                        ids, creation, links, linger and the untethered subscribers
+ *   aa_driver_conductor_endpoints.c      channel parsing and the send and receive channel endpoints
+ *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
+ *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
+ *
+ * Everything here runs on the conductor thread only.
+ */
+#ifndef AA_DRIVER_CONDUCTOR_PRIVATE_H
+#define AA_DRIVER_CONDUCTOR_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aa_driver_conductor.h"
+#include "../../../protocols/aa_control_protocol.h"
+#include "../logbuffer/aa_logbuffer.h"
+#include "../uri/aa_uri.h"
+
+#define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
+
+/* Makes room for one more element in a conductor table (AA_DECLARE_ARRAY): 0, or -1 on out of memory. */
+#define AA_ARRAY_ENSURE(array, type) \
+    ((array##_count < array##_capacity) ? 0 : aa_conductor_array_grow((void **)&array, &array##_capacity, sizeof(type)))
+
+int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size);
+
+/* ---- responses to clients (aa_driver_conductor.c) ---- */
+
+void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *msg, size_t length);
+void aa_conductor_on_operation_success(aa_driver_conductor_t *conductor, int64_t correlation_id);
+void aa_conductor_send_available_image(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t session_id, int32_t stream_id,
+    int64_t subscription_registration_id, int32_t position_counter_id, const char *log_path, const char *source_identity);
+void aa_conductor_send_unavailable_image(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t subscription_registration_id, int32_t stream_id,
+    const char *channel);
+
+/* ---- log buffers (aa_driver_conductor.c) ---- */
+
+/* Creates the log buffer of a publication or an image: <aeron_dir>/<folder>/<correlation_id>.logbuffer
+ * (folder "publications" or "images"), sized for params->term_length, checked against the usable
+ * storage, created sparse or not as params->sparse says, mapped, and its metadata written. The
+ * caller fills the stream's fields of params; the driver-wide ones (page size, untethered timeouts,
+ * rejoin) are filled here from the context. On failure nothing is left on disk and *mapped is unset. */
+int aa_conductor_create_log(
+    aa_driver_conductor_t *conductor, const char *folder, aa_logbuffer_init_params_t *params, char *log_path,
+    size_t log_path_length, aa_mapped_file_t *mapped, aa_mapped_log_t *log);
+
+/* ---- counters and clients (aa_driver_conductor_clients.c) ---- */
+
+/* A per-stream counter (pub-lmt, snd-pos, rcv-hwm, sub-pos, ...) keyed and labelled as Aeron does. */
+int32_t aa_conductor_allocate_stream_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, const char *channel, int64_t now_ms);
+/* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
+int32_t aa_conductor_allocate_channel_status_counter(
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);
+/* Frees a counter; a negative id (never allocated) is ignored. */
+void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms);
+
+aa_driver_client_t *aa_conductor_get_or_add_client(aa_driver_conductor_t *conductor, int64_t client_id, int64_t now_ms);
+/* Removes a client with its publication and subscription links (timed_out: tells clients it timed out). */
+void aa_conductor_remove_client_at(
+    aa_driver_conductor_t *conductor, size_t index, bool timed_out, int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+
+/* ---- publications (aa_driver_conductor_publications.c) ---- */
+
+int aa_conductor_on_add_publication(
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel, bool is_exclusive,
+    int64_t now_ns, int64_t now_ms);
+int aa_conductor_on_remove_publication(
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns);
+void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ns);
+/* Links an IPC subscription to an IPC publication of its stream (a sub-pos counter, an image). */
+void aa_conductor_link_subscriber(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+
+/* ---- channels and endpoints (aa_driver_conductor_endpoints.c) ---- */
+
+int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri);
+/* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
+int aa_conductor_parse_udp_channel(
+    aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out);
+aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms);
+void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint);
+aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms);
+void aa_conductor_release_receive_endpoint(
+    aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t now_ms);
+void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+
+/* ---- images (aa_driver_conductor_images.c) ---- */
+
+bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image);
+void aa_conductor_link_image_subscriber(
+    aa_driver_conductor_t *conductor, aa_publication_image_t *image, aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms);
+void aa_conductor_image_begin_linger(
+    aa_driver_conductor_t *conductor, aa_publication_image_t *image, int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+
+/* ---- subscriptions (aa_driver_conductor_subscriptions.c) ---- */
+
+int aa_conductor_on_add_subscription(
+    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const char *channel, int64_t now_ns,
+    int64_t now_ms);
+int aa_conductor_on_remove_subscription(
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns, int64_t now_ms);
+void aa_conductor_remove_subscription_link_at(
+    aa_driver_conductor_t *conductor, size_t index, int64_t now_ns, int64_t now_ms);
+
+#endif

@@ -1,0 +1,6 @@
+#include "aa_version.h"
+
+const char *aa_version(void)
+{
+    return AA_VERSION_STRING;
+}
