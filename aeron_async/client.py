@@ -61,8 +61,8 @@ class ControlledPollAction(enum.IntEnum):
     CONTINUE = _speedups.CONTINUE
 
 
-FragmentHandler = Callable[[memoryview, Header], object]
-ControlledFragmentHandler = Callable[[memoryview, Header], int]
+FragmentHandler = Callable[[memoryview, _speedups.Header], object]
+ControlledFragmentHandler = Callable[[memoryview, _speedups.Header], int]
 BlockHandler = Callable[[memoryview, int, int, int, int], object]
 _UNBOUNDED = (1 << 63) - 1
 
@@ -485,18 +485,6 @@ class Image:
     def position(self) -> int:
         return lib.aa_image_position(self._checked())
 
-    @property
-    def is_closed(self) -> bool:
-        return self._subscription._ptr is None or bool(lib.aa_image_is_closed(self._ptr))
-
-    @property
-    def is_end_of_stream(self) -> bool:
-        return self._subscription._ptr is None or bool(lib.aa_image_is_end_of_stream(self._ptr))
-
-    @property
-    def end_of_stream_position(self) -> int:
-        return lib.aa_image_end_of_stream_position(self._checked())
-
     @position.setter
     def position(self, position: int) -> None:
         """Move the subscriber position: forward to a frame boundary within the data received in the
@@ -511,6 +499,18 @@ class Image:
             if isinstance(error, ClosedError):
                 raise error
             raise InvalidPositionError(str(error), error.code)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._subscription._ptr is None or bool(lib.aa_image_is_closed(self._ptr))
+
+    @property
+    def is_end_of_stream(self) -> bool:
+        return self._subscription._ptr is None or bool(lib.aa_image_is_end_of_stream(self._ptr))
+
+    @property
+    def end_of_stream_position(self) -> int:
+        return lib.aa_image_end_of_stream_position(self._checked())
 
     def poll(self, handler: FragmentHandler, fragment_limit: int = 10) -> int:
         """Call handler(data, header) for up to fragment_limit fragments of this image; returns how

@@ -84,23 +84,6 @@ int32_t aa_compute_max_message_length(int32_t term_length);
 int32_t aa_position_bits_to_shift(int32_t term_length);
 #endif
 
-/* One fragment found by a scan: payload points into the mapped log and stays valid until the
- * positions are committed. position is the stream position after this fragment. */
-typedef struct aa_polled_fragment_stct
-{
-    aa_image_t *image;
-    const uint8_t *payload;
-    int64_t position;
-    int64_t reserved_value;
-    int32_t length;
-    int32_t term_offset;
-    int32_t term_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t flags;
-}
-aa_polled_fragment_t;
-
 /* One whole message copied into a caller's buffer at offset. */
 typedef struct aa_message_stct
 {
@@ -280,9 +263,6 @@ void aa_publication_describe(aa_publication_t *pub, int64_t *registration_id, in
 int aa_publication_close(aa_publication_t *pub);
 
 /* ---- subscriptions and images ---- */
-int32_t aa_subscription_poll_scan(aa_subscription_t *sub, aa_polled_fragment_t *out, int32_t limit);
-int32_t aa_image_scan(aa_image_t *image, aa_polled_fragment_t *out, int32_t limit);
-void aa_poll_commit(const aa_polled_fragment_t *fragments, int32_t count);
 int32_t aa_subscription_poll_messages(aa_subscription_t *sub, uint8_t *out, size_t out_capacity, aa_message_t *messages,
     int32_t max_messages, int32_t fragment_limit, size_t *required);
 int32_t aa_image_poll_messages(aa_image_t *image, uint8_t *out, size_t out_capacity, size_t *out_used,

@@ -53,23 +53,23 @@ PyObject *aa_poll_subscription_image_block_poll(
 
 #define AA_POLL_METHODS \
     { "poll", (PyCFunction)(void (*)(void))aa_poll_subscription_poll, METH_FASTCALL | METH_KEYWORDS, \
-      "poll(handler, fragment_limit=10)\n--\n\n" \
+      "poll($self, /, handler, fragment_limit=10)\n--\n\n" \
       "Call handler(data, header) for up to fragment_limit fragments of every image; returns how many. " \
       "data is a read-only memoryview into the log and header the fragment's Header: both are valid only " \
       "during the call (see Subscription.poll)." }, \
     { "controlled_poll", (PyCFunction)(void (*)(void))aa_poll_subscription_controlled_poll, \
       METH_FASTCALL | METH_KEYWORDS, \
-      "controlled_poll(handler, fragment_limit=10)\n--\n\n" \
+      "controlled_poll($self, /, handler, fragment_limit=10)\n--\n\n" \
       "As poll, with a handler that returns a ControlledPollAction (ABORT, BREAK, COMMIT, CONTINUE)." }, \
     { "block_poll", (PyCFunction)(void (*)(void))aa_poll_subscription_block_poll, METH_FASTCALL | METH_KEYWORDS, \
-      "block_poll(handler, block_length_limit)\n--\n\n" \
+      "block_poll($self, /, handler, block_length_limit)\n--\n\n" \
       "For every image, hand handler(buffer, offset, length, session_id, term_id) the run of whole frames " \
       "from its position (at most block_length_limit bytes); returns the bytes consumed." }, \
     { "_image_poll", (PyCFunction)(void (*)(void))aa_poll_subscription_image_poll, METH_FASTCALL | METH_KEYWORDS, \
-      "_image_poll(image_address, handler, limit_position, fragment_limit, controlled)\n--\n\n" \
+      "_image_poll($self, /, image_address, handler, limit_position, fragment_limit, controlled)\n--\n\n" \
       "The polls of one image of this subscription (Image.poll and friends)." }, \
     { "_image_block_poll", (PyCFunction)(void (*)(void))aa_poll_subscription_image_block_poll, \
       METH_FASTCALL | METH_KEYWORDS, \
-      "_image_block_poll(image_address, handler, block_length_limit)\n--\n\nImage.block_poll." }
+      "_image_block_poll($self, /, image_address, handler, block_length_limit)\n--\n\nImage.block_poll." }
 
 #endif

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
@@ -107,11 +107,13 @@ def _handler_receiver(sub: Any, form: str, window: Window, size: int, n: int, id
     from aeron_async import FragmentAssembler
 
     counter = _Counter()
+    handler: Callable[[memoryview, Any], object]
     if form == "controlled":
         poll, handler = sub.controlled_poll, counter.on_controlled_fragment
+    elif form == "assembler":
+        poll, handler = sub.poll, FragmentAssembler(counter.on_fragment)
     else:
-        poll = sub.poll
-        handler = FragmentAssembler(counter.on_fragment) if form == "assembler" else counter.on_fragment
+        poll, handler = sub.poll, counter.on_fragment
     while True:
         got = poll(handler, 1000)
         idle(got)
