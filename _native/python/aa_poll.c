@@ -11,66 +11,24 @@
  *  - header is a Header (a copy of the 32-byte frame header, the image's position constants and
  *    the Image), reused likewise: one the handler keeps keeps its values.
  *
- * FragmentAssembler and ControlledFragmentAssembler reassemble messages per session (BEGIN ...
- * END, each fragment where the last one ended, as Aeron's do) into a buffer of their own, then call
- * their handler with the whole message. Handed to a poll, they run inside the loop, without a call
- * through Python per fragment.
+ * FragmentAssembler and ControlledFragmentAssembler (aa_assembler.c) reassemble messages per
+ * session; handed to a poll, they run inside the loop, without a call through Python per fragment.
  *
  * A handler that raises: its fragment counts as consumed, the poll stops, stores the position
  * after that fragment and re-raises. A handler that closes the subscription or its client stops the
  * poll at once.
  */
-#include "aa_speedups.h"
+#include "aa_poll.h"
 
 #include <string.h>
 
-#define AA_HEADER_LENGTH 32
-#define AA_FLAG_BEGIN 0x80
-#define AA_FLAG_END 0x40
-#define AA_FLAGS_UNFRAGMENTED 0xC0
-#define AA_ALIGN_FRAME(x) (((x) + 31) & ~31)
-/* data header offsets (reference §1) */
-#define AA_OFF_FRAME_LENGTH 0
-#define AA_OFF_VERSION 4
-#define AA_OFF_FLAGS 5
-#define AA_OFF_TYPE 6
-#define AA_OFF_TERM_OFFSET 8
-#define AA_OFF_SESSION_ID 12
-#define AA_OFF_STREAM_ID 16
-#define AA_OFF_TERM_ID 20
-#define AA_OFF_RESERVED_VALUE 24
-
 static PyObject *str_release;
 static PyObject *str_images;
-static char empty_data;
-
-static inline int32_t read_i32(const uint8_t *frame, int offset)
-{
-    int32_t value;
-    memcpy(&value, frame + offset, sizeof(value));
-    return value;
-}
-
-static inline void write_i32(uint8_t *frame, int offset, int32_t value)
-{
-    memcpy(frame + offset, &value, sizeof(value));
-}
+char aa_poll_empty_data;
 
 /* ---- Header ---- */
 
-struct aa_header_object_stct
-{
-    PyObject_HEAD
-    uint8_t frame[AA_HEADER_LENGTH];
-    int32_t initial_term_id;
-    int32_t position_bits_to_shift;
-    int32_t next_term_offset;
-    PyObject *image;
-};
-
-static PyTypeObject HeaderType;
-
-static aa_header_object_t *header_new(void)
+aa_header_object_t *aa_poll_header_new(void)
 {
     aa_header_object_t *h = PyObject_New(aa_header_object_t, &HeaderType);
     if (NULL != h)
@@ -92,7 +50,7 @@ static PyObject *Header_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         PyErr_SetString(PyExc_TypeError, "Header() takes no arguments: polls hand handlers their fragments' headers");
         return NULL;
     }
-    return (PyObject *)header_new();
+    return (PyObject *)aa_poll_header_new();
 }
 
 static void Header_dealloc(aa_header_object_t *self)
@@ -168,12 +126,14 @@ static PyGetSetDef Header_getset[] = {
     HEADER_FIELD("version", HEADER_VERSION, "the frame header's version"),
     HEADER_FIELD("flags", HEADER_FLAGS, "BEGIN (0x80), END (0x40) and EOS (0x20) flags"),
     HEADER_FIELD("type", HEADER_TYPE, "the frame type (1: DATA)"),
-    HEADER_FIELD("term_offset", HEADER_TERM_OFFSET, "the frame's offset in its term (of a message: its first fragment's)"),
+    HEADER_FIELD("term_offset", HEADER_TERM_OFFSET,
+        "the frame's offset in its term (of a message: its first fragment's)"),
     HEADER_FIELD("session_id", HEADER_SESSION_ID, "the publisher's session id"),
     HEADER_FIELD("stream_id", HEADER_STREAM_ID, "the stream id"),
     HEADER_FIELD("term_id", HEADER_TERM_ID, "the frame's term id"),
     HEADER_FIELD("reserved_value", HEADER_RESERVED_VALUE, "the reserved value the publisher set"),
-    HEADER_FIELD("position", HEADER_POSITION, "the stream position just after the fragment (of a message: after its last fragment)"),
+    HEADER_FIELD("position", HEADER_POSITION,
+        "the stream position just after the fragment (of a message: after its last fragment)"),
     HEADER_FIELD("initial_term_id", HEADER_INITIAL_TERM_ID, "the image's initial term id"),
     HEADER_FIELD("position_bits_to_shift", HEADER_POSITION_BITS_TO_SHIFT, "log2 of the term length"),
     HEADER_FIELD("next_term_offset", HEADER_NEXT_TERM_OFFSET, "the term offset just after the fragment (aligned)"),
@@ -181,7 +141,7 @@ static PyGetSetDef Header_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-static PyTypeObject HeaderType = {
+PyTypeObject HeaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "aeron_async.Header",
     .tp_basicsize = sizeof(aa_header_object_t),
@@ -199,16 +159,7 @@ static PyTypeObject HeaderType = {
 
 static PyObject *view_new(void)
 {
-    return PyMemoryView_FromMemory(&empty_data, 0, PyBUF_READ);
-}
-
-static inline void view_point(PyObject *view, const uint8_t *data, Py_ssize_t length)
-{
-    PyMemoryViewObject *mv = (PyMemoryViewObject *)view;
-    mv->view.buf = (void *)data;
-    mv->view.len = length;
-    mv->view.shape[0] = length;
-    mv->hash = -1;
+    return PyMemoryView_FromMemory(&aa_poll_empty_data, 0, PyBUF_READ);
 }
 
 /* Nobody but us holds it, nothing was exported from it, it was not released: it may be re-pointed. */
@@ -269,7 +220,7 @@ static int action_of(PyObject *result)
 
 /* Calls handler(view over data, *header_slot); returns the action (CONTINUE unless controlled),
  * AA_POLL_STOP when it raised, AA_POLL_CLOSED when it closed `sub` (or its client). */
-static int deliver(
+int aa_poll_deliver(
     SubscriptionBaseObject *sub, PyObject *handler, PyObject **view_slot, aa_header_object_t **header_slot,
     const uint8_t *data, Py_ssize_t length, bool controlled)
 {
@@ -282,7 +233,7 @@ static int deliver(
         }
         *view_slot = view;
     }
-    view_point(view, data, length);
+    aa_poll_view_point(view, data, length);
     PyObject *stack[3] = { NULL, view, (PyObject *)*header_slot };
     PyObject *result = PyObject_Vectorcall(handler, stack + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     if (!view_is_private(view))
@@ -309,391 +260,6 @@ static int deliver(
     }
     return action;
 }
-
-/* ---- FragmentAssembler, ControlledFragmentAssembler ---- */
-
-typedef struct
-{
-    int32_t session_id;
-    int32_t term_id;
-    int32_t next_term_offset;
-    bool active;
-    uint8_t first[AA_HEADER_LENGTH];
-    uint8_t *data;
-    size_t length;
-    size_t capacity;
-}
-aa_builder_t;
-
-typedef struct
-{
-    PyObject_HEAD
-    PyObject *delegate;
-    bool controlled;
-    bool delivering;
-    size_t initial_capacity;
-    aa_builder_t *builders;
-    size_t count;
-    size_t capacity;
-    size_t last;
-    PyObject *view;
-    aa_header_object_t *header;
-    vectorcallfunc vectorcall;
-}
-AssemblerObject;
-
-static PyTypeObject FragmentAssemblerType;
-static PyTypeObject ControlledFragmentAssemblerType;
-
-static aa_builder_t *assembler_builder(AssemblerObject *self, int32_t session_id, bool create)
-{
-    if (self->last < self->count && self->builders[self->last].session_id == session_id)
-    {
-        return &self->builders[self->last];
-    }
-    for (size_t i = 0; i < self->count; i++)
-    {
-        if (self->builders[i].session_id == session_id)
-        {
-            self->last = i;
-            return &self->builders[i];
-        }
-    }
-    if (!create)
-    {
-        return NULL;
-    }
-    if (self->count == self->capacity)
-    {
-        size_t capacity = self->capacity < 4 ? 4 : self->capacity * 2;
-        aa_builder_t *grown = PyMem_Realloc(self->builders, capacity * sizeof(aa_builder_t));
-        if (NULL == grown)
-        {
-            PyErr_NoMemory();
-            return NULL;
-        }
-        self->builders = grown;
-        self->capacity = capacity;
-    }
-    aa_builder_t *b = &self->builders[self->count];
-    memset(b, 0, sizeof(*b));
-    b->session_id = session_id;
-    self->last = self->count++;
-    return b;
-}
-
-static int builder_append(AssemblerObject *self, aa_builder_t *b, const uint8_t *data, size_t length)
-{
-    if (b->length + length > b->capacity)
-    {
-        size_t capacity = b->capacity > self->initial_capacity ? b->capacity : self->initial_capacity;
-        capacity = capacity < 4096 ? 4096 : capacity;
-        while (capacity < b->length + length)
-        {
-            capacity *= 2;
-        }
-        uint8_t *grown = PyMem_Realloc(b->data, capacity);
-        if (NULL == grown)
-        {
-            PyErr_NoMemory();
-            return -1;
-        }
-        b->data = grown;
-        b->capacity = capacity;
-    }
-    memcpy(b->data + b->length, data, length);
-    b->length += length;
-    return 0;
-}
-
-/* One fragment of a fragmented message (flags not BEGIN|END), with its header `h`. */
-static int assembler_fragment(
-    AssemblerObject *self, SubscriptionBaseObject *sub, const aa_header_object_t *h, const uint8_t *payload,
-    size_t length)
-{
-    uint8_t flags = h->frame[AA_OFF_FLAGS];
-    int32_t session_id = read_i32(h->frame, AA_OFF_SESSION_ID);
-    int32_t term_offset = read_i32(h->frame, AA_OFF_TERM_OFFSET);
-    int32_t term_id = read_i32(h->frame, AA_OFF_TERM_ID);
-    int32_t next_term_offset = AA_ALIGN_FRAME(term_offset + AA_HEADER_LENGTH + (int32_t)length);
-    if (self->delivering)
-    {
-        PyErr_SetString(PyExc_RuntimeError, "a FragmentAssembler was handed a fragment by its own handler");
-        return AA_POLL_STOP;
-    }
-    if (flags & AA_FLAG_BEGIN)
-    {
-        aa_builder_t *b = assembler_builder(self, session_id, true);
-        if (NULL == b)
-        {
-            return AA_POLL_STOP;
-        }
-        b->length = 0;
-        b->active = false;
-        if (builder_append(self, b, payload, length) < 0)
-        {
-            return AA_POLL_STOP;
-        }
-        memcpy(b->first, h->frame, AA_HEADER_LENGTH);
-        b->term_id = term_id;
-        b->next_term_offset = next_term_offset;
-        b->active = true;
-        return AA_POLL_CONTINUE;
-    }
-    aa_builder_t *b = assembler_builder(self, session_id, false);
-    if (NULL == b || !b->active)
-    {
-        return AA_POLL_CONTINUE;
-    }
-    if (term_offset != b->next_term_offset || term_id != b->term_id)
-    {
-        b->active = false; /* a fragment is missing (or the position moved): drop the message */
-        b->length = 0;
-        return AA_POLL_CONTINUE;
-    }
-    size_t limit = b->length;
-    if (builder_append(self, b, payload, length) < 0)
-    {
-        return AA_POLL_STOP;
-    }
-    if (0 == (flags & AA_FLAG_END))
-    {
-        b->next_term_offset = next_term_offset;
-        return AA_POLL_CONTINUE;
-    }
-    if (NULL == self->header && NULL == (self->header = header_new()))
-    {
-        return AA_POLL_STOP;
-    }
-    aa_header_object_t *whole = self->header;
-    memcpy(whole->frame, b->first, AA_HEADER_LENGTH);
-    write_i32(whole->frame, AA_OFF_FRAME_LENGTH, AA_HEADER_LENGTH + (int32_t)b->length);
-    whole->frame[AA_OFF_FLAGS] = (uint8_t)(b->first[AA_OFF_FLAGS] | flags);
-    whole->initial_term_id = h->initial_term_id;
-    whole->position_bits_to_shift = h->position_bits_to_shift;
-    whole->next_term_offset = next_term_offset;
-    Py_XSETREF(whole->image, Py_XNewRef(h->image));
-    self->delivering = true;
-    int action = deliver(sub, self->delegate, &self->view, &self->header, b->data, (Py_ssize_t)b->length,
-        self->controlled);
-    self->delivering = false;
-    if (NULL != self->header)
-    {
-        Py_CLEAR(self->header->image);
-    }
-    if (NULL != self->view)
-    {
-        view_point(self->view, (const uint8_t *)&empty_data, 0);
-    }
-    if (AA_POLL_ABORT == action)
-    {
-        b->length = limit; /* the END fragment comes again */
-    }
-    else
-    {
-        b->active = false;
-        b->length = 0;
-    }
-    return action;
-}
-
-/* assembler(data, header): for handlers that call an assembler themselves. */
-static PyObject *Assembler_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    AssemblerObject *self = (AssemblerObject *)op;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (2 != nargs || NULL != kwnames)
-    {
-        PyErr_SetString(PyExc_TypeError, "a fragment assembler takes (data, header)");
-        return NULL;
-    }
-    if (!PyObject_TypeCheck(args[1], &HeaderType))
-    {
-        PyErr_Format(PyExc_TypeError, "a fragment assembler needs the Header a poll hands its handler, not %.100s",
-            Py_TYPE(args[1])->tp_name);
-        return NULL;
-    }
-    const aa_header_object_t *h = (const aa_header_object_t *)args[1];
-    if (AA_FLAGS_UNFRAGMENTED == (h->frame[AA_OFF_FLAGS] & AA_FLAGS_UNFRAGMENTED))
-    {
-        return PyObject_Vectorcall(self->delegate, args, 2, NULL);
-    }
-    Py_buffer data;
-    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0)
-    {
-        return NULL;
-    }
-    int action = assembler_fragment(self, NULL, h, data.buf, (size_t)data.len);
-    PyBuffer_Release(&data);
-    if (AA_POLL_STOP == action)
-    {
-        return NULL;
-    }
-    if (self->controlled)
-    {
-        return PyLong_FromLong(action);
-    }
-    Py_RETURN_NONE;
-}
-
-static PyObject *Assembler_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *names[] = { "handler", "initial_buffer_length", NULL };
-    PyObject *delegate;
-    Py_ssize_t initial = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|n:FragmentAssembler", names, &delegate, &initial))
-    {
-        return NULL;
-    }
-    if (!PyCallable_Check(delegate))
-    {
-        PyErr_Format(PyExc_TypeError, "%s(handler): handler must be callable as handler(data, header), not %.100s",
-            type->tp_name, Py_TYPE(delegate)->tp_name);
-        return NULL;
-    }
-    if (initial < 0)
-    {
-        PyErr_Format(PyExc_ValueError, "initial_buffer_length must be >= 0, not %zd", initial);
-        return NULL;
-    }
-    AssemblerObject *self = (AssemblerObject *)type->tp_alloc(type, 0);
-    if (NULL == self)
-    {
-        return NULL;
-    }
-    self->delegate = Py_NewRef(delegate);
-    self->controlled = PyType_IsSubtype(type, &ControlledFragmentAssemblerType);
-    self->initial_capacity = (size_t)initial;
-    self->vectorcall = Assembler_vectorcall;
-    return (PyObject *)self;
-}
-
-static void assembler_free_builders(AssemblerObject *self)
-{
-    for (size_t i = 0; i < self->count; i++)
-    {
-        PyMem_Free(self->builders[i].data);
-    }
-    PyMem_Free(self->builders);
-    self->builders = NULL;
-    self->count = 0;
-    self->capacity = 0;
-    self->last = 0;
-}
-
-static int Assembler_traverse(AssemblerObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->delegate);
-    return 0;
-}
-
-static int Assembler_clear(AssemblerObject *self)
-{
-    Py_CLEAR(self->delegate);
-    return 0;
-}
-
-static void Assembler_dealloc(AssemblerObject *self)
-{
-    PyObject_GC_UnTrack(self);
-    Assembler_clear(self);
-    Py_CLEAR(self->view);
-    Py_CLEAR(self->header);
-    assembler_free_builders(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *Assembler_reset(AssemblerObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (self->delivering)
-    {
-        PyErr_SetString(PyExc_RuntimeError, "a FragmentAssembler cannot be reset by its own handler");
-        return NULL;
-    }
-    assembler_free_builders(self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *Assembler_free_session_buffer(AssemblerObject *self, PyObject *arg)
-{
-    long session_id = PyLong_AsLong(arg);
-    if (-1 == session_id && PyErr_Occurred())
-    {
-        return NULL;
-    }
-    if (self->delivering)
-    {
-        PyErr_SetString(PyExc_RuntimeError, "a FragmentAssembler cannot free buffers from its own handler");
-        return NULL;
-    }
-    aa_builder_t *b = assembler_builder(self, (int32_t)session_id, false);
-    if (NULL == b)
-    {
-        Py_RETURN_FALSE;
-    }
-    PyMem_Free(b->data);
-    *b = self->builders[--self->count];
-    self->last = 0;
-    Py_RETURN_TRUE;
-}
-
-static PyObject *Assembler_get_delegate(AssemblerObject *self, void *closure)
-{
-    (void)closure;
-    return Py_NewRef(NULL != self->delegate ? self->delegate : Py_None);
-}
-
-static PyMethodDef Assembler_methods[] = {
-    { "reset", (PyCFunction)Assembler_reset, METH_NOARGS,
-      "Drop every session's partial message and buffer." },
-    { "free_session_buffer", (PyCFunction)Assembler_free_session_buffer, METH_O,
-      "free_session_buffer(session_id) -> bool: drop one session's buffer (say, once its image is gone)." },
-    { NULL, NULL, 0, NULL },
-};
-
-static PyGetSetDef Assembler_getset[] = {
-    { "delegate", (getter)Assembler_get_delegate, NULL, "the handler of whole messages", NULL },
-    { NULL, NULL, NULL, NULL, NULL },
-};
-
-static PyTypeObject FragmentAssemblerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "aeron_async.FragmentAssembler",
-    .tp_basicsize = sizeof(AssemblerObject),
-    .tp_dealloc = (destructor)Assembler_dealloc,
-    .tp_vectorcall_offset = offsetof(AssemblerObject, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "FragmentAssembler(handler, initial_buffer_length=0)\n\n"
-        "A fragment handler that reassembles fragmented messages per session and calls handler(data, header) "
-        "with each whole message: data a read-only memoryview valid only during the call, header a Header "
-        "whose frame_length covers the message and whose position is after its last fragment. Hand it to "
-        "Subscription.poll or Image.poll (it then runs inside the native loop).",
-    .tp_traverse = (traverseproc)Assembler_traverse,
-    .tp_clear = (inquiry)Assembler_clear,
-    .tp_methods = Assembler_methods,
-    .tp_getset = Assembler_getset,
-    .tp_new = Assembler_new,
-};
-
-static PyTypeObject ControlledFragmentAssemblerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "aeron_async.ControlledFragmentAssembler",
-    .tp_basicsize = sizeof(AssemblerObject),
-    .tp_dealloc = (destructor)Assembler_dealloc,
-    .tp_vectorcall_offset = offsetof(AssemblerObject, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "ControlledFragmentAssembler(handler, initial_buffer_length=0)\n\n"
-        "FragmentAssembler for controlled_poll: handler(data, header) returns a ControlledPollAction; ABORT on a "
-        "whole message leaves its last fragment unconsumed, and the message is delivered again.",
-    .tp_traverse = (traverseproc)Assembler_traverse,
-    .tp_clear = (inquiry)Assembler_clear,
-    .tp_methods = Assembler_methods,
-    .tp_getset = Assembler_getset,
-    .tp_new = Assembler_new,
-};
 
 /* ---- the polls ---- */
 
@@ -761,7 +327,7 @@ static void poll_finish(poll_context_t *ctx)
     SubscriptionBaseObject *sub = ctx->sub;
     if (NULL != ctx->view)
     {
-        view_point(ctx->view, (const uint8_t *)&empty_data, 0);
+        aa_poll_view_point(ctx->view, (const uint8_t *)&aa_poll_empty_data, 0);
         if (NULL == sub->poll_view)
         {
             sub->poll_view = ctx->view;
@@ -811,7 +377,7 @@ static int on_fragment(void *clientd, const aa_poll_fragment_t *fragment)
         ctx->image = fragment->image;
     }
     aa_header_object_t *h = ctx->header;
-    if (NULL == h && NULL == (h = ctx->header = header_new()))
+    if (NULL == h && NULL == (h = ctx->header = aa_poll_header_new()))
     {
         return AA_POLL_STOP;
     }
@@ -828,13 +394,14 @@ static int on_fragment(void *clientd, const aa_poll_fragment_t *fragment)
     AssemblerObject *assembler = ctx->assembler;
     if (NULL == assembler)
     {
-        return deliver(ctx->sub, ctx->handler, &ctx->view, &ctx->header, payload, length, ctx->controlled);
+        return aa_poll_deliver(ctx->sub, ctx->handler, &ctx->view, &ctx->header, payload, length, ctx->controlled);
     }
     if (AA_FLAGS_UNFRAGMENTED == (h->frame[AA_OFF_FLAGS] & AA_FLAGS_UNFRAGMENTED))
     {
-        return deliver(ctx->sub, assembler->delegate, &ctx->view, &ctx->header, payload, length, assembler->controlled);
+        return aa_poll_deliver(
+            ctx->sub, assembler->delegate, &ctx->view, &ctx->header, payload, length, assembler->controlled);
     }
-    return assembler_fragment(assembler, ctx->sub, h, payload, (size_t)length);
+    return aa_assembler_fragment(assembler, ctx->sub, h, payload, (size_t)length);
 }
 
 /* Parses up to `count` arguments named `names`, the first `required` of them required. */

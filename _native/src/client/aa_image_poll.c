@@ -301,7 +301,8 @@ int aa_image_set_position(aa_image_t *image, int64_t position)
         const uint8_t *term_buffer =
             image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
         const aa_data_header_t *header = (const aa_data_header_t *)(term_buffer + offset);
-        int32_t term_id = aa_compute_term_id_from_position(position, image->position_bits_to_shift, image->initial_term_id);
+        int32_t term_id =
+            aa_compute_term_id_from_position(position, image->position_bits_to_shift, image->initial_term_id);
         if (aa_frame_length_volatile(term_buffer, offset) <= 0 || header->term_id != term_id ||
             aa_image_walk_frames(image, position, current) != current)
         {
