@@ -25,6 +25,7 @@ class Stream:
 
     def __init__(self, client: aeron_async.Aeron, channel: str, stream_id: int = 10) -> None:
         self.client = client
+        self.channel = channel
         self.sub = client.add_subscription(channel, stream_id)
         self.pub = client.add_exclusive_publication(channel, stream_id)
         wait_for(lambda: self.pub.is_connected and self.sub.images, what="publication connected")
@@ -521,3 +522,41 @@ def test_position_on_closed_subscription(stream: Stream) -> None:
     s.sub.close()
     with pytest.raises(aeron_async.ClosedError):
         image.position = image.join_position
+
+
+# ---- subscriptions of several images ----
+
+
+def test_subscription_poll_shares_the_limit_and_an_exception_stops_every_image(stream: Stream) -> None:
+    s = stream
+    other = s.client.add_exclusive_publication(s.channel, 10)
+    wait_for(lambda: other.is_connected and len(s.sub.images) == 2, what="second image")
+    for i in range(3):
+        offer_all(s.pub, body(i, 40))
+        offer_all(other, body(i, 40))
+    seen: list[int] = []
+    got = [0]
+
+    def count(data: memoryview, header: aeron_async.Header) -> None:
+        seen.append(header.session_id)
+        got[0] += 1
+
+    wait_for(lambda: s.sub.poll(count, 4 - got[0]) >= 0 and got[0] >= 4, what="four fragments")
+    assert got[0] == 4  # the fragment limit is shared by the images
+
+    def boom(data: memoryview, header: aeron_async.Header) -> None:
+        seen.append(header.session_id)
+        raise LookupError
+
+    def raised() -> bool:
+        try:
+            s.sub.poll(boom, 10)
+        except LookupError:
+            return True
+        return False
+
+    before = len(seen)
+    wait_for(raised, what="a failing handler")
+    assert len(seen) == before + 1  # no other image was polled after the failure
+    wait_for(lambda: s.sub.poll(count, 10) >= 0 and got[0] >= 5, what="the rest")
+    assert sorted(seen) == sorted([s.pub.session_id] * 3 + [other.session_id] * 3)
