@@ -38,7 +38,6 @@
 #define AA_SPEEDUPS_MAX_POLL_MESSAGES (1 << 16)
 
 const aa_fastpath_api_t *aa_speedups_api = NULL;
-#define api aa_speedups_api
 static PyObject *address_of = NULL;       /* callable: cffi pointer -> int address */
 static PyObject *raise_last_error = NULL; /* callable: raises the core's last error */
 
@@ -50,7 +49,7 @@ static PyObject *str_raise_if_dead;
 
 static int require_bound(void)
 {
-    if (NULL == api)
+    if (NULL == aa_speedups_api)
     {
         PyErr_SetString(PyExc_RuntimeError, "aeron_async._speedups is not bound to the native core: import aeron_async");
         return -1;
@@ -326,12 +325,12 @@ static PyObject *PublicationBase_offer(PyObject *op, PyObject *const *args, Py_s
         const uint8_t *buffer = (const uint8_t *)PyBytes_AS_STRING(data);
         if (length < AA_SPEEDUPS_RELEASE_GIL_LENGTH)
         {
-            rc = api->publication_offer(native, buffer, (size_t)length, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, buffer, (size_t)length, reserved_value);
         }
         else
         {
             Py_BEGIN_ALLOW_THREADS
-            rc = api->publication_offer(native, buffer, (size_t)length, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, buffer, (size_t)length, reserved_value);
             Py_END_ALLOW_THREADS
         }
     }
@@ -344,12 +343,12 @@ static PyObject *PublicationBase_offer(PyObject *op, PyObject *const *args, Py_s
         }
         if (view.len < AA_SPEEDUPS_RELEASE_GIL_LENGTH)
         {
-            rc = api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
         }
         else
         {
             Py_BEGIN_ALLOW_THREADS
-            rc = api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
             Py_END_ALLOW_THREADS
         }
         PyBuffer_Release(&view);
@@ -425,7 +424,7 @@ static PyObject *PublicationBase_offer_batch(
         size_t accepted = 0;
         if (!failed)
         {
-            rc = api->publication_offer_batch(native, iov, (size_t)filled, reserved_value, &accepted);
+            rc = aa_speedups_api->publication_offer_batch(native, iov, (size_t)filled, reserved_value, &accepted);
         }
         for (Py_ssize_t i = 0; i < filled; i++)
         {
@@ -630,7 +629,7 @@ static PyObject *build_messages(SubscriptionBaseObject *self, int32_t n)
 /* After an empty poll: a subscription closed under its owner raises why (driver or client timeout). */
 int aa_speedups_raise_if_dead(SubscriptionBaseObject *self)
 {
-    if (NULL != self->native && api->subscription_is_closed(self->native))
+    if (NULL != self->native && aa_speedups_api->subscription_is_closed(self->native))
     {
         PyObject *client = PyObject_GetAttr((PyObject *)self, str_client);
         if (NULL == client)
@@ -669,13 +668,13 @@ static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *im
     {
         if (NULL == image)
         {
-            n = api->subscription_poll_messages(self->native, self->buffer, self->buffer_capacity, self->messages,
-                max_messages, fragment_limit, &self->required);
+            n = aa_speedups_api->subscription_poll_messages(self->native, self->buffer, self->buffer_capacity,
+                self->messages, max_messages, fragment_limit, &self->required);
         }
         else
         {
             size_t used = 0;
-            n = api->image_poll_messages(image, self->buffer, self->buffer_capacity, &used, self->messages,
+            n = aa_speedups_api->image_poll_messages(image, self->buffer, self->buffer_capacity, &used, self->messages,
                 max_messages, fragment_limit, &self->required);
         }
         if (-2 != n)
@@ -710,7 +709,7 @@ int aa_speedups_subscription_ready(SubscriptionBaseObject *self)
         }
         return -1;
     }
-    if (api->subscription_has_image_events(self->native))
+    if (aa_speedups_api->subscription_has_image_events(self->native))
     {
         PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_dispatch_image_events);
         if (NULL == r)
@@ -836,7 +835,7 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
     }
     Py_XSETREF(address_of, Py_NewRef(address_of_callable));
     Py_XSETREF(raise_last_error, Py_NewRef(raise_callable));
-    api = table;
+    aa_speedups_api = table;
     Py_RETURN_NONE;
 }
 
