@@ -560,3 +560,34 @@ def test_subscription_poll_shares_the_limit_and_an_exception_stops_every_image(s
     assert len(seen) == before + 1  # no other image was polled after the failure
     wait_for(lambda: s.sub.poll(count, 10) >= 0 and got[0] >= 5, what="the rest")
     assert sorted(seen) == sorted([s.pub.session_id] * 3 + [other.session_id] * 3)
+
+
+def test_assembler_buffers_per_session_and_their_upkeep(stream: Stream) -> None:
+    s = stream
+    big = body(9, 2 * s.pub.max_payload_length + 5)
+    positions = s.offer([big])
+    s.received(positions[-1])
+    got: list[bytes] = []
+    assembler = aeron_async.FragmentAssembler(lambda d, h: got.append(bytes(d)), initial_buffer_length=1 << 16)
+    assert assembler.delegate is not None
+    assert s.image.poll(assembler, 1) == 1  # BEGIN buffered
+    assembler.reset()  # drops the partial message
+    assert s.image.poll(assembler, 10) == 2 and got == []
+    s.offer([big])
+    wait_for(lambda: s.image.poll(assembler, 10) >= 0 and got == [big], what="the next message whole")
+    assert assembler.free_session_buffer(s.pub.session_id) is True
+    assert assembler.free_session_buffer(s.pub.session_id) is False
+    with pytest.raises(ValueError, match="initial_buffer_length"):
+        aeron_async.FragmentAssembler(lambda d, h: None, initial_buffer_length=-1)
+    with pytest.raises(TypeError, match="callable"):
+        aeron_async.FragmentAssembler(42)  # type: ignore[arg-type]
+
+
+def test_header_outside_a_poll() -> None:
+    header = aeron_async.Header()
+    assert (header.position, header.session_id, header.frame_length, header.image) == (0, 0, 0, None)
+    assert "Header session=0" in repr(header)
+    with pytest.raises(TypeError):
+        aeron_async.Header(1)  # type: ignore[call-arg]
+    with pytest.raises(AttributeError):
+        header.position = 5  # type: ignore[misc]
