@@ -28,6 +28,7 @@ from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription
 from .context import DriverContext
 from .driver import MediaDriver, is_driver_active
 from .idle import IdleStrategy
+from . import strategies
 from .errors import (
     AeronError,
     ClientTimeoutError,

@@ -82,6 +82,17 @@ def _cmd_errors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from . import strategies
+
+    for kind in strategies.StrategyKind:
+        print(f"{kind.name.lower().replace('_', ' ')}:")
+        for s in strategies.entries(kind):
+            what = f"alias of {s.target}" + (f" with '{s.options}'" if s.options else "") if s.is_alias else s.description
+            print(f"  {s.name:<28} {what}")
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import command
     from .extras import MissingExtraError
@@ -118,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("errors", help="print a driver's distinct error log")
     p.add_argument("--aeron-dir")
     p.set_defaults(func=_cmd_errors)
+
+    p = sub.add_parser("strategies", help="list the registered flow control, congestion control, name resolver and "
+                       "idle strategies (the names fc=, cc=, AERON_NAME_RESOLVER_SUPPLIER and *_IDLE_STRATEGY take)")
+    p.set_defaults(func=_cmd_strategies)
 
     p = sub.add_parser("bench", help="benchmarks against pyzmq and asyncio UDP (throughput, round trip, memory, idle)",
                        description="Benchmarks of aeron_async against its peers in one run; see docs/benchmarks.md.")

@@ -82,6 +82,8 @@ class DriverContext:
     socket_so_rcvbuf: Size | None = _field("AERON_SOCKET_SO_RCVBUF", "128k", "UDP receive socket buffer (0 = OS default); so-rcvbuf= per channel")
     socket_so_sndbuf: Size | None = _field("AERON_SOCKET_SO_SNDBUF", "0", "UDP send socket buffer (0 = OS default); so-sndbuf= per channel")
     socket_multicast_ttl: int | None = _field("AERON_SOCKET_MULTICAST_TTL", "0", "multicast TTL (0 = OS default); ttl= per channel")
+    name_resolver_supplier: str | None = _field("AERON_NAME_RESOLVER_SUPPLIER", "default", "name resolver of host names in UDP channels, by registered name (aeron_async.strategies)")
+    name_resolver_init_args: str | None = _field("AERON_NAME_RESOLVER_INIT_ARGS", "", "arguments of the name resolver (the default takes none)")
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")

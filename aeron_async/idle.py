@@ -13,7 +13,7 @@ count of each pass: it spins, then yields, then parks for longer and longer whil
 
 The strategies are the media driver's own, by the same names: "backoff" (optionally
 "backoff:SPINS-YIELDS-MINPARK-MAXPARK", e.g. "backoff:10-20-1us-1ms"), "spin", "yield",
-"sleeping[:DURATION]" and "noop".
+"sleeping[:DURATION]" and "noop", and any registered in `aeron_async.strategies` (kind IDLE).
 
 A backoff strategy that parks sets its thread's Linux timer slack to 1 us the first time it parks
 (the default 50 us would turn every 1 us park into 50), and leaves it so: other timed sleeps of that

@@ -29,14 +29,13 @@ int aa_network_publication_init(
     pub->connection_timeout_ns = params->connection_timeout_ns;
     pub->conductor = conductor;
 
-    aa_flow_control_strategy_supplier_func_t supplier = aa_flow_control_strategy_supplier_select(false, NULL, NULL);
     aa_flow_control_strategy_params_t fc_params;
     aa_flow_control_strategy_params_default(&fc_params);
     fc_params.registration_id = params->registration_id;
     fc_params.stream_id = params->stream_id;
     fc_params.initial_term_id = params->initial_term_id;
     fc_params.term_length = params->term_length;
-    if (NULL == supplier || supplier(&pub->flow_control, &fc_params) < 0)
+    if (aa_flow_control_strategy_create(&pub->flow_control, &params->flow_control, &fc_params) < 0)
     {
         pub->flow_control = NULL;
         AA_APPEND_ERR("%s", "creating the publication's flow control");

@@ -62,6 +62,9 @@ typedef struct aa_network_publication_params_stct
     int64_t retransmit_linger_ns;
     bool is_exclusive;
     bool signal_eos;
+    /* The channel's flow control (aa_flow_control_strategy_select); options point into the
+     * caller's URI and need only outlive aa_network_publication_init. */
+    aa_flow_control_strategy_choice_t flow_control;
 }
 aa_network_publication_params_t;
 
@@ -126,7 +129,7 @@ typedef struct aa_network_publication_stct
 aa_network_publication_t;
 
 /* Conductor: fills the publication's fields from params around an already mapped and initialised
- * log, builds the flow control (unicast) and the retransmit handler. Counters are set afterwards. */
+ * log, builds the flow control (params->flow_control) and the retransmit handler. Counters are set afterwards. */
 int aa_network_publication_init(
     aa_network_publication_t *pub, const aa_network_publication_params_t *params,
     struct aa_driver_conductor_stct *conductor);

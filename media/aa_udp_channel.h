@@ -2,10 +2,11 @@
  * UDP channels (reference 7.1): an aeron:udp URI resolved into the addresses a transport binds,
  * sends to and joins, its canonical form, socket buffer sizes and multicast TTL.
  *
- * aa_udp_channel_parse resolves host names with getaddrinfo and looks interfaces up with
- * getifaddrs, so it BLOCKS for as long as the system resolver takes. Call it from the driver
- * conductor only (when a publication or subscription is added), never from the sender or receiver
- * duty cycle. Address literals (127.0.0.1:40123, [::1]:40123) are never sent to a resolver.
+ * aa_udp_channel_parse resolves host names through a name resolver (below; "default" uses
+ * getaddrinfo) and looks interfaces up with getifaddrs, so it BLOCKS for as long as the resolver
+ * takes. Call it from the driver conductor only (when a publication or subscription is added), never
+ * from the sender or receiver duty cycle. Address literals (127.0.0.1:40123, [::1]:40123) are never
+ * sent to a resolver.
  *
  * Addresses, whatever the role:
  *   remote_data     endpoint=: where a publication sends data; the address a unicast subscription
@@ -45,12 +46,50 @@ typedef enum aa_udp_channel_control_mode_enum
 }
 aa_udp_channel_control_mode_t;
 
+/* Name resolvers turn the host names of endpoint=, control= and interface= into addresses. One
+ * per driver, chosen by name from the strategy registry (util/aa_registry.h, kind
+ * AA_STRATEGY_KIND_NAME_RESOLVER; the entry's table is an aa_name_resolver_table_t) with the
+ * driver option AERON_NAME_RESOLVER_SUPPLIER ("default") and its AERON_NAME_RESOLVER_INIT_ARGS.
+ * resolve runs on the driver conductor only and may block. Built in: "default" (getaddrinfo,
+ * IPv4 preferred unless the channel's other address is IPv6; no init args). Driver-name lookup,
+ * re-resolution and periodic work (issue 15) add their callbacks here with their callers. */
+typedef struct aa_name_resolver_stct aa_name_resolver_t;
+
+/* Resolves host (a name, never an address literal; no brackets) into *address with port 0,
+ * preferring family (AF_INET, AF_INET6, or AF_UNSPEC meaning IPv4 first). key is the URI parameter
+ * for errors. Returns 0, or -1 with AA_ERROR_CODE_UNKNOWN_HOST and a message naming key and host. */
+typedef int (*aa_name_resolver_resolve_func_t)(
+    void *state, const char *key, const char *host, int family, struct sockaddr_storage *address);
+
+struct aa_name_resolver_stct
+{
+    const char *name;
+    aa_name_resolver_resolve_func_t resolve;
+    void (*close)(aa_name_resolver_t *resolver);    /* releases the resolver and its state */
+    void *state;
+};
+
+typedef struct aa_name_resolver_table_stct
+{
+    /* Builds a resolver from init_args (NULL or "" when none; fail with AA_SET_ERR on arguments it
+     * does not take) and the registry entry's clientd. */
+    int (*supplier)(aa_name_resolver_t **resolver, const char *init_args, void *clientd);
+}
+aa_name_resolver_table_t;
+
+/* Registers the built-in resolvers (once). */
+int aa_name_resolver_register_builtins(void);
+/* Builds the resolver registered as name (an alias brings its options as init args). */
+int aa_name_resolver_create(aa_name_resolver_t **resolver, const char *name, const char *init_args);
+void aa_name_resolver_close(aa_name_resolver_t *resolver);
+
 /* What a channel gets when its URI does not say (the driver context's values). */
 typedef struct aa_udp_channel_defaults_stct
 {
     int32_t socket_rcvbuf_length;
     int32_t socket_sndbuf_length;
     int32_t multicast_ttl;
+    aa_name_resolver_t *resolver;   /* NULL: the built-in default resolver */
 }
 aa_udp_channel_defaults_t;
 
@@ -87,7 +126,8 @@ void aa_udp_channel_delete(aa_udp_channel_t *channel);
 bool aa_udp_channel_equals(const aa_udp_channel_t *a, const aa_udp_channel_t *b);
 
 /* Resolves host (no brackets) and port into *address, preferring family (AF_INET, AF_INET6 or
- * AF_UNSPEC meaning IPv4 first). BLOCKING for names. key names the URI parameter in errors. */
+ * AF_UNSPEC meaning IPv4 first), with getaddrinfo: the default resolver. BLOCKING for names. key
+ * names the URI parameter in errors. */
 int aa_udp_channel_resolve_host(
     const char *key, const char *host, int32_t port, int family, struct sockaddr_storage *address);
 /* "a.b.c.d:port" or "[v6]:port"; returns the length written or -1. */

@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -5,6 +7,7 @@
 #include "aa_retransmit_handler.h"
 #include "aa_udp_frames.h"
 #include "../_native/src/util/aa_error.h"
+#include "../_native/src/util/aa_registry.h"
 
 void aa_flow_control_strategy_params_default(aa_flow_control_strategy_params_t *params)
 {
@@ -97,7 +100,13 @@ static void aa_flow_control_strategy_free(aa_flow_control_strategy_t *strategy)
 int aa_unicast_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
 {
-    (void)params;
+    if (NULL != params->fc_options && '\0' != *params->fc_options)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter fc=unicast takes no options, got '%s' (g: and t: belong to min and tagged)",
+            params->fc_options);
+        return -1;
+    }
     aa_flow_control_strategy_t *s = calloc(1, sizeof(aa_flow_control_strategy_t));
     if (NULL == s)
     {
@@ -118,78 +127,86 @@ int aa_unicast_flow_control_strategy_supplier(
     return 0;
 }
 
-/* ---- suppliers by name ---- */
+/* ---- the registry ---- */
 
-typedef struct aa_flow_control_strategy_supplier_entry_stct
+static const aa_flow_control_strategy_table_t aa_unicast_flow_control_strategy_table =
 {
-    const char *alias;
-    const char *name;
-    aa_flow_control_strategy_supplier_func_t supplier;
-}
-aa_flow_control_strategy_supplier_entry_t;
-
-static const aa_flow_control_strategy_supplier_entry_t aa_flow_control_strategy_suppliers[] =
-{
-    { "unicast", "aa_unicast_flow_control_strategy_supplier", aa_unicast_flow_control_strategy_supplier },
+    aa_unicast_flow_control_strategy_supplier
 };
 
-/* Names of reference 5 that have no implementation yet. */
-static const char *const aa_flow_control_strategy_planned[] = { "max", "min", "tagged" };
+static pthread_once_t aa_flow_control_builtins_once = PTHREAD_ONCE_INIT;
+static int aa_flow_control_builtins_result = 0;
 
-aa_flow_control_strategy_supplier_func_t aa_flow_control_strategy_supplier_load(const char *name)
+static void aa_flow_control_register_builtins_once(void)
 {
-    if (NULL == name || '\0' == *name)
+    if (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
+            "snd-lmt = max(snd-lmt, SM position + receiver window): the fastest receiver paces the sender; no options") < 0 ||
+        aa_registry_register_alias(AA_STRATEGY_KIND_FLOW_CONTROL, "aa_unicast_flow_control_strategy_supplier", "unicast",
+            NULL, NULL) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s", "flow control strategy name is empty");
-        return NULL;
+        aa_flow_control_builtins_result = -1;
     }
-    for (size_t i = 0; i < sizeof(aa_flow_control_strategy_suppliers) / sizeof(aa_flow_control_strategy_suppliers[0]); i++)
-    {
-        const aa_flow_control_strategy_supplier_entry_t *e = &aa_flow_control_strategy_suppliers[i];
-        if (0 == strcmp(name, e->alias) || 0 == strcmp(name, e->name))
-        {
-            return e->supplier;
-        }
-    }
-    for (size_t i = 0; i < sizeof(aa_flow_control_strategy_planned) / sizeof(aa_flow_control_strategy_planned[0]); i++)
-    {
-        if (0 == strcmp(name, aa_flow_control_strategy_planned[i]))
-        {
-            AA_SET_ERR(AA_ERROR_CODE_NOT_SUPPORTED, "flow control strategy '%s' is not implemented yet (only unicast is)", name);
-            return NULL;
-        }
-    }
-    AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "unknown flow control strategy '%s'; known: unicast (max, min, tagged planned)", name);
-    return NULL;
 }
 
-aa_flow_control_strategy_supplier_func_t aa_flow_control_strategy_supplier_select(
-    bool has_group_semantics, const char *fc_options, const char *multicast_default)
+int aa_flow_control_strategy_register_builtins(void)
 {
-    if (!has_group_semantics)
+    pthread_once(&aa_flow_control_builtins_once, aa_flow_control_register_builtins_once);
+    if (aa_flow_control_builtins_result < 0)
     {
-        return aa_flow_control_strategy_supplier_load("unicast");
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "the built-in flow control strategies could not be registered (a name was taken before they were)");
+        return -1;
     }
+    return 0;
+}
 
-    if (NULL == fc_options)
+int aa_flow_control_strategy_select(
+    bool has_group_semantics, const char *fc, const char *multicast_default, aa_flow_control_strategy_choice_t *choice)
+{
+    char name[AA_STRATEGY_NAME_MAX_LENGTH];
+    const char *options = NULL;
+    aa_strategy_t entry;
+    const char *spec = NULL != fc ? fc :
+        (has_group_semantics ? (NULL != multicast_default ? multicast_default : AA_FLOW_CONTROL_MULTICAST_DEFAULT) : "unicast");
+    if (aa_flow_control_strategy_register_builtins() < 0 ||
+        aa_registry_split_spec(spec, ',', name, sizeof(name), &options) < 0 ||
+        aa_registry_lookup(AA_STRATEGY_KIND_FLOW_CONTROL, name, &entry) < 0)
     {
-        return aa_flow_control_strategy_supplier_load(
-            NULL != multicast_default ? multicast_default : AA_FLOW_CONTROL_MULTICAST_DEFAULT);
+        char reason[1024];
+        snprintf(reason, sizeof(reason), "%s", aa_errmsg());
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s%s: %s%s",
+            NULL != fc ? "channel parameter fc=" : "the driver's default flow control ", spec, reason,
+            0 == strcmp(name, "max") || 0 == strcmp(name, "min") || 0 == strcmp(name, "tagged") ?
+            " (max, min and tagged are not implemented by this driver yet)" : "");
+        return -1;
     }
+    if (NULL != entry.options && NULL != options)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter fc=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
+            spec, name, entry.target, entry.options, entry.target);
+        return -1;
+    }
+    choice->name = entry.name;
+    choice->supplier = ((const aa_flow_control_strategy_table_t *)entry.table)->supplier;
+    choice->clientd = entry.clientd;
+    choice->options = NULL != options ? options : entry.options;
+    return 0;
+}
 
-    char name[16];
-    const char *comma = strchr(fc_options, ',');
-    size_t name_length = NULL == comma ? strlen(fc_options) : (size_t)(comma - fc_options);
-    if (name_length >= sizeof(name))
+int aa_flow_control_strategy_create(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_choice_t *choice,
+    const aa_flow_control_strategy_params_t *params)
+{
+    aa_flow_control_strategy_params_t p = *params;
+    p.fc_options = choice->options;
+    p.clientd = choice->clientd;
+    *strategy = NULL;
+    if (choice->supplier(strategy, &p) < 0)
     {
-        name_length = sizeof(name) - 1;
+        AA_APPEND_ERR("flow control '%s'", choice->name);
+        *strategy = NULL;
+        return -1;
     }
-    memcpy(name, fc_options, name_length);
-    name[name_length] = '\0';
-    if (0 != strcmp(name, "max") && 0 != strcmp(name, "min") && 0 != strcmp(name, "tagged"))
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "fc=%s: a multicast or MDC channel takes max, min or tagged", fc_options);
-        return NULL;
-    }
-    return aa_flow_control_strategy_supplier_load(name);
+    return 0;
 }

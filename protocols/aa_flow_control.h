@@ -1,14 +1,20 @@
 /*
  * Sender flow control (reference section 5), sans I/O: a strategy is a table of functions plus a
- * private state, built by a supplier that is looked up by name in a static table. The sender feeds
- * it status messages (as received bytes), SETUP/ERR events and idle ticks, and it answers with the
- * new sender limit (snd-lmt): the sender never transmits beyond it.
+ * private state, built by a supplier that is looked up by name in the strategy registry
+ * (util/aa_registry.h, kind AA_STRATEGY_KIND_FLOW_CONTROL; the entry's table is an
+ * aa_flow_control_strategy_table_t). The sender feeds it status messages (as received bytes),
+ * SETUP/ERR events and idle ticks, and it answers with the new sender limit (snd-lmt): the sender
+ * never transmits beyond it.
  *
- * Implemented: "unicast" (always used on unicast channels; the fc= parameter is ignored there):
- * on an SM, snd-lmt = max(snd-lmt, SM consumption position + SM receiver window); idle, SETUP and
- * ERR leave it unchanged; it always has its required receivers; retransmit multiple 16.
- * Multicast and MDC channels take fc=max|min|tagged (default max); those strategies are not
- * implemented yet and their names load with AA_ERROR_CODE_NOT_SUPPORTED.
+ * Selection: a channel's fc=<name>[,<options>] names the registered strategy its publication uses.
+ * Without fc=, unicast channels use "unicast" and multicast/MDC channels the driver's multicast
+ * default ("max" in the reference). Aeron ignores fc= on unicast channels; this driver applies it
+ * (it ignores no channel parameter), so a name nobody registered is an error on any channel.
+ *
+ * Built in: "unicast" (alias "aa_unicast_flow_control_strategy_supplier"): on an SM,
+ * snd-lmt = max(snd-lmt, SM consumption position + SM receiver window); idle, SETUP and ERR leave it
+ * unchanged; it always has its required receivers; retransmit multiple 16; it takes no options.
+ * max, min and tagged of the reference are not implemented yet (issue 14), so they are unknown names.
  *
  * Strategies only allocate in their supplier; every callback takes now_ns and reads no clock.
  */
@@ -86,8 +92,11 @@ struct aa_flow_control_strategy_stct
 /* What a supplier may use to build a strategy for one publication. */
 typedef struct aa_flow_control_strategy_params_stct
 {
-    /* The channel's fc= value ("min,g:/3,t:2s"), or NULL. Ignored by unicast. */
+    /* The options after the name in the channel's fc= value ("g:/3,t:2s" of "min,g:/3,t:2s"), or an
+     * alias's options; NULL when none. A strategy fails (AA_SET_ERR) on options it does not apply. */
     const char *fc_options;
+    /* The registry entry's clientd. */
+    void *clientd;
     int64_t registration_id;
     int32_t stream_id;
     int32_t initial_term_id;
@@ -101,21 +110,43 @@ aa_flow_control_strategy_params_t;
 typedef int (*aa_flow_control_strategy_supplier_func_t)(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
 
+/* A flow control entry of the strategy registry. */
+typedef struct aa_flow_control_strategy_table_stct
+{
+    aa_flow_control_strategy_supplier_func_t supplier;
+}
+aa_flow_control_strategy_table_t;
+
+/* A strategy chosen for a channel: its supplier and what to hand it. */
+typedef struct aa_flow_control_strategy_choice_stct
+{
+    const char *name;                   /* the registered name the channel gave (or the default) */
+    aa_flow_control_strategy_supplier_func_t supplier;
+    void *clientd;
+    const char *options;                /* points into the fc= text or the registry; NULL: none */
+}
+aa_flow_control_strategy_choice_t;
+
 void aa_flow_control_strategy_params_default(aa_flow_control_strategy_params_t *params);
 
 /* The unicast strategy's supplier (allocates; release with strategy->fini(strategy)). */
 int aa_unicast_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
 
-/* Looks a supplier up by alias ("unicast") or full function name. NULL with AA_SET_ERR when the
- * name is unknown, or NOT_SUPPORTED for the names reserved for later strategies (max, min, tagged). */
-aa_flow_control_strategy_supplier_func_t aa_flow_control_strategy_supplier_load(const char *name);
+/* Registers the built-in strategies (once; later calls return at once). */
+int aa_flow_control_strategy_register_builtins(void);
 
-/* Picks the supplier for a publication (reference 5): unicast channels always get "unicast";
- * multicast/MDC channels (has_group_semantics) take the name in front of the first ',' of the URI's
- * fc_options, which must be max, min or tagged, or, without fc=, the driver's multicast_default
- * supplier name (NULL: "max"). */
-aa_flow_control_strategy_supplier_func_t aa_flow_control_strategy_supplier_select(
-    bool has_group_semantics, const char *fc_options, const char *multicast_default);
+/* Chooses the strategy of a publication (see Selection above): fc is the channel's fc= value or
+ * NULL, multicast_default the driver's default for group channels (NULL: "max"). Returns 0, or -1
+ * with AA_ERROR_CODE_INVALID_CHANNEL naming the fc= value and every registered name. The options
+ * are checked by the supplier, when the publication builds its strategy. */
+int aa_flow_control_strategy_select(
+    bool has_group_semantics, const char *fc, const char *multicast_default, aa_flow_control_strategy_choice_t *choice);
+
+/* Builds the strategy of a choice for one publication (params->fc_options and clientd are set from
+ * the choice). Returns 0, or -1 naming the strategy. */
+int aa_flow_control_strategy_create(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_choice_t *choice,
+    const aa_flow_control_strategy_params_t *params);
 
 #endif

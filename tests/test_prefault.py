@@ -64,9 +64,12 @@ def test_logs_are_populated_ahead_of_the_stream(client: aeron_async.Aeron, chann
     mappings = wait_for(lambda: len(found := log_mappings()) >= 3 and found, timeout=5, what="log mappings")
     if not sparse:
         wait_for(logs_resident, timeout=10, what=f"every log mapping resident: {log_mappings()}")
-    else:  # a sparse publication log is mapped lazily (a UDP image's sparseness is the driver's setting)
+    else:  # sparse logs are mapped lazily: the publication's, and a UDP image's (its subscription's sparse=true)
         publication_mappings = [m for m in mappings if "/publications/" in m[0]]
         assert publication_mappings and all(rss < size // 4 for _, size, rss in publication_mappings), mappings
+        image_mappings = [m for m in mappings if "/images/" in m[0]]
+        assert bool(image_mappings) == ("udp" in channel), mappings
+        assert all(rss < size // 4 for _, size, rss in image_mappings), mappings
 
     # 20,000 messages of 200 B (232 B frames, 4.4 MiB) go round the 3 MiB log once and more
     before = minor_faults()

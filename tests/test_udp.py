@@ -322,12 +322,123 @@ def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) ->
     ("aeron:udp?endpoint=224.0.1.1:40999", "multicast"),
     ("aeron:udp?control=127.0.0.1:40998|control-mode=dynamic", "multi-destination-cast"),
     ("aeron:udp?endpoint=127.0.0.1:0", "port"),
-    ("aeron:udp?endpoint=127.0.0.1:40999|cc=cubic", "congestion control"),
 ])
 def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron, channel: str, match: str) -> None:
     with pytest.raises(aeron_async.InvalidChannelError, match=match) as info:
         udp_client.add_publication(channel, 1)
     assert "aeron:udp?endpoint=host:port" in str(info.value) or match == "port"
+
+
+# ---- channel parameters the driver does not apply are refused, never ignored ----
+
+NOT_APPLIED = [
+    # (role, channel, fragments the error names)
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=min",
+     ["fc=min", "unknown flow control 'min'", "registered: unicast", "max, min and tagged are not implemented"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=max", ["fc=max", "registered: unicast"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=tagged,g:1001/2,t:2s", ["fc=tagged,g:1001/2,t:2s", "registered: unicast"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=fastest", ["fc=fastest", "unknown flow control 'fastest'"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=unicast,t:5s", ["fc=unicast takes no options", "t:5s"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|fc=min", ["fc=min", "registered: unicast"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|cc=cubic",
+     ["cc=cubic", "unknown congestion control 'cubic'", "registered: static", "cubic is not implemented"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|cc=cubic", ["cc=cubic", "registered: static"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|cc=static,rtt:1ms", ["cc=static takes no options", "rtt:1ms"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|gtag=1001", ["gtag=1001", "tagged flow control"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|max-resend=4", ["max-resend=4", "one range at a time"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc only", "only tether=true"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|group=true", ["group=true", "group=false or group=infer"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|response-endpoint=127.0.0.1:40998", ["response-endpoint", "response channels"]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|tags=1001", ["tags=1001", "tagged channels"]),
+    ("sub", "aeron:ipc?rejoin=false", ["rejoin=false", "only rejoin=true"]),
+    ("sub", "aeron:ipc?reliable=false", ["reliable=false", "never has gaps"]),
+    ("pub", "aeron:ipc?ssc=true", ["ssc=true", "only ssc=false"]),
+    ("pub", "aeron:ipc?spies-simulate-connection=true", ["spies-simulate-connection=true"]),
+    ("sub", "aeron:ipc?untethered-resting-timeout=5s", ["untethered-resting-timeout=5s", "AERON_UNTETHERED_RESTING_TIMEOUT"]),
+    ("sub", "aeron:ipc?untethered-window-limit-timeout=5s", ["AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT"]),
+    ("sub", "aeron:ipc?untethered-linger-timeout=5s", ["untethered-linger-timeout=5s"]),
+    ("pub", "aeron:ipc?channel-snd-ts-offset=reserved", ["channel-snd-ts-offset=reserved", "timestamps"]),
+    ("sub", "aeron:ipc?media-rcv-ts-offset=8", ["media-rcv-ts-offset=8", "timestamps"]),
+    ("pub", "aeron:ipc?stream-id=5", ["stream-id=5", "not supported"]),
+    ("sub", "aeron:ipc?response-correlation-id=5", ["response-correlation-id=5", "response channels"]),
+]
+
+
+@pytest.mark.parametrize("role, channel, fragments", NOT_APPLIED, ids=[f"{r}-{c.split('?', 1)[1]}" for r, c, _ in NOT_APPLIED])
+def test_parameters_the_driver_does_not_apply_are_rejected(
+    udp_client: aeron_async.Aeron, role: str, channel: str, fragments: list[str]
+) -> None:
+    with pytest.raises(aeron_async.InvalidChannelError) as info:
+        if role == "pub":
+            udp_client.add_publication(channel, 1)
+        else:
+            udp_client.add_subscription(channel, 1)
+    for fragment in fragments:
+        assert fragment in str(info.value), (fragment, str(info.value))
+    assert info.value.code == 1  # INVALID_CHANNEL, as the driver answered it
+
+
+def test_parameters_for_the_other_end_or_asking_for_what_the_driver_does_are_accepted(udp_client: aeron_async.Aeron) -> None:
+    """One channel string serves both ends (Aeron's idiom): a publication parameter on a
+    subscription passes when the driver applies it to publications, and the reverse; so do values
+    that ask for what the driver does anyway. The stream then flows."""
+    port = free_udp_port()
+    both = (f"aeron:udp?endpoint=127.0.0.1:{port}|term-length=64k|mtu=1408|linger=0|eos=true|pub-wnd=32k|fc=unicast"
+            f"|rcv-wnd=32k|nak-delay=1ms|reliable=true|cc=static|rejoin=true|group=infer|ssc=false|alias=both-ends"
+            f"|interface=127.0.0.1|ats=false")
+    sub = udp_client.add_subscription(both, 17)
+    pub = udp_client.add_publication(both, 17)
+    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+    offer_until(pub, b"both ends")
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=5, what="the message")
+    assert got == [b"both ends"]
+    image = sub.images[0]
+    assert image.term_length == 64 * 1024
+    ipc = "aeron:ipc?term-length=64k|tether=true|rejoin=true|group=false|reliable=true|sparse=false|alias=x"
+    ipc_sub = udp_client.add_subscription(ipc, 18)
+    ipc_pub = udp_client.add_publication(ipc, 18)
+    wait_for(lambda: ipc_pub.is_connected and ipc_sub.images, timeout=5, what="the IPC image")
+
+
+def test_ipc_publication_window_is_applied(udp_client: aeron_async.Aeron) -> None:
+    """pub-wnd on aeron:ipc was parsed and ignored; now it bounds how far the publisher runs ahead."""
+    sub = udp_client.add_subscription("aeron:ipc?term-length=64k", 19)
+    pub = udp_client.add_publication("aeron:ipc?term-length=64k|pub-wnd=4k", 19)
+    wait_for(lambda: pub.is_connected and sub.images, timeout=5, what="connected")
+    wait_for(lambda: pub.position_limit > 0, timeout=5, what="a publisher limit")
+    assert pub.position_limit == 4096
+    accepted = 0
+    while pub.offer(b"x" * 100) > 0:
+        accepted += 1
+        assert accepted < 1000, "the publisher ran past its 4k window"
+    assert pub.position <= 4096 + 128
+
+
+def test_subscriptions_sharing_an_endpoint_must_agree_on_its_settings(udp_client: aeron_async.Aeron) -> None:
+    """A second subscription on an endpoint gets the endpoint's window, NAK delay, reliability and
+    congestion control; asking for other ones is refused rather than silently ignored."""
+    channel = udp_channel()
+    udp_client.add_subscription(channel, 20)
+    with pytest.raises(aeron_async.InvalidChannelError) as info:
+        udp_client.add_subscription(channel + "|reliable=false", 21)
+    assert "reliable=false differs from reliable=true (the default)" in str(info.value)
+    assert "give both the same reliable" in str(info.value)
+    with pytest.raises(aeron_async.InvalidChannelError, match="rcv-wnd=64k differs"):
+        udp_client.add_subscription(channel + "|rcv-wnd=64k", 21)
+    # the same settings written differently are the same settings
+    udp_client.add_subscription(channel + "|reliable=true|rcv-wnd=128k|cc=static", 22)
+
+
+def test_shared_publications_must_agree_on_their_settings(udp_client: aeron_async.Aeron) -> None:
+    channel = udp_channel()
+    udp_client.add_publication(channel, 23)
+    with pytest.raises(aeron_async.InvalidChannelError, match="linger=1s differs"):
+        udp_client.add_publication(channel + "|linger=1s", 23)
+    udp_client.add_publication(channel + "|fc=unicast", 23)
+    udp_client.add_exclusive_publication(channel + "|linger=1s", 23)  # its own publication: its own settings
 
 
 # ---- publications and subscriptions over loopback ----

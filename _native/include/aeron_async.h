@@ -15,6 +15,7 @@
 
 #ifndef AA_CDEF
 #include "../src/util/aa_error.h"
+#include "../src/util/aa_registry.h"
 #include "../src/logbuffer/aa_term.h"
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
@@ -202,6 +203,52 @@ aa_idle_strategy_t *aa_idle_strategy_new(const char *spec);
 void aa_idle_strategy_apply(aa_idle_strategy_t *strategy, int work_count);
 const char *aa_idle_strategy_name(const aa_idle_strategy_t *strategy);
 void aa_idle_strategy_free(aa_idle_strategy_t *strategy);
+
+/* ---- the strategy registry (src/util/aa_registry.h) ----
+ * Strategies by (kind, name): flow control (fc= on a publication channel), congestion control (cc=
+ * on a subscription channel), name resolvers (AERON_NAME_RESOLVER_SUPPLIER) and idle strategies
+ * (the driver's *_IDLE_STRATEGY options, aa_idle_strategy_new). A table's type depends on the kind:
+ * aa_flow_control_strategy_table_t (protocols/aa_flow_control.h), aa_congestion_control_strategy_table_t
+ * (protocols/aa_congestion_control.h), aa_name_resolver_table_t (media/aa_udp_channel.h),
+ * aa_idle_strategy_table_t (src/agent/aa_agent.h); it and its functions must live as long as the
+ * process. Registration is thread-safe and allowed while drivers run; an entry is never removed or
+ * replaced. The built-ins are registered before the first call returns. */
+#if AA_CDEF
+#define AA_STRATEGY_KIND_FLOW_CONTROL 0
+#define AA_STRATEGY_KIND_CONGESTION_CONTROL 1
+#define AA_STRATEGY_KIND_NAME_RESOLVER 2
+#define AA_STRATEGY_KIND_IDLE 3
+#define AA_STRATEGY_KIND_COUNT 4
+
+typedef struct aa_strategy_stct
+{
+    int32_t kind;
+    const char *name;
+    const char *target;
+    const void *table;
+    void *clientd;
+    const char *options;
+    const char *description;
+    bool is_alias;
+}
+aa_strategy_t;
+#endif
+
+/* name -> table (+ clientd handed back to the table's functions); -1 when the name is taken or
+ * malformed (1 to 63 of [A-Za-z0-9_.-]) or the kind unknown. */
+int aa_strategy_register(int32_t kind, const char *name, const void *table, void *clientd, const char *description);
+/* name -> the registered (non-alias) entry target, with options used when the name is given without
+ * options of its own (fc=name, AERON_*_IDLE_STRATEGY=name). */
+int aa_strategy_register_alias(
+    int32_t kind, const char *name, const char *target, const char *options, const char *description);
+/* -1 with an error naming every registered name of the kind when name is not registered. */
+int aa_strategy_lookup(int32_t kind, const char *name, aa_strategy_t *strategy);
+int aa_strategy_count(int32_t kind);
+/* "a, b, c" into buffer; returns the number of names, or -1 when buffer is too short. */
+int aa_strategy_names(int32_t kind, char *buffer, size_t length);
+/* The index-th entry of a kind, in registration order (built-ins first). */
+int aa_strategy_entry(int32_t kind, int32_t index, aa_strategy_t *strategy);
+const char *aa_strategy_kind_name(int32_t kind);
 
 /* ---- media driver ---- */
 aa_driver_context_t *aa_driver_context_new(void);

@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aa_test.h"
 #include "../../media/aa_udp_channel.h"
 #include "../src/util/aa_error.h"
+#include "../src/util/aa_registry.h"
 
 static aa_udp_channel_t *parse_ok(const char *uri, const aa_udp_channel_defaults_t *defaults)
 {
@@ -254,6 +256,102 @@ static void should_format_addresses(void)
     AA_CHECK(!aa_udp_address_is_multicast(&address));
 }
 
+/* A resolver that knows "pod-1" (IPv4) and "pod-2" (IPv6) and counts its calls. */
+static int test_resolver_calls = 0;
+
+static int test_resolve(void *state, const char *key, const char *host, int family, struct sockaddr_storage *address)
+{
+    (void)state;
+    (void)family;
+    test_resolver_calls++;
+    if (0 == strcmp(host, "pod-1"))
+    {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)address;
+        a4->sin_family = AF_INET;
+        inet_pton(AF_INET, "10.1.2.3", &a4->sin_addr);
+        return 0;
+    }
+    if (0 == strcmp(host, "pod-2"))
+    {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)address;
+        a6->sin6_family = AF_INET6;
+        inet_pton(AF_INET6, "fd00::2", &a6->sin6_addr);
+        return 0;
+    }
+    if (0 == strcmp(host, "says-why"))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_HOST, "channel parameter %s: says-why is not in the table", key);
+    }
+    return -1;
+}
+
+static void test_resolver_close(aa_name_resolver_t *resolver)
+{
+    free(resolver);
+}
+
+static int test_resolver_supplier(aa_name_resolver_t **resolver, const char *init_args, void *clientd)
+{
+    AA_CHECK(NULL != clientd && 7 == *(int *)clientd);
+    if (NULL != init_args && 0 != strcmp(init_args, "ok"))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "test resolver: bad init args '%s'", init_args);
+        return -1;
+    }
+    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
+    AA_CHECK(NULL != r);
+    r->name = "table";
+    r->resolve = test_resolve;
+    r->close = test_resolver_close;
+    *resolver = r;
+    return 0;
+}
+
+static const aa_name_resolver_table_t test_resolver_table = { test_resolver_supplier };
+
+static void should_resolve_names_through_the_registered_resolver(void)
+{
+    static int clientd = 7;
+    aa_name_resolver_t *resolver = NULL;
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", NULL), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "unknown name resolver 'table'; registered: default"));
+    AA_CHECK_EQ(aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "table", &test_resolver_table, &clientd, NULL), 0);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "bad"), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "bad init args 'bad'"));
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "ok"), 0);
+
+    aa_udp_channel_defaults_t defaults = { 0, 0, 0, resolver };
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=pod-1:40123", &defaults);
+    check_address(&channel->remote_data, "10.1.2.3:40123");
+    AA_CHECK(0 == strcmp(channel->canonical_form, "UDP-0.0.0.0:0-pod-1:40123"));
+    aa_udp_channel_delete(channel);
+    channel = parse_ok("aeron:udp?endpoint=pod-2:40124", &defaults);
+    check_address(&channel->remote_data, "[fd00::2]:40124");
+    aa_udp_channel_delete(channel);
+    AA_CHECK_EQ(test_resolver_calls, 2);
+    /* literals never reach the resolver */
+    channel = parse_ok("aeron:udp?endpoint=127.0.0.1:40125", &defaults);
+    aa_udp_channel_delete(channel);
+    AA_CHECK_EQ(test_resolver_calls, 2);
+    /* a failure says which resolver and name, or keeps the resolver's own message */
+    AA_CHECK_EQ(aa_udp_channel_parse(&channel, "aeron:udp?endpoint=localhost:40126", &defaults), -1);
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_UNKNOWN_HOST);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "channel parameter endpoint: name resolver 'table' cannot resolve 'localhost'"));
+    AA_CHECK_EQ(aa_udp_channel_parse(&channel, "aeron:udp?endpoint=says-why:40126", &defaults), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "says-why is not in the table"));
+    aa_name_resolver_close(resolver);
+
+    /* the default resolver takes no init args */
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "default", "x"), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "takes no init args"));
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, NULL, NULL), 0);
+    defaults.resolver = resolver;
+    channel = parse_ok("aeron:udp?endpoint=localhost:40127", &defaults);
+    check_address(&channel->remote_data, "127.0.0.1:40127");
+    aa_udp_channel_delete(channel);
+    aa_name_resolver_close(resolver);
+}
+
 int main(void)
 {
     AA_RUN(should_resolve_unicast_addresses);
@@ -265,5 +363,6 @@ int main(void)
     AA_RUN(should_take_socket_settings_from_uri_then_defaults);
     AA_RUN(should_reject_bad_channels);
     AA_RUN(should_format_addresses);
+    AA_RUN(should_resolve_names_through_the_registered_resolver);
     return 0;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "../src/util/aa_registry.h"
 #include "../../protocols/aa_flow_control.h"
 #include "../src/logbuffer/aa_logbuffer.h"
 #include "../src/util/aa_error.h"
@@ -146,60 +147,100 @@ static void should_leave_limit_on_idle_setup_and_error(void)
     fc->fini(fc);
 }
 
-static void should_load_suppliers_by_name(void)
+static void should_load_suppliers_by_name_from_the_registry(void)
 {
-    AA_CHECK(aa_flow_control_strategy_supplier_load("unicast") == aa_unicast_flow_control_strategy_supplier);
-    AA_CHECK(aa_flow_control_strategy_supplier_load("aa_unicast_flow_control_strategy_supplier") ==
-        aa_unicast_flow_control_strategy_supplier);
+    aa_flow_control_strategy_choice_t choice;
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "unicast", NULL, &choice), 0);
+    AA_CHECK(choice.supplier == aa_unicast_flow_control_strategy_supplier);
+    AA_CHECK(0 == strcmp(choice.name, "unicast") && NULL == choice.options);
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "aa_unicast_flow_control_strategy_supplier", NULL, &choice), 0);
+    AA_CHECK(choice.supplier == aa_unicast_flow_control_strategy_supplier);
 
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("min"));
-    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_NOT_SUPPORTED);
-    AA_CHECK(NULL != strstr(aa_errmsg(), "'min'"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("max"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("tagged"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load("preferred"));
-    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_CONFIGURATION);
-    AA_CHECK(NULL != strstr(aa_errmsg(), "unknown flow control strategy 'preferred'"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load(""));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_load(NULL));
+    /* The reference's group strategies are not implemented: unknown names, said so. */
+    const char *planned[] = { "min", "max,t:2s", "tagged,g:1001/3" };
+    for (size_t i = 0; i < sizeof(planned) / sizeof(planned[0]); i++)
+    {
+        AA_CHECK_EQ(aa_flow_control_strategy_select(false, planned[i], NULL, &choice), -1);
+        AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_INVALID_CHANNEL);
+        AA_CHECK(NULL != strstr(aa_errmsg(), "registered: unicast"));
+        AA_CHECK(NULL != strstr(aa_errmsg(), "max, min and tagged are not implemented by this driver yet"));
+    }
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "preferred", NULL, &choice), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "channel parameter fc=preferred: unknown flow control 'preferred'"));
+    AA_CHECK(NULL == strstr(aa_errmsg(), "not implemented"));
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "", NULL, &choice), -1);
 
-    /* Build through the looked-up supplier and drive it through the table. */
+    /* Build through the chosen supplier and drive it through the table. */
     aa_flow_control_strategy_params_t params;
     aa_flow_control_strategy_params_default(&params);
     AA_CHECK_EQ(params.receiver_timeout_ns, 5000000000LL);
     AA_CHECK_EQ(params.group_min_size, 0);
     AA_CHECK_EQ(params.group_tag, -1);
-    aa_flow_control_strategy_supplier_func_t supplier = aa_flow_control_strategy_supplier_load("unicast");
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, NULL, NULL, &choice), 0);
     aa_flow_control_strategy_t *fc = NULL;
-    AA_CHECK_EQ(supplier(&fc, &params), 0);
+    AA_CHECK_EQ(aa_flow_control_strategy_create(&fc, &choice, &params), 0);
     uint8_t b[64];
     size_t n = sm(b, 0, 7, 64, 1024, NULL);
     AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 0, 7, 16, 0), 64 + 1024);
     fc->fini(fc);
+
+    /* unicast applies no options, so it refuses them */
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "unicast,t:5s", NULL, &choice), 0);
+    AA_CHECK(0 == strcmp(choice.options, "t:5s"));
+    AA_CHECK_EQ(aa_flow_control_strategy_create(&fc, &choice, &params), -1);
+    AA_CHECK(NULL == fc);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "fc=unicast takes no options, got 't:5s'"));
 }
 
-static void should_select_suppliers_per_reference(void)
+static void should_select_per_channel_and_default(void)
 {
-    /* Unicast channels: always unicast, whatever fc= says. */
-    AA_CHECK(aa_flow_control_strategy_supplier_select(false, NULL, NULL) == aa_unicast_flow_control_strategy_supplier);
-    AA_CHECK(aa_flow_control_strategy_supplier_select(false, "min,g:/3", "max") == aa_unicast_flow_control_strategy_supplier);
-    AA_CHECK(aa_flow_control_strategy_supplier_select(false, "bogus", NULL) == aa_unicast_flow_control_strategy_supplier);
+    aa_flow_control_strategy_choice_t choice;
+    /* Without fc=: unicast channels use unicast, group channels the driver default (max). */
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, NULL, "max", &choice), 0);
+    AA_CHECK(choice.supplier == aa_unicast_flow_control_strategy_supplier);
+    AA_CHECK_EQ(aa_flow_control_strategy_select(true, NULL, NULL, &choice), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "the driver's default flow control max"));
+    AA_CHECK_EQ(aa_flow_control_strategy_select(true, NULL, "unicast", &choice), 0);
+    /* fc= is applied, not ignored, on every channel. */
+    AA_CHECK_EQ(aa_flow_control_strategy_select(true, "unicast", "max", &choice), 0);
+    AA_CHECK(choice.supplier == aa_unicast_flow_control_strategy_supplier);
 
-    /* Multicast/MDC: fc= first (max|min|tagged), else the driver default (max); none built yet. */
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "min,g:/3,t:2s", NULL));
-    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_NOT_SUPPORTED);
-    AA_CHECK(NULL != strstr(aa_errmsg(), "'min'"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "tagged,g:1001/3", NULL));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "'tagged'"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, NULL, NULL));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "'max'"));
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "unicast", NULL));
-    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_INVALID_CHANNEL);
-    AA_CHECK(NULL == aa_flow_control_strategy_supplier_select(true, "maximum-speed-please", NULL));
-    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_INVALID_CHANNEL);
-    /* A driver default may name any registered supplier. */
-    AA_CHECK(aa_flow_control_strategy_supplier_select(true, NULL, "aa_unicast_flow_control_strategy_supplier") ==
-        aa_unicast_flow_control_strategy_supplier);
+    /* An alias brings its options; giving options of one's own as well is refused. */
+    AA_CHECK_EQ(aa_registry_register_alias(AA_STRATEGY_KIND_FLOW_CONTROL, "uni-opts", "unicast", "t:1s", NULL), 0);
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "uni-opts", NULL, &choice), 0);
+    AA_CHECK(0 == strcmp(choice.options, "t:1s") && 0 == strcmp(choice.name, "uni-opts"));
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "uni-opts,t:2s", NULL, &choice), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "alias of unicast with options 't:1s' already"));
+}
+
+static int custom_supplier_calls = 0;
+
+static int custom_supplier(aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
+{
+    custom_supplier_calls++;
+    AA_CHECK(NULL != params->clientd && 42 == *(int *)params->clientd);
+    aa_flow_control_strategy_params_t p = *params;
+    p.fc_options = NULL;
+    return aa_unicast_flow_control_strategy_supplier(strategy, &p);
+}
+
+static const aa_flow_control_strategy_table_t custom_table = { custom_supplier };
+
+static void should_build_strategies_registered_at_run_time(void)
+{
+    static int clientd = 42;
+    AA_CHECK_EQ(aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "custom", &custom_table, &clientd, "test"), 0);
+    aa_flow_control_strategy_choice_t choice;
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "custom,anything", NULL, &choice), 0);
+    AA_CHECK(0 == strcmp(choice.options, "anything"));
+    aa_flow_control_strategy_params_t params;
+    aa_flow_control_strategy_params_default(&params);
+    aa_flow_control_strategy_t *fc = NULL;
+    AA_CHECK_EQ(aa_flow_control_strategy_create(&fc, &choice, &params), 0);
+    AA_CHECK_EQ(custom_supplier_calls, 1);
+    fc->fini(fc);
+    AA_CHECK_EQ(aa_flow_control_strategy_select(false, "nope", NULL, &choice), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "registered: unicast, aa_unicast_flow_control_strategy_supplier, uni-opts, custom"));
 }
 
 int main(void)
@@ -208,7 +249,8 @@ int main(void)
     AA_RUN(should_handle_term_id_wrap_and_positions_before_the_initial_term);
     AA_RUN(should_ignore_malformed_status_messages);
     AA_RUN(should_leave_limit_on_idle_setup_and_error);
-    AA_RUN(should_load_suppliers_by_name);
-    AA_RUN(should_select_suppliers_per_reference);
+    AA_RUN(should_load_suppliers_by_name_from_the_registry);
+    AA_RUN(should_select_per_channel_and_default);
+    AA_RUN(should_build_strategies_registered_at_run_time);
     return 0;
 }

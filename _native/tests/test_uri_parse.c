@@ -113,10 +113,14 @@ static void should_reject_bad_values_when_parsing(void)
     check_rejected("aeron:udp?endpoint=localhost:1|interface=10.0.0.1:x", "port from 0 to 65535");
     check_rejected("aeron:udp?endpoint=localhost:1|ttl=256", "0 to 255");
     check_rejected("aeron:udp?endpoint=localhost:1|control-mode=auto", "dynamic, manual or response");
-    check_rejected("aeron:udp?endpoint=localhost:1|cc=reno", "static or cubic");
-    check_rejected("aeron:udp?endpoint=localhost:1|fc=fastest", "max, min or tagged");
-    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,x:1", "max, min or tagged");
-    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,t:soon", "max, min or tagged");
+    /* fc= and cc= name strategies of the driver's registry: only their form is checked here */
+    check_rejected("aeron:udp?endpoint=localhost:1|cc=re no", "congestion control strategy name");
+    check_rejected("aeron:udp?endpoint=localhost:1|cc=", "congestion control strategy name");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=,t:1s", "flow control strategy name");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,", "flow control strategy name");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,x:1", "max, min and tagged take");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=min,t:soon", "max, min and tagged take");
+    check_rejected("aeron:udp?endpoint=localhost:1|fc=tagged,g:x/2", "max, min and tagged take");
     check_rejected("aeron:udp?endpoint=localhost:1|so-rcvbuf=lots", "so-rcvbuf=lots");
     check_rejected("aeron:udp?endpoint=localhost:1|so-sndbuf=4g", "below 2g");
     check_rejected("aeron:udp?endpoint=localhost:1|rcv-wnd=256k|so-rcvbuf=128k", "rcv-wnd=262144 is larger than so-rcvbuf");
@@ -157,6 +161,8 @@ static void should_accept_every_documented_udp_parameter(void)
         "aeron:udp?control-mode=response|response-endpoint=localhost:40125|response-correlation-id=42"
             "|stream-id=10|session-id=tag:55",
         "aeron:udp?endpoint=localhost:1|fc=max",
+        "aeron:udp?endpoint=localhost:1|fc=fastest|cc=reno",
+        "aeron:udp?endpoint=localhost:1|fc=my-strategy,window:4,anything|cc=my.cc,x",
         "aeron:ipc?term-length=64k|mtu=64|init-term-id=0|term-id=2|term-offset=65536|pub-wnd=32k|group=false",
         NULL
     };

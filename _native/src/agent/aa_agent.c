@@ -12,6 +12,7 @@
 #include "../concurrent/aa_atomic.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
+#include "../util/aa_registry.h"
 
 /* ---- parsing ---- */
 
@@ -345,68 +346,95 @@ static int aa_idle_stateless_init(void **state, const char *args)
     return 0;
 }
 
-typedef struct aa_idle_strategy_entry_stct
+/* The built-in idle strategies (reference 10), registered under kind AA_STRATEGY_KIND_IDLE the first
+ * time a strategy is loaded; "sleep-ns" and Aeron-style function names are aliases. */
+static const aa_idle_strategy_table_t aa_idle_backoff_table =
 {
-    const char *alias;
-    const char *name;
-    aa_idle_strategy_func_t idle;
-    aa_idle_strategy_init_func_t init;
-    aa_idle_strategy_set_doorbell_func_t set_doorbell;
-}
-aa_idle_strategy_entry_t;
-
-static const aa_idle_strategy_entry_t aa_idle_strategy_table[] =
-{
-    { "backoff", "aa_idle_strategy_backoff", aa_idle_backoff, aa_idle_backoff_init, aa_idle_backoff_set_doorbell },
-    { "spin", "aa_idle_strategy_busy_spin", aa_idle_spin, aa_idle_stateless_init, NULL },
-    { "yield", "aa_idle_strategy_yielding", aa_idle_yield, aa_idle_stateless_init, NULL },
-    { "sleeping", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init, NULL },
-    { "sleep-ns", "aa_idle_strategy_sleeping", aa_idle_sleeping, aa_idle_sleeping_init, NULL },
-    { "noop", "aa_idle_strategy_noop", aa_idle_noop, aa_idle_stateless_init, NULL },
+    aa_idle_backoff, aa_idle_backoff_init, aa_idle_backoff_set_doorbell, NULL
 };
+static const aa_idle_strategy_table_t aa_idle_spin_table = { aa_idle_spin, aa_idle_stateless_init, NULL, NULL };
+static const aa_idle_strategy_table_t aa_idle_yield_table = { aa_idle_yield, aa_idle_stateless_init, NULL, NULL };
+static const aa_idle_strategy_table_t aa_idle_sleeping_table = { aa_idle_sleeping, aa_idle_sleeping_init, NULL, NULL };
+static const aa_idle_strategy_table_t aa_idle_noop_table = { aa_idle_noop, aa_idle_stateless_init, NULL, NULL };
+
+static pthread_once_t aa_idle_strategy_builtins_once = PTHREAD_ONCE_INIT;
+static int aa_idle_strategy_builtins_result = 0;
+
+static void aa_idle_strategy_register_builtins_once(void)
+{
+    const int32_t kind = AA_STRATEGY_KIND_IDLE;
+    if (aa_registry_register(kind, "backoff", &aa_idle_backoff_table, NULL,
+            "spin, yield, then park from minPark doubling to maxPark; args SPINS-YIELDS-MINPARK-MAXPARK "
+            "(default 10-20-1us-1ms)") < 0 ||
+        aa_registry_register(kind, "spin", &aa_idle_spin_table, NULL, "busy spin (a CPU pause per idle pass)") < 0 ||
+        aa_registry_register(kind, "yield", &aa_idle_yield_table, NULL, "sched_yield per idle pass") < 0 ||
+        aa_registry_register(kind, "sleeping", &aa_idle_sleeping_table, NULL,
+            "sleep a fixed duration per idle pass; args DURATION (default 1ns)") < 0 ||
+        aa_registry_register(kind, "noop", &aa_idle_noop_table, NULL, "return at once") < 0 ||
+        aa_registry_register_alias(kind, "sleep-ns", "sleeping", NULL, "Aeron's name for sleeping") < 0 ||
+        aa_registry_register_alias(kind, "aa_idle_strategy_backoff", "backoff", NULL, NULL) < 0 ||
+        aa_registry_register_alias(kind, "aa_idle_strategy_busy_spin", "spin", NULL, NULL) < 0 ||
+        aa_registry_register_alias(kind, "aa_idle_strategy_yielding", "yield", NULL, NULL) < 0 ||
+        aa_registry_register_alias(kind, "aa_idle_strategy_sleeping", "sleeping", NULL, NULL) < 0 ||
+        aa_registry_register_alias(kind, "aa_idle_strategy_noop", "noop", NULL, NULL) < 0)
+    {
+        aa_idle_strategy_builtins_result = -1;
+    }
+}
+
+int aa_idle_strategy_register_builtins(void)
+{
+    pthread_once(&aa_idle_strategy_builtins_once, aa_idle_strategy_register_builtins_once);
+    if (aa_idle_strategy_builtins_result < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "the built-in idle strategies could not be registered (a name was taken before they were)");
+        return -1;
+    }
+    return 0;
+}
 
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)
 {
-    char name[64];
+    char name[AA_STRATEGY_NAME_MAX_LENGTH];
     const char *args = NULL;
-    const char *colon = NULL == spec ? NULL : strchr(spec, ':');
+    aa_strategy_t entry;
     if (NULL == spec || '\0' == *spec)
     {
         spec = "backoff";
     }
-    size_t name_length = NULL == colon ? strlen(spec) : (size_t)(colon - spec);
-    if (name_length >= sizeof(name))
+    if (aa_idle_strategy_register_builtins() < 0 ||
+        aa_registry_split_spec(spec, ':', name, sizeof(name), &args) < 0 ||
+        aa_registry_lookup(AA_STRATEGY_KIND_IDLE, name, &entry) < 0)
     {
-        name_length = sizeof(name) - 1;
+        AA_APPEND_ERR("idle strategy '%s': use NAME[:ARGS], e.g. backoff:10-20-1us-1ms or sleeping:1ms", spec);
+        return -1;
     }
-    memcpy(name, spec, name_length);
-    name[name_length] = '\0';
-    if (NULL != colon)
+    if (NULL != entry.options)
     {
-        args = colon + 1;
-    }
-    for (size_t i = 0; i < sizeof(aa_idle_strategy_table) / sizeof(aa_idle_strategy_table[0]); i++)
-    {
-        const aa_idle_strategy_entry_t *e = &aa_idle_strategy_table[i];
-        if (0 == strcmp(name, e->alias) || 0 == strcmp(name, e->name))
+        if (NULL != args)
         {
-            void *state = NULL;
-            if (e->init(&state, args) < 0)
-            {
-                return -1;
-            }
-            strategy->name = e->alias;
-            strategy->idle = e->idle;
-            strategy->init = e->init;
-            strategy->set_doorbell = e->set_doorbell;
-            strategy->state = state;
-            return 0;
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                "idle strategy '%s': '%s' is an alias of %s with arguments '%s' already; give no arguments, or name %s",
+                spec, name, entry.target, entry.options, entry.target);
+            return -1;
         }
+        args = entry.options;
     }
-    AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-        "unknown idle strategy '%s'; use backoff[:spins-yields-minPark-maxPark], spin, yield, sleeping[:duration], "
-        "sleep-ns[:duration] or noop", spec);
-    return -1;
+    const aa_idle_strategy_table_t *table = entry.table;
+    void *state = NULL;
+    if (table->init(&state, args) < 0)
+    {
+        AA_APPEND_ERR("idle strategy '%s'", spec);
+        return -1;
+    }
+    strategy->name = entry.target;
+    strategy->idle = table->idle;
+    strategy->init = table->init;
+    strategy->set_doorbell = table->set_doorbell;
+    strategy->close = table->close;
+    strategy->state = state;
+    return 0;
 }
 
 void aa_idle_strategy_set_doorbell(
@@ -434,7 +462,14 @@ void aa_idle_strategy_close(aa_idle_strategy_t *strategy)
     {
         strategy->set_doorbell(strategy->state, NULL, 0, 0);
     }
-    free(strategy->state);
+    if (NULL != strategy->close)
+    {
+        strategy->close(strategy->state);
+    }
+    else
+    {
+        free(strategy->state);
+    }
     strategy->state = NULL;
 }
 

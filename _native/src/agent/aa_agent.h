@@ -18,6 +18,20 @@ typedef void (*aa_idle_strategy_func_t)(void *state, int work_count);
 typedef int (*aa_idle_strategy_init_func_t)(void **state, const char *args);
 typedef void (*aa_idle_strategy_set_doorbell_func_t)(
     void *state, aa_doorbell_t *doorbell, int64_t deep_after_ns, int64_t deep_park_ns);
+typedef void (*aa_idle_strategy_close_func_t)(void *state);
+
+/* The function table of an idle strategy in the strategy registry (kind AA_STRATEGY_KIND_IDLE,
+ * util/aa_registry.h): init builds the state from the text after "name:" (NULL when none; fail with
+ * AA_SET_ERR on arguments it does not take), idle is called after every duty cycle with its work
+ * count, set_doorbell (may be NULL) lets it sleep deeply, close (NULL: free()) releases the state. */
+typedef struct aa_idle_strategy_table_stct
+{
+    aa_idle_strategy_func_t idle;
+    aa_idle_strategy_init_func_t init;
+    aa_idle_strategy_set_doorbell_func_t set_doorbell;
+    aa_idle_strategy_close_func_t close;
+}
+aa_idle_strategy_table_t;
 
 /* Backoff (spins-yields-minPark-maxPark) per reference 10; defaults 10-20-1us-1ms. */
 #define AA_IDLE_STRATEGY_BACKOFF_MAX_SPINS 10
@@ -38,13 +52,17 @@ typedef struct aa_idle_strategy_stct
     aa_idle_strategy_func_t idle;
     aa_idle_strategy_init_func_t init;
     aa_idle_strategy_set_doorbell_func_t set_doorbell; /* NULL when the strategy never sleeps long */
+    aa_idle_strategy_close_func_t close;               /* NULL: free(state) */
     void *state;
 }
 aa_idle_strategy_t;
 
-/* Loads an idle strategy by name: "backoff" (optionally "backoff:10-20-1us-1ms"), "spin",
- * "yield", "sleeping" / "sleep-ns" (optionally ":<duration>", default 1ns... values like 1ms),
- * "noop". Returns -1 with an error naming the accepted names on failure. */
+/* Registers the built-in idle strategies in the strategy registry (once; later calls return at once). */
+int aa_idle_strategy_register_builtins(void);
+/* Loads an idle strategy by "name[:args]" from the strategy registry: built in are "backoff"
+ * (optionally "backoff:10-20-1us-1ms"), "spin", "yield", "sleeping" / "sleep-ns" (optionally
+ * ":<duration>", default 1ns, e.g. 1ms), "noop". An alias registered with arguments takes none of
+ * its own. Returns -1 with an error naming the registered names on failure. */
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec);
 void aa_idle_strategy_close(aa_idle_strategy_t *strategy);
 /* Lets a strategy that parks (backoff) sleep deeply, up to deep_park_ns at a time, once idle for

@@ -1173,6 +1173,7 @@ int aa_client_connect(
                 idle.idle = aa_client_idle;
                 idle.init = aa_client_idle_init;
                 idle.set_doorbell = NULL;
+                idle.close = NULL;
                 idle.state = state;
             }
         }

@@ -378,9 +378,15 @@ int aa_driver_conductor_init(
     conductor->ctx = ctx;
     conductor->sender = sender;
     conductor->receiver = receiver;
+    if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
+    {
+        return -1;
+    }
     if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
     {
         AA_APPEND_ERR("%s", "creating the conductor's command queue");
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -394,6 +400,8 @@ int aa_driver_conductor_init(
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
@@ -416,6 +424,8 @@ int aa_driver_conductor_init(
     {
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
     if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
@@ -423,6 +433,8 @@ int aa_driver_conductor_init(
         aa_counters_manager_close(&conductor->counters);
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
+        aa_name_resolver_close(conductor->name_resolver);
+        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -519,4 +531,6 @@ void aa_driver_conductor_on_close(void *state)
     aa_counters_manager_close(&conductor->counters);
     aa_unmap(&conductor->cnc_file);
     aa_command_queue_close(&conductor->commands);
+    aa_name_resolver_close(conductor->name_resolver);
+    conductor->name_resolver = NULL;
 }

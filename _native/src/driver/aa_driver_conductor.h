@@ -77,6 +77,7 @@ typedef struct aa_driver_conductor_stct
     aa_driver_sender_t *sender;
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
+    aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);

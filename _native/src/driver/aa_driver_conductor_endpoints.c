@@ -10,7 +10,7 @@
 #include "aa_driver_conductor_private.h"
 #include "../util/aa_error.h"
 
-int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
+int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication)
 {
     if (aa_uri_parse(channel, uri) < 0)
     {
@@ -23,7 +23,7 @@ int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri)
             "unicast aeron:udp?endpoint=host:port", channel);
         return -1;
     }
-    return 0;
+    return aa_channel_check_applied(channel, uri, is_publication);
 }
 
 /* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
@@ -33,7 +33,8 @@ int aa_conductor_parse_udp_channel(
     aa_driver_context_t *ctx = conductor->ctx;
     aa_udp_channel_defaults_t defaults =
     {
-        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl
+        (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
+        conductor->name_resolver
     };
     if (aa_udp_channel_parse(out, channel, &defaults) < 0)
     {
@@ -41,7 +42,6 @@ int aa_conductor_parse_udp_channel(
     }
     aa_udp_channel_t *udp = *out;
     const char *unsupported = NULL;
-    const char *cc = aa_uri_find_param(&udp->uri, "cc");
     if (udp->is_multicast)
     {
         unsupported = "multicast";
@@ -53,10 +53,6 @@ int aa_conductor_parse_udp_channel(
     else if (!udp->has_explicit_endpoint)
     {
         unsupported = "a UDP channel without endpoint=";
-    }
-    else if (NULL != cc && 0 != strcmp(cc, "static"))
-    {
-        unsupported = "congestion control other than cc=static";
     }
     if (NULL != unsupported)
     {
@@ -97,6 +93,11 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
         aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
         if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
         {
+            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, aa_channel_send_endpoint_keys, "send endpoint") < 0)
+            {
+                return NULL;
+            }
             return endpoint;
         }
     }
@@ -152,6 +153,11 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
         if (aa_udp_channel_equals(endpoint->channel, *udp))
         {
+            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
+                &endpoint->channel->uri, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
+            {
+                return NULL;
+            }
             if (endpoint->is_closing)
             {
                 /* Closing, but its socket is still bound: take it back rather than fail to bind the

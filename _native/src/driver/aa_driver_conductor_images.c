@@ -147,26 +147,43 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
             return;
         }
     }
-    bool has_subscriber = false;
-    for (size_t i = 0; i < conductor->subscription_links_count && !has_subscriber; i++)
+    const aa_subscription_link_t *first_link = NULL;
+    for (size_t i = 0; i < conductor->subscription_links_count && NULL == first_link; i++)
     {
         aa_subscription_link_t *link = &conductor->subscription_links[i];
-        has_subscriber = link->endpoint == endpoint && link->stream_id == setup->stream_id &&
-            (!link->has_session_id || link->session_id == setup->session_id);
+        if (link->endpoint == endpoint && link->stream_id == setup->stream_id &&
+            (!link->has_session_id || link->session_id == setup->session_id))
+        {
+            first_link = link;
+        }
     }
-    if (!has_subscriber)
+    if (NULL == first_link)
     {
         return;
     }
+    /* the subscriptions of an endpoint agree on sparse= (checked when they are added) */
+    const bool sparse = first_link->is_sparse;
 
     char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
     if (aa_udp_address_format(source, sizeof(source), &args->source) < 0)
     {
         snprintf(source, sizeof(source), "%s", "unknown");
     }
-    int32_t window_length = aa_receiver_window_length(endpoint->params.window_length, setup->term_length);
+    int32_t window_length = 0;
+    aa_congestion_control_choice_t congestion_control;
+    aa_congestion_control_params_t cc_params =
+    {
+        .session_id = setup->session_id,
+        .stream_id = setup->stream_id,
+        .term_length = setup->term_length,
+        .mtu_length = setup->mtu,
+        .initial_window_length = endpoint->params.window_length,
+        .socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length,
+    };
     int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
     if (aa_logbuffer_check_term_length(setup->term_length) < 0 ||
+        aa_congestion_control_select(aa_uri_find_param(&endpoint->channel->uri, "cc"), &congestion_control) < 0 ||
+        aa_congestion_control_initial_window_length(&congestion_control, &cc_params, &window_length) < 0 ||
         aa_receiver_window_validate_mtu(setup->mtu, window_length) < 0)
     {
         char message[512];
@@ -231,7 +248,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .publication_window_length = 0,
         .receiver_window_length = window_length,
         .linger_timeout_ns = ctx->publication_linger_timeout_ns,
-        .sparse = ctx->term_buffer_sparse_file,
+        .sparse = sparse,
         .tether = true,
         .reliable = endpoint->params.is_reliable,
         .signal_eos = true,

@@ -22,6 +22,8 @@
 #include <stdint.h>
 
 #include "aa_driver_conductor.h"
+#include "aa_channel_support.h"
+#include "../../../protocols/aa_congestion_control.h"
 #include "../../../protocols/aa_control_protocol.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../uri/aa_uri.h"
@@ -91,7 +93,7 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
 
 /* ---- channels and endpoints (aa_driver_conductor_endpoints.c) ---- */
 
-int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri);
+int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication);
 /* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
 int aa_conductor_parse_udp_channel(
     aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out);

@@ -156,6 +156,7 @@ typedef struct aa_publication_params_stct
     bool sparse;
     bool signal_eos;
     bool tether;
+    aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
 }
 aa_publication_params_t;
 
@@ -204,7 +205,7 @@ static int aa_conductor_parse_publication_params(
     params->term_window_length = aa_conductor_term_window_length(
         is_udp ? ctx->publication_term_window_length : ctx->ipc_publication_term_window_length, params->term_length);
     int64_t publication_window = 0;
-    int rc_window = is_udp ? aa_uri_get_size(uri, "pub-wnd", &publication_window) : 0;
+    int rc_window = aa_uri_get_size(uri, "pub-wnd", &publication_window);
     if (rc_window < 0)
     {
         return -1;
@@ -227,6 +228,10 @@ static int aa_conductor_parse_publication_params(
         return -1;
     }
     params->has_session_id = 1 == rc_session;
+    if (is_udp && aa_flow_control_strategy_select(false, aa_uri_find_param(uri, "fc"), NULL, &params->flow_control) < 0)
+    {
+        return -1;
+    }
 
     int rc_init = aa_uri_get_int32(uri, "init-term-id", &params->initial_term_id);
     int rc_term = aa_uri_get_int32(uri, "term-id", &params->term_id);
@@ -432,6 +437,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .retransmit_linger_ns = ctx->retransmit_unicast_linger_ns,
         .is_exclusive = is_exclusive,
         .signal_eos = params->signal_eos,
+        .flow_control = params->flow_control,
     };
     if (aa_network_publication_init(pub, &init, conductor) < 0)
     {
@@ -597,6 +603,11 @@ static int aa_conductor_on_add_network_publication(
                     aa_udp_channel_delete(udp);
                     return -1;
                 }
+                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
+                {
+                    aa_udp_channel_delete(udp);
+                    return -1;
+                }
                 pub = p;
                 break;
             }
@@ -651,7 +662,7 @@ int aa_conductor_on_add_publication(
     aa_uri_t uri;
     aa_publication_params_t params;
     memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri) < 0 ||
+    if (aa_conductor_parse_channel(channel, &uri, true) < 0 ||
         aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
     {
         return -1;
@@ -676,6 +687,10 @@ int aa_conductor_on_add_publication(
                         "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
                         "; a shared publication must use the same values (or use an exclusive publication)",
                         channel, command->stream_id, p->term_length, p->mtu_length);
+                    return -1;
+                }
+                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
+                {
                     return -1;
                 }
                 pub = p;

@@ -39,7 +39,7 @@ int aa_conductor_on_add_subscription(
     int64_t now_ms)
 {
     aa_uri_t uri;
-    if (aa_conductor_parse_channel(channel, &uri) < 0)
+    if (aa_conductor_parse_channel(channel, &uri, false) < 0)
     {
         return -1;
     }

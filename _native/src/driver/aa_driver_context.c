@@ -14,12 +14,15 @@
 #include "../logbuffer/aa_logbuffer.h"
 #include "../util/aa_error.h"
 #include "../util/aa_fs.h"
+#include "../util/aa_registry.h"
+#include "../../../media/aa_udp_channel.h"
 
 typedef enum aa_option_kind_enum
 {
     AA_OPT_STRING,
     AA_OPT_DIR,
     AA_OPT_IDLE,
+    AA_OPT_NAME_RESOLVER,
     AA_OPT_BOOL,
     AA_OPT_SIZE,
     AA_OPT_INT32,
@@ -152,6 +155,11 @@ static const aa_driver_option_t aa_driver_options[] =
         "SO_SNDBUF of UDP sockets whose channel has no so-sndbuf (0 = OS default)" },
     { "AERON_SOCKET_MULTICAST_TTL", "aeron.socket.multicast.ttl", AA_OPT_INT32, AA_FIELD(socket_multicast_ttl), "0",
         "multicast TTL of UDP channels without ttl, 0 to 255 (0 = OS default)" },
+    { "AERON_NAME_RESOLVER_SUPPLIER", "aeron.name.resolver.supplier", AA_OPT_NAME_RESOLVER,
+        AA_FIELD(name_resolver_supplier), "default",
+        "name resolver of the host names in UDP channels, by its name in the strategy registry" },
+    { "AERON_NAME_RESOLVER_INIT_ARGS", "aeron.name.resolver.init.args", AA_OPT_STRING,
+        AA_FIELD(name_resolver_init_args), "", "arguments of the name resolver (the default takes none)" },
     { "AERON_UDP_RECEIVE_LOSS", "aeron.udp.receive.loss", AA_OPT_LOSS, AA_FIELD(udp_receive_loss), "",
         "testing only: drop, duplicate or reorder received UDP datagrams by frame type and rate, e.g. "
         "drop:data:0.05,dup:any:1% (see docs/loss-generator.md; empty = off)" },
@@ -232,6 +240,24 @@ static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_opti
                 return -1;
             }
             aa_idle_strategy_close(&probe);
+            if (strlen(value) >= opt->size)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
+                return -1;
+            }
+            snprintf((char *)field, opt->size, "%s", value);
+            return 0;
+        }
+
+        case AA_OPT_NAME_RESOLVER:
+        {
+            aa_strategy_t entry;
+            if (aa_name_resolver_register_builtins() < 0 ||
+                aa_registry_lookup(AA_STRATEGY_KIND_NAME_RESOLVER, value, &entry) < 0)
+            {
+                AA_APPEND_ERR("invalid %s", opt->env_name);
+                return -1;
+            }
             if (strlen(value) >= opt->size)
             {
                 AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);

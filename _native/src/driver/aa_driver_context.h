@@ -80,6 +80,8 @@ typedef struct aa_driver_context_stct
     int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
     int32_t socket_multicast_ttl;        /* UDP channels without ttl=; 0 = OS default */
+    char name_resolver_supplier[128];    /* a name resolver of the strategy registry */
+    char name_resolver_init_args[256];
 
     /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
      * the sender and receiver wrap their transports with it once they exist. */

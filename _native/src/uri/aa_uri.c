@@ -391,20 +391,40 @@ int aa_uri_get_tags(const aa_uri_t *uri, aa_uri_tags_t *tags)
     return 1;
 }
 
-static bool aa_uri_check_flow_control(const char *text)
+/* <name>[,<option>...]: a strategy name as the registry takes them (util/aa_registry.h), which the
+ * driver looks up; the reference strategies' options (g:<tag>[/<min size>], t:<timeout>) are checked
+ * here, others are the named strategy's to check. */
+static bool aa_uri_check_strategy(const char *text, bool is_flow_control)
 {
-    static const char *const strategies[] = { "max", "min", "tagged", NULL };
+    static const char *const reference_strategies[] = { "max", "min", "tagged", NULL };
     char copy[AA_URI_MAX_VALUE_LENGTH];
     snprintf(copy, sizeof(copy), "%s", text);
-    char *save = NULL;
-    char *token = strtok_r(copy, ",", &save);
-    if (NULL == token || !aa_uri_text_is_one_of(token, strategies))
+    const char *comma = strchr(copy, ',');
+    size_t name_length = NULL == comma ? strlen(copy) : (size_t)(comma - copy);
+    if (0 == name_length || name_length >= 64 ||
+        name_length != strspn(copy, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"))
     {
         return false;
     }
-    while (NULL != (token = strtok_r(NULL, ",", &save)))
+    copy[name_length] = '\0';
+    bool is_reference = is_flow_control && aa_uri_text_is_one_of(copy, reference_strategies);
+    if (NULL == comma)
+    {
+        return true;
+    }
+    char *save = NULL;
+    char *token = strtok_r(copy + name_length + 1, ",", &save);
+    if (NULL == token)
+    {
+        return false;
+    }
+    for (; NULL != token; token = strtok_r(NULL, ",", &save))
     {
         int64_t v;
+        if (!is_reference)
+        {
+            continue;
+        }
         if (0 == strncmp(token, "t:", 2))
         {
             if (aa_parse_duration_ns(token + 2) < 0)
@@ -448,7 +468,6 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
     static const char *const bools[] = { "true", "false", NULL };
     static const char *const groups[] = { "true", "false", "infer", NULL };
     static const char *const control_modes[] = { "dynamic", "manual", "response", NULL };
-    static const char *const congestion_controls[] = { "static", "cubic", NULL };
     const char *key = spec->name;
     int64_t v = 0;
     aa_uri_address_t address;
@@ -547,14 +566,15 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
             return aa_uri_text_in_range(value, 1, 256, &v) ? 0 : aa_uri_value_error(channel, key, value, "an integer from 1 to 256");
 
         case AA_URI_VALUE_FLOW_CONTROL:
-            return aa_uri_check_flow_control(value) ?
+            return aa_uri_check_strategy(value, true) ?
                 0 : aa_uri_value_error(channel, key, value,
-                "max, min or tagged, optionally followed by ,g:<group tag>[/<min group size>] and ,t:<timeout> "
-                "(e.g. min,t:5s or tagged,g:100/2)");
+                "a flow control strategy name with options after commas; max, min and tagged take "
+                ",g:<group tag>[/<min group size>] and ,t:<timeout> (e.g. min,t:5s or tagged,g:100/2)");
 
         case AA_URI_VALUE_CONGESTION_CONTROL:
-            return aa_uri_text_is_one_of(value, congestion_controls) ?
-                0 : aa_uri_value_error(channel, key, value, "static or cubic");
+            return aa_uri_check_strategy(value, false) ?
+                0 : aa_uri_value_error(channel, key, value,
+                "a congestion control strategy name with options after commas (e.g. static)");
 
         case AA_URI_VALUE_TIMESTAMP_OFFSET:
             return 0 == strcmp(value, "reserved") || aa_uri_text_in_range(value, 0, INT32_MAX, &v) ?

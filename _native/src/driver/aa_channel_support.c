@@ -1,0 +1,329 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "aa_channel_support.h"
+#include <inttypes.h>
+#include "../agent/aa_agent.h"
+#include "../util/aa_error.h"
+#include "../../../protocols/aa_congestion_control.h"
+#include "../../../protocols/aa_flow_control.h"
+
+/* Where a parameter is applied or meant: media x role. */
+#define IPC_PUB 0x1
+#define IPC_SUB 0x2
+#define UDP_PUB 0x4
+#define UDP_SUB 0x8
+#define PUB (IPC_PUB | UDP_PUB)
+#define SUB (IPC_SUB | UDP_SUB)
+#define ALL (PUB | SUB)
+#define UDP (UDP_PUB | UDP_SUB)
+
+#define AA_CHANNEL_CARRIES "this driver carries aeron:ipc and unicast aeron:udp?endpoint=host:port"
+
+typedef struct aa_channel_param_support_stct
+{
+    const char *name;
+    int meant;                  /* where the parameter has a meaning (reference 7.2) */
+    int applied;                /* where this driver applies it */
+    const char *const *as_done; /* values asking for what the driver does anyway (NULL-terminated), or NULL */
+    const char *why;            /* why it is not applied elsewhere, and what to do instead */
+}
+aa_channel_param_support_t;
+
+static const char *const aa_true[] = { "true", NULL };
+static const char *const aa_false[] = { "false", NULL };
+static const char *const aa_group_as_done[] = { "false", "infer", NULL };
+
+/* Every parameter aa_uri_parse accepts (aa_uri.c keeps the two lists in step: a parameter missing
+ * here is refused as not applied). */
+static const aa_channel_param_support_t aa_channel_params[] =
+{
+    { "term-length", PUB, PUB, NULL, NULL },
+    { "mtu", PUB, PUB, NULL, NULL },
+    { "init-term-id", PUB, PUB, NULL, NULL },
+    { "term-id", PUB, PUB, NULL, NULL },
+    { "term-offset", PUB, PUB, NULL, NULL },
+    { "session-id", ALL, ALL, NULL, NULL },
+    { "linger", PUB, PUB, NULL, NULL },
+    { "sparse", PUB | UDP_SUB, PUB | UDP_SUB, NULL, NULL },
+    { "eos", PUB, PUB, NULL, NULL },
+    { "tether", SUB, IPC_SUB, aa_true,
+        "untethered subscriptions work on aeron:ipc only so far; every subscriber of a network image paces "
+        "the publisher" },
+    { "alias", ALL, ALL, NULL, NULL },  /* free text: the driver shows it in the channel of every counter */
+    { "pub-wnd", PUB, PUB, NULL, NULL },
+    { "endpoint", UDP, UDP, NULL, NULL },
+    { "interface", UDP_PUB, UDP_PUB, NULL, NULL },   /* a unicast subscription binds its endpoint */
+    { "rcv-wnd", UDP_SUB, UDP_SUB, NULL, NULL },
+    { "so-sndbuf", UDP, UDP, NULL, NULL },
+    { "so-rcvbuf", UDP, UDP, NULL, NULL },
+    { "nak-delay", UDP_SUB, UDP_SUB, NULL, NULL },
+    { "reliable", UDP_SUB, UDP_SUB, aa_true, "an aeron:ipc log never has gaps to fill" },
+    { "fc", UDP_PUB, UDP_PUB, NULL, NULL },    /* the name is checked against the registry below */
+    { "cc", UDP_SUB, UDP_SUB, NULL, NULL },    /* likewise */
+    { "ats", ALL, 0, aa_false, "the encrypted transport is not provided" },
+    { "rejoin", SUB, 0, aa_true, "this driver always lets a subscription rejoin a stream" },
+    { "group", SUB, 0, aa_group_as_done,
+        "group semantics (multicast NAK delays, group flow control) come with multicast; " AA_CHANNEL_CARRIES },
+    { "ssc", PUB, 0, aa_false, "spies do not simulate a connection in this driver" },
+    { "spies-simulate-connection", PUB, 0, aa_false, "spies do not simulate a connection in this driver" },
+    { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
+    { "max-resend", UDP_PUB, 0, NULL,
+        "a unicast publication resends one range at a time; max-resend applies to multicast and multi-destination-cast, "
+        "which this driver does not carry yet" },
+    { "untethered-window-limit-timeout", SUB, 0, NULL,
+        "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
+    { "untethered-resting-timeout", SUB, 0, NULL,
+        "set the driver's AERON_UNTETHERED_RESTING_TIMEOUT instead (per-subscription timeouts are not applied)" },
+    { "untethered-linger-timeout", SUB, 0, NULL,
+        "an untethered subscriber lingers for the publication's linger timeout (per-subscription timeouts are not applied)" },
+    { "stream-id", ALL, 0, NULL, "response channels and archive replays are not supported by this driver yet" },
+    { "response-correlation-id", ALL, 0, NULL, "response channels are not supported by this driver yet" },
+    { "response-endpoint", UDP, 0, NULL, "response channels are not supported by this driver yet" },
+    { "channel-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
+    { "channel-snd-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
+    { "media-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
+    { "control", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
+        "supported by this driver yet; " AA_CHANNEL_CARRIES },
+    { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
+        "supported by this driver yet; " AA_CHANNEL_CARRIES },
+    { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
+    { "gtag", UDP_SUB, 0, NULL,
+        "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
+};
+
+static const aa_channel_param_support_t *aa_channel_find_support(const char *name)
+{
+    for (size_t i = 0; i < sizeof(aa_channel_params) / sizeof(aa_channel_params[0]); i++)
+    {
+        if (0 == strcmp(aa_channel_params[i].name, name))
+        {
+            return &aa_channel_params[i];
+        }
+    }
+    return NULL;
+}
+
+static bool aa_channel_is_one_of(const char *value, const char *const *values)
+{
+    for (size_t i = 0; NULL != values && NULL != values[i]; i++)
+    {
+        if (0 == strcmp(value, values[i]))
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int aa_channel_check_param(const char *channel, const aa_uri_param_t *param, int where, int other_role)
+{
+    const aa_channel_param_support_t *support = aa_channel_find_support(param->key);
+    if (NULL == support)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: parameter %s=%s is not applied by this driver; remove it", channel, param->key, param->value);
+        return -1;
+    }
+    if (0 != (support->applied & where) || aa_channel_is_one_of(param->value, support->as_done))
+    {
+        return 0;
+    }
+    /* Meant for the other end of the channel, which this driver serves too. */
+    if (0 == (support->meant & where) && 0 != (support->applied & other_role))
+    {
+        return 0;
+    }
+    const bool is_publication = 0 != (where & PUB);
+    const char *why = support->why;
+    if (NULL == why)
+    {
+        why = 0 != (support->meant & where) ? "this driver does not apply it here" :
+            (is_publication ? "it applies to subscriptions" : "it applies to publications");
+    }
+    if (NULL != support->as_done)
+    {
+        char done[64] = "";
+        size_t offset = 0;
+        for (size_t i = 0; NULL != support->as_done[i]; i++)
+        {
+            int n = snprintf(done + offset, sizeof(done) - offset, "%s%s=%s", 0 == i ? "" : " or ", support->name,
+                support->as_done[i]);
+            offset += n > 0 && (size_t)n < sizeof(done) - offset ? (size_t)n : 0;
+        }
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); only %s is accepted",
+            channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : "aeron:udp",
+            is_publication ? "publication" : "subscription", why, done);
+        return -1;
+    }
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+        "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); remove it",
+        channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : "aeron:udp",
+        is_publication ? "publication" : "subscription", why);
+    return -1;
+}
+
+int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_publication)
+{
+    const bool is_ipc = AA_URI_MEDIA_IPC == uri->media;
+    const int where = is_ipc ? (is_publication ? IPC_PUB : IPC_SUB) : (is_publication ? UDP_PUB : UDP_SUB);
+    const int other_role = is_ipc ? (is_publication ? IPC_SUB : IPC_PUB) : (is_publication ? UDP_SUB : UDP_PUB);
+    for (size_t i = 0; i < uri->params_count; i++)
+    {
+        if (aa_channel_check_param(channel, &uri->params[i], where, other_role) < 0)
+        {
+            return -1;
+        }
+    }
+    /* Strategy names, checked at both ends: a name the driver does not know is a mistake anywhere. */
+    const char *fc = aa_uri_find_param(uri, "fc");
+    aa_flow_control_strategy_choice_t fc_choice;
+    if (NULL != fc && aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0)
+    {
+        AA_APPEND_ERR("channel %s", channel);
+        return -1;
+    }
+    const char *cc = aa_uri_find_param(uri, "cc");
+    aa_congestion_control_choice_t cc_choice;
+    if (NULL != cc)
+    {
+        /* The strategy's options are checked now, on a typical image, rather than when the first
+         * publisher's SETUP arrives (where an error could only be logged). */
+        aa_congestion_control_params_t probe =
+        {
+            .term_length = 16 * 1024 * 1024, .mtu_length = 1408, .initial_window_length = 128 * 1024,
+        };
+        int32_t window_length = 0;
+        if (aa_congestion_control_select(cc, &cc_choice) < 0 ||
+            aa_congestion_control_initial_window_length(&cc_choice, &probe, &window_length) < 0)
+        {
+            AA_APPEND_ERR("channel %s", channel);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool aa_channel_values_equal(const char *a, const char *b)
+{
+    if (0 == strcmp(a, b))
+    {
+        return true;
+    }
+    int64_t sa = aa_parse_size(a), sb = aa_parse_size(b);
+    if (sa >= 0 && sb >= 0)
+    {
+        return sa == sb;
+    }
+    int64_t da = aa_parse_duration_ns(a), db = aa_parse_duration_ns(b);
+    return da >= 0 && db >= 0 && da == db;
+}
+
+int aa_channel_check_same_params(
+    const char *channel, const aa_uri_t *uri, const char *existing_channel, const aa_uri_t *existing,
+    const char *const *keys, const char *const *default_values, const char *what)
+{
+    for (size_t i = 0; NULL != keys[i]; i++)
+    {
+        const char *value = aa_uri_find_param(uri, keys[i]);
+        const char *existing_value = aa_uri_find_param(existing, keys[i]);
+        const char *a = NULL != value ? value : default_values[i];
+        const char *b = NULL != existing_value ? existing_value : default_values[i];
+        if (!aa_channel_values_equal(a, b))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel %s: %s=%s%s differs from %s=%s%s of the %s it shares (channel %s); give both the same %s",
+                channel, keys[i], a, NULL == value ? " (the default)" : "", keys[i], b,
+                NULL == existing_value ? " (the default)" : "", what, existing_channel, keys[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const char *const aa_channel_receive_endpoint_keys[] =
+{
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL
+};
+const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
+/* Besides term-length and mtu, which the conductor compares on the values it resolved. */
+static const char *const aa_channel_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
+
+#define AA_CHANNEL_SHARED_KEYS_MAX 8
+
+int aa_channel_check_shared(
+    const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
+    const aa_uri_t *existing, const char *const *keys, const char *what)
+{
+    char defaults[AA_CHANNEL_SHARED_KEYS_MAX][32];
+    const char *default_values[AA_CHANNEL_SHARED_KEYS_MAX];
+    for (size_t i = 0; NULL != keys[i]; i++)
+    {
+        if (i >= AA_CHANNEL_SHARED_KEYS_MAX)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s", "more shared channel parameters than the check holds");
+            return -1;
+        }
+        const char *key = keys[i];
+        char *d = defaults[i];
+        if (0 == strcmp(key, "rcv-wnd"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->rcv_initial_window_length);
+        }
+        else if (0 == strcmp(key, "nak-delay"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->nak_unicast_delay_ns);
+        }
+        else if (0 == strcmp(key, "reliable"))
+        {
+            snprintf(d, 32, "%s", ctx->reliable_stream ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "sparse"))
+        {
+            snprintf(d, 32, "%s", ctx->term_buffer_sparse_file ? "true" : "false");
+        }
+        else if (0 == strcmp(key, "so-rcvbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_rcvbuf);
+        }
+        else if (0 == strcmp(key, "so-sndbuf"))
+        {
+            snprintf(d, 32, "%" PRId64, ctx->socket_so_sndbuf);
+        }
+        else if (0 == strcmp(key, "linger"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->publication_linger_timeout_ns);
+        }
+        else if (0 == strcmp(key, "eos"))
+        {
+            snprintf(d, 32, "%s", "true");
+        }
+        else if (0 == strcmp(key, "cc"))
+        {
+            snprintf(d, 32, "%s", "static");
+        }
+        else if (0 == strcmp(key, "fc"))
+        {
+            snprintf(d, 32, "%s", "unicast");
+        }
+        else
+        {
+            snprintf(d, 32, "%s", "(none)");    /* pub-wnd: the driver's window for the term length */
+        }
+        default_values[i] = d;
+    }
+    return aa_channel_check_same_params(channel, uri, existing_channel, existing, keys, default_values, what);
+}
+
+int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const char *channel, const char *existing_channel)
+{
+    aa_uri_t uri;
+    aa_uri_t existing;
+    if (aa_uri_parse(channel, &uri) < 0 || aa_uri_parse(existing_channel, &existing) < 0)
+    {
+        return -1;
+    }
+    return aa_channel_check_shared(
+        ctx, channel, &uri, existing_channel, &existing, aa_channel_shared_publication_keys, "publication");
+}

@@ -1,0 +1,167 @@
+"""The strategy registry: the pluggable strategies of this process's media drivers, by name.
+
+Four kinds of strategy are chosen by name, from one process-wide registry:
+
+- flow control (`StrategyKind.FLOW_CONTROL`): how far a network publication may send ahead of its
+  receivers, chosen with `fc=<name>[,<options>]` on the publication's channel ("unicast" without);
+- congestion control (`StrategyKind.CONGESTION_CONTROL`): the window a subscription's images
+  advertise, chosen with `cc=<name>[,<options>]` on the subscription's channel ("static" without);
+- name resolvers (`StrategyKind.NAME_RESOLVER`): how host names in UDP channels become addresses,
+  chosen with `DriverContext(name_resolver_supplier=...)` ("default": the system resolver);
+- idle strategies (`StrategyKind.IDLE`): what a driver thread, or `IdleStrategy`, does when it found
+  no work, chosen with the `*_idle_strategy` options ("backoff").
+
+    >>> from aeron_async import strategies
+    >>> strategies.names(strategies.StrategyKind.FLOW_CONTROL)
+    ['unicast', 'aa_unicast_flow_control_strategy_supplier']
+
+`register` adds a strategy written in C, given the address of its function table (the C type
+depends on the kind; see docs/architecture.md, "Strategies"), for instance one compiled with cffi in
+your own module: `register(kind, "mine", my_ffi.addressof(my_lib, "my_table"))`. `register_alias`
+adds a name for a registered strategy with options, e.g. an idle strategy "gentle" standing for
+"backoff" with "1-1-10us-10ms". Registrations take effect for resources created afterwards, in
+embedded drivers (a standalone `aeron-async driver` process has its own registry) and are never
+removed. Strategies written in Python are not registered here: the native sender and receiver never
+wait for Python.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Any
+
+import attrs
+
+from ._ffi import ffi, lib
+from .errors import ConfigurationError, check
+
+__all__ = ("Strategy", "StrategyKind", "entries", "lookup", "names", "register", "register_alias")
+
+
+class StrategyKind(enum.IntEnum):
+    """The kinds of strategy (the C constants AA_STRATEGY_KIND_*)."""
+
+    FLOW_CONTROL = 0
+    CONGESTION_CONTROL = 1
+    NAME_RESOLVER = 2
+    IDLE = 3
+
+
+@attrs.frozen
+class Strategy:
+    """One registered name. For an alias, `target` is the strategy it stands for and `options` what
+    it adds; otherwise `target == name`. `table` is the address of the C function table."""
+
+    kind: StrategyKind
+    name: str
+    target: str
+    options: str | None
+    description: str
+    is_alias: bool
+    table: int
+
+
+# Objects whose memory C now points at: the registry never lets go of an entry, so neither do we.
+_kept: list[Any] = []
+_kept_lock = threading.Lock()
+
+
+def _kind(kind: StrategyKind | int) -> int:
+    try:
+        return int(StrategyKind(kind))
+    except ValueError:
+        raise ConfigurationError(
+            f"unknown strategy kind {kind!r}; use one of {', '.join(k.name for k in StrategyKind)}"
+        ) from None
+
+
+def _text(value: Any) -> str | None:
+    return None if value == ffi.NULL else ffi.string(value).decode()
+
+
+def _strategy(entry: Any) -> Strategy:
+    return Strategy(
+        kind=StrategyKind(entry.kind),
+        name=ffi.string(entry.name).decode(),
+        target=ffi.string(entry.target).decode(),
+        options=_text(entry.options),
+        description=_text(entry.description) or "",
+        is_alias=bool(entry.is_alias),
+        table=int(ffi.cast("uintptr_t", entry.table)),
+    )
+
+
+def _address(value: Any, what: str) -> Any:
+    """A `void *` from an address (int) or a cffi pointer of any FFI instance."""
+    if isinstance(value, bool):
+        raise ConfigurationError(f"{what} must be an address (int) or a cffi pointer, not {value!r}")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ConfigurationError(f"{what} must be a non-null address, got {value}")
+        return ffi.cast("void *", value)
+    try:
+        address = int(ffi.cast("uintptr_t", value))
+    except TypeError:
+        raise ConfigurationError(f"{what} must be an address (int) or a cffi pointer, not {type(value).__name__}") from None
+    if address == 0:
+        raise ConfigurationError(f"{what} is a NULL pointer")
+    return ffi.cast("void *", address)
+
+
+def lookup(kind: StrategyKind | int, name: str) -> Strategy:
+    """The strategy registered as `name`; `ConfigurationError` naming every registered one if none."""
+    entry = ffi.new("aa_strategy_t *")
+    check(lib.aa_strategy_lookup(_kind(kind), name.encode(), entry), ConfigurationError)
+    return _strategy(entry)
+
+
+def entries(kind: StrategyKind | int) -> list[Strategy]:
+    """Every strategy of a kind, built-ins first, in registration order."""
+    k = _kind(kind)
+    count = check(lib.aa_strategy_count(k), ConfigurationError)
+    entry = ffi.new("aa_strategy_t *")
+    out = []
+    for index in range(count):
+        check(lib.aa_strategy_entry(k, index, entry), ConfigurationError)
+        out.append(_strategy(entry))
+    return out
+
+
+def names(kind: StrategyKind | int) -> list[str]:
+    """The registered names of a kind (aliases included), built-ins first."""
+    return [s.name for s in entries(kind)]
+
+
+def register(kind: StrategyKind | int, name: str, table: Any, *, clientd: Any = None, description: str = "") -> Strategy:
+    """Registers a strategy written in C under `name`.
+
+    `table` is the address (an int, or a cffi pointer from any FFI) of the kind's function table:
+    `aa_flow_control_strategy_table_t`, `aa_congestion_control_strategy_table_t`,
+    `aa_name_resolver_table_t` or `aa_idle_strategy_table_t`. It, the functions it points to and
+    `clientd` (handed back to them; an address, a cffi pointer or None) must stay valid for the life
+    of the process; the cffi objects given here are kept referenced for that long. Raises
+    `ConfigurationError` when the name is taken (names are never replaced) or malformed (1 to 63 of
+    letters, digits, `_`, `.`, `-`)."""
+    k = _kind(kind)
+    table_ptr = _address(table, "table")
+    clientd_ptr = ffi.NULL if clientd is None else _address(clientd, "clientd")
+    with _kept_lock:
+        check(lib.aa_strategy_register(k, name.encode(), table_ptr, clientd_ptr, description.encode()), ConfigurationError)
+        _kept.extend((table, clientd))
+    return lookup(k, name)
+
+
+def register_alias(
+    kind: StrategyKind | int, name: str, target: str, options: str | None = None, *, description: str = ""
+) -> Strategy:
+    """Registers `name` as another name for the registered strategy `target`, with `options` applied
+    when the name is used without options of its own (e.g. `fc=name`, or an idle strategy "name")."""
+    k = _kind(kind)
+    check(
+        lib.aa_strategy_register_alias(
+            k, name.encode(), target.encode(), ffi.NULL if options is None else options.encode(), description.encode()
+        ),
+        ConfigurationError,
+    )
+    return lookup(k, name)
