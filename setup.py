@@ -2,7 +2,8 @@
 
 - aeron_async._aeron_native: the C core (driver, client, media, protocols) through cffi
   (_native/build_ffi.py).
-- aeron_async._speedups: the CPython side of the message path (_native/python/aa_speedups.c); it
+- aeron_async._speedups: the CPython side of the message path (_native/python/aa_speedups.c, and
+  aa_poll.c + aa_assembler.c for the fragment-handler polls); it
   links none of the core and calls it through the table the cffi module hands it.
 
 The version has one source, AA_VERSION_STRING in _native/src/util/aa_version.h (pyproject.toml
@@ -43,9 +44,11 @@ setup(
     ext_modules=[
         Extension(
             "aeron_async._speedups",
-            sources=["_native/python/aa_speedups.c"],
+            sources=["_native/python/aa_speedups.c", "_native/python/aa_poll.c",
+                     "_native/python/aa_assembler.c"],
             include_dirs=["_native/include"],
-            depends=["_native/src/client/aa_fastpath.h", "_native/include/aeron_async.h"],
+            depends=["_native/python/aa_speedups.h", "_native/python/aa_poll.h",
+                     "_native/src/client/aa_fastpath.h", "_native/include/aeron_async.h"],
             extra_compile_args=_flags,
             extra_link_args=["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else [],
         )

@@ -23,6 +23,7 @@ from .errors import (
     ClientTimeoutError,
     ClosedError,
     DriverTimeoutError,
+    InvalidPositionError,
     MessageTooLongError,
     RegistrationError,
     check,
@@ -44,6 +45,30 @@ def _raise_last_error() -> None:
 _speedups.bind(_address_of(lib.aa_fastpath_api()), _address_of, _raise_last_error)
 
 Message = _speedups.Message
+# Aeron's fragment-handler API, in C (_native/python/aa_poll.c): see Subscription.poll.
+Header = _speedups.Header
+FragmentAssembler = _speedups.FragmentAssembler
+ControlledFragmentAssembler = _speedups.ControlledFragmentAssembler
+
+
+class ControlledPollAction(enum.IntEnum):
+    """What a controlled handler (`controlled_poll`) returns for each fragment, as in Aeron.
+
+    ABORT: leave this fragment unconsumed and stop (it is delivered again by the next poll).
+    BREAK: consume it and stop. COMMIT: consume it and store the subscriber position at once (a
+    poll stores it once, when it ends, otherwise). CONTINUE: consume it and go on.
+    """
+
+    ABORT = _speedups.ABORT
+    BREAK = _speedups.BREAK
+    COMMIT = _speedups.COMMIT
+    CONTINUE = _speedups.CONTINUE
+
+
+FragmentHandler = Callable[[memoryview, _speedups.Header], object]
+ControlledFragmentHandler = Callable[[memoryview, _speedups.Header], int]
+BlockHandler = Callable[[memoryview, int, int, int, int], object]
+_UNBOUNDED = (1 << 63) - 1
 
 _T = TypeVar("_T")
 
@@ -558,28 +583,6 @@ class BufferClaim:
             self.abort()
 
 
-class Header:
-    """The DATA frame header of the fragment being handled (a flyweight reused between fragments)."""
-
-    __slots__ = ("session_id", "stream_id", "term_id", "term_offset", "position", "flags", "reserved_value", "image")
-
-    def __init__(self) -> None:
-        self.session_id = 0
-        self.stream_id = 0
-        self.term_id = 0
-        self.term_offset = 0
-        self.position = 0
-        self.flags = 0
-        self.reserved_value = 0
-        self.image: Any = None
-
-    def __repr__(self) -> str:
-        return (
-            f"<Header session={self.session_id} stream={self.stream_id} term={self.term_id}@{self.term_offset} "
-            f"position={self.position} flags=0x{self.flags:02x}>"
-        )
-
-
 class Image:
     """One publisher's stream as seen by a subscription (one session id)."""
 
@@ -611,6 +614,21 @@ class Image:
     def position(self) -> int:
         return lib.aa_image_position(self._checked())
 
+    @position.setter
+    def position(self, position: int) -> None:
+        """Move the subscriber position: forward to a frame boundary within the data received in the
+        current term, or back to a frame boundary the log still holds (at most a term behind the
+        furthest position read, not before the join position). Raises InvalidPositionError (a
+        ValueError) naming the valid range otherwise."""
+        ptr = self._checked()
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise TypeError(f"position must be an int, not {type(position).__name__}")
+        if lib.aa_image_set_position(ptr, position) < 0:
+            error = last_error()
+            if isinstance(error, ClosedError):
+                raise error
+            raise InvalidPositionError(str(error), error.code)
+
     @property
     def is_closed(self) -> bool:
         return self._subscription._ptr is None or bool(lib.aa_image_is_closed(self._ptr))
@@ -623,10 +641,38 @@ class Image:
     def end_of_stream_position(self) -> int:
         return lib.aa_image_end_of_stream_position(self._checked())
 
-    def poll(self, handler: Callable[[memoryview, Header], None], fragment_limit: int = 10) -> int:
-        """Deliver up to fragment_limit fragments of this image only."""
-        sub = self._subscription
-        return sub._deliver(lib.aa_image_scan(self._checked(), sub._fragments, min(fragment_limit, sub._capacity)), handler)
+    def poll(self, handler: FragmentHandler, fragment_limit: int = 10) -> int:
+        """Call handler(data, header) for up to fragment_limit fragments of this image; returns how
+        many. As Subscription.poll, for this image only."""
+        self._checked()
+        return self._subscription._image_poll(self._address, handler, _UNBOUNDED, fragment_limit, False)
+
+    def controlled_poll(self, handler: ControlledFragmentHandler, fragment_limit: int = 10) -> int:
+        """As Subscription.controlled_poll, for this image only."""
+        self._checked()
+        return self._subscription._image_poll(self._address, handler, _UNBOUNDED, fragment_limit, True)
+
+    def bounded_poll(self, handler: FragmentHandler, limit_position: int, fragment_limit: int = 10) -> int:
+        """As poll, reading no fragment that starts at or past limit_position."""
+        self._checked()
+        return self._subscription._image_poll(self._address, handler, limit_position, fragment_limit, False)
+
+    def bounded_controlled_poll(
+        self, handler: ControlledFragmentHandler, limit_position: int, fragment_limit: int = 10
+    ) -> int:
+        """As controlled_poll, reading no fragment that starts at or past limit_position."""
+        self._checked()
+        return self._subscription._image_poll(self._address, handler, limit_position, fragment_limit, True)
+
+    def block_poll(self, handler: BlockHandler, block_length_limit: int) -> int:
+        """Hand handler(buffer, offset, length, session_id, term_id) the run of whole frames (headers
+        included) from the position, at most block_length_limit bytes and within one term, in one call:
+        `buffer` is the term (a read-only memoryview valid only during the call) and the block is
+        buffer[offset:offset + length]. A padding frame comes alone. Returns the bytes consumed (the
+        position moves by them, even when the handler raises). A frame longer than the limit is never
+        delivered: give at least the MTU."""
+        self._checked()
+        return self._subscription._image_block_poll(self._address, handler, block_length_limit)
 
     def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
         """Whole messages of this image only, in one native call; returns a list, possibly empty."""
@@ -642,10 +688,28 @@ class Subscription(_speedups.SubscriptionBase):
 
     `poll_messages(max_messages=256, fragment_limit=1<<30)` returns whole messages (reassembled
     natively) as a list of Message, possibly empty, in one native call: a C method
-    (aeron_async._speedups) whose buffers the subscription owns."""
+    (aeron_async._speedups) whose buffers the subscription owns.
 
-    __slots__ = ("_client", "registration_id", "stream_id", "_fragments", "_capacity", "_header",
-                 "_images", "_on_available", "_on_unavailable", "_events", "__weakref__")
+    Aeron's fragment-handler API (C methods too; the loop over fragments is native):
+
+    - `poll(handler, fragment_limit=10)` calls handler(data, header) for up to fragment_limit
+      fragments, round robin over the images, and returns how many. `data` is a read-only
+      memoryview of the fragment's payload in the log and `header` its Header: both are valid only
+      during the call. A view the handler keeps is released after the call (it then raises on
+      use); views derived from it (slices, numpy arrays) are not: copy (`bytes(data)`) what you
+      keep. A Header the handler keeps keeps its values. Wrap the handler in a FragmentAssembler
+      to receive whole messages.
+    - `controlled_poll(handler, fragment_limit=10)`: the handler returns a ControlledPollAction
+      (ABORT, BREAK, COMMIT, CONTINUE); use ControlledFragmentAssembler for whole messages.
+    - `block_poll(handler, block_length_limit)`: Image.block_poll for every image.
+
+    A handler that raises: its fragment counts as consumed, the poll stops (other images are not
+    polled), the position is stored just after that fragment and the exception propagates. A
+    handler may close the subscription or client: the poll then stops at once.
+    """
+
+    __slots__ = ("_client", "registration_id", "stream_id", "_images", "_on_available", "_on_unavailable",
+                 "_events", "__weakref__")
 
     def __init__(
         self,
@@ -659,9 +723,6 @@ class Subscription(_speedups.SubscriptionBase):
         self._ptr = ptr
         self.registration_id = registration_id
         self.stream_id = 0
-        self._capacity = 256
-        self._fragments = ffi.new("aa_polled_fragment_t[]", self._capacity)
-        self._header = Header()
         self._images: dict[int, Image] = {}
         self._on_available = on_available
         self._on_unavailable = on_unavailable
@@ -693,50 +754,6 @@ class Subscription(_speedups.SubscriptionBase):
                     gone = self._images.pop(key, None)
                     if gone is not None and self._on_unavailable is not None:
                         self._on_unavailable(gone)
-
-    def _deliver(self, n: int, handler: Callable[[memoryview, Header], None]) -> int:
-        if n == 0:
-            return 0
-        fragments = self._fragments
-        header = self._header
-        images = self._images
-        consumed = 0
-        try:
-            for i in range(n):
-                f = fragments[i]
-                header.session_id = f.session_id
-                header.stream_id = f.stream_id
-                header.term_id = f.term_id
-                header.term_offset = f.term_offset
-                header.position = f.position
-                header.flags = f.flags
-                header.reserved_value = f.reserved_value
-                header.image = images.get(int(ffi.cast("uintptr_t", f.image)))
-                consumed = i + 1
-                handler(memoryview(ffi.buffer(f.payload, f.length)), header)
-        finally:
-            lib.aa_poll_commit(fragments, consumed)
-        return n
-
-    def poll(self, handler: Callable[[memoryview, Header], None], fragment_limit: int = 10) -> int:
-        """Call handler(data, header) for up to fragment_limit fragments; returns how many.
-
-        `data` is a memoryview into the log, valid only during the call. Use FragmentAssembler to
-        receive whole messages. Two native calls per batch, however many fragments it holds.
-        """
-        ptr = self._ptr
-        if ptr is None:
-            raise self._client._closed_error(
-                f"subscription {self.registration_id} is closed", f"subscription {self.registration_id}")
-        if lib.aa_subscription_has_image_events(ptr):
-            self._dispatch_image_events()
-        limit = fragment_limit if fragment_limit <= self._capacity else self._capacity
-        n = lib.aa_subscription_poll_scan(ptr, self._fragments, limit)
-        if n == 0:
-            if lib.aa_subscription_is_closed(ptr):
-                self._client._raise_if_dead()
-            return 0
-        return self._deliver(n, handler)
 
     @property
     def images(self) -> list[Image]:
@@ -803,33 +820,3 @@ class Subscription(_speedups.SubscriptionBase):
 
     def __repr__(self) -> str:
         return f"<Subscription reg={self.registration_id} images={len(self._images)}>"
-
-
-class FragmentAssembler:
-    """Wraps a fragment handler so that it receives whole messages (reassembled per session)."""
-
-    __slots__ = ("_delegate", "_builders")
-
-    def __init__(self, handler: Callable[[memoryview, Header], None]) -> None:
-        self._delegate = handler
-        self._builders: dict[int, bytearray] = {}
-
-    def __call__(self, data: memoryview, header: Header) -> None:
-        flags = header.flags
-        if flags & 0xC0 == 0xC0:
-            self._delegate(data, header)
-            return
-        session_id = header.session_id
-        if flags & 0x80:
-            self._builders[session_id] = bytearray(data)
-            return
-        builder = self._builders.get(session_id)
-        if builder is None:
-            return
-        builder += data
-        if flags & 0x40:
-            del self._builders[session_id]
-            self._delegate(memoryview(builder), header)
-
-    def reset(self) -> None:
-        self._builders.clear()

@@ -64,6 +64,10 @@ class MessageTooLongError(AeronError, ValueError):
     """A message is longer than the publication's max message length."""
 
 
+class InvalidPositionError(AeronError, ValueError):
+    """An image position set outside what the log holds, or not on a frame boundary."""
+
+
 class StorageSpaceError(AeronError, OSError):
     """Not enough space in the aeron directory for a new log buffer."""
 

@@ -4,6 +4,7 @@ This is where `./dev test` runs the native suite (once); `./dev native-test` run
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -50,7 +51,7 @@ def test_python_suite_under_sanitizers(tmp_path) -> None:
     compiled = subprocess.run(
         [gcc, "-shared", "-fPIC", "-std=gnu11", "-O1", "-g", "-Wall", "-Werror", "-fsanitize=address,undefined",
          "-fno-omit-frame-pointer", f"-I{sysconfig.get_paths()['include']}", f"-I{os.path.join(NATIVE, 'include')}",
-         os.path.join(NATIVE, "python", "aa_speedups.c"), "-o", str(speedups)],
+         *sorted(glob.glob(os.path.join(NATIVE, "python", "*.c"))), "-o", str(speedups)],
         capture_output=True, text=True, timeout=300)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
 

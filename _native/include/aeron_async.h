@@ -86,23 +86,6 @@ int32_t aa_compute_max_message_length(int32_t term_length);
 int32_t aa_position_bits_to_shift(int32_t term_length);
 #endif
 
-/* One fragment found by a scan: payload points into the mapped log and stays valid until the
- * positions are committed. position is the stream position after this fragment. */
-typedef struct aa_polled_fragment_stct
-{
-    aa_image_t *image;
-    const uint8_t *payload;
-    int64_t position;
-    int64_t reserved_value;
-    int32_t length;
-    int32_t term_offset;
-    int32_t term_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t flags;
-}
-aa_polled_fragment_t;
-
 /* One whole message copied into a caller's buffer at offset. */
 typedef struct aa_message_stct
 {
@@ -115,6 +98,36 @@ typedef struct aa_message_stct
     int32_t stream_id;
 }
 aa_message_t;
+
+/* ---- the fragment-handler polling API (Aeron's Image/Subscription poll family) ----
+ * A handler gets each DATA fragment in place in the log (header, then payload), valid only during
+ * the call, and returns an action. The four of Aeron's controlled poll, with Aeron's numbering:
+ * ABORT leaves the fragment unconsumed and stops; BREAK consumes it and stops; COMMIT consumes it
+ * and stores the subscriber position at once; CONTINUE goes on (the position is stored when the
+ * poll ends). Plain polls are the same loop with handlers that return CONTINUE. Two more stop a
+ * poll of a whole subscription too: STOP consumes the fragment and stops (a handler that failed),
+ * CLOSED stops at once touching nothing more (the handler closed the subscription or client). */
+#define AA_POLL_ABORT 1
+#define AA_POLL_BREAK 2
+#define AA_POLL_COMMIT 3
+#define AA_POLL_CONTINUE 4
+#define AA_POLL_STOP 5
+#define AA_POLL_CLOSED 6
+
+typedef struct aa_poll_fragment_stct
+{
+    const uint8_t *frame; /* the DATA frame: its 32-byte header, then frame_length - 32 bytes of payload */
+    aa_image_t *image;
+    int32_t frame_length;
+    int32_t initial_term_id;
+    int32_t position_bits_to_shift;
+}
+aa_poll_fragment_t;
+
+typedef int (*aa_poll_handler_t)(void *clientd, const aa_poll_fragment_t *fragment);
+/* A block of whole frames, term_buffer[offset, offset + length); returns 0, AA_POLL_STOP or AA_POLL_CLOSED. */
+typedef int (*aa_block_handler_t)(void *clientd, const uint8_t *term_buffer, int32_t term_length, int32_t offset,
+    int32_t length, int32_t session_id, int32_t term_id);
 
 typedef struct aa_image_info_stct
 {
@@ -344,13 +357,28 @@ int aa_publication_close(aa_publication_t *pub);
 int32_t aa_publication_channel_status_id(aa_publication_t *pub);
 
 /* ---- subscriptions and images ---- */
-int32_t aa_subscription_poll_scan(aa_subscription_t *sub, aa_polled_fragment_t *out, int32_t limit);
-int32_t aa_image_scan(aa_image_t *image, aa_polled_fragment_t *out, int32_t limit);
-void aa_poll_commit(const aa_polled_fragment_t *fragments, int32_t count);
 int32_t aa_subscription_poll_messages(aa_subscription_t *sub, uint8_t *out, size_t out_capacity, aa_message_t *messages,
     int32_t max_messages, int32_t fragment_limit, size_t *required);
 int32_t aa_image_poll_messages(aa_image_t *image, uint8_t *out, size_t out_capacity, size_t *out_used,
     aa_message_t *messages, int32_t max_messages, int32_t fragment_limit, size_t *required);
+/* Fragment handlers (see aa_poll_handler_t): they return the fragments handed to the handler (an
+ * ABORTed one not counted). Bounded polls read no frame that starts at or past limit_position. */
+int32_t aa_subscription_controlled_poll(
+    aa_subscription_t *sub, aa_poll_handler_t handler, void *clientd, int32_t fragment_limit);
+int32_t aa_image_controlled_poll(aa_image_t *image, aa_poll_handler_t handler, void *clientd, int32_t fragment_limit);
+int32_t aa_image_bounded_controlled_poll(
+    aa_image_t *image, aa_poll_handler_t handler, void *clientd, int64_t limit_position, int32_t fragment_limit);
+/* The contiguous whole frames from the subscriber position, at most block_length_limit bytes and not
+ * past the term's end, in one call (a padding frame only alone); returns the bytes consumed. A frame
+ * longer than the limit is never delivered: give at least the MTU. The subscription form polls every
+ * image, each up to the limit, as Aeron does. */
+int64_t aa_image_block_poll(aa_image_t *image, aa_block_handler_t handler, void *clientd, int32_t block_length_limit);
+int64_t aa_subscription_block_poll(
+    aa_subscription_t *sub, aa_block_handler_t handler, void *clientd, int32_t block_length_limit);
+/* Move the subscriber position: forward to a frame boundary within the data received in the current
+ * term, or back to a frame boundary still held in the log (at most a term behind the furthest
+ * position this image reached, not before its join position). -1 with a message naming the range. */
+int aa_image_set_position(aa_image_t *image, int64_t position);
 int32_t aa_subscription_image_count(aa_subscription_t *sub);
 int32_t aa_subscription_images(aa_subscription_t *sub, aa_image_t **out, int32_t max);
 bool aa_subscription_is_connected(aa_subscription_t *sub);

@@ -13,6 +13,9 @@
  *   SubscriptionBase._poll_image_messages(image_address, max_messages, fragment_limit)
  *   Message                                             a small immutable record (not GC-tracked)
  *
+ * and, in aa_poll.c, Aeron's fragment-handler polls (poll, controlled_poll, block_poll and the
+ * image forms), Header and FragmentAssembler / ControlledFragmentAssembler.
+ *
  * It links none of the core: bind(api_address, address_of, raise_last_error) hands it the table of
  * core functions (src/client/aa_fastpath.h) once at import. The GIL is held across the core calls
  * (they never block; only offers of large messages release it for the copy), and nothing is
@@ -22,14 +25,11 @@
  * calls back `self._fail(code)` (publications), `self._checked()`, `self._dispatch_image_events()`
  * and `self._client._raise_if_dead()` (subscriptions), so one exception hierarchy stays in Python.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "aa_speedups.h"
+
 #include <structmember.h>
 
-#include <stdint.h>
 #include <string.h>
-
-#include "../src/client/aa_fastpath.h"
 
 #define AA_SPEEDUPS_BATCH_CHUNK 64
 #define AA_SPEEDUPS_RELEASE_GIL_LENGTH (256 * 1024)
@@ -37,7 +37,7 @@
 /* The most messages one poll returns (its message array is kept for the subscription's life). */
 #define AA_SPEEDUPS_MAX_POLL_MESSAGES (1 << 16)
 
-static const aa_fastpath_api_t *api = NULL;
+const aa_fastpath_api_t *aa_speedups_api = NULL;
 static PyObject *address_of = NULL;       /* callable: cffi pointer -> int address */
 static PyObject *raise_last_error = NULL; /* callable: raises the core's last error */
 
@@ -49,7 +49,7 @@ static PyObject *str_raise_if_dead;
 
 static int require_bound(void)
 {
-    if (NULL == api)
+    if (NULL == aa_speedups_api)
     {
         PyErr_SetString(PyExc_RuntimeError, "aeron_async._speedups is not bound to the native core: import aeron_async");
         return -1;
@@ -325,12 +325,12 @@ static PyObject *PublicationBase_offer(PyObject *op, PyObject *const *args, Py_s
         const uint8_t *buffer = (const uint8_t *)PyBytes_AS_STRING(data);
         if (length < AA_SPEEDUPS_RELEASE_GIL_LENGTH)
         {
-            rc = api->publication_offer(native, buffer, (size_t)length, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, buffer, (size_t)length, reserved_value);
         }
         else
         {
             Py_BEGIN_ALLOW_THREADS
-            rc = api->publication_offer(native, buffer, (size_t)length, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, buffer, (size_t)length, reserved_value);
             Py_END_ALLOW_THREADS
         }
     }
@@ -343,12 +343,12 @@ static PyObject *PublicationBase_offer(PyObject *op, PyObject *const *args, Py_s
         }
         if (view.len < AA_SPEEDUPS_RELEASE_GIL_LENGTH)
         {
-            rc = api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
         }
         else
         {
             Py_BEGIN_ALLOW_THREADS
-            rc = api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
+            rc = aa_speedups_api->publication_offer(native, view.buf, (size_t)view.len, reserved_value);
             Py_END_ALLOW_THREADS
         }
         PyBuffer_Release(&view);
@@ -424,7 +424,7 @@ static PyObject *PublicationBase_offer_batch(
         size_t accepted = 0;
         if (!failed)
         {
-            rc = api->publication_offer_batch(native, iov, (size_t)filled, reserved_value, &accepted);
+            rc = aa_speedups_api->publication_offer_batch(native, iov, (size_t)filled, reserved_value, &accepted);
         }
         for (Py_ssize_t i = 0; i < filled; i++)
         {
@@ -486,22 +486,10 @@ static PyTypeObject PublicationBaseType = {
 
 /* ---- SubscriptionBase ---- */
 
-typedef struct
-{
-    PyObject_HEAD
-    PyObject *ptr;
-    aa_subscription_t *native;
-    uint8_t *buffer;
-    size_t buffer_capacity;
-    aa_message_t *messages;
-    int32_t messages_capacity;
-    size_t required;
-}
-SubscriptionBaseObject;
-
 static void SubscriptionBase_dealloc(SubscriptionBaseObject *self)
 {
     Py_CLEAR(self->ptr);
+    aa_poll_subscription_clear(self);
     PyMem_Free(self->buffer);
     PyMem_Free(self->messages);
     self->buffer = NULL;
@@ -639,24 +627,29 @@ static PyObject *build_messages(SubscriptionBaseObject *self, int32_t n)
 }
 
 /* After an empty poll: a subscription closed under its owner raises why (driver or client timeout). */
-static PyObject *empty_result(SubscriptionBaseObject *self)
+int aa_speedups_raise_if_dead(SubscriptionBaseObject *self)
 {
-    if (NULL != self->native && api->subscription_is_closed(self->native))
+    if (NULL != self->native && aa_speedups_api->subscription_is_closed(self->native))
     {
         PyObject *client = PyObject_GetAttr((PyObject *)self, str_client);
         if (NULL == client)
         {
-            return NULL;
+            return -1;
         }
         PyObject *r = PyObject_CallMethodNoArgs(client, str_raise_if_dead);
         Py_DECREF(client);
         if (NULL == r)
         {
-            return NULL;
+            return -1;
         }
         Py_DECREF(r);
     }
-    return PyList_New(0);
+    return 0;
+}
+
+static PyObject *empty_result(SubscriptionBaseObject *self)
+{
+    return aa_speedups_raise_if_dead(self) < 0 ? NULL : PyList_New(0);
 }
 
 static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *image, int32_t max_messages,
@@ -675,13 +668,13 @@ static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *im
     {
         if (NULL == image)
         {
-            n = api->subscription_poll_messages(self->native, self->buffer, self->buffer_capacity, self->messages,
-                max_messages, fragment_limit, &self->required);
+            n = aa_speedups_api->subscription_poll_messages(self->native, self->buffer, self->buffer_capacity,
+                self->messages, max_messages, fragment_limit, &self->required);
         }
         else
         {
             size_t used = 0;
-            n = api->image_poll_messages(image, self->buffer, self->buffer_capacity, &used, self->messages,
+            n = aa_speedups_api->image_poll_messages(image, self->buffer, self->buffer_capacity, &used, self->messages,
                 max_messages, fragment_limit, &self->required);
         }
         if (-2 != n)
@@ -704,7 +697,7 @@ static PyObject *poll_into_messages(SubscriptionBaseObject *self, aa_image_t *im
     return empty_result(self);
 }
 
-static int subscription_ready(SubscriptionBaseObject *self)
+int aa_speedups_subscription_ready(SubscriptionBaseObject *self)
 {
     if (NULL == self->native)
     {
@@ -716,7 +709,7 @@ static int subscription_ready(SubscriptionBaseObject *self)
         }
         return -1;
     }
-    if (api->subscription_has_image_events(self->native))
+    if (aa_speedups_api->subscription_has_image_events(self->native))
     {
         PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, str_dispatch_image_events);
         if (NULL == r)
@@ -726,7 +719,7 @@ static int subscription_ready(SubscriptionBaseObject *self)
         Py_DECREF(r);
         if (NULL == self->native)
         {
-            return subscription_ready(self);
+            return aa_speedups_subscription_ready(self);
         }
     }
     return 0;
@@ -742,7 +735,7 @@ static PyObject *SubscriptionBase_poll_messages(
     {
         return NULL;
     }
-    if (subscription_ready(self) < 0)
+    if (aa_speedups_subscription_ready(self) < 0)
     {
         return NULL;
     }
@@ -775,7 +768,7 @@ static PyObject *SubscriptionBase_poll_image_messages(
     }
     if (NULL == self->native)
     {
-        subscription_ready(self); /* raises: closed */
+        aa_speedups_subscription_ready(self); /* raises: closed */
         return NULL;
     }
     return poll_into_messages(self, image, max_messages, fragment_limit);
@@ -796,6 +789,7 @@ static PyMethodDef SubscriptionBase_methods[] = {
       METH_FASTCALL | METH_KEYWORDS,
       "_poll_image_messages($self, /, image_address, max_messages=256, fragment_limit=1073741824)\n--\n\n"
       "Whole messages of one image of this subscription (Image.poll_messages)." },
+    AA_POLL_METHODS,
     { NULL, NULL, 0, NULL },
 };
 
@@ -841,7 +835,7 @@ static PyObject *speedups_bind(PyObject *module, PyObject *args)
     }
     Py_XSETREF(address_of, Py_NewRef(address_of_callable));
     Py_XSETREF(raise_last_error, Py_NewRef(raise_callable));
-    api = table;
+    aa_speedups_api = table;
     Py_RETURN_NONE;
 }
 
@@ -880,7 +874,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
     {
         return NULL;
     }
-    if (PyModule_AddObjectRef(module, "Message", (PyObject *)&MessageType) < 0 ||
+    if (aa_poll_module_init(module) < 0 ||
+        PyModule_AddObjectRef(module, "Message", (PyObject *)&MessageType) < 0 ||
         PyModule_AddObjectRef(module, "PublicationBase", (PyObject *)&PublicationBaseType) < 0 ||
         PyModule_AddObjectRef(module, "SubscriptionBase", (PyObject *)&SubscriptionBaseType) < 0)
     {

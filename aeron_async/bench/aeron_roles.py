@@ -8,6 +8,10 @@ Forms (the `form` field of a spec):
   `subscription.poll_messages()` (256 at most); both back off with an `IdleStrategy` (IDLE) when
   a pass finds nothing to do, as Aeron's own samples do; the async sender awaits `publication.offer(data)`
   per message and the async receiver reads with `async for message in subscription`.
+- `handler`, `assembler`, `controlled` (sync receiver only; the sender is `batch`'s): Aeron's
+  fragment-handler API, `subscription.poll(handler, 1000)`, `poll(FragmentAssembler(handler),
+  1000)` and `controlled_poll(handler, 1000)`, with a handler (a bound method, as Aeron code holds
+  its handlers) that counts each fragment (and returns CONTINUE when controlled).
 - `batch`: the sync receiver takes `poll_messages(4096)` as one list and counts it; the async
   receiver reads `async for batch in subscription.batches(4096)`; the async sender calls
   `offer_nowait` and awaits `offer` only when refused (back pressure); the sync sender hands
@@ -20,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
@@ -62,6 +66,9 @@ def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         window.start()
         tick = window.tick
         idle = IdleStrategy(IDLE).idle  # after each pass, with its work count (resets on work)
+        if spec["form"] in ("handler", "assembler", "controlled"):
+            _check_size(last, size)
+            return _handler_receiver(sub, spec["form"], window, size, n, idle, tick)
         per_message = spec["form"] == "msg"  # msg: touch every message; batch: count the list
         limit = 256 if per_message else BATCH
         while True:
@@ -75,6 +82,44 @@ def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
                 break
         _check_size(last, size)
         return window.result(size)
+
+
+class _Counter:
+    """A fragment handler that counts, as an application's handler object would."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def on_fragment(self, data: memoryview, header: Any) -> None:
+        self.count += 1
+
+    def on_controlled_fragment(self, data: memoryview, header: Any) -> int:
+        self.count += 1
+        return CONTINUE
+
+
+CONTINUE = 4  # ControlledPollAction.CONTINUE, bound once
+
+
+def _handler_receiver(sub: Any, form: str, window: Window, size: int, n: int, idle: Any, tick: Any) -> dict[str, Any]:
+    from aeron_async import FragmentAssembler
+
+    counter = _Counter()
+    handler: Callable[[memoryview, Any], object]
+    if form == "controlled":
+        poll, handler = sub.controlled_poll, counter.on_controlled_fragment
+    elif form == "assembler":
+        poll, handler = sub.poll, FragmentAssembler(counter.on_fragment)
+    else:
+        poll, handler = sub.poll, counter.on_fragment
+    while True:
+        got = poll(handler, 1000)
+        idle(got)
+        if tick(n + counter.count):
+            break
+    return window.result(size)
 
 
 @role("aeron-sync-sender")

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BACKENDS = ("asyncio", "uvloop", "trio")
+# (receiver form, case name, how it receives) of the fragment-handler rows
+HANDLER_FORMS = (
+    ("handler", "aeron-sync-handler", "sub.poll(handler, 1000), handler(data, header) counts"),
+    ("assembler", "aeron-sync-assembler", "sub.poll(FragmentAssembler(handler), 1000), handler counts"),
+    ("controlled", "aeron-sync-controlled",
+     "sub.controlled_poll(handler, 1000), handler counts and returns CONTINUE"),
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,12 @@ def throughput_cases(channels: list[str]) -> tuple[list[Case], list[Case]]:
         ours.append(Case("throughput", "aeron-sync-batch", "aeron_async",
                          "sync: offer_batch(4096 messages) -> len(poll_messages(4096)) per batch",
                          "aeron-sync-receiver", "aeron-sync-sender", {"form": "batch"}, channel, "zmq-sync-ipc"))
+        if channel.startswith("aeron:ipc"):
+            # Aeron's fragment-handler API: a handler that counts, called per fragment from the native loop
+            for form, name, api in HANDLER_FORMS:
+                ours.append(Case("throughput", name, "aeron_async", f"sync: offer_batch -> {api}",
+                                 "aeron-sync-receiver", "aeron-sync-sender", {"form": form}, channel,
+                                 "zmq-sync-ipc"))
         for backend in BACKENDS:
             ours.append(Case("throughput", f"aeron-{backend}-msg", "aeron_async",
                              f"{backend}: await offer(data) -> async for message in sub",
@@ -150,6 +163,12 @@ TARGETS = (
            "aeron-sync-batch", 32, "msgs_per_s", 10e6),
     Target("IPC throughput, batch offer and batch poll, 256 B", ">= 6 M msgs/s", "throughput",
            "aeron-sync-batch", 256, "msgs_per_s", 6e6),
+    Target("IPC throughput, sync poll(handler), per-message handler", ">= 8 M msgs/s", "throughput",
+           "aeron-sync-handler", 32, "msgs_per_s", 8e6),
+    Target("IPC throughput, sync poll(FragmentAssembler(handler))", ">= 6 M msgs/s", "throughput",
+           "aeron-sync-assembler", 32, "msgs_per_s", 6e6),
+    Target("IPC throughput, sync controlled_poll(handler)", ">= 6 M msgs/s", "throughput",
+           "aeron-sync-controlled", 32, "msgs_per_s", 6e6),
     Target("IPC throughput, asyncio per-message await offer -> async for", ">= 1 M msgs/s", "throughput",
            "aeron-asyncio-msg", 32, "msgs_per_s", 1e6),
     Target("IPC throughput, asyncio per-message vs zmq.asyncio per-message (ipc://)", ">= 15x", "ratio",

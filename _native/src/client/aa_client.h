@@ -93,6 +93,8 @@ typedef struct aa_image_stct
     int32_t assembly_next_offset;
     int64_t assembly_reserved_value;
     bool assembling;
+    /* the furthest subscriber position before the last move back (aa_image_set_position) */
+    int64_t rewind_high_water;
     /* async waiting on this image alone (a per-image view): signalled on data, end of stream or closure */
     volatile int32_t parked;
 }

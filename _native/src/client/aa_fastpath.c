@@ -11,6 +11,10 @@ static const aa_fastpath_api_t aa_fastpath_table =
     .image_poll_messages = aa_image_poll_messages,
     .subscription_has_image_events = aa_subscription_has_image_events,
     .subscription_is_closed = aa_subscription_is_closed,
+    .subscription_controlled_poll = aa_subscription_controlled_poll,
+    .image_bounded_controlled_poll = aa_image_bounded_controlled_poll,
+    .subscription_block_poll = aa_subscription_block_poll,
+    .image_block_poll = aa_image_block_poll,
 };
 
 const void *aa_fastpath_api(void)

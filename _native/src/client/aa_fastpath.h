@@ -15,7 +15,7 @@
 
 #include "../../include/aeron_async.h"
 
-#define AA_FASTPATH_API_VERSION 1
+#define AA_FASTPATH_API_VERSION 2
 
 typedef struct aa_fastpath_api_stct
 {
@@ -32,6 +32,14 @@ typedef struct aa_fastpath_api_stct
         int32_t max_messages, int32_t fragment_limit, size_t *required);
     bool (*subscription_has_image_events)(aa_subscription_t *sub);
     bool (*subscription_is_closed)(aa_subscription_t *sub);
+    /* the fragment-handler polls (aa_image_poll.c) */
+    int32_t (*subscription_controlled_poll)(
+        aa_subscription_t *sub, aa_poll_handler_t handler, void *clientd, int32_t fragment_limit);
+    int32_t (*image_bounded_controlled_poll)(
+        aa_image_t *image, aa_poll_handler_t handler, void *clientd, int64_t limit_position, int32_t fragment_limit);
+    int64_t (*subscription_block_poll)(
+        aa_subscription_t *sub, aa_block_handler_t handler, void *clientd, int32_t block_length_limit);
+    int64_t (*image_block_poll)(aa_image_t *image, aa_block_handler_t handler, void *clientd, int32_t block_length_limit);
 }
 aa_fastpath_api_t;
 

@@ -1,9 +1,7 @@
 /*
- * The subscription message path. Two forms:
- *  - scan + commit: fragments are described (payload pointers into the log) for the caller to
- *    hand to a handler, then the positions are committed; one native call each per batch;
- *  - messages: whole messages, reassembled here, copied into a caller-owned buffer in one call.
- * Neither allocates in steady state (reassembly buffers grow to the largest message seen).
+ * The subscription message path: whole messages, reassembled here, copied into a caller-owned
+ * buffer in one call; no allocation in steady state (reassembly buffers grow to the largest
+ * message seen). The fragment-handler polls (a handler per fragment, in place) are aa_image_poll.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,85 +65,6 @@ static inline const uint8_t *aa_image_read_start(aa_image_t *image, int64_t *ter
     *term_offset = (int32_t)(position & (image->term_length - 1));
     *term_begin_position = position - *term_offset;
     return image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
-}
-
-int32_t aa_image_scan(aa_image_t *image, aa_polled_fragment_t *out, int32_t limit)
-{
-    if (aa_get_int32_acquire(&image->is_closed) || limit <= 0)
-    {
-        return 0;
-    }
-    int64_t term_begin_position;
-    int32_t term_offset;
-    const uint8_t *term_buffer = aa_image_read_start(image, &term_begin_position, &term_offset);
-    int32_t count = 0;
-    int32_t offset = term_offset;
-    while (count < limit && offset < image->term_length)
-    {
-        int32_t frame_length = aa_frame_length_volatile(term_buffer, offset);
-        if (frame_length <= 0)
-        {
-            break;
-        }
-        int32_t frame_offset = offset;
-        offset += AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
-        if (aa_frame_is_padding(term_buffer, frame_offset))
-        {
-            continue;
-        }
-        const aa_data_header_t *header = (const aa_data_header_t *)(term_buffer + frame_offset);
-        aa_polled_fragment_t *f = &out[count++];
-        f->image = image;
-        f->payload = term_buffer + frame_offset + AA_DATA_HEADER_LENGTH;
-        f->length = frame_length - AA_DATA_HEADER_LENGTH;
-        f->position = term_begin_position + offset;
-        f->reserved_value = header->reserved_value;
-        f->term_offset = frame_offset;
-        f->term_id = header->term_id;
-        f->session_id = header->session_id;
-        f->stream_id = header->stream_id;
-        f->flags = header->frame_header.flags;
-    }
-    if (0 == count && offset > term_offset)
-    {
-        /* only padding was found: consume it now so the next scan starts in the next term */
-        aa_put_int64_release(image->subscriber_position, term_begin_position + offset);
-    }
-    return count;
-}
-
-int32_t aa_subscription_poll_scan(aa_subscription_t *sub, aa_polled_fragment_t *out, int32_t limit)
-{
-    aa_image_list_t *list = aa_subscription_image_list(sub);
-    size_t count = list->count;
-    if (0 == count)
-    {
-        return 0;
-    }
-    size_t start = sub->round_robin_index++ % count;
-    int32_t total = 0;
-    for (size_t i = 0; i < count && total < limit; i++)
-    {
-        aa_image_t *image = list->images[(start + i) % count];
-        total += aa_image_scan(image, out + total, limit - total);
-    }
-    return total;
-}
-
-void aa_poll_commit(const aa_polled_fragment_t *fragments, int32_t count)
-{
-    for (int32_t i = 0; i < count; i++)
-    {
-        aa_image_t *image = fragments[i].image;
-        if (i + 1 < count && fragments[i + 1].image == image)
-        {
-            continue;
-        }
-        if (!aa_get_int32_acquire(&image->is_closed))
-        {
-            aa_put_int64_release(image->subscriber_position, fragments[i].position);
-        }
-    }
 }
 
 static int aa_image_assembly_reserve(aa_image_t *image, size_t needed)
