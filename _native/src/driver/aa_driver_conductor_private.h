@@ -65,6 +65,11 @@ int aa_conductor_create_log(
 int32_t aa_conductor_allocate_stream_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, int64_t registration_id,
     int32_t session_id, int32_t stream_id, const char *channel, int64_t now_ms);
+/* sub-pos: a subscription's position on a stream it joins at join_position (labelled " @<position>",
+ * set to it). Returns the counter id with *value its address, or -1 with the failure logged. */
+int32_t aa_conductor_allocate_subscriber_position(
+    aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, int32_t session_id, int32_t stream_id,
+    int64_t join_position, int64_t now_ms, volatile int64_t **value);
 /* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
 int32_t aa_conductor_allocate_channel_status_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);

@@ -68,20 +68,13 @@ void aa_conductor_link_subscriber(
     {
         return;
     }
-    int64_t join_position = aa_ipc_publication_join_position(pub);
-    int32_t counter_id = aa_conductor_allocate_stream_counter(
-        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
-        pub->stream_id, link->channel, now_ms);
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, pub->session_id, pub->stream_id, aa_ipc_publication_join_position(pub), now_ms, &value);
     if (counter_id < 0)
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
-    char suffix[48];
-    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
-    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
-    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
-    aa_put_int64_release(value, join_position);
     if (aa_ipc_publication_add_subscriber(
         pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
     {
@@ -103,20 +96,13 @@ void aa_conductor_link_spy(
     {
         return;
     }
-    int64_t join_position = aa_network_publication_join_position(pub);
-    int32_t counter_id = aa_conductor_allocate_stream_counter(
-        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
-        pub->stream_id, link->channel, now_ms);
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, pub->session_id, pub->stream_id, aa_network_publication_join_position(pub), now_ms, &value);
     if (counter_id < 0)
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
-    char suffix[48];
-    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
-    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
-    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
-    aa_put_int64_release(value, join_position);
     if (aa_network_publication_add_spy(
         pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
     {
