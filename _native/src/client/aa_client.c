@@ -1349,16 +1349,8 @@ const char *aa_client_aeron_dir(aa_client_t *client)
 
 /* ---- registrations ---- */
 
-static int64_t aa_client_async_add(
-    aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)
+int64_t aa_client_registration_begin(aa_client_t *client)
 {
-    aa_uri_t uri;
-    if (aa_uri_parse(channel, &uri) < 0)
-    {
-        return -1;
-    }
-    size_t channel_length = strlen(channel);
-    uint8_t buffer[sizeof(aa_subscription_command_t) + AA_URI_MAX_LENGTH];
     pthread_mutex_lock(&client->lock);
     if (AA_CLIENT_STATE_ACTIVE != client->state)
     {
@@ -1371,7 +1363,38 @@ static int64_t aa_client_async_add(
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    int64_t correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver);
+    return aa_mpsc_rb_next_correlation_id(&client->to_driver);
+}
+
+int64_t aa_client_registration_commit(
+    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel)
+{
+    aa_registration_t *r = &client->registrations[client->registrations_count++];
+    memset(r, 0, sizeof(*r));
+    r->correlation_id = correlation_id;
+    r->type = type;
+    r->stream_id = stream_id;
+    r->channel = channel;
+    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
+    pthread_mutex_unlock(&client->lock);
+    return correlation_id;
+}
+
+static int64_t aa_client_async_add(
+    aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)
+{
+    aa_uri_t uri;
+    if (aa_uri_parse(channel, &uri) < 0)
+    {
+        return -1;
+    }
+    size_t channel_length = strlen(channel);
+    uint8_t buffer[sizeof(aa_subscription_command_t) + AA_URI_MAX_LENGTH];
+    int64_t correlation_id = aa_client_registration_begin(client);
+    if (correlation_id < 0)
+    {
+        return -1;
+    }
     size_t length;
     if (AA_COMMAND_ADD_SUBSCRIPTION == command_type)
     {
@@ -1401,15 +1424,7 @@ static int64_t aa_client_async_add(
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    aa_registration_t *r = &client->registrations[client->registrations_count++];
-    memset(r, 0, sizeof(*r));
-    r->correlation_id = correlation_id;
-    r->type = command_type;
-    r->stream_id = stream_id;
-    r->channel = channel_copy;
-    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
-    pthread_mutex_unlock(&client->lock);
-    return correlation_id;
+    return aa_client_registration_commit(client, correlation_id, command_type, stream_id, channel_copy);
 }
 
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)
