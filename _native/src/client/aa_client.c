@@ -27,24 +27,6 @@
 /* A heartbeat this stale makes the conductor check whether the driver's process still exists. */
 #define AA_CLIENT_DRIVER_PID_CHECK_AGE_MS (100LL)
 
-int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size)
-{
-    if (count < *capacity)
-    {
-        return 0;
-    }
-    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
-    void *grown = realloc(*array, new_capacity * element_size);
-    if (NULL == grown)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory");
-        return -1;
-    }
-    *array = grown;
-    *capacity = new_capacity;
-    return 0;
-}
-
 static bool aa_unpark(volatile int32_t *parked, aa_client_t *client);
 
 void aa_client_set_error_from_state(aa_client_t *client)
@@ -439,7 +421,7 @@ static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, 
     image->final_position = aa_get_int64_acquire(image->subscriber_position);
     aa_put_int32_release(&image->is_closed, 1);
     aa_unpark(&image->parked, client);
-    if (0 == aa_grow((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
+    if (0 == aa_array_ensure_capacity((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
     {
         sub->retired[sub->retired_count++] = image;
     }

@@ -19,6 +19,7 @@
 #include "../driver/aa_cnc.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../logbuffer/aa_term.h"
+#include "../util/aa_array.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_fs.h"
 #include "../util/aa_prefault.h"
@@ -239,8 +240,7 @@ struct aa_client_stct
 #define AA_LINGER_SUBSCRIPTION 4
 #define AA_LINGER_COUNTER 5
 
-int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size);
-#define AA_GROW(c, name) aa_grow((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
+#define AA_GROW(c, name) aa_array_ensure_capacity((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
 
 /* All of these expect the client lock held, except aa_client_async_poll and
  * aa_client_registration_begin, which take it. */

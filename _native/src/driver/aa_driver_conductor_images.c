@@ -45,7 +45,7 @@ void aa_conductor_link_image_subscriber(
     if (aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns) < 0)
     {
         aa_conductor_free_counter(conductor, counter_id, now_ms);
-        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber to an image");
         return;
     }
     aa_conductor_send_available_image(

@@ -28,14 +28,13 @@
 #include "../../../protocols/aa_control_protocol.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../uri/aa_uri.h"
+#include "../util/aa_array.h"
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
 
 /* Makes room for one more element in a conductor table (AA_DECLARE_ARRAY): 0, or -1 on out of memory. */
 #define AA_ARRAY_ENSURE(array, type) \
-    ((array##_count < array##_capacity) ? 0 : aa_conductor_array_grow((void **)&array, &array##_capacity, sizeof(type)))
-
-int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size);
+    aa_array_ensure_capacity((void **)&array, &array##_capacity, array##_count, sizeof(type))
 
 /* ---- responses to clients (aa_driver_conductor.c) ---- */
 
