@@ -295,6 +295,42 @@ static int aa_conductor_parse_publication_params(
     return 0;
 }
 
+/* A new publication's first term id: the one its channel gives (init-term-id), else a random one. */
+static int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns)
+{
+    return params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+}
+
+/* The log of a new publication (IPC or network) as its channel parameters ask (an IPC channel takes
+ * no ssc=: its params keep the driver's default). */
+static aa_logbuffer_init_params_t aa_conductor_publication_log_params(
+    const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, int32_t initial_term_id)
+{
+    aa_logbuffer_init_params_t init =
+    {
+        .correlation_id = registration_id,
+        .initial_term_id = initial_term_id,
+        .active_term_id = params->has_position ? params->term_id : initial_term_id,
+        .term_offset = params->has_position ? params->term_offset : 0,
+        .term_length = params->term_length,
+        .mtu_length = params->mtu_length,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .publication_window_length = (int32_t)params->term_window_length,
+        .receiver_window_length = 0,
+        .linger_timeout_ns = params->linger_timeout_ns,
+        .sparse = params->sparse,
+        .tether = params->tether,
+        .reliable = conductor->ctx->reliable_stream,
+        .signal_eos = params->signal_eos,
+        .group = false,
+        .spies_simulate_connection = params->spies_simulate_connection,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    return init;
+}
+
 static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
     const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
@@ -323,28 +359,9 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
     pub->term_window_length = params->term_window_length;
 
-    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
-    aa_logbuffer_init_params_t init =
-    {
-        .correlation_id = registration_id,
-        .initial_term_id = initial_term_id,
-        .active_term_id = params->has_position ? params->term_id : initial_term_id,
-        .term_offset = params->has_position ? params->term_offset : 0,
-        .term_length = params->term_length,
-        .mtu_length = params->mtu_length,
-        .session_id = pub->session_id,
-        .stream_id = stream_id,
-        .publication_window_length = (int32_t)pub->term_window_length,
-        .receiver_window_length = 0,
-        .linger_timeout_ns = params->linger_timeout_ns,
-        .sparse = params->sparse,
-        .tether = params->tether,
-        .reliable = ctx->reliable_stream,
-        .signal_eos = params->signal_eos,
-        .group = false,
-        .spies_simulate_connection = ctx->spies_simulate_connection,
-        .max_resend = AA_MAX_RESEND_DEFAULT,
-    };
+    int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
+    aa_logbuffer_init_params_t init = aa_conductor_publication_log_params(
+        conductor, params, registration_id, pub->session_id, stream_id, initial_term_id);
     if (aa_conductor_create_log(
         conductor, "publications", &init, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {
@@ -446,7 +463,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     pub->snd_lmt_counter_id = -1;
     pub->snd_bpe_counter_id = -1;
     int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
-    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+    int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_network_publication_params_t init =
     {
         .registration_id = registration_id,
@@ -473,27 +490,8 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     }
     pub->endpoint = endpoint;
 
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = registration_id,
-        .initial_term_id = initial_term_id,
-        .active_term_id = params->has_position ? params->term_id : initial_term_id,
-        .term_offset = params->has_position ? params->term_offset : 0,
-        .term_length = params->term_length,
-        .mtu_length = params->mtu_length,
-        .session_id = session_id,
-        .stream_id = stream_id,
-        .publication_window_length = (int32_t)params->term_window_length,
-        .receiver_window_length = 0,
-        .linger_timeout_ns = params->linger_timeout_ns,
-        .sparse = params->sparse,
-        .tether = params->tether,
-        .reliable = ctx->reliable_stream,
-        .signal_eos = params->signal_eos,
-        .group = false,
-        .spies_simulate_connection = params->spies_simulate_connection,
-        .max_resend = AA_MAX_RESEND_DEFAULT,
-    };
+    aa_logbuffer_init_params_t log_params = aa_conductor_publication_log_params(
+        conductor, params, registration_id, session_id, stream_id, initial_term_id);
     if (aa_conductor_create_log(
         conductor, "publications", &log_params, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {
