@@ -191,6 +191,19 @@ aa_subscriber_position_t *aa_subscriber_positions_find(
     return NULL;
 }
 
+int32_t aa_subscriber_positions_remove(
+    aa_subscriber_position_t *positions, size_t *count, int64_t subscription_registration_id)
+{
+    aa_subscriber_position_t *s = aa_subscriber_positions_find(positions, *count, subscription_registration_id);
+    if (NULL == s)
+    {
+        return -1;
+    }
+    int32_t counter_id = s->counter_id;
+    *s = positions[--(*count)];
+    return counter_id;
+}
+
 int aa_ipc_publication_add_subscriber(
     aa_ipc_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
     volatile int64_t *value, bool is_tether, int64_t now_ns)

@@ -239,14 +239,7 @@ aa_subscriber_position_t *aa_network_publication_find_spy(aa_network_publication
 
 int32_t aa_network_publication_remove_spy(aa_network_publication_t *pub, int64_t subscription_registration_id)
 {
-    aa_subscriber_position_t *spy = aa_network_publication_find_spy(pub, subscription_registration_id);
-    if (NULL == spy)
-    {
-        return -1;
-    }
-    int32_t counter_id = spy->counter_id;
-    *spy = pub->spies[--pub->spies_count];
-    return counter_id;
+    return aa_subscriber_positions_remove(pub->spies, &pub->spies_count, subscription_registration_id);
 }
 
 bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *pub)

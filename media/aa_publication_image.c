@@ -71,14 +71,7 @@ int aa_publication_image_add_subscriber(
 
 int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id)
 {
-    aa_subscriber_position_t *s = aa_publication_image_find_subscriber(image, subscription_registration_id);
-    if (NULL == s)
-    {
-        return -1;
-    }
-    int32_t counter_id = s->counter_id;
-    *s = image->subscribers[--image->subscribers_count];
-    return counter_id;
+    return aa_subscriber_positions_remove(image->subscribers, &image->subscribers_count, subscription_registration_id);
 }
 
 aa_subscriber_position_t *aa_publication_image_find_subscriber(
