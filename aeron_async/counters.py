@@ -14,7 +14,7 @@ import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ._ffi import ffi, lib
 from .errors import ClosedError, ConfigurationError, DriverNotFoundError, check, last_error
@@ -215,14 +215,14 @@ class CountersReader:
         if ptr is not None:
             lib.aa_cnc_reader_close(ptr)
 
-    def __enter__(self) -> CountersReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<CountersReader aeron_dir={self.aeron_dir!r}{' closed' if self._ptr is None else ''}>"
+        return f"<{type(self).__name__} aeron_dir={self.aeron_dir!r}{' closed' if self._ptr is None else ''}>"
 
 
 def encode_counter_key_and_label(key: bytes | bytearray | memoryview | None, label: str) -> tuple[bytes, bytes]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from ._ffi import ffi, lib
-from .errors import DriverNotFoundError, check
 
 from .counters import (  # noqa: F401 - re-exported: the type ids and records tools have read from here
     TYPE_CLIENT_HEARTBEAT,
@@ -25,7 +23,7 @@ from .counters import (  # noqa: F401 - re-exported: the type ids and records to
     TYPE_SUBSCRIBER_POSITION,
     TYPE_SYSTEM,
     CounterRecord,
-    _record,
+    CountersReader,
 )
 
 Counter = CounterRecord  # the name this module gave counter records before aeron_async.counters
@@ -39,19 +37,19 @@ class ErrorObservation:
     text: str
 
 
-class CncReader:
-    """A read-only view of a running driver's CnC file."""
+class CncReader(CountersReader):
+    """A read-only view of a running driver's CnC file: its counters (those of a CountersReader), its
+    header (`info`) and its error log (`errors`)."""
+
+    __slots__ = ("_cnc_info",)
 
     def __init__(self, aeron_dir: str | None = None) -> None:
-        out = ffi.new("aa_cnc_reader_t **")
-        check(lib.aa_cnc_reader_open(out, aeron_dir.encode() if aeron_dir else ffi.NULL), DriverNotFoundError)
-        self._ptr: Any = out[0]
-        self._info = ffi.new("aa_cnc_info_t *")
-        self._counter = ffi.new("aa_counter_info_t *")
+        super().__init__(aeron_dir)
+        self._cnc_info = ffi.new("aa_cnc_info_t *")
 
     def info(self) -> dict[str, int]:
-        lib.aa_cnc_reader_info(self._ptr, self._info)
-        i = self._info
+        i = self._cnc_info
+        lib.aa_cnc_reader_info(self._checked(), i)
         return {
             "cnc_version": i.cnc_version,
             "pid": i.pid,
@@ -60,37 +58,16 @@ class CncReader:
             "driver_heartbeat_age_ms": i.driver_heartbeat_age_ms,
         }
 
-    def counters(self) -> Iterator[CounterRecord]:
-        """Every allocated counter (the driver's and those clients added), in id order."""
-        c = self._counter
-        next_id = 0
-        while True:
-            found = lib.aa_cnc_reader_next_counter(self._ptr, next_id, c)
-            if found < 0:
-                return
-            yield _record(c)
-            next_id = found + 1
-
     def errors(self) -> list[ErrorObservation]:
         offset = ffi.new("size_t *", 0)
         record = ffi.new("aa_error_record_t *")
         out = []
-        while lib.aa_cnc_reader_next_error(self._ptr, offset, record) == 1:
+        ptr = self._checked()
+        while lib.aa_cnc_reader_next_error(ptr, offset, record) == 1:
             text = ffi.string(record.text, record.text_length).decode("utf-8", "replace")
             out.append(ErrorObservation(record.observation_count, record.first_observation_ms,
                                         record.last_observation_ms, text))
         return out
-
-    def close(self) -> None:
-        ptr, self._ptr = self._ptr, None
-        if ptr is not None:
-            lib.aa_cnc_reader_close(ptr)
-
-    def __enter__(self) -> CncReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def render(reader: CncReader) -> str:

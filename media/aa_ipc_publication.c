@@ -3,6 +3,7 @@
 
 #include "aa_ipc_publication.h"
 #include "../_native/src/logbuffer/aa_term.h"
+#include "../_native/src/util/aa_array.h"
 
 int64_t aa_ipc_publication_producer_position(aa_ipc_publication_t *pub)
 {
@@ -156,43 +157,70 @@ bool aa_ipc_publication_is_drained(aa_ipc_publication_t *pub)
     return true;
 }
 
+int aa_subscriber_positions_add(
+    aa_subscriber_position_t **positions, size_t *count, size_t *capacity, int64_t subscription_registration_id,
+    int64_t client_id, int32_t counter_id, volatile int64_t *value, bool is_tether, int64_t now_ns)
+{
+    if (aa_array_ensure_capacity((void **)positions, capacity, *count, sizeof(aa_subscriber_position_t)) < 0)
+    {
+        return -1;
+    }
+    (*positions)[(*count)++] = (aa_subscriber_position_t)
+    {
+        .subscription_registration_id = subscription_registration_id,
+        .client_id = client_id,
+        .counter_id = counter_id,
+        .value = value,
+        .is_tether = is_tether,
+        .state = AA_SUBSCRIBER_STATE_ACTIVE,
+        .time_of_last_update_ns = now_ns,
+    };
+    return 0;
+}
+
+aa_subscriber_position_t *aa_subscriber_positions_find(
+    aa_subscriber_position_t *positions, size_t count, int64_t subscription_registration_id)
+{
+    for (size_t i = 0; i < count; i++)
+    {
+        if (positions[i].subscription_registration_id == subscription_registration_id)
+        {
+            return &positions[i];
+        }
+    }
+    return NULL;
+}
+
+int32_t aa_subscriber_positions_remove(
+    aa_subscriber_position_t *positions, size_t *count, int64_t subscription_registration_id)
+{
+    aa_subscriber_position_t *s = aa_subscriber_positions_find(positions, *count, subscription_registration_id);
+    if (NULL == s)
+    {
+        return -1;
+    }
+    int32_t counter_id = s->counter_id;
+    *s = positions[--(*count)];
+    return counter_id;
+}
+
 int aa_ipc_publication_add_subscriber(
     aa_ipc_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
     volatile int64_t *value, bool is_tether, int64_t now_ns)
 {
-    if (pub->subscribers_count == pub->subscribers_capacity)
+    if (aa_subscriber_positions_add(
+        &pub->subscribers, &pub->subscribers_count, &pub->subscribers_capacity, subscription_registration_id,
+        client_id, counter_id, value, is_tether, now_ns) < 0)
     {
-        size_t capacity = 0 == pub->subscribers_capacity ? 4 : pub->subscribers_capacity * 2;
-        aa_subscriber_position_t *grown = realloc(pub->subscribers, capacity * sizeof(*grown));
-        if (NULL == grown)
-        {
-            return -1;
-        }
-        pub->subscribers = grown;
-        pub->subscribers_capacity = capacity;
+        return -1;
     }
-    aa_subscriber_position_t *s = &pub->subscribers[pub->subscribers_count++];
-    s->subscription_registration_id = subscription_registration_id;
-    s->client_id = client_id;
-    s->counter_id = counter_id;
-    s->value = value;
-    s->is_tether = is_tether;
-    s->state = AA_SUBSCRIBER_STATE_ACTIVE;
-    s->time_of_last_update_ns = now_ns;
     aa_ipc_publication_update_connected(pub);
     return 0;
 }
 
 aa_subscriber_position_t *aa_ipc_publication_find_subscriber(aa_ipc_publication_t *pub, int64_t subscription_registration_id)
 {
-    for (size_t i = 0; i < pub->subscribers_count; i++)
-    {
-        if (pub->subscribers[i].subscription_registration_id == subscription_registration_id)
-        {
-            return &pub->subscribers[i];
-        }
-    }
-    return NULL;
+    return aa_subscriber_positions_find(pub->subscribers, pub->subscribers_count, subscription_registration_id);
 }
 
 int32_t aa_ipc_publication_remove_subscriber(aa_ipc_publication_t *pub, int64_t subscription_registration_id)

@@ -44,6 +44,18 @@ typedef struct aa_subscriber_position_stct
 }
 aa_subscriber_position_t;
 
+/* The arrays of subscriber positions the conductor keeps (an IPC publication's subscribers, a network
+ * publication's spies, an image's subscribers). add appends an active one, growing the array: 0, or
+ * -1 (ENOMEM) with the array as it was. find returns the one of a subscription, or NULL. remove takes
+ * it out (the last one takes its place) and returns its counter id, or -1 when none matched. */
+int aa_subscriber_positions_add(
+    aa_subscriber_position_t **positions, size_t *count, size_t *capacity, int64_t subscription_registration_id,
+    int64_t client_id, int32_t counter_id, volatile int64_t *value, bool is_tether, int64_t now_ns);
+aa_subscriber_position_t *aa_subscriber_positions_find(
+    aa_subscriber_position_t *positions, size_t count, int64_t subscription_registration_id);
+int32_t aa_subscriber_positions_remove(
+    aa_subscriber_position_t *positions, size_t *count, int64_t subscription_registration_id);
+
 typedef struct aa_ipc_publication_stct
 {
     int64_t registration_id;

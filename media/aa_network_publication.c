@@ -227,52 +227,19 @@ int aa_network_publication_add_spy(
     aa_network_publication_t *pub, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
     volatile int64_t *value, bool is_tether, int64_t now_ns)
 {
-    if (pub->spies_count == pub->spies_capacity)
-    {
-        size_t capacity = 0 == pub->spies_capacity ? 4 : pub->spies_capacity * 2;
-        aa_subscriber_position_t *grown = realloc(pub->spies, capacity * sizeof(aa_subscriber_position_t));
-        if (NULL == grown)
-        {
-            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a spy");
-            return -1;
-        }
-        pub->spies = grown;
-        pub->spies_capacity = capacity;
-    }
-    aa_subscriber_position_t *spy = &pub->spies[pub->spies_count++];
-    memset(spy, 0, sizeof(*spy));
-    spy->subscription_registration_id = subscription_registration_id;
-    spy->client_id = client_id;
-    spy->counter_id = counter_id;
-    spy->value = value;
-    spy->is_tether = is_tether;
-    spy->state = AA_SUBSCRIBER_STATE_ACTIVE;
-    spy->time_of_last_update_ns = now_ns;
-    return 0;
+    return aa_subscriber_positions_add(
+        &pub->spies, &pub->spies_count, &pub->spies_capacity, subscription_registration_id, client_id, counter_id,
+        value, is_tether, now_ns);
 }
 
 aa_subscriber_position_t *aa_network_publication_find_spy(aa_network_publication_t *pub, int64_t subscription_registration_id)
 {
-    for (size_t i = 0; i < pub->spies_count; i++)
-    {
-        if (pub->spies[i].subscription_registration_id == subscription_registration_id)
-        {
-            return &pub->spies[i];
-        }
-    }
-    return NULL;
+    return aa_subscriber_positions_find(pub->spies, pub->spies_count, subscription_registration_id);
 }
 
 int32_t aa_network_publication_remove_spy(aa_network_publication_t *pub, int64_t subscription_registration_id)
 {
-    aa_subscriber_position_t *spy = aa_network_publication_find_spy(pub, subscription_registration_id);
-    if (NULL == spy)
-    {
-        return -1;
-    }
-    int32_t counter_id = spy->counter_id;
-    *spy = pub->spies[--pub->spies_count];
-    return counter_id;
+    return aa_subscriber_positions_remove(pub->spies, &pub->spies_count, subscription_registration_id);
 }
 
 bool aa_network_publication_spies_finished_consuming(aa_network_publication_t *pub)

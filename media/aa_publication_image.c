@@ -64,54 +64,20 @@ int aa_publication_image_add_subscriber(
     aa_publication_image_t *image, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
     volatile int64_t *value, int64_t now_ns)
 {
-    if (image->subscribers_count == image->subscribers_capacity)
-    {
-        size_t capacity = 0 == image->subscribers_capacity ? 4 : image->subscribers_capacity * 2;
-        aa_subscriber_position_t *grown = realloc(image->subscribers, capacity * sizeof(*grown));
-        if (NULL == grown)
-        {
-            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a subscriber to an image");
-            return -1;
-        }
-        image->subscribers = grown;
-        image->subscribers_capacity = capacity;
-    }
-    aa_subscriber_position_t *s = &image->subscribers[image->subscribers_count++];
-    s->subscription_registration_id = subscription_registration_id;
-    s->client_id = client_id;
-    s->counter_id = counter_id;
-    s->value = value;
-    s->is_tether = true;
-    s->state = AA_SUBSCRIBER_STATE_ACTIVE;
-    s->time_of_last_update_ns = now_ns;
-    return 0;
+    return aa_subscriber_positions_add(
+        &image->subscribers, &image->subscribers_count, &image->subscribers_capacity, subscription_registration_id,
+        client_id, counter_id, value, true, now_ns);
 }
 
 int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id)
 {
-    for (size_t i = 0; i < image->subscribers_count; i++)
-    {
-        if (image->subscribers[i].subscription_registration_id == subscription_registration_id)
-        {
-            int32_t counter_id = image->subscribers[i].counter_id;
-            image->subscribers[i] = image->subscribers[--image->subscribers_count];
-            return counter_id;
-        }
-    }
-    return -1;
+    return aa_subscriber_positions_remove(image->subscribers, &image->subscribers_count, subscription_registration_id);
 }
 
 aa_subscriber_position_t *aa_publication_image_find_subscriber(
     aa_publication_image_t *image, int64_t subscription_registration_id)
 {
-    for (size_t i = 0; i < image->subscribers_count; i++)
-    {
-        if (image->subscribers[i].subscription_registration_id == subscription_registration_id)
-        {
-            return &image->subscribers[i];
-        }
-    }
-    return NULL;
+    return aa_subscriber_positions_find(image->subscribers, image->subscribers_count, subscription_registration_id);
 }
 
 int64_t aa_publication_image_join_position(aa_publication_image_t *image)

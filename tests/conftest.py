@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import anyio
 import pytest
 import uvloop
 
@@ -117,6 +118,25 @@ def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 
         if time.monotonic() > deadline:
             raise AssertionError(f"offer not accepted within {timeout} s (last result {result})")
         time.sleep(0)
+
+
+def driver_timeout_raised(*calls: Callable[[], Any]) -> bool:
+    """True once one of `calls` (an offer, a poll: what a client does next) raises
+    DriverTimeoutError, the error a client's calls give once its driver has gone."""
+    try:
+        for call in calls:
+            call()
+    except aeron_async.DriverTimeoutError:
+        return True
+    return False
+
+
+async def record_broken(outcomes: dict[str, tuple[float, str]], what: str, wait: Callable[[], Awaitable[Any]]) -> None:
+    """Awaits `wait()`; when it raises BrokenResourceError, records when and why under `what`."""
+    try:
+        await wait()
+    except anyio.BrokenResourceError as exc:
+        outcomes[what] = (time.monotonic(), str(exc))
 
 
 def python_env() -> dict[str, str]:

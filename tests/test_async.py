@@ -26,7 +26,8 @@ import pytest
 import aeron_async
 from aeron_async._ffi import lib
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, TEST_DRIVER_SETTINGS, logs_settled, new_aeron_dir, python_env, start_driver, stop_driver
+from conftest import (
+    PYTHON, TEST_DRIVER_SETTINGS, logs_settled, new_aeron_dir, python_env, record_broken, start_driver, stop_driver)
 
 pytestmark = pytest.mark.anyio
 
@@ -580,27 +581,14 @@ async def test_lost_driver_breaks_pending_receive_and_offer(channel: str) -> Non
     aeron_dir = new_aeron_dir()
     proc = start_driver(aeron_dir, "-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s")
     driver_timeout = 1.0
-    outcomes: dict[str, Any] = {}
+    outcomes: dict[str, tuple[float, str]] = {}
     try:
         async with aeron_async.connect(aeron_dir, driver_timeout=driver_timeout) as c:
             sub = await c.add_subscription(channel, 16)
             lonely = await c.add_publication(channel, 17)
-
-            async def receive() -> None:
-                try:
-                    await sub.receive()
-                except anyio.BrokenResourceError as exc:
-                    outcomes["receive"] = (time.monotonic(), str(exc))
-
-            async def offer() -> None:
-                try:
-                    await lonely.offer(b"nobody")
-                except anyio.BrokenResourceError as exc:
-                    outcomes["offer"] = (time.monotonic(), str(exc))
-
             async with anyio.create_task_group() as tg:
-                tg.start_soon(receive)
-                tg.start_soon(offer)
+                tg.start_soon(record_broken, outcomes, "receive", sub.receive)
+                tg.start_soon(record_broken, outcomes, "offer", partial(lonely.offer, b"nobody"))
                 await anyio.sleep(0.2)
                 assert outcomes == {}
                 killed_at = time.monotonic()  # from before the kill: the most the waiters can be charged

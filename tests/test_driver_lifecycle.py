@@ -14,13 +14,16 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import anyio
 import pytest
 
 import aeron_async
-from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
+from conftest import (
+    PYTHON, REPO, TEST_DRIVER_SETTINGS, driver_timeout_raised, new_aeron_dir, python_env, record_broken, start_driver,
+    stop_driver, wait_for)
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 # A driver timeout no test waits for: whatever is noticed here is noticed without it.
@@ -232,16 +235,9 @@ def test_sync_client_is_told_at_once_that_its_driver_closed(private_dir: str) ->
     finally:
         driver.close()
     closed = time.monotonic()
-
-    def raises() -> bool:
-        try:
-            pub.offer(b"x")
-            sub.poll(lambda data, header: None, 10)
-        except aeron_async.DriverTimeoutError:
-            return True
-        return False
-
-    wait_for(raises, timeout=5, what="DriverTimeoutError")
+    wait_for(
+        lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda data, header: None, 10)),
+        timeout=5, what="DriverTimeoutError")
     took = time.monotonic() - closed
     print(f"told {took * 1000:.1f} ms after the close (driver timeout {LONG_TIMEOUT} s)")
     assert took < 0.5
@@ -260,23 +256,10 @@ async def test_async_waiters_are_told_at_once_that_their_driver_closed(private_d
         async with aeron_async.connect(private_dir, driver_timeout=LONG_TIMEOUT) as c:
             sub = await c.add_subscription("aeron:ipc", 16)
             lonely = await c.add_publication("aeron:ipc", 17)
-
-            async def receive() -> None:
-                try:
-                    await sub.receive()
-                except anyio.BrokenResourceError as exc:
-                    outcomes["receive"] = (time.monotonic(), str(exc))
-
-            async def offer() -> None:
-                try:
-                    await lonely.offer(b"nobody")
-                except anyio.BrokenResourceError as exc:
-                    outcomes["offer"] = (time.monotonic(), str(exc))
-
             with anyio.fail_after(10):
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(receive)
-                    tg.start_soon(offer)
+                    tg.start_soon(record_broken, outcomes, "receive", sub.receive)
+                    tg.start_soon(record_broken, outcomes, "offer", partial(lonely.offer, b"nobody"))
                     await anyio.sleep(0.1)
                     assert outcomes == {}
                     stopping = time.monotonic()

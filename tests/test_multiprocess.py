@@ -10,7 +10,7 @@ import time
 import pytest
 
 import aeron_async
-from conftest import PYTHON, REPO, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
+from conftest import PYTHON, REPO, driver_timeout_raised, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -124,16 +124,9 @@ def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         killed = time.monotonic()
-
-        def offer_raises() -> bool:
-            try:
-                pub.offer(b"x")
-                sub.poll(lambda d, h: None, 10)
-            except aeron_async.DriverTimeoutError:
-                return True
-            return False
-
-        wait_for(offer_raises, timeout=5, what="DriverTimeoutError")
+        wait_for(
+            lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda d, h: None, 10)),
+            timeout=5, what="DriverTimeoutError")
         assert time.monotonic() - killed < 1.0 + 1.5
         with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
             client.add_subscription("aeron:ipc", 4)
@@ -157,15 +150,7 @@ def test_hung_driver_raises_driver_timeout_within_timeout() -> None:
         sub = client.add_subscription("aeron:ipc", 3)
         proc.send_signal(signal.SIGSTOP)
         stopped = time.monotonic()
-
-        def poll_raises() -> bool:
-            try:
-                sub.poll(lambda d, h: None, 10)
-            except aeron_async.DriverTimeoutError:
-                return True
-            return False
-
-        wait_for(poll_raises, timeout=5, what="DriverTimeoutError")
+        wait_for(lambda: driver_timeout_raised(lambda: sub.poll(lambda d, h: None, 10)), timeout=5, what="DriverTimeoutError")
         assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
         with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
             client.add_subscription("aeron:ipc", 4)

@@ -27,24 +27,6 @@
 /* A heartbeat this stale makes the conductor check whether the driver's process still exists. */
 #define AA_CLIENT_DRIVER_PID_CHECK_AGE_MS (100LL)
 
-int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size)
-{
-    if (count < *capacity)
-    {
-        return 0;
-    }
-    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
-    void *grown = realloc(*array, new_capacity * element_size);
-    if (NULL == grown)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory");
-        return -1;
-    }
-    *array = grown;
-    *capacity = new_capacity;
-    return 0;
-}
-
 static bool aa_unpark(volatile int32_t *parked, aa_client_t *client);
 
 void aa_client_set_error_from_state(aa_client_t *client)
@@ -439,7 +421,7 @@ static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, 
     image->final_position = aa_get_int64_acquire(image->subscriber_position);
     aa_put_int32_release(&image->is_closed, 1);
     aa_unpark(&image->parked, client);
-    if (0 == aa_grow((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
+    if (0 == aa_array_ensure_capacity((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
     {
         sub->retired[sub->retired_count++] = image;
     }
@@ -1349,16 +1331,8 @@ const char *aa_client_aeron_dir(aa_client_t *client)
 
 /* ---- registrations ---- */
 
-static int64_t aa_client_async_add(
-    aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)
+int64_t aa_client_registration_begin(aa_client_t *client)
 {
-    aa_uri_t uri;
-    if (aa_uri_parse(channel, &uri) < 0)
-    {
-        return -1;
-    }
-    size_t channel_length = strlen(channel);
-    uint8_t buffer[sizeof(aa_subscription_command_t) + AA_URI_MAX_LENGTH];
     pthread_mutex_lock(&client->lock);
     if (AA_CLIENT_STATE_ACTIVE != client->state)
     {
@@ -1371,7 +1345,38 @@ static int64_t aa_client_async_add(
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    int64_t correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver);
+    return aa_mpsc_rb_next_correlation_id(&client->to_driver);
+}
+
+int64_t aa_client_registration_commit(
+    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel)
+{
+    aa_registration_t *r = &client->registrations[client->registrations_count++];
+    memset(r, 0, sizeof(*r));
+    r->correlation_id = correlation_id;
+    r->type = type;
+    r->stream_id = stream_id;
+    r->channel = channel;
+    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
+    pthread_mutex_unlock(&client->lock);
+    return correlation_id;
+}
+
+static int64_t aa_client_async_add(
+    aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)
+{
+    aa_uri_t uri;
+    if (aa_uri_parse(channel, &uri) < 0)
+    {
+        return -1;
+    }
+    size_t channel_length = strlen(channel);
+    uint8_t buffer[sizeof(aa_subscription_command_t) + AA_URI_MAX_LENGTH];
+    int64_t correlation_id = aa_client_registration_begin(client);
+    if (correlation_id < 0)
+    {
+        return -1;
+    }
     size_t length;
     if (AA_COMMAND_ADD_SUBSCRIPTION == command_type)
     {
@@ -1401,15 +1406,7 @@ static int64_t aa_client_async_add(
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    aa_registration_t *r = &client->registrations[client->registrations_count++];
-    memset(r, 0, sizeof(*r));
-    r->correlation_id = correlation_id;
-    r->type = command_type;
-    r->stream_id = stream_id;
-    r->channel = channel_copy;
-    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
-    pthread_mutex_unlock(&client->lock);
-    return correlation_id;
+    return aa_client_registration_commit(client, correlation_id, command_type, stream_id, channel_copy);
 }
 
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)

@@ -19,6 +19,7 @@
 #include "../driver/aa_cnc.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../logbuffer/aa_term.h"
+#include "../util/aa_array.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_fs.h"
 #include "../util/aa_prefault.h"
@@ -241,14 +242,22 @@ struct aa_client_stct
 #define AA_LINGER_SUBSCRIPTION 4
 #define AA_LINGER_COUNTER 5
 
-int aa_grow(void **array, size_t *capacity, size_t count, size_t element_size);
-#define AA_GROW(c, name) aa_grow((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
+#define AA_GROW(c, name) aa_array_ensure_capacity((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
 
-/* All of these expect the client lock held, except aa_client_async_poll, which takes it. */
+/* All of these expect the client lock held, except aa_client_async_poll and
+ * aa_client_registration_begin, which take it. */
 void aa_client_set_error_from_state(aa_client_t *client);
 int aa_client_linger(aa_client_t *client, void *resource, int32_t kind);
 int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length);
 int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id);
+/* A request the driver answers by correlation id (add publication, subscription, counter), in two
+ * steps around sending it. begin takes the client lock, checks the client is active, makes room for the
+ * registration and returns the request's correlation id; on failure (-1) the lock is released. commit
+ * records the request sent, awaited until the driver timeout (channel: owned, may be NULL), releases
+ * the lock and returns correlation_id. A send that fails between them releases the lock itself. */
+int64_t aa_client_registration_begin(aa_client_t *client);
+int64_t aa_client_registration_commit(
+    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel);
 aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id);
 void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length);
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);

@@ -54,19 +54,11 @@ int64_t aa_client_async_add_counter(
     }
     offset += label_length;
 
-    pthread_mutex_lock(&client->lock);
-    if (AA_CLIENT_STATE_ACTIVE != client->state)
+    int64_t correlation_id = aa_client_registration_begin(client);
+    if (correlation_id < 0)
     {
-        aa_client_set_error_from_state(client);
-        pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    if (AA_GROW(client, registrations) < 0)
-    {
-        pthread_mutex_unlock(&client->lock);
-        return -1;
-    }
-    int64_t correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver);
     command->correlated.client_id = client->client_id;
     command->correlated.correlation_id = correlation_id;
     command->type_id = type_id;
@@ -75,14 +67,7 @@ int64_t aa_client_async_add_counter(
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    aa_registration_t *r = &client->registrations[client->registrations_count++];
-    memset(r, 0, sizeof(*r));
-    r->correlation_id = correlation_id;
-    r->type = AA_COMMAND_ADD_COUNTER;
-    r->stream_id = type_id;
-    r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
-    pthread_mutex_unlock(&client->lock);
-    return correlation_id;
+    return aa_client_registration_commit(client, correlation_id, AA_COMMAND_ADD_COUNTER, type_id, NULL);
 }
 
 int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter)

@@ -145,26 +145,24 @@ static int aa_channel_check_param(const char *channel, const aa_uri_param_t *par
             (SPY_SUB == where ? "a spy reads the publication's log as it is; it applies to network subscriptions" :
             "it applies to publications"));
     }
+    /* what to do instead: remove it, or give one of the values asking for what the driver does anyway */
+    char instead[80] = "remove it";
     if (NULL != support->as_done)
     {
-        char done[64] = "";
-        size_t offset = 0;
+        size_t offset = (size_t)snprintf(instead, sizeof(instead), "only ");
         for (size_t i = 0; NULL != support->as_done[i]; i++)
         {
-            int n = snprintf(done + offset, sizeof(done) - offset, "%s%s=%s", 0 == i ? "" : " or ", support->name,
-                support->as_done[i]);
-            offset += n > 0 && (size_t)n < sizeof(done) - offset ? (size_t)n : 0;
+            int n = snprintf(instead + offset, sizeof(instead) - offset, "%s%s=%s", 0 == i ? "" : " or ",
+                support->name, support->as_done[i]);
+            offset += n > 0 && (size_t)n < sizeof(instead) - offset ? (size_t)n : 0;
         }
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); only %s is accepted",
-            channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : (SPY_SUB == where ? "aeron-spy:aeron:udp" : "aeron:udp"),
-            is_publication ? "publication" : "subscription", why, done);
-        return -1;
+        snprintf(instead + offset, sizeof(instead) - offset, " is accepted");
     }
+    const char *media = 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" :
+        (SPY_SUB == where ? "aeron-spy:aeron:udp" : "aeron:udp");
     AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-        "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); remove it",
-        channel, param->key, param->value, 0 != (where & (IPC_PUB | IPC_SUB)) ? "aeron:ipc" : (SPY_SUB == where ? "aeron-spy:aeron:udp" : "aeron:udp"),
-        is_publication ? "publication" : "subscription", why);
+        "channel %s: parameter %s=%s is not applied by this driver on a %s %s (%s); %s",
+        channel, param->key, param->value, media, is_publication ? "publication" : "subscription", why, instead);
     return -1;
 }
 

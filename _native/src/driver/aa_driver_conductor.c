@@ -20,20 +20,6 @@
 
 #define AA_COMMAND_DRAIN_LIMIT 10
 
-int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size)
-{
-    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
-    void *grown = realloc(*array, new_capacity * element_size);
-    if (NULL == grown)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory growing a conductor table");
-        return -1;
-    }
-    *array = grown;
-    *capacity = new_capacity;
-    return 0;
-}
-
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message)
 {
     aa_distinct_error_log_record(&conductor->error_log, aa_clock_epoch_time(&conductor->ctx->clock), code, message);

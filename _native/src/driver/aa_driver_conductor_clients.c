@@ -42,6 +42,26 @@ int32_t aa_conductor_allocate_stream_counter(
     return id;
 }
 
+int32_t aa_conductor_allocate_subscriber_position(
+    aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, int32_t session_id, int32_t stream_id,
+    int64_t join_position, int64_t now_ms, volatile int64_t **value)
+{
+    int32_t counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, session_id, stream_id,
+        link->channel, now_ms);
+    if (counter_id < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return -1;
+    }
+    char suffix[48];
+    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
+    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
+    *value = aa_counters_manager_addr(&conductor->counters, counter_id);
+    aa_put_int64_release(*value, join_position);
+    return counter_id;
+}
+
 void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms)
 {
     if (id >= 0)

@@ -35,23 +35,17 @@ void aa_conductor_link_image_subscriber(
     {
         return;
     }
-    int32_t counter_id = aa_conductor_allocate_stream_counter(
-        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, image->session_id,
-        image->stream_id, link->channel, now_ms);
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, image->session_id, image->stream_id, join_position, now_ms, &value);
     if (counter_id < 0)
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
-    char suffix[48];
-    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
-    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
-    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
-    aa_put_int64_release(value, join_position);
     if (aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns) < 0)
     {
         aa_conductor_free_counter(conductor, counter_id, now_ms);
-        aa_driver_conductor_log_error(conductor, ENOMEM, aa_errmsg());
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber to an image");
         return;
     }
     aa_conductor_send_available_image(

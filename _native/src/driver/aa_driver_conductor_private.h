@@ -28,14 +28,13 @@
 #include "../../../protocols/aa_control_protocol.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../uri/aa_uri.h"
+#include "../util/aa_array.h"
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
 
 /* Makes room for one more element in a conductor table (AA_DECLARE_ARRAY): 0, or -1 on out of memory. */
 #define AA_ARRAY_ENSURE(array, type) \
-    ((array##_count < array##_capacity) ? 0 : aa_conductor_array_grow((void **)&array, &array##_capacity, sizeof(type)))
-
-int aa_conductor_array_grow(void **array, size_t *capacity, size_t element_size);
+    aa_array_ensure_capacity((void **)&array, &array##_capacity, array##_count, sizeof(type))
 
 /* ---- responses to clients (aa_driver_conductor.c) ---- */
 
@@ -65,6 +64,11 @@ int aa_conductor_create_log(
 int32_t aa_conductor_allocate_stream_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, int64_t registration_id,
     int32_t session_id, int32_t stream_id, const char *channel, int64_t now_ms);
+/* sub-pos: a subscription's position on a stream it joins at join_position (labelled " @<position>",
+ * set to it). Returns the counter id with *value its address, or -1 with the failure logged. */
+int32_t aa_conductor_allocate_subscriber_position(
+    aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, int32_t session_id, int32_t stream_id,
+    int64_t join_position, int64_t now_ms, volatile int64_t **value);
 /* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
 int32_t aa_conductor_allocate_channel_status_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);

@@ -68,20 +68,13 @@ void aa_conductor_link_subscriber(
     {
         return;
     }
-    int64_t join_position = aa_ipc_publication_join_position(pub);
-    int32_t counter_id = aa_conductor_allocate_stream_counter(
-        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
-        pub->stream_id, link->channel, now_ms);
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, pub->session_id, pub->stream_id, aa_ipc_publication_join_position(pub), now_ms, &value);
     if (counter_id < 0)
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
-    char suffix[48];
-    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
-    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
-    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
-    aa_put_int64_release(value, join_position);
     if (aa_ipc_publication_add_subscriber(
         pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
     {
@@ -103,20 +96,13 @@ void aa_conductor_link_spy(
     {
         return;
     }
-    int64_t join_position = aa_network_publication_join_position(pub);
-    int32_t counter_id = aa_conductor_allocate_stream_counter(
-        conductor, AA_COUNTER_TYPE_SUBSCRIBER_POSITION, "sub-pos", link->registration_id, pub->session_id,
-        pub->stream_id, link->channel, now_ms);
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, pub->session_id, pub->stream_id, aa_network_publication_join_position(pub), now_ms, &value);
     if (counter_id < 0)
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return;
     }
-    char suffix[48];
-    int suffix_length = snprintf(suffix, sizeof(suffix), " @%" PRId64, join_position);
-    aa_counters_manager_append_to_label(&conductor->counters, counter_id, suffix, (size_t)suffix_length);
-    volatile int64_t *value = aa_counters_manager_addr(&conductor->counters, counter_id);
-    aa_put_int64_release(value, join_position);
     if (aa_network_publication_add_spy(
         pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
     {
@@ -309,6 +295,42 @@ static int aa_conductor_parse_publication_params(
     return 0;
 }
 
+/* A new publication's first term id: the one its channel gives (init-term-id), else a random one. */
+static int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns)
+{
+    return params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+}
+
+/* The log of a new publication (IPC or network) as its channel parameters ask (an IPC channel takes
+ * no ssc=: its params keep the driver's default). */
+static aa_logbuffer_init_params_t aa_conductor_publication_log_params(
+    const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, int32_t initial_term_id)
+{
+    aa_logbuffer_init_params_t init =
+    {
+        .correlation_id = registration_id,
+        .initial_term_id = initial_term_id,
+        .active_term_id = params->has_position ? params->term_id : initial_term_id,
+        .term_offset = params->has_position ? params->term_offset : 0,
+        .term_length = params->term_length,
+        .mtu_length = params->mtu_length,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .publication_window_length = (int32_t)params->term_window_length,
+        .receiver_window_length = 0,
+        .linger_timeout_ns = params->linger_timeout_ns,
+        .sparse = params->sparse,
+        .tether = params->tether,
+        .reliable = conductor->ctx->reliable_stream,
+        .signal_eos = params->signal_eos,
+        .group = false,
+        .spies_simulate_connection = params->spies_simulate_connection,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    return init;
+}
+
 static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
     const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
@@ -337,28 +359,9 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
     pub->term_window_length = params->term_window_length;
 
-    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
-    aa_logbuffer_init_params_t init =
-    {
-        .correlation_id = registration_id,
-        .initial_term_id = initial_term_id,
-        .active_term_id = params->has_position ? params->term_id : initial_term_id,
-        .term_offset = params->has_position ? params->term_offset : 0,
-        .term_length = params->term_length,
-        .mtu_length = params->mtu_length,
-        .session_id = pub->session_id,
-        .stream_id = stream_id,
-        .publication_window_length = (int32_t)pub->term_window_length,
-        .receiver_window_length = 0,
-        .linger_timeout_ns = params->linger_timeout_ns,
-        .sparse = params->sparse,
-        .tether = params->tether,
-        .reliable = ctx->reliable_stream,
-        .signal_eos = params->signal_eos,
-        .group = false,
-        .spies_simulate_connection = ctx->spies_simulate_connection,
-        .max_resend = AA_MAX_RESEND_DEFAULT,
-    };
+    int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
+    aa_logbuffer_init_params_t init = aa_conductor_publication_log_params(
+        conductor, params, registration_id, pub->session_id, stream_id, initial_term_id);
     if (aa_conductor_create_log(
         conductor, "publications", &init, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {
@@ -460,7 +463,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     pub->snd_lmt_counter_id = -1;
     pub->snd_bpe_counter_id = -1;
     int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
-    int32_t initial_term_id = params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);
+    int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_network_publication_params_t init =
     {
         .registration_id = registration_id,
@@ -487,27 +490,8 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     }
     pub->endpoint = endpoint;
 
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = registration_id,
-        .initial_term_id = initial_term_id,
-        .active_term_id = params->has_position ? params->term_id : initial_term_id,
-        .term_offset = params->has_position ? params->term_offset : 0,
-        .term_length = params->term_length,
-        .mtu_length = params->mtu_length,
-        .session_id = session_id,
-        .stream_id = stream_id,
-        .publication_window_length = (int32_t)params->term_window_length,
-        .receiver_window_length = 0,
-        .linger_timeout_ns = params->linger_timeout_ns,
-        .sparse = params->sparse,
-        .tether = params->tether,
-        .reliable = ctx->reliable_stream,
-        .signal_eos = params->signal_eos,
-        .group = false,
-        .spies_simulate_connection = params->spies_simulate_connection,
-        .max_resend = AA_MAX_RESEND_DEFAULT,
-    };
+    aa_logbuffer_init_params_t log_params = aa_conductor_publication_log_params(
+        conductor, params, registration_id, session_id, stream_id, initial_term_id);
     if (aa_conductor_create_log(
         conductor, "publications", &log_params, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aa_driver_receiver.h"
+#include "../util/aa_array.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
 #include "../../../media/aa_publication_image.h"
@@ -67,29 +68,11 @@ static void aa_driver_receiver_log_error(aa_driver_receiver_t *receiver)
     aa_media_services_log_error(receiver->services, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
 }
 
-static int aa_driver_receiver_grow(void **array, size_t *capacity, size_t count, size_t element_size)
-{
-    if (count < *capacity)
-    {
-        return 0;
-    }
-    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
-    void *grown = realloc(*array, new_capacity * element_size);
-    if (NULL == grown)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory growing a receiver table");
-        return -1;
-    }
-    *array = grown;
-    *capacity = new_capacity;
-    return 0;
-}
-
 static void aa_driver_receiver_on_add_endpoint(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_receive_channel_endpoint_t *endpoint = ((const aa_receiver_endpoint_args_t *)args)->endpoint;
-    if (aa_driver_receiver_grow(
+    if (aa_array_ensure_capacity(
         (void **)&receiver->endpoints, &receiver->endpoints_capacity, receiver->endpoints_count,
         sizeof(aa_receive_channel_endpoint_t *)) < 0 ||
         aa_udp_transport_poller_add(&receiver->poller, &endpoint->transport) < 0)
@@ -141,7 +124,7 @@ static void aa_driver_receiver_on_add_image(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_publication_image_t *image = ((const aa_receiver_image_args_t *)args)->image;
-    if (aa_driver_receiver_grow(
+    if (aa_array_ensure_capacity(
         (void **)&receiver->images, &receiver->images_capacity, receiver->images_count,
         sizeof(aa_publication_image_t *)) < 0 ||
         aa_receive_channel_endpoint_add_image(image->endpoint, image) < 0)

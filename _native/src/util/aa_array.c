@@ -1,0 +1,23 @@
+#include <errno.h>
+#include <stdlib.h>
+
+#include "aa_array.h"
+#include "aa_error.h"
+
+int aa_array_ensure_capacity(void **array, size_t *capacity, size_t count, size_t element_size)
+{
+    if (count < *capacity)
+    {
+        return 0;
+    }
+    size_t new_capacity = 0 == *capacity ? 8 : *capacity * 2;
+    void *grown = realloc(*array, new_capacity * element_size);
+    if (NULL == grown)
+    {
+        AA_SET_ERR(ENOMEM, "out of memory growing a table to %zu elements", new_capacity);
+        return -1;
+    }
+    *array = grown;
+    *capacity = new_capacity;
+    return 0;
+}

@@ -1,0 +1,16 @@
+/*
+ * Growable arrays of the conductors' and agents' tables (clients, links, subscriber positions, ...):
+ * a pointer, a count and a capacity, grown by doubling when full. Grown only by the thread that owns
+ * the table, off the message path.
+ */
+#ifndef AA_ARRAY_H
+#define AA_ARRAY_H
+
+#include <stddef.h>
+
+/* Makes room for one element more than `count` in *array (of *capacity elements of element_size
+ * bytes): when it is full, doubles the capacity (the first time to 8). Returns 0, or -1 (ENOMEM)
+ * with the array left as it was. */
+int aa_array_ensure_capacity(void **array, size_t *capacity, size_t count, size_t element_size);
+
+#endif
