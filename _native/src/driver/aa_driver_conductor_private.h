@@ -6,8 +6,13 @@
  *                                        clients, log-buffer creation, init and close
  *   aa_driver_conductor_clients.c        clients (heartbeats, liveness, removal) and the stream and
  *                                        channel-status counters every resource allocates
- *   aa_driver_conductor_publications.c   IPC and network publications: channel parameters, session
- *                                        ids, creation, links, linger and the untethered subscribers
+ *   aa_driver_conductor_publications.c   what IPC and network publications share: channel parameters,
+ *                                        session ids, ADD/REMOVE_PUBLICATION and the clients' links,
+ *                                        the untethered-subscriber rule
+ *   aa_driver_conductor_ipc_publications.c       IPC publications: creation, linking subscribers,
+ *                                                untethered subscribers, drain, linger
+ *   aa_driver_conductor_network_publications.c   network publications and spies: creation, linking
+ *                                                spies, untethered spies, drain, linger
  *   aa_driver_conductor_endpoints.c      channel parsing and the send and receive channel endpoints
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
@@ -84,7 +89,29 @@ void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns
 int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms);
 int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms);
 
-/* ---- publications (aa_driver_conductor_publications.c) ---- */
+/* ---- publications, what IPC and network share (aa_driver_conductor_publications.c) ---- */
+
+/* A publication's channel parameters (term length, mtu, position, session id, linger, window, ...),
+ * parsed from its channel with the driver's defaults. */
+typedef struct aa_publication_params_stct
+{
+    int32_t term_length;
+    int32_t mtu_length;
+    bool has_position;
+    int32_t initial_term_id;
+    int32_t term_id;
+    int32_t term_offset;
+    bool has_session_id;
+    int32_t session_id;
+    int64_t linger_timeout_ns;
+    int64_t term_window_length;
+    bool sparse;
+    bool signal_eos;
+    bool tether;
+    aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
+    bool spies_simulate_connection;
+}
+aa_publication_params_t;
 
 int aa_conductor_on_add_publication(
     aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel, bool is_exclusive,
@@ -92,16 +119,66 @@ int aa_conductor_on_add_publication(
 int aa_conductor_on_remove_publication(
     aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns);
 void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ns);
+/* A client's link to an IPC (pub) or a network (network) publication, counted in its refcnt. */
+int aa_conductor_add_publication_link(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t client_id, aa_ipc_publication_t *pub,
+    aa_network_publication_t *network);
+/* ON_PUBLICATION_READY or ON_EXCLUSIVE_PUBLICATION_READY. */
+void aa_conductor_on_publication_ready(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t registration_id, int32_t session_id,
+    int32_t stream_id, int32_t position_limit_counter_id, int32_t channel_status_indicator_id, const char *log_path,
+    bool is_exclusive);
+/* Whether a live IPC or network publication of the stream has the session id. */
+bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t stream_id, int32_t session_id);
+/* The next session id not reserved and not in use on the stream. */
+int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id);
+int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns);
+aa_logbuffer_init_params_t aa_conductor_publication_log_params(
+    const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
+    int32_t session_id, int32_t stream_id, int32_t initial_term_id);
+
+/* What differs between an IPC publication's untethered subscribers and a network publication's
+ * untethered spies. */
+typedef struct aa_untethered_ops_stct
+{
+    int64_t (*join_position)(void *pub);
+    /* after the state changed: the image went unavailable (LINGER), or came back (ACTIVE) */
+    void (*dropped)(aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *s);
+    void (*rejoined)(aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *s);
+}
+aa_untethered_ops_t;
+
+/* Drops, rests and rejoins the untethered ones of subscribers (Aeron's rule, see the definition). */
+void aa_conductor_check_untethered(
+    aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *subscribers, size_t count,
+    int64_t consumer_position, int64_t term_window_length, int64_t linger_timeout_ns, const aa_untethered_ops_t *ops,
+    int64_t now_ns);
+
+/* ---- IPC publications (aa_driver_conductor_ipc_publications.c) ---- */
+
+/* A new IPC publication (log, pub-lmt and pub-pos counters, prefaulting), not yet linked; NULL with
+ * the error set on failure. */
+aa_ipc_publication_t *aa_conductor_create_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms);
 /* Links an IPC subscription to an IPC publication of its stream (a sub-pos counter, an image). */
 void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms);
+void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+
+/* ---- network publications and spies (aa_driver_conductor_network_publications.c) ---- */
+
+/* ADD_PUBLICATION on a UDP channel, its params parsed: shares or creates the publication (and its
+ * send endpoint), links the client and answers READY. */
+int aa_conductor_on_add_network_publication(
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel,
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms);
 /* Links a spy subscription to a network publication of its channel and stream (a sub-pos counter,
  * an image of the publication's log); does nothing when they do not match or are linked already. */
 void aa_conductor_link_spy(
     aa_driver_conductor_t *conductor, aa_network_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms);
-void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 
 /* ---- channels and endpoints (aa_driver_conductor_endpoints.c) ---- */

@@ -1,0 +1,252 @@
+/*
+ * The conductor's IPC publications: creation, linking IPC subscribers (responses for their images),
+ * and their timers (untethered subscribers, blocked publishers, drain, linger, cleaning up).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aa_driver_conductor_private.h"
+#include "../util/aa_error.h"
+
+/* ---- responses ---- */
+
+static void aa_conductor_on_available_image(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id,
+    int32_t position_counter_id)
+{
+    aa_conductor_send_available_image(
+        conductor, pub->registration_id, pub->session_id, pub->stream_id, subscription_registration_id,
+        position_counter_id, pub->log_path, "aeron:ipc");
+}
+
+static void aa_conductor_on_unavailable_image(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id)
+{
+    aa_conductor_send_unavailable_image(
+        conductor, pub->registration_id, subscription_registration_id, pub->stream_id, pub->channel);
+}
+
+/* ---- publications ---- */
+
+void aa_conductor_link_subscriber(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
+    int64_t now_ns, int64_t now_ms)
+{
+    if (NULL != link->endpoint || NULL != link->spy_channel || link->stream_id != pub->stream_id ||
+        (link->has_session_id && link->session_id != pub->session_id))
+    {
+        return;
+    }
+    if (NULL != aa_ipc_publication_find_subscriber(pub, link->registration_id))
+    {
+        return;
+    }
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, pub->session_id, pub->stream_id, aa_ipc_publication_join_position(pub), now_ms, &value);
+    if (counter_id < 0)
+    {
+        return;
+    }
+    if (aa_ipc_publication_add_subscriber(
+        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber");
+        return;
+    }
+    aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
+}
+
+/* The positions the driver's mappings of logs are kept populated ahead of (aa_prefault.h): the
+ * sender reads behind the producer; the receiver writes up to its high-water mark; cleaning follows
+ * behind the producer of an IPC log. */
+static int64_t aa_conductor_ipc_publication_prefault_position(const void *pub)
+{
+    return aa_ipc_publication_producer_position((aa_ipc_publication_t *)pub);
+}
+
+aa_ipc_publication_t *aa_conductor_create_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
+    if (NULL == pub || NULL == (pub->channel = strdup(channel)))
+    {
+        free(pub);
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
+        return NULL;
+    }
+    pub->pub_lmt_counter_id = -1;
+    pub->pub_pos_counter_id = -1;
+    pub->services = &conductor->services;
+    pub->registration_id = registration_id;
+    pub->stream_id = stream_id;
+    pub->is_exclusive = is_exclusive;
+    pub->session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
+    pub->term_length = params->term_length;
+    pub->mtu_length = params->mtu_length;
+    pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    pub->unblock_timeout_ns = ctx->publication_unblock_timeout_ns;
+    pub->linger_timeout_ns = params->linger_timeout_ns;
+    pub->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
+    pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
+    pub->term_window_length = params->term_window_length;
+
+    int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
+    aa_logbuffer_init_params_t init = aa_conductor_publication_log_params(
+        conductor, params, registration_id, pub->session_id, stream_id, initial_term_id);
+    if (aa_conductor_create_log(
+        conductor, "publications", &init, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
+    {
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    conductor->bytes_mapped += (int64_t)pub->mapped.length;
+    pub->initial_term_id = initial_term_id;
+
+    int64_t start_position = aa_compute_position(
+        init.active_term_id, init.term_offset, pub->position_bits_to_shift, initial_term_id);
+    pub->start_position = start_position;
+    pub->consumer_position = start_position;
+    pub->last_consumer_position = start_position;
+    pub->clean_position = start_position;
+    pub->time_of_last_consumer_position_change_ns = now_ns;
+
+    pub->pub_lmt_counter_id = aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_PUBLISHER_LIMIT, "pub-lmt", registration_id, pub->session_id, stream_id, channel, now_ms);
+    pub->pub_pos_counter_id = pub->pub_lmt_counter_id < 0 ? -1 : aa_conductor_allocate_stream_counter(
+        conductor, AA_COUNTER_TYPE_PUBLISHER_POSITION, "pub-pos (sampled)", registration_id, pub->session_id, stream_id,
+        channel, now_ms);
+    if (pub->pub_pos_counter_id < 0)
+    {
+        aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+        conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+        unlink(pub->log_path);
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    pub->pub_lmt = aa_counters_manager_addr(&conductor->counters, pub->pub_lmt_counter_id);
+    pub->pub_pos = aa_counters_manager_addr(&conductor->counters, pub->pub_pos_counter_id);
+    aa_put_int64_release(pub->pub_lmt, start_position);
+    aa_put_int64_release(pub->pub_pos, start_position);
+    pub->state = AA_IPC_PUBLICATION_STATE_ACTIVE;
+    pub->time_of_last_state_change_ns = now_ns;
+    pub->refcnt = 0;
+
+    if (AA_ARRAY_ENSURE(conductor->ipc_publications, aa_ipc_publication_t *) < 0)
+    {
+        aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+        aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
+        conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+        unlink(pub->log_path);
+        aa_ipc_publication_free(pub);
+        return NULL;
+    }
+    conductor->ipc_publications[conductor->ipc_publications_count++] = pub;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if (pub->mapped.allocated)
+    {
+        aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->term_length, start_position,
+            aa_conductor_ipc_publication_prefault_position, pub);
+    }
+    return pub;
+}
+
+/* ---- timers ---- */
+
+static int64_t aa_conductor_ipc_join_position(void *pub)
+{
+    return aa_ipc_publication_join_position(pub);
+}
+
+static void aa_conductor_ipc_subscriber_dropped(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_ipc_publication_t *pub = p;
+    aa_conductor_on_unavailable_image(conductor, pub, s->subscription_registration_id);
+    aa_ipc_publication_update_connected(pub);
+}
+
+static void aa_conductor_ipc_subscriber_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_ipc_publication_t *pub = p;
+    aa_ipc_publication_update_connected(pub);
+    aa_conductor_on_available_image(conductor, pub, s->subscription_registration_id, s->counter_id);
+}
+
+static const aa_untethered_ops_t aa_conductor_ipc_untethered_ops =
+{
+    aa_conductor_ipc_join_position, aa_conductor_ipc_subscriber_dropped, aa_conductor_ipc_subscriber_rejoined
+};
+
+void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
+{
+    for (size_t i = conductor->ipc_publications_count; i-- > 0;)
+    {
+        aa_ipc_publication_t *pub = conductor->ipc_publications[i];
+        switch (pub->state)
+        {
+            case AA_IPC_PUBLICATION_STATE_ACTIVE:
+                aa_conductor_check_untethered(conductor, pub, pub->subscribers, pub->subscribers_count,
+                    pub->consumer_position, pub->term_window_length, pub->linger_timeout_ns,
+                    &aa_conductor_ipc_untethered_ops, now_ns);
+                if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS], 1);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_DRAINING:
+                if (aa_ipc_publication_is_drained(pub))
+                {
+                    pub->state = AA_IPC_PUBLICATION_STATE_LINGER;
+                    pub->time_of_last_state_change_ns = now_ns;
+                    aa_logbuffer_set_connected(pub->log.metadata, false);
+                    for (size_t s = 0; s < pub->subscribers_count; s++)
+                    {
+                        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->subscribers[s].state)
+                        {
+                            aa_conductor_on_unavailable_image(conductor, pub, pub->subscribers[s].subscription_registration_id);
+                        }
+                    }
+                }
+                else if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
+                {
+                    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS], 1);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_LINGER:
+                if (now_ns > pub->time_of_last_state_change_ns + pub->linger_timeout_ns)
+                {
+                    pub->state = AA_IPC_PUBLICATION_STATE_DONE;
+                    for (size_t s = 0; s < pub->subscribers_count; s++)
+                    {
+                        aa_conductor_free_counter(conductor, pub->subscribers[s].counter_id, now_ms);
+                    }
+                    pub->subscribers_count = 0;
+                    aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
+                    aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
+                    conductor->bytes_mapped -= (int64_t)pub->mapped.length;
+                    aa_put_int64_release(
+                        conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+                    if (unlink(pub->log_path) < 0 && ENOENT != errno)
+                    {
+                        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_FREE_FAILS], 1);
+                    }
+                    conductor->ipc_publications[i] = conductor->ipc_publications[--conductor->ipc_publications_count];
+                    aa_ipc_publication_free(pub);
+                }
+                break;
+
+            case AA_IPC_PUBLICATION_STATE_DONE:
+                break;
+        }
+    }
+}
