@@ -1,13 +1,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "aa_client.h"
 #include "../../include/aeron_async.h"
@@ -19,15 +16,10 @@
 #define AA_CLIENT_KEEPALIVE_INTERVAL_NS (500 * 1000 * 1000LL)
 #define AA_CLIENT_RESOURCE_LINGER_NS (3 * 1000 * 1000 * 1000LL)
 #define AA_CLIENT_SERVICE_INTERVAL_NS (1 * 1000 * 1000LL)
-#define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
-#define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)
-#define AA_CLIENT_WAKE_SPIN_MIN_NS (10 * 1000LL)
 /* Checks of the driver heartbeat are at most a sleep + a service interval apart, plus scheduling slack. */
 #define AA_CLIENT_DRIVER_CHECK_MARGIN_MS (50LL)
 /* A heartbeat this stale makes the conductor check whether the driver's process still exists. */
 #define AA_CLIENT_DRIVER_PID_CHECK_AGE_MS (100LL)
-
-static bool aa_unpark(volatile int32_t *parked, aa_client_t *client);
 
 void aa_client_set_error_from_state(aa_client_t *client)
 {
@@ -41,17 +33,17 @@ void aa_client_set_error_from_state(aa_client_t *client)
 
 /* Keep a new log mapping populated ahead of the stream (aa_prefault.h), so that the message path
  * never takes the page faults. */
-static int64_t aa_client_publication_prefault_position(const void *pub)
+int64_t aa_client_publication_prefault_position(const void *pub)
 {
     return aa_logbuffer_producer_position(&((aa_publication_t *)pub)->log);
 }
 
-static int64_t aa_client_image_prefault_position(const void *image)
+int64_t aa_client_image_prefault_position(const void *image)
 {
     return aa_get_int64_volatile(((const aa_image_t *)image)->subscriber_position);
 }
 
-static void aa_client_free_image_mapping(aa_image_t *image)
+void aa_client_free_image_mapping(aa_image_t *image)
 {
     aa_prefault_remove(&image->subscription->client->prefault, image->mapped.addr);
     aa_unmap(&image->mapped);
@@ -82,7 +74,7 @@ static void aa_client_free_subscription(aa_subscription_t *sub)
     free(sub);
 }
 
-static void aa_client_free_publication(aa_publication_t *pub)
+void aa_client_free_publication(aa_publication_t *pub)
 {
     aa_prefault_remove(&pub->client->prefault, pub->mapped.addr);
     aa_unmap(&pub->mapped);
@@ -182,364 +174,6 @@ static void aa_client_remove_registration(aa_client_t *client, aa_registration_t
     client->registrations[index] = client->registrations[--client->registrations_count];
 }
 
-/* ---- responses ---- */
-
-void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length)
-{
-    r->status = -1;
-    r->error_code = code;
-    free(r->error_message);
-    r->error_message = strndup(message, length);
-}
-
-static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *buffer, size_t length, bool exclusive)
-{
-    const aa_publication_buffers_ready_t *response = (const aa_publication_buffers_ready_t *)buffer;
-    if (length < sizeof(*response) || sizeof(*response) + (size_t)response->log_file_length > length)
-    {
-        return;
-    }
-    aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
-    if (NULL == r || 0 != r->status)
-    {
-        return;
-    }
-    char path[PATH_MAX];
-    size_t path_length = (size_t)response->log_file_length < sizeof(path) - 1 ? (size_t)response->log_file_length : sizeof(path) - 1;
-    memcpy(path, buffer + sizeof(*response), path_length);
-    path[path_length] = '\0';
-
-    aa_publication_t *pub = calloc(1, sizeof(aa_publication_t));
-    if (NULL == pub || aa_map_existing_file(&pub->mapped, path, 0) < 0 ||
-        aa_mapped_log_wrap(&pub->log, pub->mapped.addr, pub->mapped.length) < 0)
-    {
-        const char *message = NULL == pub ? "out of memory" : aa_errmsg();
-        if (NULL != pub)
-        {
-            aa_unmap(&pub->mapped);
-        }
-        free(pub);
-        aa_client_registration_failed(r, AA_ERROR_CODE_GENERIC_ERROR, message, strlen(message));
-        return;
-    }
-    pub->client = client;
-    pub->notify_fd = -1;
-    pub->registration_id = response->correlation_id;
-    pub->original_registration_id = response->registration_id;
-    pub->stream_id = response->stream_id;
-    pub->session_id = response->session_id;
-    pub->channel = r->channel;
-    r->channel = NULL;
-    pub->is_exclusive = exclusive;
-    pub->position_limit_counter_id = response->position_limit_counter_id;
-    pub->channel_status_id = response->channel_status_indicator_id;
-    pub->position_limit = aa_counters_reader_addr(&client->counters, response->position_limit_counter_id);
-    pub->term_length = pub->log.term_length;
-    pub->max_message_length = aa_compute_max_message_length(pub->term_length);
-    pub->max_payload_length = pub->log.metadata->mtu_length - AA_DATA_HEADER_LENGTH;
-    pub->position_bits_to_shift = aa_position_bits_to_shift(pub->term_length);
-    pub->initial_term_id = pub->log.metadata->initial_term_id;
-    pub->max_possible_position = aa_max_possible_position(pub->term_length);
-    if (exclusive)
-    {
-        int32_t term_count = aa_logbuffer_active_term_count(pub->log.metadata);
-        int32_t index = aa_index_by_term_count(term_count);
-        int64_t raw_tail = aa_get_int64_volatile(&pub->log.metadata->term_tail_counters[index]);
-        pub->active_partition_index = index;
-        pub->term_id = aa_term_id(raw_tail);
-        pub->term_offset = aa_term_offset(raw_tail, pub->term_length);
-        pub->term_begin_position = aa_compute_term_begin_position(pub->term_id, pub->position_bits_to_shift, pub->initial_term_id);
-    }
-    if (AA_GROW(client, publications) < 0)
-    {
-        aa_client_free_publication(pub);
-        aa_client_registration_failed(r, AA_ERROR_CODE_GENERIC_ERROR, "out of memory", 13);
-        return;
-    }
-    client->publications[client->publications_count++] = pub;
-    if (pub->mapped.allocated)
-    {
-        aa_prefault_add(&client->prefault, pub->mapped.addr, pub->term_length, aa_logbuffer_producer_position(&pub->log),
-            aa_client_publication_prefault_position, pub);
-    }
-    r->resource = pub;
-    r->status = 1;
-}
-
-static aa_subscription_t *aa_client_find_subscription(aa_client_t *client, int64_t registration_id)
-{
-    for (size_t i = 0; i < client->subscriptions_count; i++)
-    {
-        if (client->subscriptions[i]->registration_id == registration_id)
-        {
-            return client->subscriptions[i];
-        }
-    }
-    return NULL;
-}
-
-static void aa_client_on_subscription_ready(aa_client_t *client, const uint8_t *buffer, size_t length)
-{
-    const aa_subscription_ready_t *response = (const aa_subscription_ready_t *)buffer;
-    if (length < sizeof(*response))
-    {
-        return;
-    }
-    aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
-    if (NULL == r || 0 != r->status)
-    {
-        return;
-    }
-    aa_subscription_t *sub = calloc(1, sizeof(aa_subscription_t));
-    aa_image_list_t *list = calloc(1, sizeof(aa_image_list_t));
-    if (NULL == sub || NULL == list || AA_GROW(client, subscriptions) < 0)
-    {
-        free(sub);
-        free(list);
-        aa_client_registration_failed(r, AA_ERROR_CODE_GENERIC_ERROR, "out of memory", 13);
-        return;
-    }
-    sub->client = client;
-    sub->registration_id = response->correlation_id;
-    sub->stream_id = r->stream_id;
-    sub->channel = r->channel;
-    sub->channel_status_id = response->channel_status_indicator_id;
-    sub->notify_fd = -1;
-    r->channel = NULL;
-    sub->images = list;
-    client->subscriptions[client->subscriptions_count++] = sub;
-    r->resource = sub;
-    r->status = 1;
-}
-
-static void aa_notify(int fd)
-{
-    if (fd >= 0)
-    {
-        uint64_t one = 1;
-        ssize_t ignored = write(fd, &one, sizeof(one));
-        (void)ignored;
-    }
-}
-
-static void aa_subscription_push_event(aa_subscription_t *sub, int32_t type, aa_image_t *image)
-{
-    int64_t tail = sub->events_tail;
-    if (tail - aa_get_int64_acquire(&sub->events_head) < AA_SUBSCRIPTION_EVENT_CAPACITY)
-    {
-        sub->events[tail % AA_SUBSCRIPTION_EVENT_CAPACITY].type = type;
-        sub->events[tail % AA_SUBSCRIPTION_EVENT_CAPACITY].image = image;
-        aa_put_int64_release(&sub->events_tail, tail + 1);
-    }
-    aa_notify(sub->notify_fd);
-}
-
-static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buffer, size_t length)
-{
-    const aa_image_buffers_ready_t *response = (const aa_image_buffers_ready_t *)buffer;
-    if (length < sizeof(*response) || sizeof(*response) + (size_t)response->log_file_length > length)
-    {
-        return;
-    }
-    aa_subscription_t *sub = aa_client_find_subscription(client, response->subscriber_registration_id);
-    if (NULL == sub)
-    {
-        return;
-    }
-    aa_image_list_t *old_list = sub->images;
-    for (size_t i = 0; i < old_list->count; i++)
-    {
-        if (old_list->images[i]->correlation_id == response->correlation_id)
-        {
-            return;
-        }
-    }
-    char path[PATH_MAX];
-    size_t path_length = (size_t)response->log_file_length < sizeof(path) - 1 ? (size_t)response->log_file_length : sizeof(path) - 1;
-    memcpy(path, buffer + sizeof(*response), path_length);
-    path[path_length] = '\0';
-
-    aa_image_t *image = calloc(1, sizeof(aa_image_t));
-    if (NULL == image)
-    {
-        return;
-    }
-    if (aa_map_existing_file(&image->mapped, path, 0) < 0 ||
-        aa_mapped_log_wrap(&image->log, image->mapped.addr, image->mapped.length) < 0)
-    {
-        aa_unmap(&image->mapped);
-        free(image);
-        return;
-    }
-    size_t identity_offset = sizeof(*response) + AA_ALIGN((size_t)response->log_file_length, sizeof(int32_t));
-    if (identity_offset + sizeof(int32_t) <= length)
-    {
-        int32_t identity_length;
-        memcpy(&identity_length, buffer + identity_offset, sizeof(identity_length));
-        if (identity_length > 0 && identity_offset + sizeof(int32_t) + (size_t)identity_length <= length)
-        {
-            size_t n = (size_t)identity_length < sizeof(image->source_identity) - 1 ?
-                (size_t)identity_length : sizeof(image->source_identity) - 1;
-            memcpy(image->source_identity, buffer + identity_offset + sizeof(int32_t), n);
-            image->source_identity[n] = '\0';
-        }
-    }
-    image->subscription = sub;
-    image->correlation_id = response->correlation_id;
-    image->session_id = response->session_id;
-    image->stream_id = response->stream_id;
-    image->subscriber_position_id = response->subscriber_position_id;
-    image->subscriber_position = aa_counters_reader_addr(&client->counters, response->subscriber_position_id);
-    image->term_length = image->log.term_length;
-    image->position_bits_to_shift = aa_position_bits_to_shift(image->term_length);
-    image->initial_term_id = image->log.metadata->initial_term_id;
-    image->join_position = aa_get_int64_acquire(image->subscriber_position);
-    image->final_position = image->join_position;
-
-    aa_image_list_t *new_list = malloc(sizeof(aa_image_list_t) + (old_list->count + 1) * sizeof(aa_image_t *));
-    if (NULL == new_list)
-    {
-        aa_client_free_image_mapping(image);
-        free(image);
-        return;
-    }
-    new_list->count = old_list->count + 1;
-    memcpy(new_list->images, old_list->images, old_list->count * sizeof(aa_image_t *));
-    new_list->images[old_list->count] = image;
-    __atomic_store_n(&sub->images, new_list, __ATOMIC_RELEASE);
-    aa_client_linger(client, old_list, AA_LINGER_IMAGE_LIST);
-    if (image->mapped.allocated)
-    {
-        aa_prefault_add(&client->prefault, image->mapped.addr, image->term_length, image->join_position,
-            aa_client_image_prefault_position, image);
-    }
-    aa_subscription_push_event(sub, AA_IMAGE_EVENT_AVAILABLE, image);
-}
-
-static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, aa_image_t *image)
-{
-    image->final_position = aa_get_int64_acquire(image->subscriber_position);
-    aa_put_int32_release(&image->is_closed, 1);
-    aa_unpark(&image->parked, client);
-    if (0 == aa_array_ensure_capacity((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
-    {
-        sub->retired[sub->retired_count++] = image;
-    }
-    aa_client_linger(client, image, AA_LINGER_IMAGE);
-}
-
-static void aa_client_on_unavailable_image(aa_client_t *client, const uint8_t *buffer, size_t length)
-{
-    const aa_image_message_t *response = (const aa_image_message_t *)buffer;
-    if (length < sizeof(*response))
-    {
-        return;
-    }
-    aa_subscription_t *sub = aa_client_find_subscription(client, response->subscription_registration_id);
-    if (NULL == sub)
-    {
-        return;
-    }
-    aa_image_list_t *old_list = sub->images;
-    for (size_t i = 0; i < old_list->count; i++)
-    {
-        aa_image_t *image = old_list->images[i];
-        if (image->correlation_id == response->correlation_id)
-        {
-            aa_image_list_t *new_list = malloc(sizeof(aa_image_list_t) + old_list->count * sizeof(aa_image_t *));
-            if (NULL == new_list)
-            {
-                return;
-            }
-            size_t n = 0;
-            for (size_t j = 0; j < old_list->count; j++)
-            {
-                if (j != i)
-                {
-                    new_list->images[n++] = old_list->images[j];
-                }
-            }
-            new_list->count = n;
-            __atomic_store_n(&sub->images, new_list, __ATOMIC_RELEASE);
-            aa_client_linger(client, old_list, AA_LINGER_IMAGE_LIST);
-            aa_client_retire_image(client, sub, image);
-            aa_subscription_push_event(sub, AA_IMAGE_EVENT_UNAVAILABLE, image);
-            return;
-        }
-    }
-}
-
-static void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t length, void *clientd)
-{
-    aa_client_t *client = clientd;
-    const uint8_t *b = buffer;
-    switch (msg_type_id)
-    {
-        case AA_RESPONSE_ON_PUBLICATION_READY:
-            aa_client_on_publication_ready(client, b, length, false);
-            break;
-        case AA_RESPONSE_ON_EXCLUSIVE_PUBLICATION_READY:
-            aa_client_on_publication_ready(client, b, length, true);
-            break;
-        case AA_RESPONSE_ON_SUBSCRIPTION_READY:
-            aa_client_on_subscription_ready(client, b, length);
-            break;
-        case AA_RESPONSE_ON_AVAILABLE_IMAGE:
-            aa_client_on_available_image(client, b, length);
-            break;
-        case AA_RESPONSE_ON_UNAVAILABLE_IMAGE:
-            aa_client_on_unavailable_image(client, b, length);
-            break;
-        case AA_RESPONSE_ON_COUNTER_READY:
-            aa_client_on_counter_ready(client, b, length);
-            break;
-        case AA_RESPONSE_ON_UNAVAILABLE_COUNTER:
-            aa_client_on_unavailable_counter(client, b, length);
-            break;
-        case AA_RESPONSE_ON_OPERATION_SUCCESS:
-        {
-            const aa_operation_succeeded_t *response = buffer;
-            if (length >= sizeof(*response))
-            {
-                aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
-                if (NULL != r && 0 == r->status)
-                {
-                    r->status = 1;
-                }
-            }
-            break;
-        }
-        case AA_RESPONSE_ON_ERROR:
-        {
-            const aa_error_response_t *response = buffer;
-            if (length >= sizeof(*response) && sizeof(*response) + (size_t)response->error_message_length <= length)
-            {
-                aa_registration_t *r = aa_client_find_registration(client, response->offending_command_correlation_id);
-                if (NULL != r && 0 == r->status)
-                {
-                    aa_client_registration_failed(
-                        r, response->error_code, (const char *)b + sizeof(*response), (size_t)response->error_message_length);
-                }
-            }
-            break;
-        }
-        case AA_RESPONSE_ON_CLIENT_TIMEOUT:
-        {
-            const aa_client_timeout_t *response = buffer;
-            if (length >= sizeof(*response) && response->client_id == client->client_id)
-            {
-                snprintf(client->state_message, sizeof(client->state_message),
-                    "the media driver timed this client out (no heartbeat within its client liveness timeout); "
-                    "reconnect to continue");
-                aa_put_int32_release(&client->state, AA_CLIENT_STATE_CLIENT_TIMEOUT);
-            }
-            break;
-        }
-        default:
-            break;
-    }
-}
-
 /* ---- conductor duty cycle ---- */
 
 static void aa_client_mark_all_closed(aa_client_t *client)
@@ -547,13 +181,13 @@ static void aa_client_mark_all_closed(aa_client_t *client)
     for (size_t i = 0; i < client->publications_count; i++)
     {
         aa_put_int32_release(&client->publications[i]->is_closed, 1);
-        aa_notify(client->publications[i]->notify_fd);
+        aa_client_notify(client->publications[i]->notify_fd);
     }
     for (size_t i = 0; i < client->subscriptions_count; i++)
     {
         aa_subscription_t *sub = client->subscriptions[i];
         aa_put_int32_release(&sub->is_closed, 1);
-        aa_notify(sub->notify_fd);
+        aa_client_notify(sub->notify_fd);
     }
     for (size_t i = 0; i < client->added_counters_count; i++)
     {
@@ -669,358 +303,6 @@ static int aa_client_service(aa_client_t *client, int64_t now_ns)
             client->lingering[i] = client->lingering[--client->lingering_count];
         }
     }
-    return 0;
-}
-
-/* ---- parked async waiters ---- */
-
-static bool aa_image_has_data(aa_image_t *image)
-{
-    int64_t position = aa_get_int64_acquire(image->subscriber_position);
-    int32_t offset = (int32_t)(position & (image->term_length - 1));
-    const uint8_t *term = image->log.term_buffers[aa_index_by_position(position, image->position_bits_to_shift)];
-    return aa_frame_length_volatile(term, offset) > 0;
-}
-
-/* A whole-subscription waiter wakes for data on any image, an image event or closure; end of
- * stream alone is not news to it (the image stays at its end until it is removed, with an event). */
-static bool aa_subscription_has_something(aa_subscription_t *sub, aa_image_list_t *list)
-{
-    if (aa_get_int32_acquire(&sub->is_closed) || aa_get_int64_acquire(&sub->events_tail) != sub->events_head)
-    {
-        return true;
-    }
-    for (size_t i = 0; i < list->count; i++)
-    {
-        aa_image_t *image = list->images[i];
-        if (aa_get_int32_acquire(&image->is_closed) || aa_image_has_data(image))
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool aa_unpark(volatile int32_t *parked, aa_client_t *client)
-{
-    if (aa_cas_int32(parked, 1, 0))
-    {
-        aa_get_and_add_int32(&client->parked_count, -1);
-        return true;
-    }
-    return false;
-}
-
-static int aa_client_check_waiters(aa_client_t *client)
-{
-    int work_count = 0;
-    for (size_t i = 0; i < client->subscriptions_count; i++)
-    {
-        aa_subscription_t *sub = client->subscriptions[i];
-        aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
-        bool signal = false;
-        if (aa_get_int32_acquire(&sub->parked) && aa_subscription_has_something(sub, list) &&
-            aa_unpark(&sub->parked, client))
-        {
-            signal = true;
-        }
-        for (size_t j = 0; j < list->count; j++)
-        {
-            aa_image_t *image = list->images[j];
-            if (aa_get_int32_acquire(&image->parked) &&
-                (aa_image_is_end_of_stream(image) || aa_image_has_data(image) || aa_get_int32_acquire(&sub->is_closed)) &&
-                aa_unpark(&image->parked, client))
-            {
-                signal = true;
-            }
-        }
-        if (signal)
-        {
-            aa_notify(sub->notify_fd);
-            work_count++;
-        }
-    }
-    for (size_t i = 0; i < client->publications_count; i++)
-    {
-        aa_publication_t *pub = client->publications[i];
-        if (aa_get_int32_acquire(&pub->parked) &&
-            (aa_get_int32_acquire(&pub->is_closed) ||
-             aa_get_int64_acquire(pub->position_limit) > aa_get_int64_acquire(&pub->parked_position)) &&
-            aa_unpark(&pub->parked, client))
-        {
-            aa_notify(pub->notify_fd);
-            work_count++;
-        }
-    }
-    return work_count;
-}
-
-/* The wake spin adapts as the kernel's halt polling does, on the time from one wake-up to the next
- * (how long the conductor was without a waiter to wake): within the window, it was caught and the
- * window stays; longer, but within the maximum, a longer window would have caught it and the window
- * doubles (from AA_CLIENT_WAKE_SPIN_MIN_NS); longer than the maximum, the spinning was wasted and the
- * window halves (to 0 below AA_CLIENT_WAKE_SPIN_MIN_NS). So request/response exchanges keep their
- * CPUs awake, and sparse wake-ups cost no spinning after a few. */
-static void aa_client_wake_spin_on_signal(aa_client_t *client)
-{
-    int64_t max_ns = __atomic_load_n(&client->wake_spin_max_ns, __ATOMIC_RELAXED);
-    int64_t window_ns = __atomic_load_n(&client->wake_spin_ns, __ATOMIC_RELAXED);
-    int64_t now_ns = aa_nano_clock();
-    if (client->wake_spin_last_signal_ns > 0)
-    {
-        int64_t since_ns = now_ns - client->wake_spin_last_signal_ns;
-        if (since_ns > max_ns)
-        {
-            window_ns = window_ns / 2 < AA_CLIENT_WAKE_SPIN_MIN_NS ? 0 : window_ns / 2;
-        }
-        else if (since_ns > window_ns)
-        {
-            window_ns = window_ns < AA_CLIENT_WAKE_SPIN_MIN_NS ? AA_CLIENT_WAKE_SPIN_MIN_NS : 2 * window_ns;
-        }
-    }
-    window_ns = window_ns < max_ns ? window_ns : max_ns;
-    __atomic_store_n(&client->wake_spin_ns, window_ns, __ATOMIC_RELAXED);
-    client->wake_spin_last_signal_ns = now_ns;
-    client->wake_spin_until_ns = window_ns > 0 ? now_ns + window_ns : 0;
-}
-
-int64_t aa_client_wake_spin_window_ns(aa_client_t *client)
-{
-    return __atomic_load_n(&client->wake_spin_ns, __ATOMIC_RELAXED);
-}
-
-bool aa_client_doorbells_watched(aa_client_t *client)
-{
-    return 0 != __atomic_load_n(&client->doorbells_watched, __ATOMIC_SEQ_CST);
-}
-
-void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns)
-{
-    __atomic_store_n(&client->wake_spin_max_ns, max_ns > 0 ? max_ns : 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&client->wake_spin_ns, max_ns > 0 ? max_ns : 0, __ATOMIC_RELAXED); /* windows start there */
-}
-
-static void aa_client_wake(aa_client_t *client)
-{
-    __atomic_fetch_add(&client->wake_word, 1, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, &client->wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* After parking (counted first, so a conductor woken by the ring looks) and arming: the conductor
- * needs waking only when it does not already sleep on the doorbells of every async log. */
-static void aa_client_parked(aa_client_t *client)
-{
-    if (!__atomic_load_n(&client->doorbells_watched, __ATOMIC_SEQ_CST))
-    {
-        aa_client_wake(client);
-    }
-}
-
-void aa_subscription_set_notify_fd(aa_subscription_t *sub, int fd)
-{
-    pthread_mutex_lock(&sub->client->lock);
-    sub->notify_fd = fd;
-    pthread_mutex_unlock(&sub->client->lock);
-    aa_client_wake(sub->client); /* its logs join the conductor's doorbell set */
-}
-
-void aa_subscription_park(aa_subscription_t *sub)
-{
-    if (aa_cas_int32(&sub->parked, 0, 1))
-    {
-        aa_get_and_add_int32(&sub->client->parked_count, 1);
-        aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
-        for (size_t i = 0; i < list->count; i++)
-        {
-            aa_doorbell_arm(aa_logbuffer_doorbell(list->images[i]->log.metadata));
-        }
-        aa_client_parked(sub->client);
-    }
-}
-
-void aa_subscription_unpark(aa_subscription_t *sub)
-{
-    aa_unpark(&sub->parked, sub->client);
-}
-
-void aa_image_park(aa_image_t *image)
-{
-    if (aa_cas_int32(&image->parked, 0, 1))
-    {
-        aa_get_and_add_int32(&image->subscription->client->parked_count, 1);
-        aa_doorbell_arm(aa_logbuffer_doorbell(image->log.metadata));
-        aa_client_parked(image->subscription->client);
-    }
-}
-
-void aa_image_unpark(aa_image_t *image)
-{
-    aa_unpark(&image->parked, image->subscription->client);
-}
-
-void aa_publication_set_notify_fd(aa_publication_t *pub, int fd)
-{
-    pthread_mutex_lock(&pub->client->lock);
-    pub->notify_fd = fd;
-    pthread_mutex_unlock(&pub->client->lock);
-    aa_client_wake(pub->client);
-}
-
-void aa_publication_park(aa_publication_t *pub, int64_t position)
-{
-    aa_put_int64_release(&pub->parked_position, position);
-    if (aa_cas_int32(&pub->parked, 0, 1))
-    {
-        aa_get_and_add_int32(&pub->client->parked_count, 1);
-        aa_doorbell_arm(aa_logbuffer_doorbell(pub->log.metadata));
-        aa_client_parked(pub->client);
-    }
-}
-
-void aa_publication_unpark(aa_publication_t *pub)
-{
-    aa_unpark(&pub->parked, pub->client);
-}
-
-typedef struct aa_client_idle_state_stct
-{
-    aa_client_t *client;
-    bool waitv_unsupported;
-    aa_doorbell_set_t doorbells;
-}
-aa_client_idle_state_t;
-
-/* Adds to the set the doorbell of every log an async waiter may wait on (a subscription's images, a
- * publication's log): armed where the waiter is parked, watched unarmed otherwise (skipped with
- * parked_only). False when the set is full. Under the client lock. */
-static bool aa_client_add_doorbells(aa_client_t *client, aa_doorbell_set_t *doorbells, bool parked_only)
-{
-    for (size_t i = 0; i < client->subscriptions_count; i++)
-    {
-        aa_subscription_t *sub = client->subscriptions[i];
-        if (sub->notify_fd < 0)
-        {
-            continue;
-        }
-        aa_image_list_t *list = sub->images;
-        bool sub_parked = aa_get_int32_acquire(&sub->parked);
-        for (size_t j = 0; j < list->count; j++)
-        {
-            aa_doorbell_t *doorbell = aa_logbuffer_doorbell(list->images[j]->log.metadata);
-            bool parked = sub_parked || aa_get_int32_acquire(&list->images[j]->parked);
-            if ((parked || !parked_only) &&
-                !(parked ? aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell)))
-            {
-                return false;
-            }
-        }
-    }
-    for (size_t i = 0; i < client->publications_count; i++)
-    {
-        aa_publication_t *pub = client->publications[i];
-        bool parked = aa_get_int32_acquire(&pub->parked);
-        if (pub->notify_fd < 0 || (parked_only && !parked))
-        {
-            continue;
-        }
-        aa_doorbell_t *doorbell = aa_logbuffer_doorbell(pub->log.metadata);
-        if (!(parked ? aa_doorbell_set_add(doorbells, doorbell) : aa_doorbell_set_watch(doorbells, doorbell)))
-        {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Sleeps until the doorbell of a log an async waiter may wait on is rung, the conductor is woken,
- * or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
- * arms those of parked waiters again (a ring disarms, and a ring that woke it may not have been
- * what the waiter waits for) and watches the others unarmed. doorbells_watched says whether they
- * all fit in one futex_waitv; it is cleared while the set is built, so a waiter that parks meanwhile
- * wakes the conductor. If they do not all fit, the conductor sleeps on the parked waiters' doorbells
- * alone (parking then wakes it). Returns false when it could not wait that way: the parked waiters'
- * logs alone are more than 127, or the kernel has no futex_waitv. */
-static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_word)
-{
-    aa_client_t *client = s->client;
-    aa_doorbell_set_t *doorbells = &s->doorbells;
-    aa_doorbell_set_clear(doorbells);
-    aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
-
-    pthread_mutex_lock(&client->lock);
-    __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
-    bool all_fit = !s->waitv_unsupported && aa_client_add_doorbells(client, doorbells, false);
-    bool parked_fit = all_fit;
-    if (!all_fit && !s->waitv_unsupported)
-    {
-        aa_doorbell_set_clear(doorbells);
-        aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
-        parked_fit = aa_client_add_doorbells(client, doorbells, true);
-    }
-    __atomic_store_n(&client->doorbells_watched, all_fit ? 1 : 0, __ATOMIC_SEQ_CST);
-    /* waiters whose data came before the set was built wait on no ring */
-    int signalled = AA_CLIENT_STATE_ACTIVE == client->state && aa_get_int32_acquire(&client->parked_count) > 0 ?
-        aa_client_check_waiters(client) : 0;
-    pthread_mutex_unlock(&client->lock);
-    if (!parked_fit)
-    {
-        return false;
-    }
-    if (signalled > 0)
-    {
-        return true;
-    }
-    if (aa_doorbell_set_wait(doorbells, AA_CLIENT_IDLE_SLEEP_NS) < 0)
-    {
-        s->waitv_unsupported = true;
-        __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
-        return false;
-    }
-    return true;
-}
-
-/* Sleeps on the doorbells of the logs async waiters may wait on (publishers ring after appending,
- * the driver after moving a publisher limit; only when a parked waiter armed them), so a waiter
- * wakes at once and parking costs no system call. Where futex_waitv is missing (Linux < 5.16) or
- * parked waiters wait on more than 127 logs, it checks them every AA_CLIENT_WAIT_CHECK_NS and
- * otherwise sleeps 16 ms between duty cycles (reference 10), woken early when a waiter parks. */
-static void aa_client_idle(void *state, int work_count)
-{
-    aa_client_idle_state_t *s = state;
-    aa_client_t *client = s->client;
-    if (work_count > 0)
-    {
-        return;
-    }
-    if (client->wake_spin_until_ns > 0)
-    {
-        int64_t now_ns = aa_nano_clock();
-        if (now_ns < client->wake_spin_until_ns)
-        {
-            sched_yield();
-            return;
-        }
-        client->wake_spin_until_ns = 0;
-    }
-    int32_t wake_word = __atomic_load_n(&client->wake_word, __ATOMIC_SEQ_CST);
-    if (aa_client_wait_on_doorbells(s, wake_word))
-    {
-        return;
-    }
-    if (aa_get_int32_acquire(&client->parked_count) > 0)
-    {
-        struct timespec ts = { 0, AA_CLIENT_WAIT_CHECK_NS };
-        nanosleep(&ts, NULL);
-        return;
-    }
-    struct timespec timeout = { AA_CLIENT_IDLE_SLEEP_NS / 1000000000LL, AA_CLIENT_IDLE_SLEEP_NS % 1000000000LL };
-    syscall(SYS_futex, &client->wake_word, FUTEX_WAIT_PRIVATE, wake_word, &timeout, NULL, 0);
-}
-
-static int aa_client_idle_init(void **state, const char *args)
-{
-    (void)state;
-    (void)args;
     return 0;
 }
 
@@ -1471,7 +753,7 @@ int aa_publication_close(aa_publication_t *pub)
     aa_client_t *client = pub->client;
     pthread_mutex_lock(&client->lock);
     aa_put_int32_release(&pub->is_closed, 1);
-    aa_unpark(&pub->parked, client);
+    aa_client_unpark(&pub->parked, client);
     for (size_t i = 0; i < client->publications_count; i++)
     {
         if (client->publications[i] == pub)
@@ -1494,7 +776,7 @@ int aa_subscription_close(aa_subscription_t *sub)
     aa_client_t *client = sub->client;
     pthread_mutex_lock(&client->lock);
     aa_put_int32_release(&sub->is_closed, 1);
-    aa_unpark(&sub->parked, client);
+    aa_client_unpark(&sub->parked, client);
     for (size_t i = 0; i < client->subscriptions_count; i++)
     {
         if (client->subscriptions[i] == sub)
@@ -1508,7 +790,7 @@ int aa_subscription_close(aa_subscription_t *sub)
             for (size_t j = 0; j < list->count; j++)
             {
                 aa_put_int32_release(&list->images[j]->is_closed, 1);
-                aa_unpark(&list->images[j]->parked, client);
+                aa_client_unpark(&list->images[j]->parked, client);
             }
             aa_client_linger(client, sub, AA_LINGER_SUBSCRIPTION);
             break;

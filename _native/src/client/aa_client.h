@@ -235,7 +235,8 @@ struct aa_client_stct
     size_t added_counters_capacity;
 };
 
-/* ---- inside the client library: what aa_client.c shares with aa_client_counters.c ---- */
+/* ---- inside the client library: what aa_client.c shares with aa_client_counters.c,
+ * aa_client_responses.c and aa_client_waiters.c ---- */
 #define AA_LINGER_PUBLICATION 1
 #define AA_LINGER_IMAGE_LIST 2
 #define AA_LINGER_IMAGE 3
@@ -263,5 +264,30 @@ void aa_client_registration_failed(aa_registration_t *r, int32_t code, const cha
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
 void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length);
 void aa_client_on_unavailable_counter(aa_client_t *client, const uint8_t *buffer, size_t length);
+
+/* aa_client.c: lingering resources' mappings, and where prefaulting a new log starts */
+int64_t aa_client_publication_prefault_position(const void *pub);
+int64_t aa_client_image_prefault_position(const void *image);
+void aa_client_free_image_mapping(aa_image_t *image);
+void aa_client_free_publication(aa_publication_t *pub);
+
+/* aa_client_responses.c */
+void aa_client_notify(int fd);
+void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t length, void *clientd);
+
+/* aa_client_waiters.c: the client idle strategy's state, and what the conductor's duty cycle calls */
+typedef struct aa_client_idle_state_stct
+{
+    aa_client_t *client;
+    bool waitv_unsupported;
+    aa_doorbell_set_t doorbells;
+}
+aa_client_idle_state_t;
+
+bool aa_client_unpark(volatile int32_t *parked, aa_client_t *client);
+int aa_client_check_waiters(aa_client_t *client);
+void aa_client_wake_spin_on_signal(aa_client_t *client);
+void aa_client_idle(void *state, int work_count);
+int aa_client_idle_init(void **state, const char *args);
 
 #endif
