@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from aeron_async.bench.cases import TARGETS
 from conftest import REPO, python_env
 
 pytest.importorskip("zmq")
@@ -31,7 +32,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path = tmp_path_factory.mktemp("bench") / "bench.json"
     args = [sys.executable, "-m", "aeron_async", "bench", "--quick", "--duration", "0.3", "--warmup", "0.1",
             "--only", "aeron-sync-msg,aeron-asyncio-batch,zmq-sync-ipc,aeron-sync,aeron-trio,udp-asyncio,"
-                      "aeron-sync-invoker",
+                      "aeron-sync-invoker,aeron-sync-handler",
             "--channel", "aeron:ipc", "--channel", f"aeron:udp?endpoint=127.0.0.1:{UDP_PORT}",
             "--messages", "50000", "--memory-paths", "sync",
             "--json", str(path)]
@@ -105,11 +106,13 @@ def test_idle_and_targets(results: dict) -> None:
     assert "error" not in idle, idle
     assert idle["seconds"] > 0 and idle["cpu_percent"] >= 0
     targets = results["targets"]
-    assert len(targets) == 14
+    assert [t["target"] for t in targets] == [t.label for t in TARGETS]
     for t in targets:
         assert set(t) >= {"target", "goal", "measured", "value", "met"}
     measured = {t["target"]: t for t in targets}
     assert measured["IPC throughput, sync per-message offer loop -> poll"]["value"] > 0
+    assert measured["IPC throughput, sync poll(handler), per-message handler"]["value"] > 0
+    assert measured["IPC throughput, sync controlled_poll(handler)"]["value"] is None  # not in --only: not measured
     assert measured["IPC round trip, sync busy-poll, p50"]["value"] > 0
     assert measured["idle async subscriber + embedded driver"]["met"] in (True, False)
     assert measured["UDP loopback throughput, default driver settings, sync per-message"]["value"] > 0
