@@ -63,7 +63,7 @@ class DriverContext:
     untethered_window_limit_timeout: Duration | None = _field("AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT", "5s", "untethered subscribers behind this long are dropped")
     untethered_resting_timeout: Duration | None = _field("AERON_UNTETHERED_RESTING_TIMEOUT", "10s", "dropped untethered subscribers rejoin after this")
     driver_timeout: Duration | None = _field("AERON_DRIVER_TIMEOUT", "10s", "a driver whose heartbeat is older is considered dead (one that closed or whose process is gone: at once)")
-    tether_subscriptions: bool | None = _field("AERON_TETHER_SUBSCRIPTIONS", "true", "subscriptions hold publishers back unless tether=false")
+    tether_subscriptions: bool | None = _field("AERON_TETHER_SUBSCRIPTIONS", "true", "IPC and spy subscriptions hold publishers back unless tether=false (network ones always do)")
     rejoin_stream: bool | None = _field("AERON_REJOIN_STREAM", "true", "dropped subscribers may rejoin")
     reliable_stream: bool | None = _field("AERON_RELIABLE_STREAM", "true", "recover loss by NAK")
     spies_simulate_connection: bool | None = _field("AERON_SPIES_SIMULATE_CONNECTION", "false", "spies count as a connection")

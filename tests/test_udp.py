@@ -416,6 +416,24 @@ def test_ipc_publication_window_is_applied(udp_client: aeron_async.Aeron) -> Non
     assert pub.position <= 4096 + 128
 
 
+def test_driver_default_untethered_is_refused_for_network_subscriptions(aeron_dir: str) -> None:
+    """AERON_TETHER_SUBSCRIPTIONS=false is applied to IPC and spy subscriptions; a network
+    subscription, always tethered here, must say tether=true rather than be tethered silently."""
+    settings = dict(UDP_SETTINGS, tether_subscriptions=False)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        port = free_udp_port()
+        with pytest.raises(aeron_async.InvalidChannelError,
+                           match="AERON_TETHER_SUBSCRIPTIONS=false is not applied to network subscriptions"):
+            client.add_subscription(udp_channel(port), 20)
+        sub = client.add_subscription(udp_channel(port, tether="true"), 20)
+        pub = client.add_publication(udp_channel(port), 20)
+        wait_for(lambda: pub.is_connected and sub.images, timeout=10, what="the tethered network image")
+        ipc_sub = client.add_subscription("aeron:ipc", 20)  # untethered, as the driver says
+        ipc_pub = client.add_publication("aeron:ipc", 20)
+        wait_for(lambda: ipc_pub.is_connected and ipc_sub.images, timeout=5, what="the IPC image")
+
+
 def test_subscriptions_sharing_an_endpoint_must_agree_on_its_settings(udp_client: aeron_async.Aeron) -> None:
     """A second subscription on an endpoint gets the endpoint's window, NAK delay, reliability and
     congestion control; asking for other ones is refused rather than silently ignored."""

@@ -68,6 +68,15 @@ int aa_conductor_on_add_subscription(
     {
         return -1;
     }
+    if (!tether && AA_URI_MEDIA_UDP == uri.media && !uri.is_spy)
+    {
+        /* an explicit tether=false is refused by the channel table; this is the driver's default */
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: this driver's AERON_TETHER_SUBSCRIPTIONS=false is not applied to network subscriptions "
+            "(untethered subscriptions work on aeron:ipc and spies only so far); add tether=true to the channel, "
+            "or run the driver with AERON_TETHER_SUBSCRIPTIONS=true", channel);
+        return -1;
+    }
     if (AA_ARRAY_ENSURE(conductor->subscription_links, aa_subscription_link_t) < 0)
     {
         return -1;

@@ -118,7 +118,8 @@ static const aa_driver_option_t aa_driver_options[] =
         "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start); "
         "one that closed, or whose process is gone, is dead at once" },
     { "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions", AA_OPT_BOOL, AA_FIELD(tether_subscriptions), "true",
-        "subscriptions hold publishers back (tether) unless their channel says tether=false" },
+        "IPC and spy subscriptions hold publishers back (tether) unless their channel says "
+        "tether=false; network subscriptions are always tethered here, so with false they must say tether=true" },
     { "AERON_REJOIN_STREAM", "aeron.rejoin.stream", AA_OPT_BOOL, AA_FIELD(rejoin_stream), "true",
         "dropped subscribers may rejoin a stream" },
     { "AERON_RELIABLE_STREAM", "aeron.reliable.stream", AA_OPT_BOOL, AA_FIELD(reliable_stream), "true",
