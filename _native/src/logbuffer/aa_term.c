@@ -286,40 +286,6 @@ int32_t aa_term_reader_read(
     return offset;
 }
 
-int32_t aa_term_reader_read_fragments(
-    const uint8_t *term_buffer, int64_t term_buffer_log_offset, int64_t term_begin_position, int32_t term_offset,
-    int32_t term_length, aa_fragment_t *fragments, int32_t fragments_limit, int32_t *fragments_read)
-{
-    int32_t offset = term_offset;
-    int32_t count = 0;
-    while (count < fragments_limit && offset < term_length)
-    {
-        int32_t frame_length = aa_frame_length_volatile(term_buffer, offset);
-        if (frame_length <= 0)
-        {
-            break;
-        }
-        int32_t frame_offset = offset;
-        offset += AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
-        if (!aa_frame_is_padding(term_buffer, frame_offset))
-        {
-            const aa_data_header_t *header = (const aa_data_header_t *)(term_buffer + frame_offset);
-            aa_fragment_t *f = &fragments[count++];
-            f->payload_offset = term_buffer_log_offset + frame_offset + AA_DATA_HEADER_LENGTH;
-            f->position = term_begin_position + offset;
-            f->reserved_value = header->reserved_value;
-            f->length = frame_length - AA_DATA_HEADER_LENGTH;
-            f->term_offset = frame_offset;
-            f->term_id = header->term_id;
-            f->session_id = header->session_id;
-            f->stream_id = header->stream_id;
-            f->flags = header->frame_header.flags;
-        }
-    }
-    *fragments_read = count;
-    return offset;
-}
-
 /* ---- scanner ---- */
 
 int32_t aa_term_scanner_scan_for_availability(

@@ -109,22 +109,6 @@ void aa_term_claim_abort(uint8_t *term_buffer, int32_t frame_offset);
 
 /* ---- reader ---- */
 
-/* One fragment as handed to a handler or returned in a batch. Payload is at
- * (log base + payload_offset), `length` bytes. `position` is the stream position after the frame. */
-typedef struct aa_fragment_stct
-{
-    int64_t payload_offset;
-    int64_t position;
-    int64_t reserved_value;
-    int32_t length;
-    int32_t term_offset;
-    int32_t term_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t flags;
-}
-aa_fragment_t;
-
 typedef void (*aa_fragment_handler_t)(void *clientd, const uint8_t *payload, size_t length, const aa_data_header_t *header);
 
 /* Read committed frames from term_offset up to fragments_limit, skipping padding. Returns the new
@@ -136,19 +120,6 @@ int32_t aa_term_reader_read(
     int32_t term_length,
     aa_fragment_handler_t handler,
     void *clientd,
-    int32_t fragments_limit,
-    int32_t *fragments_read);
-
-/* Same walk, filling `fragments` instead of calling a handler. term_buffer_log_offset is the
- * term buffer's offset inside the mapped log (for payload_offset); term_begin_position the stream
- * position of the term's start. */
-int32_t aa_term_reader_read_fragments(
-    const uint8_t *term_buffer,
-    int64_t term_buffer_log_offset,
-    int64_t term_begin_position,
-    int32_t term_offset,
-    int32_t term_length,
-    aa_fragment_t *fragments,
     int32_t fragments_limit,
     int32_t *fragments_read);
 
