@@ -21,6 +21,7 @@ int aa_publication_image_init(
     image->mtu_length = params->mtu_length;
     image->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
     image->window_length = params->window_length;
+    image->congestion_control.window_length = params->window_length;   /* fixed until the conductor sets cc */
     image->is_reliable = params->is_reliable;
     image->services = services;
     image->join_position = aa_udp_compute_position(
@@ -51,6 +52,7 @@ void aa_publication_image_free(aa_publication_image_t *image)
 {
     if (NULL != image)
     {
+        aa_congestion_control_delete(&image->congestion_control);
         aa_media_services_forget_mapping(image->services, &image->mapped);
         aa_unmap(&image->mapped);
         free(image->subscribers);
@@ -232,6 +234,20 @@ static void aa_publication_image_send_status_message(aa_publication_image_t *ima
     }
 }
 
+/* An RTT measurement asking for a reply (REPLY flag), stamped with the receiver's clock (reference 1.8). */
+static void aa_publication_image_send_rttm(aa_publication_image_t *image, int64_t now_ns)
+{
+    uint8_t frame[AA_RTTM_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_rttm(
+        frame, sizeof(frame), AA_RTTM_HEADER_REPLY_FLAG, image->session_id, image->stream_id, now_ns, 0,
+        image->endpoint->receiver_id);
+    if (length > 0)
+    {
+        aa_receive_channel_endpoint_send_to(
+            image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length);
+    }
+}
+
 int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns)
 {
     int work_count = 0;
@@ -279,7 +295,20 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
         work_count++;
     }
 
-    if (aa_receiver_window_on_track_rebuild(&image->window, min_subscriber_position, image->window_length, false))
+    /* The window of the next SM comes from congestion control, told of a gap seen for the first time. */
+    aa_congestion_control_rebuild_t rebuild =
+    {
+        .now_ns = now_ns,
+        .new_consumption_position = min_subscriber_position,
+        .last_sm_position = image->window.last_sm_position,
+        .hwm_position = image->hwm_position,
+        .starting_rebuild_position = rebuild_position,
+        .ending_rebuild_position = image->rebuild_position,
+        .loss_occurred = loss.new_gap,
+    };
+    bool force_sm = false;
+    int32_t window_length = aa_congestion_control_on_track_rebuild(&image->congestion_control, &rebuild, &force_sm);
+    if (aa_receiver_window_on_track_rebuild(&image->window, min_subscriber_position, window_length, force_sm))
     {
         aa_publication_image_clean_buffer(image, min_subscriber_position - image->term_length);
     }
@@ -288,5 +317,16 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     {
         aa_publication_image_send_status_message(image, &sm); /* feedback, no work of its own */
     }
+    if (aa_congestion_control_should_measure_rtt(&image->congestion_control, now_ns))
+    {
+        aa_congestion_control_on_rttm_sent(&image->congestion_control, now_ns);
+        aa_publication_image_send_rttm(image, now_ns);
+    }
     return work_count;
+}
+
+void aa_publication_image_on_rttm_reply(
+    aa_publication_image_t *image, int64_t echo_timestamp_ns, int64_t reception_delta_ns, int64_t now_ns)
+{
+    aa_congestion_control_on_rttm(&image->congestion_control, now_ns, now_ns - echo_timestamp_ns - reception_delta_ns);
 }

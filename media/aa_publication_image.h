@@ -30,6 +30,7 @@
 #include "aa_udp_channel.h"
 #include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "../_native/src/util/aa_fs.h"
+#include "../protocols/aa_congestion_control.h"
 #include "../protocols/aa_loss_detector.h"
 #include "../protocols/aa_receiver_window.h"
 
@@ -88,6 +89,12 @@ typedef struct aa_publication_image_stct
     volatile int64_t *rcv_hwm;
     volatile int64_t *rcv_pos;
 
+    /* Congestion control (cc=): created by the conductor with the image, then driven by the receiver
+     * (the window of every SM, RTT measurement). Its per-image counters (cubic: rcv-cc-cubic-rtt and
+     * rcv-cc-cubic-wnd) are the conductor's to free; -1 where none. */
+    aa_congestion_control_t congestion_control;
+    int32_t cc_counter_ids[AA_CONGESTION_CONTROL_COUNTERS_MAX];
+
     /* Conductor -> receiver. */
     volatile int64_t min_subscriber_position;
     volatile int64_t max_subscriber_position;
@@ -141,8 +148,12 @@ bool aa_publication_image_is_drained(aa_publication_image_t *image);
 /* Receiver: a DATA, PAD or heartbeat datagram of this session (classified, fits the term). */
 void aa_publication_image_insert_packet(
     aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns);
-/* Receiver, every duty cycle: loss detection and NAKs, rcv-pos, status messages, cleaning and the
- * end of stream. Returns the work count. */
+/* Receiver, every duty cycle: loss detection and NAKs, rcv-pos, congestion control (the window of
+ * the next SM, an SM forced on loss, RTT measurement frames), status messages, cleaning and the end
+ * of stream. Returns the work count. */
 int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns);
+/* Receiver: the answer (flags 0) to an RTT measurement this image sent: rtt = now - echo - delta. */
+void aa_publication_image_on_rttm_reply(
+    aa_publication_image_t *image, int64_t echo_timestamp_ns, int64_t reception_delta_ns, int64_t now_ns);
 
 #endif

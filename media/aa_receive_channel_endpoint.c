@@ -337,13 +337,24 @@ static void aa_receive_channel_endpoint_on_setup(
         endpoint->services, endpoint, &setup, &datagram->address, datagram->addr_len);
 }
 
-static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram)
+/* An RTTM for this endpoint (its receiver id, or 0): a reply to one an image sent (flags 0) measures
+ * that image's RTT; one with the REPLY flag is answered (reference 1.8). */
+static void aa_receive_channel_endpoint_on_rttm(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_rttm_header_t rttm;
     if (aa_udp_frame_decode_rttm(datagram->buffer, datagram->length, &rttm) < 0 ||
-        (0 != rttm.receiver_id && endpoint->receiver_id != rttm.receiver_id) ||
-        0 == (rttm.frame_header.flags & AA_RTTM_HEADER_REPLY_FLAG))
+        (0 != rttm.receiver_id && endpoint->receiver_id != rttm.receiver_id))
     {
+        return;
+    }
+    if (0 == (rttm.frame_header.flags & AA_RTTM_HEADER_REPLY_FLAG))
+    {
+        aa_receive_session_t *session = aa_receive_channel_endpoint_find_session(endpoint, rttm.session_id, rttm.stream_id);
+        if (NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state)
+        {
+            aa_publication_image_on_rttm_reply(session->image, rttm.echo_timestamp, rttm.reception_delta, now_ns);
+        }
         return;
     }
     uint8_t frame[AA_RTTM_HEADER_LENGTH];
@@ -372,7 +383,7 @@ bool aa_receive_channel_endpoint_on_datagram(
             aa_receive_channel_endpoint_on_setup(endpoint, datagram, now_ns);
             break;
         case AA_UDP_FRAME_RTTM:
-            aa_receive_channel_endpoint_on_rttm(endpoint, datagram);
+            aa_receive_channel_endpoint_on_rttm(endpoint, datagram, now_ns);
             break;
         default:
             if (aa_udp_frame_kind_is_invalid(kind))

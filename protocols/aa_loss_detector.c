@@ -158,6 +158,7 @@ int aa_loss_detector_scan(
         detector->active_length != detector->scanned_length)
     {
         detector->has_active_gap = true;
+        result->new_gap = true;
         detector->active_term_id = detector->scanned_term_id;
         detector->active_term_offset = detector->scanned_term_offset;
         detector->active_length = detector->scanned_length;

@@ -85,6 +85,9 @@ typedef struct aa_loss_detector_result_stct
     int64_t rebuild_position;
     /* A gap lies between rebuild_position and the hwm; term_id, term_offset, length describe it. */
     bool loss_found;
+    /* That gap became the active one on this scan (not seen before): the loss event congestion
+     * control reacts to (C: the scan's loss_found). */
+    bool new_gap;
     /* The NAK timer expired on this scan: send a NAK for the gap (or fill it when unreliable). */
     bool send_nak;
     int32_t term_id;

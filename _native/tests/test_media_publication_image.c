@@ -421,6 +421,77 @@ static void should_cool_a_removed_image_session_down_for_a_second(void)
     fixture_close(&f);
 }
 
+/* cc=cubic on an image: the SM window comes from cubic, a new gap cuts it and forces an SM, RTT
+ * measurement frames go out with the REPLY flag and their answers (for this receiver id, or 0) set
+ * the RTT counter. */
+static void should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    volatile int64_t counters[2] = { -1, -1 };
+    aa_congestion_control_choice_t choice;
+    AA_CHECK(0 == aa_congestion_control_select("cubic,measure-rtt:true", &choice));
+    aa_congestion_control_params_t params =
+    {
+        .term_length = TERM_LENGTH, .mtu_length = MTU, .initial_window_length = WINDOW,
+        .counters = { &counters[0], &counters[1] },
+    };
+    AA_CHECK(0 == aa_congestion_control_create(&f.image->congestion_control, &choice, &params, T0));
+    AA_CHECK_EQ(counters[1], 10 * MTU);
+
+    /* first SM: cubic's 10 MTUs; and an RTTM asking for a reply, stamped with our clock */
+    aa_publication_image_track_rebuild(f.image, T0);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(sent_sm(&f, 0).receiver_window, 10 * MTU);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 1), AA_HDR_TYPE_RTTM);
+    aa_rttm_header_t rttm;
+    AA_CHECK(0 == aa_udp_frame_decode_rttm(f.wire.sent[1].data, f.wire.sent[1].length, &rttm));
+    AA_CHECK_EQ(rttm.frame_header.flags, AA_RTTM_HEADER_REPLY_FLAG);
+    AA_CHECK_EQ(rttm.session_id, SESSION_ID);
+    AA_CHECK_EQ(rttm.stream_id, STREAM_ID);
+    AA_CHECK_EQ(rttm.echo_timestamp, T0);
+    AA_CHECK_EQ(rttm.reception_delta, 0);
+    AA_CHECK_EQ(rttm.receiver_id, f.endpoint->receiver_id);
+    AA_CHECK(aa_udp_address_equals(&f.wire.sent[1].address, &f.source));
+
+    /* the sender's answer (flags 0, echo, delta): rtt = now - echo - delta */
+    uint8_t reply[AA_RTTM_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_rttm(reply, sizeof(reply), 0, SESSION_ID, STREAM_ID, T0, 0, 0);
+    AA_CHECK(!receive(&f, reply, length, T0 + 3 * MS));   /* receiver id 0 is accepted; no work */
+    AA_CHECK_EQ(counters[0], 3 * MS);
+    length = aa_udp_frame_encode_rttm(
+        reply, sizeof(reply), 0, SESSION_ID, STREAM_ID, T0, 1 * MS, f.endpoint->receiver_id);
+    receive(&f, reply, length, T0 + 5 * MS);
+    AA_CHECK_EQ(counters[0], 4 * MS);
+    length = aa_udp_frame_encode_rttm(
+        reply, sizeof(reply), 0, SESSION_ID, STREAM_ID, T0, 0, f.endpoint->receiver_id + 1);
+    receive(&f, reply, length, T0 + 9 * MS);                 /* another receiver's: ignored */
+    AA_CHECK_EQ(counters[0], 4 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);                      /* answers are not answered */
+
+    /* a gap: cubic grows first (w_max = 23 = 32 KiB / MTU), then cuts on the loss and forces an SM */
+    f.wire.sent_count = 0;
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 10 * MS);
+    aa_publication_image_track_rebuild(f.image, T0 + 10 * MS);
+    int32_t before = (int32_t)counters[1];
+    AA_CHECK(before > 10 * MTU);
+    size_t sent_before = f.wire.sent_count;
+    receive_data(&f, SESSION_ID, 320, 'c', T0 + 10 * MS + 1);
+    aa_publication_image_track_rebuild(f.image, T0 + 10 * MS + 2);
+    AA_CHECK_EQ(counters[1], (int32_t)(before / MTU * 0.8) * MTU);
+    AA_CHECK_EQ(f.wire.sent_count, sent_before + 1);
+    AA_CHECK_EQ(sent_sm(&f, sent_before).receiver_window, counters[1]);
+
+    /* the next RTTM after 4 x max(rtt, initial rtt) = 16 ms from the last answer */
+    f.wire.sent_count = 0;
+    aa_publication_image_track_rebuild(f.image, T0 + 21 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_RTTM), 0);
+    aa_publication_image_track_rebuild(f.image, T0 + 21 * MS + 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_RTTM), 1);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
@@ -430,5 +501,6 @@ int main(void)
     AA_RUN(should_fill_a_gap_with_padding_when_unreliable);
     AA_RUN(should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived);
     AA_RUN(should_cool_a_removed_image_session_down_for_a_second);
+    AA_RUN(should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames);
     return 0;
 }

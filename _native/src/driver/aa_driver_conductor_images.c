@@ -95,6 +95,10 @@ static void aa_conductor_free_image(aa_driver_conductor_t *conductor, aa_publica
 {
     aa_conductor_free_counter(conductor, image->rcv_hwm_counter_id, now_ms);
     aa_conductor_free_counter(conductor, image->rcv_pos_counter_id, now_ms);
+    for (int i = 0; i < AA_CONGESTION_CONTROL_COUNTERS_MAX; i++)
+    {
+        aa_conductor_free_counter(conductor, image->cc_counter_ids[i], now_ms);
+    }
     for (size_t i = 0; i < image->subscribers_count; i++)
     {
         aa_conductor_free_counter(conductor, image->subscribers[i].counter_id, now_ms);
@@ -110,6 +114,28 @@ static void aa_conductor_free_image(aa_driver_conductor_t *conductor, aa_publica
         image->endpoint->image_refs--;
     }
     aa_publication_image_free(image);
+}
+
+/* The image's congestion control instance, with the per-image counters the strategy asks for (cubic:
+ * rcv-cc-cubic-rtt and rcv-cc-cubic-wnd, type 10, keyed like rcv-hwm). Returns 0, or -1 with the
+ * error set (the caller frees the image, and with it what was allocated here). */
+static int aa_conductor_create_image_congestion_control(
+    aa_driver_conductor_t *conductor, aa_publication_image_t *image, const aa_congestion_control_choice_t *choice,
+    aa_congestion_control_params_t *params, const char *channel, int64_t now_ns, int64_t now_ms)
+{
+    int count = aa_congestion_control_counters_count(choice);
+    for (int i = 0; i < count; i++)
+    {
+        image->cc_counter_ids[i] = aa_conductor_allocate_stream_counter(
+            conductor, AA_COUNTER_TYPE_PER_IMAGE, aa_congestion_control_counter_label(choice, i), image->correlation_id,
+            image->session_id, image->stream_id, channel, now_ms);
+        if (image->cc_counter_ids[i] < 0)
+        {
+            return -1;
+        }
+        params->counters[i] = aa_counters_manager_addr(&conductor->counters, image->cc_counter_ids[i]);
+    }
+    return aa_congestion_control_create(&image->congestion_control, choice, params, now_ns);
 }
 
 typedef struct aa_create_image_args_stct
@@ -173,6 +199,12 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .mtu_length = setup->mtu,
         .initial_window_length = endpoint->params.window_length,
         .socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length,
+        .cubic =
+        {
+            .measure_rtt = ctx->cubic_congestion_control_measure_rtt,
+            .tcp_mode = ctx->cubic_congestion_control_tcp_mode,
+            .initial_rtt_ns = ctx->cubic_congestion_control_initial_rtt_ns,
+        },
     };
     int32_t term_count = (int32_t)((uint32_t)setup->active_term_id - (uint32_t)setup->initial_term_id);
     if (aa_logbuffer_check_term_length(setup->term_length) < 0 ||
@@ -213,6 +245,10 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     }
     image->rcv_hwm_counter_id = -1;
     image->rcv_pos_counter_id = -1;
+    for (int i = 0; i < AA_CONGESTION_CONTROL_COUNTERS_MAX; i++)
+    {
+        image->cc_counter_ids[i] = -1;
+    }
     aa_publication_image_params_t params =
     {
         .correlation_id = correlation_id,
@@ -286,7 +322,10 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     image->rcv_pos_counter_id = image->rcv_hwm_counter_id < 0 ? -1 : aa_conductor_allocate_stream_counter(
         conductor, AA_COUNTER_TYPE_RECEIVER_POSITION, "rcv-pos", correlation_id, setup->session_id, setup->stream_id,
         channel, now_ms);
-    if (image->rcv_pos_counter_id < 0 || aa_driver_receiver_proxy_add_image(conductor->receiver, image) < 0)
+    if (image->rcv_pos_counter_id < 0 ||
+        aa_conductor_create_image_congestion_control(
+            conductor, image, &congestion_control, &cc_params, channel, now_ns, now_ms) < 0 ||
+        aa_driver_receiver_proxy_add_image(conductor->receiver, image) < 0)
     {
         aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         aa_conductor_free_image(conductor, image, now_ms);

@@ -151,6 +151,15 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(retransmit_unicast_linger_ns), "10ms", "a sender ignores NAKs for a range it just resent this long" },
     { "AERON_SEND_TO_STATUS_POLL_RATIO", "aeron.send.to.status.poll.ratio", AA_OPT_INT32,
         AA_FIELD(send_to_status_poll_ratio), "6", "a busy sender reads status messages and NAKs every this many cycles" },
+    { "AERON_CUBICCONGESTIONCONTROL_MEASURERTT", "aeron.CubicCongestionControl.measureRtt", AA_OPT_BOOL,
+        AA_FIELD(cubic_congestion_control_measure_rtt), "false",
+        "cc=cubic images measure the RTT with RTTM frames (cc=cubic,measure-rtt:true per channel)" },
+    { "AERON_CUBICCONGESTIONCONTROL_INITIALRTT", "aeron.CubicCongestionControl.initialRtt", AA_OPT_DURATION_NS,
+        AA_FIELD(cubic_congestion_control_initial_rtt_ns), "100us",
+        "RTT cc=cubic assumes until one is measured (cc=cubic,initial-rtt:<duration> per channel)" },
+    { "AERON_CUBICCONGESTIONCONTROL_TCPMODE", "aeron.CubicCongestionControl.tcpMode", AA_OPT_BOOL,
+        AA_FIELD(cubic_congestion_control_tcp_mode), "false",
+        "cc=cubic grows at least as fast as TCP below the last window (cc=cubic,tcp-mode:true per channel)" },
     { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
         "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
     { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
@@ -502,6 +511,13 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_RCV_STATUS_MESSAGE_TIMEOUT must be positive, AERON_NAK_UNICAST_RETRY_DELAY_RATIO and "
             "AERON_SEND_TO_STATUS_POLL_RATIO at least 1");
+        return -1;
+    }
+    if (ctx->cubic_congestion_control_initial_rtt_ns <= 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_CUBICCONGESTIONCONTROL_INITIALRTT=%" PRId64 "ns must be above 0 (e.g. 100us)",
+            ctx->cubic_congestion_control_initial_rtt_ns);
         return -1;
     }
     if (ctx->rcv_initial_window_length < 256 || ctx->rcv_initial_window_length > INT32_MAX ||

@@ -77,6 +77,10 @@ typedef struct aa_driver_context_stct
     int64_t retransmit_unicast_delay_ns; /* sender: resend this long after a NAK */
     int64_t retransmit_unicast_linger_ns; /* sender: ignore NAKs for the same range this long */
     int32_t send_to_status_poll_ratio;   /* sender: read control frames every this many busy cycles */
+    /* cc=cubic defaults (reference 6; a channel's cc=cubic,<options> overrides them) */
+    bool cubic_congestion_control_measure_rtt;      /* send RTT measurement frames */
+    bool cubic_congestion_control_tcp_mode;         /* TCP-friendly growth below w_max */
+    int64_t cubic_congestion_control_initial_rtt_ns; /* RTT until one is measured */
 
     int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
