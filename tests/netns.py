@@ -54,6 +54,20 @@ class Host:
             f"  chain output {{ type filter hook output priority 0; policy accept; {rule} }}\n"
             "}\n"))
 
+    def rate_limit(self, rate: str, burst: str, latency: str) -> None:
+        """Shape everything this host sends on its veth with a token bucket (`tc qdisc ... tbf`): at
+        most `rate` (e.g. "40mbit"), bursts of `burst` bytes ("16kb"), packets queued at most
+        `latency` ("100ms") before they are dropped. The qdisc lives on the namespace's end of the
+        veth pair, so it goes with the namespace (two_hosts removes it, also after a failure)."""
+        if shutil.which("tc") is None:
+            raise RuntimeError("`tc` is missing (iproute2)")
+        run("ip", "netns", "exec", self.namespace, "tc", "qdisc", "add", "dev", self.device, "root", "tbf",
+            "rate", rate, "burst", burst, "latency", latency)
+
+    def qdisc_stats(self) -> str:
+        """`tc -s qdisc show` of this host's veth (sent bytes, drops, overlimits) for reports."""
+        return run("ip", "netns", "exec", self.namespace, "tc", "-s", "qdisc", "show", "dev", self.device)
+
     def dropped_udp(self) -> int:
         """Packets the drop rules have dropped so far (both directions)."""
         out = run("ip", "netns", "exec", self.namespace, "nft", "list", "table", "inet", "aa_loss")
