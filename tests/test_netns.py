@@ -3,6 +3,7 @@ the share it is told to, and nothing is left behind."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -65,3 +66,23 @@ def test_veth_pair_carries_udp_and_nftables_drops_its_share() -> None:
         assert 80 <= dropped <= 360, f"dropped {dropped} of 4000 with a 5% rule"
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not any(namespace in listed for namespace in namespaces)
+
+
+@pytest.mark.skipif(shutil.which("tc") is None, reason="`tc` (iproute2) is missing")
+def test_rate_limit_shapes_the_hosts_veth_and_goes_with_the_namespaces_even_after_a_failure() -> None:
+    namespaces: tuple[str, str] = ("", "")
+    with pytest.raises(RuntimeError, match="the test failed"):
+        with netns.two_hosts() as (a, b):
+            namespaces = (a.namespace, b.namespace)
+            a.rate_limit("20mbit", "16kb", "50ms")
+            assert exchange(a, b, 500) == 500
+            stats = a.qdisc_stats()
+            assert "tbf" in stats and "rate 20Mbit" in stats
+            sent = int(stats.split("Sent ")[1].split(" bytes")[0])
+            assert sent >= 500 * 28  # every datagram went through the token bucket
+            assert "tbf" not in b.qdisc_stats()  # only the host it was asked for
+            with pytest.raises(RuntimeError, match="tc qdisc add"):
+                b.rate_limit("fast", "16kb", "50ms")  # tc's own complaint names the command
+            raise RuntimeError("the test failed")
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert namespaces[0] and not any(namespace in listed for namespace in namespaces)
