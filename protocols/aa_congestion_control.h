@@ -31,8 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Type id of the per-image counters a strategy asks for (C AERON_COUNTER_PER_IMAGE_TYPE_ID). */
-#define AA_COUNTER_TYPE_PER_IMAGE 10
+/* Per-image counters a strategy may ask for (the conductor gives them type AA_COUNTER_TYPE_PER_IMAGE, 10). */
 #define AA_CONGESTION_CONTROL_COUNTERS_MAX 2
 
 #define AA_CUBIC_CONGESTION_CONTROL_C 0.4
