@@ -42,7 +42,7 @@ pytestmark = [
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 RATE_MBIT = 20
-MESSAGES = 30_000          # 42 MB of frames: ~17 s at 20 Mbit/s
+MESSAGES = 25_000          # 35 MB of frames: ~14 s at 20 Mbit/s
 PAYLOAD = 1376             # + 32-byte header = one 1,408-byte MTU frame per datagram
 FRAME = PAYLOAD + 32
 DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_INTERVAL=50ms",
