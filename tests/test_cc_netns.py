@@ -8,9 +8,9 @@ cubic is run too (complete, in order, counters moving) and its goodput reported,
 regrowth is a function of seconds since the last loss (C = 0.4 /s^3), and ~18 losses a second (1% of
 ~1,800 datagrams a second) keep its window at 1 to a few MTUs (the window counter shows it), so its
 goodput is the window over the feedback loop's latency (subscriber -> conductor -> SM -> sender),
-which is the machine's scheduling latency: 87% of the link on a quiet machine, 54-73% with the two
-cores at load 8-16. TCP mode regrows per measured RTT (w_max x 0.8 + 1/3 MTU per RTT), keeps a
-window of 6+ MTUs and the link's queue busy: 90-96% at the same loads.
+which is the machine's scheduling latency: 85-87% of the link on a quieter machine, 54-74% with the
+two cores at load 8-16. TCP mode regrows per measured RTT (w_max x 0.8 + 1/3 MTU per RTT) and keeps
+a window of 4+ MTUs and the link's queue busy: 95-96%, and 83-95% under that load.
 
 Accounting: every message is one DATA frame of exactly one MTU (1,376 payload + 32 header = 1,408
 bytes, one datagram). The goodput is the frames' bytes (payload + Aeron header) received per second,
