@@ -3,14 +3,13 @@ namespaces, the publisher's side of the veth shaped by `tc` to a fixed rate (tbf
 1% of the UDP packets at the receiver. The stream arrives complete and in order, its goodput is at
 least 80% of the link rate, and the image's window and RTT counters move while it streams.
 
-The 80% bound is asserted for cubic in its TCP-friendly mode (tcp-mode:true, RTT measured). Plain
-cubic is run too (complete, in order, counters moving) and its goodput reported, not bounded: its
-regrowth is a function of seconds since the last loss (C = 0.4 /s^3), and ~18 losses a second (1% of
-~1,800 datagrams a second) keep its window at 1 to a few MTUs (the window counter shows it), so its
-goodput is the window over the feedback loop's latency (subscriber -> conductor -> SM -> sender),
-which is the machine's scheduling latency: 85-87% of the link on a quieter machine, 54-74% with the
-two cores at load 8-16. TCP mode regrows per measured RTT (w_max x 0.8 + 1/3 MTU per RTT) and keeps
-a window of 4+ MTUs and the link's queue busy: 95-96%, and 83-95% under that load.
+Both cubic modes are run: plain (Aeron's default) and TCP-friendly (tcp-mode:true), RTT measured.
+Under 1% loss cubic's window is loss-limited to a few MTUs (its regrowth after each of the ~9 losses a
+second is slow), so the goodput is that window over the feedback loop's latency (subscriber ->
+conductor -> SM -> sender), i.e. the machine's scheduling latency. At 10 Mbit/s the window covers
+enough time for the bound to hold with the 2 cores loaded by other work (measured at load 9-16:
+plain 84-95%, TCP mode 88-95%); at 20 Mbit/s plain cubic fell to 54-74% at that load (85-87% on a
+quieter machine) while TCP mode kept 83-96%.
 
 Accounting: every message is one DATA frame of exactly one MTU (1,376 payload + 32 header = 1,408
 bytes, one datagram). The goodput is the frames' bytes (payload + Aeron header) received per second,
@@ -41,8 +40,8 @@ pytestmark = [
 ]
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-RATE_MBIT = 20
-MESSAGES = 25_000          # 35 MB of frames: ~14 s at 20 Mbit/s
+RATE_MBIT = 10
+MESSAGES = 12_500          # 17.6 MB of frames: ~14 s at 10 Mbit/s
 PAYLOAD = 1376             # + 32-byte header = one 1,408-byte MTU frame per datagram
 FRAME = PAYLOAD + 32
 DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_INTERVAL=50ms",
@@ -116,8 +115,7 @@ def test_cubic_reaches_80_percent_of_a_shaped_lossy_link(tcp_mode: bool) -> None
                   f"\n{a.qdisc_stats()}")
             assert f"verified {MESSAGES}" in sub_out
             assert dropped > MESSAGES // 200    # the rule really dropped packets
-            if tcp_mode:
-                assert goodput >= 0.8 * link
+            assert goodput >= 0.8 * link
             assert "rcv-cc-cubic-rtt" in stat_during and "rcv-cc-cubic-wnd" in stat_during
             assert set(seen["type ids"]) == {10}  # C's per-image counter type
             assert len(set(windows)) > 2          # cut on loss, regrown

@@ -47,7 +47,7 @@ def subscribe(aeron_dir: str, channel: str, stream_id: int, count: int, size: in
         now = time.monotonic()
         if state["next"] == 0:
             state["first"] = now
-        elif now - state["last"] > 0.01:  # nothing for 10 ms: ~18 messages' time at 20 Mbit/s
+        elif now - state["last"] > 0.01:  # nothing for 10 ms: ~9 messages' time at 10 Mbit/s
             state["gaps"] += 1
             state["gap_seconds"] += now - state["last"]
         state["next"] += 1
