@@ -63,13 +63,18 @@ static int aa_cubic_parse_duration(const char *key, const char *value, size_t le
         number = number * 10 + (value[i] - '0');
         i++;
     }
+    static const struct { const char *suffix; int64_t multiplier; } units[] =
+    {
+        { "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000 * 1000 }, { "s", 1000 * 1000 * 1000 }
+    };
     int64_t multiplier = -1;
-    size_t suffix = length - i;
-    if (i > 0 && 0 == suffix) { multiplier = 1; }
-    else if (i > 0 && 2 == suffix && 0 == strncmp(value + i, "ns", 2)) { multiplier = 1; }
-    else if (i > 0 && 2 == suffix && 0 == strncmp(value + i, "us", 2)) { multiplier = 1000; }
-    else if (i > 0 && 2 == suffix && 0 == strncmp(value + i, "ms", 2)) { multiplier = 1000000; }
-    else if (i > 0 && 1 == suffix && 's' == value[i]) { multiplier = 1000000000; }
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]) && i > 0; u++)
+    {
+        if (length - i == strlen(units[u].suffix) && 0 == strncmp(value + i, units[u].suffix, length - i))
+        {
+            multiplier = units[u].multiplier;
+        }
+    }
     if (multiplier < 0 || 0 == number)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,

@@ -164,7 +164,15 @@ static void should_parse_cubic_options_and_refuse_malformed_ones(void)
     AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:250us,measure-rtt:false", &config), 0);
     AA_CHECK_EQ(config.initial_rtt_ns, 250 * US);
     AA_CHECK(!config.measure_rtt);
+    AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:1s", &config), 0);
+    AA_CHECK_EQ(config.initial_rtt_ns, 1 * S);
+    AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:1500", &config), 0);
+    AA_CHECK_EQ(config.initial_rtt_ns, 1500);
+    AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:7ns", &config), 0);
+    AA_CHECK_EQ(config.initial_rtt_ns, 7);
     AA_CHECK_EQ(aa_cubic_congestion_control_parse_options(NULL, &config), 0);
+    AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:99999999999999999999", &config), -1);
+    AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("initial-rtt:ms", &config), -1);
 
     AA_CHECK_EQ(aa_cubic_congestion_control_parse_options("measure-rtt:yes", &config), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "measure-rtt:yes: give measure-rtt:true or measure-rtt:false"));
