@@ -214,8 +214,8 @@ int aa_flow_control_strategy_select(
         snprintf(reason, sizeof(reason), "%s", aa_errmsg());
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s%s: %s%s",
             NULL != fc ? "channel parameter fc=" : "the driver's default flow control ", spec, reason,
-            0 == strcmp(name, "max") || 0 == strcmp(name, "min") || 0 == strcmp(name, "tagged") ?
-            " (max, min and tagged are not implemented by this driver yet)" : "");
+            0 == strcmp(name, "min") || 0 == strcmp(name, "tagged") ?
+            " (min and tagged are not implemented by this driver yet)" : "");
         return -1;
     }
     if (NULL != entry.options && NULL != options)

@@ -54,8 +54,8 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "alias", ALL, ALL, NULL, NULL },  /* free text: the driver shows it in the channel of every counter */
     { "pub-wnd", PUB, PUB, NULL, NULL },
     { "endpoint", UDP, UDP, NULL, NULL },
-    /* unicast: the publication's local address; multicast: the interface joining and sending (a unicast
-     * subscription binds its endpoint, so there it is refused when the channel is resolved) */
+    /* unicast: the publication's local address (a unicast subscription binds its endpoint and takes it as
+     * meant for the publishing end); multicast: the interface joining and sending, at both ends */
     { "interface", UDP, UDP, NULL, NULL },
     { "rcv-wnd", UDP_SUB, UDP_SUB, NULL, NULL },
     { "so-sndbuf", UDP, UDP, NULL, NULL },

@@ -20,8 +20,10 @@ int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publi
 }
 
 /* Parameters that only multicast applies (reference 7.1, 7.2): on a unicast address they would be
- * ignored, so they are refused, naming the fix. */
-static int aa_conductor_check_multicast_params(const char *channel, const aa_udp_channel_t *udp, bool is_publication)
+ * ignored, so they are refused, naming the fix. (interface= is the local address of a unicast
+ * publication; on a unicast subscription it is accepted as meant for the publishing end of a channel
+ * string both ends share, as every publication parameter is.) */
+static int aa_conductor_check_multicast_params(const char *channel, const aa_udp_channel_t *udp)
 {
     if (udp->is_multicast)
     {
@@ -41,17 +43,6 @@ static int aa_conductor_check_multicast_params(const char *channel, const aa_udp
             return -1;
         }
     }
-    const char *interface = aa_uri_find_param(&udp->uri, "interface");
-    if (!is_publication && NULL != interface)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: interface=%s chooses the network interface of a multicast subscription, and endpoint=%s is a "
-            "unicast address, which the subscription binds as it is; remove interface=, or subscribe to a multicast "
-            "group (e.g. endpoint=224.0.1.1:40456|interface=%s)", channel, interface,
-            NULL != aa_uri_find_param(&udp->uri, "endpoint") ? aa_uri_find_param(&udp->uri, "endpoint") : "(none)",
-            interface);
-        return -1;
-    }
     return 0;
 }
 
@@ -70,7 +61,7 @@ int aa_conductor_parse_udp_channel(
         return -1;
     }
     aa_udp_channel_t *udp = *out;
-    if (aa_conductor_check_multicast_params(channel, udp, is_publication) < 0)
+    if (aa_conductor_check_multicast_params(channel, udp) < 0)
     {
         aa_udp_channel_delete(udp);
         *out = NULL;
