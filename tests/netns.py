@@ -43,6 +43,7 @@ class Host:
     # on a bridge (bridged_hosts): the bridge's namespace and this host's port on it
     bridge_namespace: str | None = None
     bridge_port: str | None = None
+    address6: str | None = None   # on a bridge: an IPv6 address too
 
     def command(self, *args: str) -> list[str]:
         """A command line that runs `args` inside this host's namespace."""
@@ -123,14 +124,15 @@ def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
 @contextlib.contextmanager
 def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool = True) -> Iterator[list[Host]]:
     """`count` namespaces on one Ethernet bridge (which lives in a namespace of its own): host i at
-    10.78.<subnet>.<i + 1>/24, each with its interface up and, unless multicast_route is False, an IPv4
+    10.78.<subnet>.<i + 1>/24 and fd00:78:<subnet>::<i + 1>/64 (IPv6 has its multicast route per
+    interface from the kernel), each with its interface up and, unless multicast_route is False, an IPv4
     multicast route (224.0.0.0/4 via that interface) so groups can be joined and sent to. Without it
     the namespace has no route at all for a group (no default route either): joining one fails."""
     tag = uuid.uuid4().hex[:6]
     subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
     bridge_ns = f"aa-{tag}-br"
-    hosts = [Host(f"aa-{tag}-h{i}", f"10.78.{subnet}.{i + 1}", f"aa{tag}h{i}", bridge_ns, f"aa{tag}p{i}")
-             for i in range(count)]
+    hosts = [Host(f"aa-{tag}-h{i}", f"10.78.{subnet}.{i + 1}", f"aa{tag}h{i}", bridge_ns, f"aa{tag}p{i}",
+                  f"fd00:78:{subnet:x}::{i + 1:x}") for i in range(count)]
     created: list[str] = []
     try:
         run("ip", "netns", "add", bridge_ns)
@@ -148,6 +150,7 @@ def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool =
             run("ip", "-n", bridge_ns, "link", "set", port, "master", "br0")
             run("ip", "-n", bridge_ns, "link", "set", port, "up")
             run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
+            run("ip", "-n", host.namespace, "-6", "addr", "add", f"{host.address6}/64", "dev", host.device, "nodad")
             run("ip", "-n", host.namespace, "link", "set", host.device, "up")
             run("ip", "-n", host.namespace, "link", "set", "lo", "up")
             if multicast_route:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
+import aeron_async
 import netns
 from aeron_async.monitor import CncReader
 from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
@@ -55,10 +56,10 @@ SHARED_NAKS_PER_LOSS_BOUND = 1.9
 
 def client(host: netns.Host, name: str, *args: object, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = python_env()
-    env.update(env_extra or {})
     env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
     env["AA_STREAM_PROFILE"] = "small"
     env["AA_PUBLISHER_WAIT_FOR_GO"] = "1"
+    env.update(env_extra or {})
     return subprocess.Popen(host.command(PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)), env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -161,3 +162,60 @@ def test_multicast_reaches_four_hosts_complete_in_order_also_under_loss() -> Non
             for driver in drivers:
                 out = stop_driver(driver)
                 assert driver.returncode == 0, out
+
+
+def short_stream(sender: netns.Host, receiver: netns.Host, dirs: list[str], channel: str, stream_id: int) -> None:
+    subs = [client(receiver, "subscriber.py", dirs[1], channel, stream_id, 2000, 0)]
+    pub = None
+    try:
+        assert subs[0].stdout is not None and subs[0].stdout.readline().strip() == "ready"
+        pub = client(sender, "publisher.py", dirs[0], channel, stream_id, 2000, 0, "shared", "linger",
+                     env_extra={"AA_PUBLISHER_WAIT_FOR_GO": ""})
+        out, _ = subs[0].communicate(timeout=60)
+        assert subs[0].returncode == 0 and "verified 2000" in out, out
+    finally:
+        for p in (*subs, pub):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
+def test_multicast_over_ipv6_and_on_a_chosen_interface() -> None:
+    """An IPv6 group, and an IPv4 group whose interface is chosen by subnet (interface=<net>/24) with
+    ttl=; each carries a stream (with fragmented messages) from one host to another."""
+    with netns.bridged_hosts(2) as hosts:
+        dirs = [new_aeron_dir() for _ in hosts]
+        drivers: list[subprocess.Popen[str]] = []
+        try:
+            for host, aeron_dir in zip(hosts, dirs):
+                drivers.append(start_driver(aeron_dir, *DRIVER_OPTIONS, prefix=tuple(host.command())))
+            short_stream(hosts[0], hosts[1], dirs, "aeron:udp?endpoint=[ff0e::78:1]:40679", 2001)
+            subnet = hosts[0].address.rsplit(".", 1)[0] + ".0/24"
+            short_stream(hosts[0], hosts[1], dirs, f"aeron:udp?endpoint=224.0.78.3:40680|interface={subnet}|ttl=4", 2002)
+        finally:
+            for driver in drivers:
+                out = stop_driver(driver)
+                assert driver.returncode == 0, out
+
+
+def test_a_group_without_a_multicast_route_is_refused_naming_the_fix() -> None:
+    """A host with no route for the group (no multicast route, no default route) cannot join it: adding
+    the publication or the subscription fails with an error that names the fix."""
+    with netns.bridged_hosts(1, multicast_route=False) as hosts:
+        aeron_dir = new_aeron_dir()
+        driver = start_driver(aeron_dir, *DRIVER_OPTIONS, prefix=tuple(hosts[0].command()))
+        try:
+            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=10) as client_:
+                for add in (client_.add_publication, client_.add_subscription):
+                    with pytest.raises(aeron_async.RegistrationError) as info:
+                        add("aeron:udp?endpoint=224.0.78.5:40681", 3001)
+                    message = str(info.value)
+                    assert "no multicast route" in message, message
+                    assert "ip route add 224.0.0.0/4 dev <interface>" in message, message
+                    assert "interface=" in message, message
+                # naming the interface is the other fix
+                sub = client_.add_subscription(f"aeron:udp?endpoint=224.0.78.5:40681|interface={hosts[0].address}", 3001)
+                sub.close()
+        finally:
+            out = stop_driver(driver)
+            assert driver.returncode == 0, out
