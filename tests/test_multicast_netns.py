@@ -219,3 +219,36 @@ def test_a_group_without_a_multicast_route_is_refused_naming_the_fix() -> None:
         finally:
             out = stop_driver(driver)
             assert driver.returncode == 0, out
+
+
+def test_subscribers_on_the_publishers_host_get_the_stream() -> None:
+    """Loopback of our own datagrams: a subscriber in another driver on the publisher's host, and one
+    in the publisher's own driver, both receive the group's stream (with a host on the bridge too)."""
+    with netns.bridged_hosts(2) as hosts:
+        dirs = [new_aeron_dir() for _ in range(3)]
+        where = [hosts[0], hosts[0], hosts[1]]
+        drivers: list[subprocess.Popen[str]] = []
+        channel = "aeron:udp?endpoint=224.0.78.7:40682"
+        procs: list[subprocess.Popen[str]] = []
+        try:
+            for host, aeron_dir in zip(where, dirs):
+                drivers.append(start_driver(aeron_dir, *DRIVER_OPTIONS, prefix=tuple(host.command())))
+            # subscribers in the publisher's driver, in another driver on its host, on another host
+            for host, aeron_dir in ((hosts[0], dirs[0]), (hosts[0], dirs[1]), (hosts[1], dirs[2])):
+                procs.append(client(host, "subscriber.py", aeron_dir, channel, 4001, 2000, 0))
+            for p in procs:
+                assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+            pub = client(hosts[0], "publisher.py", dirs[0], channel, 4001, 2000, 0, "shared", "linger",
+                         env_extra={"AA_PUBLISHER_WAIT_FOR_GO": ""})
+            procs.append(pub)
+            for p in procs[:3]:
+                out, _ = p.communicate(timeout=60)
+                assert p.returncode == 0 and "verified 2000" in out, out
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+            for driver in drivers:
+                out = stop_driver(driver)
+                assert driver.returncode == 0, out
