@@ -252,3 +252,23 @@ def test_subscribers_on_the_publishers_host_get_the_stream() -> None:
             for driver in drivers:
                 out = stop_driver(driver)
                 assert driver.returncode == 0, out
+
+
+def test_shared_multicast_publications_compare_settings_with_the_multicast_defaults() -> None:
+    """Publications on one group and stream share one session when their settings agree, the multicast
+    defaults included (fc=max, max-resend=16); differing ones are refused naming both values."""
+    with netns.bridged_hosts(1) as hosts:
+        aeron_dir = new_aeron_dir()
+        driver = start_driver(aeron_dir, *DRIVER_OPTIONS, prefix=tuple(hosts[0].command()))
+        try:
+            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=10) as c:
+                channel = "aeron:udp?endpoint=224.0.78.9:40683"
+                first = c.add_publication(channel, 5001)
+                assert c.add_publication(channel + "|fc=max|max-resend=16", 5001).session_id == first.session_id
+                with pytest.raises(aeron_async.InvalidChannelError, match=r"fc=unicast differs from fc=max \(the default\)"):
+                    c.add_publication(channel + "|fc=unicast", 5001)
+                with pytest.raises(aeron_async.InvalidChannelError, match=r"max-resend=4 differs from max-resend=16 \(the default\)"):
+                    c.add_publication(channel + "|max-resend=4", 5001)
+        finally:
+            out = stop_driver(driver)
+            assert driver.returncode == 0, out
