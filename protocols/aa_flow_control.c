@@ -599,11 +599,19 @@ int aa_flow_control_strategy_register_builtins(void)
 int aa_flow_control_strategy_select(
     bool has_group_semantics, const char *fc, const char *multicast_default, aa_flow_control_strategy_choice_t *choice)
 {
+    return aa_flow_control_strategy_select_with_defaults(has_group_semantics, fc, NULL, multicast_default, choice);
+}
+
+int aa_flow_control_strategy_select_with_defaults(
+    bool has_group_semantics, const char *fc, const char *unicast_default, const char *multicast_default,
+    aa_flow_control_strategy_choice_t *choice)
+{
     char name[AA_STRATEGY_NAME_MAX_LENGTH];
     const char *options = NULL;
     aa_strategy_t entry;
     const char *spec = NULL != fc ? fc :
-        (has_group_semantics ? (NULL != multicast_default ? multicast_default : AA_FLOW_CONTROL_MULTICAST_DEFAULT) : "unicast");
+        (has_group_semantics ? (NULL != multicast_default ? multicast_default : AA_FLOW_CONTROL_MULTICAST_DEFAULT) :
+        (NULL != unicast_default && '\0' != *unicast_default ? unicast_default : "unicast"));
     if (aa_flow_control_strategy_register_builtins() < 0 ||
         aa_registry_split_spec(spec, ',', name, sizeof(name), &options) < 0 ||
         aa_registry_lookup(AA_STRATEGY_KIND_FLOW_CONTROL, name, &entry) < 0)

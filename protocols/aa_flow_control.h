@@ -188,6 +188,12 @@ int aa_flow_control_strategy_register_builtins(void);
 int aa_flow_control_strategy_select(
     bool has_group_semantics, const char *fc, const char *multicast_default, aa_flow_control_strategy_choice_t *choice);
 
+/* As aa_flow_control_strategy_select, with the driver's default for unicast channels too
+ * (AERON_UNICAST_FLOW_CONTROL_STRATEGY; NULL or "": "unicast"). */
+int aa_flow_control_strategy_select_with_defaults(
+    bool has_group_semantics, const char *fc, const char *unicast_default, const char *multicast_default,
+    aa_flow_control_strategy_choice_t *choice);
+
 /* Builds the strategy of a choice for one publication (params->fc_options and clientd are set from
  * the choice). Returns 0, or -1 naming the strategy. */
 int aa_flow_control_strategy_create(

@@ -90,8 +90,7 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
         "supported by this driver yet; " AA_CHANNEL_CARRIES },
     { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
-    { "gtag", UDP_SUB, 0, NULL,
-        "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
+    { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */
 };
 
 static const aa_channel_param_support_t *aa_channel_find_support(const char *name)
@@ -182,10 +181,19 @@ int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_p
     /* Strategy names, checked at both ends: a name the driver does not know is a mistake anywhere. */
     const char *fc = aa_uri_find_param(uri, "fc");
     aa_flow_control_strategy_choice_t fc_choice;
-    if (NULL != fc && aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0)
+    if (NULL != fc)
     {
-        AA_APPEND_ERR("channel %s", channel);
-        return -1;
+        /* the options too, by building the strategy once */
+        aa_flow_control_strategy_params_t fc_params;
+        aa_flow_control_strategy_t *probe = NULL;
+        aa_flow_control_strategy_params_default(&fc_params);
+        if (aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0 ||
+            aa_flow_control_strategy_create(&probe, &fc_choice, &fc_params) < 0)
+        {
+            AA_APPEND_ERR("channel %s", channel);
+            return -1;
+        }
+        probe->fini(probe);
     }
     const char *cc = aa_uri_find_param(uri, "cc");
     aa_congestion_control_choice_t cc_choice;
@@ -247,13 +255,13 @@ int aa_channel_check_same_params(
 
 const char *const aa_channel_receive_endpoint_keys[] =
 {
-    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "gtag", NULL
 };
 const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
 static const char *const aa_channel_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
 
-#define AA_CHANNEL_SHARED_KEYS_MAX 8
+#define AA_CHANNEL_SHARED_KEYS_MAX 12
 
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
@@ -308,7 +316,18 @@ int aa_channel_check_shared(
         }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", "unicast");
+            snprintf(d, 32, "%s", ctx->unicast_flow_control_strategy);
+        }
+        else if (0 == strcmp(key, "gtag"))
+        {
+            if (ctx->has_receiver_group_tag)
+            {
+                snprintf(d, 32, "%" PRId64, ctx->receiver_group_tag);
+            }
+            else
+            {
+                snprintf(d, 32, "%s", "(none)");
+            }
         }
         else
         {
