@@ -14,6 +14,8 @@
  * Built in: "unicast" (alias "aa_unicast_flow_control_strategy_supplier"): on an SM,
  * snd-lmt = max(snd-lmt, SM consumption position + SM receiver window); idle, SETUP and ERR leave it
  * unchanged; it always has its required receivers; retransmit multiple 16; it takes no options.
+ * "max" (the multicast default): the same limit rule, the fastest receiver paces the sender; retransmit
+ * multiple 4; no options.
  *
  * "min" and "tagged" (reference 5; one implementation, min is tagged with a tag that always matches):
  * receivers are tracked by receiver id (last position, position + window, time of the last SM, EOS);
@@ -177,6 +179,10 @@ aa_flow_control_group_options_t;
  * naming the bad option and the grammar for anything else (unknown, repeated or malformed). */
 int aa_flow_control_parse_group_options(
     const char *name, const char *options, aa_flow_control_group_options_t *parsed);
+
+/* The max strategy's supplier (allocates; release with strategy->fini(strategy)). */
+int aa_max_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
 
 /* Registers the built-in strategies (once; later calls return at once). */
 int aa_flow_control_strategy_register_builtins(void);
