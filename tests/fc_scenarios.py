@@ -258,9 +258,10 @@ def tagged_receivers_hold_the_publisher(g: Group, fc: str, tag: int = 1001) -> N
     fast_tagged = g.subscribe(0, tag, None)
     untagged = g.subscribe(2, None, 0)
     pub = g.publish(fc)
-    g.run(1.0, publish=False)
+    wait(lambda: g.fc_receivers() in (None, 1), g, 10, "the first tagged receiver tracked")
+    g.run(1.0, publish=False)   # status messages flow from both receivers meanwhile
     assert not pub.is_connected, "connected with one of the two tagged receivers"
-    assert g.fc_receivers() in (None, 1)
+    assert g.fc_receivers() in (None, 1), "the untagged receiver is tracked"
     assert pub.offer(payload(0)) == aeron_async.OfferResult.NOT_CONNECTED
     slow_tagged = g.subscribe(1, tag, 300.0)
     wait(lambda: pub.is_connected, g, 10, "connected once both tagged receivers are there")
@@ -300,8 +301,9 @@ def killed_tagged_receiver_is_dropped(g: Group, fc: str, timeout: float, tag: in
     print(f"{fc}: held at {held} messages, went on {resumed_after:.2f} s after the kill "
           f"(receiver timeout {timeout} s); fc-receivers {g.fc_receivers()}")
     assert g.sent > held + 4 * TERM // MESSAGE, "the publisher did not go on after the receiver was killed"
-    # its last status message came at most one status message interval (200 ms) before the kill
-    assert resumed_after >= timeout - 0.25, "the killed receiver was dropped before its timeout"
+    # its last status message came about one status message interval (200 ms, more on a loaded
+    # machine) before the kill: dropped at once would be well under half the timeout
+    assert resumed_after >= timeout * 0.5, "the killed receiver was dropped before its timeout"
     assert pub.is_connected
     assert g.fc_receivers() in (None, 2)
     g.drain([a, b])
