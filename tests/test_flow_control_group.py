@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+import aeron_async
 import fc_scenarios
 import netns
 
@@ -49,3 +50,16 @@ def test_tagged_only_the_tagged_receivers_pace_and_connect_the_publication(tagge
 def test_tagged_a_killed_receiver_is_dropped_after_the_receiver_timeout(tagged_fc: str) -> None:
     with fc_scenarios.group(3) as g:
         fc_scenarios.killed_tagged_receiver_is_dropped(g, f"{tagged_fc},g:1001/2,t:{RECEIVER_TIMEOUT}", timeout=1.0)
+
+
+def test_a_shared_multicast_publication_compares_fc_with_the_multicast_default() -> None:
+    """Without fc= a multicast publication uses AERON_MULTICAST_FLOW_CONTROL_STRATEGY (max), so adding
+    to one with fc=max is the same publication, and fc=min is refused naming both."""
+    with fc_scenarios.group(0) as g:
+        assert g.publisher_client is not None
+        channel = g.channel(g.hosts[0])
+        first = g.publisher_client.add_publication(f"{channel}|fc=max", 7)
+        second = g.publisher_client.add_publication(channel, 7)
+        assert second.session_id == first.session_id
+        with pytest.raises(aeron_async.InvalidChannelError, match=r"fc=min differs from fc=max"):
+            g.publisher_client.add_publication(f"{channel}|fc=min", 7)

@@ -1,3 +1,4 @@
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -268,6 +269,38 @@ static const char *const aa_channel_shared_publication_keys[] =
 
 #define AA_CHANNEL_SHARED_KEYS_MAX 12
 
+/* A multicast group literal as endpoint (224.0.0.0/4, ff00::/8) or a control mode (multi-destination
+ * cast): the channel's publications take the driver's multicast flow control default. */
+static bool aa_channel_has_group_semantics(const aa_uri_t *uri)
+{
+    if (NULL != aa_uri_find_param(uri, "control-mode"))
+    {
+        return true;
+    }
+    const char *endpoint = aa_uri_find_param(uri, "endpoint");
+    if (NULL == endpoint)
+    {
+        return false;
+    }
+    char host[128];
+    const char *end = '[' == endpoint[0] ? strchr(endpoint, ']') : strrchr(endpoint, ':');
+    const char *start = '[' == endpoint[0] ? endpoint + 1 : endpoint;
+    size_t length = NULL != end ? (size_t)(end - start) : strlen(start);
+    if (length >= sizeof(host))
+    {
+        return false;
+    }
+    memcpy(host, start, length);
+    host[length] = '\0';
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (1 == inet_pton(AF_INET, host, &v4))
+    {
+        return 0xE0 == (((const uint8_t *)&v4.s_addr)[0] & 0xF0);
+    }
+    return 1 == inet_pton(AF_INET6, host, &v6) && 0xFF == v6.s6_addr[0];
+}
+
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
     const aa_uri_t *existing, const char *const *keys, const char *what)
@@ -329,7 +362,8 @@ int aa_channel_check_shared(
         }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", ctx->unicast_flow_control_strategy);
+            snprintf(d, 32, "%s", aa_channel_has_group_semantics(uri) ?
+                ctx->multicast_flow_control_strategy : ctx->unicast_flow_control_strategy);
         }
         else if (0 == strcmp(key, "gtag"))
         {
