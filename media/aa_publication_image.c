@@ -27,8 +27,13 @@ int aa_publication_image_init(
     image->join_position = aa_udp_compute_position(
         params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
 
+    image->is_group = params->is_group;
     aa_nak_delay_generator_t delay;
-    if (aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio) < 0 ||
+    int rc_delay = params->is_group ?
+        aa_nak_delay_generator_init_optimal_multicast(
+            &delay, params->nak_multicast_max_backoff_ns, params->nak_multicast_group_size, params->nak_delay_seed) :
+        aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio);
+    if (rc_delay < 0 ||
         aa_loss_detector_init(&image->loss_detector, &delay, params->term_length, params->initial_term_id) < 0 ||
         aa_receiver_window_init(
             &image->window, params->term_length, params->initial_term_id, params->window_length,
@@ -222,11 +227,13 @@ static void aa_publication_image_send_nak(aa_publication_image_t *image, const a
 
 static void aa_publication_image_send_status_message(aa_publication_image_t *image, const aa_receiver_window_sm_t *sm)
 {
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    uint8_t frame[AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH];
     uint8_t flags = 1 == aa_get_int32_acquire(&image->is_draining) ? AA_STATUS_MESSAGE_HEADER_EOS_FLAG : 0;
+    const aa_receive_channel_endpoint_params_t *endpoint_params = &image->endpoint->params;
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), flags, image->session_id, image->stream_id, sm->term_id, sm->term_offset,
-        sm->window_length, image->endpoint->receiver_id, NULL);
+        sm->window_length, image->endpoint->receiver_id,
+        endpoint_params->has_group_tag ? &endpoint_params->group_tag : NULL);
     if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
         image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
     {

@@ -37,14 +37,20 @@ typedef struct fixture_stct
 }
 fixture_t;
 
-static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
+/* The fc= value of the publication fixture_init makes (NULL: the unicast default). */
+static const char *fixture_fc = NULL;
+
+/* A unicast publication, or (max_resend > 0) a multicast one with group semantics and that pool. */
+static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, const char *uri, int32_t max_resend)
 {
     memset(f, 0, sizeof(*f));
     fake_services_init(&f->services);
     fake_wire_init(&f->wire);
 
     aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40456", NULL));
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, uri, NULL));
+    const bool is_group = channel->is_multicast;
+    const int32_t ttl = channel->multicast_ttl;
     aa_loss_generator_settings_t transports = { NULL, NULL, 0, &f->wire.bindings };
     AA_CHECK(0 == aa_send_channel_endpoint_create(&f->endpoint, channel, &transports, &f->services.services));
     AA_CHECK(f->wire.transport == &f->endpoint->transport);
@@ -67,8 +73,12 @@ static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
         .retransmit_linger_ns = 10 * MS,
         .is_exclusive = false,
         .signal_eos = true,
+        .has_group_semantics = is_group,
+        .max_resend = max_resend,
+        .multicast_ttl = ttl,
     };
-    AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &params.flow_control));  /* unicast */
+    /* fixture_fc, else unicast or the multicast default (max) */
+    AA_CHECK(0 == aa_flow_control_strategy_select(is_group, fixture_fc, NULL, &params.flow_control));
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
@@ -101,6 +111,11 @@ static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
     f->pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
     AA_CHECK(0 == aa_send_channel_endpoint_add_publication(f->endpoint, f->pub));
     aa_network_publication_on_added_to_sender(f->pub, T0);
+}
+
+static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
+{
+    fixture_init_channel(f, retransmit_delay_ns, "aeron:udp?endpoint=127.0.0.1:40456", 0);
 }
 
 static void fixture_close(fixture_t *f)
@@ -161,6 +176,21 @@ static aa_data_header_t sent_data_header(const fixture_t *f, size_t i)
     AA_CHECK(i < f->wire.sent_count && f->wire.sent[i].length >= sizeof(header));
     memcpy(&header, f->wire.sent[i].data, sizeof(header));
     return header;
+}
+
+/* An SM from receiver `receiver_id` of `length` bytes (36; 44 with the tag; other lengths malformed). */
+static bool receive_sm_from(
+    fixture_t *f, int64_t receiver_id, uint8_t flags, int64_t position, size_t length, int64_t tag, int64_t now_ns)
+{
+    uint8_t frame[64];
+    memset(frame, 0, sizeof(frame));
+    int32_t bits = f->pub->position_bits_to_shift;
+    AA_CHECK(aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), flags, SESSION_ID, STREAM_ID, aa_compute_term_id_from_position(position, bits, INITIAL_TERM_ID),
+        aa_compute_term_offset_from_position(position, bits), RECEIVER_WINDOW, receiver_id, &tag) == 44);
+    int32_t frame_length = (int32_t)length;
+    memcpy(frame, &frame_length, sizeof(frame_length));
+    return receive(f, frame, frame_length, now_ns);
 }
 
 /* ---- tests ---- */
@@ -410,6 +440,54 @@ static void should_disconnect_when_no_status_message_came_for_the_connection_tim
     fixture_close(&f);
 }
 
+static void should_connect_only_with_the_group_min_size_of_receivers_and_count_them(void)
+{
+    fixture_t f;
+    volatile int64_t fc_receivers = -1;
+    fixture_fc = "min,g:/2,t:1s";
+    fixture_init(&f, 0);
+    fixture_fc = NULL;
+    AA_CHECK(f.pub->flow_control->tracks_receivers && 0 == strcmp(f.pub->flow_control->name, "min"));
+    AA_CHECK_EQ(f.pub->flow_control->max_retransmission_length(f.pub->flow_control->state, TERM_LENGTH), 16 * RECEIVER_WINDOW);
+    f.pub->flow_control->receivers_counter = &fc_receivers;
+    aa_network_publication_send(f.pub, T0);
+
+    /* one receiver: tracked, but not connected, and the limit stays at the sender position */
+    receive_sm_from(&f, 1, 0, 0, 36, 0, T0 + 1 * MS);
+    aa_network_publication_send(f.pub, T0 + 2 * MS);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.snd_lmt, 0);
+    /* the second: connected, limit = the slower + window */
+    AA_CHECK(receive_sm_from(&f, 2, 0, 0, 44, 5, T0 + 3 * MS));
+    AA_CHECK_EQ(fc_receivers, 2);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.snd_lmt, RECEIVER_WINDOW);
+
+    /* an SM whose extra length is no group tag is logged, and counts as an untagged SM */
+    AA_CHECK_EQ(f.services.errors, 0);
+    receive_sm_from(&f, 1, 0, 1024, 40, 0, T0 + 4 * MS);
+    AA_CHECK_EQ(f.services.errors, 1);
+    AA_CHECK(NULL != strstr(f.services.last_error, "status message of 40 bytes from receiver 1"));
+    AA_CHECK_EQ(fc_receivers, 2);
+
+    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more */
+    uint8_t err[64];
+    int32_t err_length = aa_udp_frame_encode_error(err, sizeof(err), SESSION_ID, STREAM_ID, 2, NULL, 13, "no", 2);
+    receive(&f, err, err_length, T0 + 5 * MS);
+    aa_network_publication_send(f.pub, T0 + 6 * MS);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    /* it comes back; then receiver 1 falls silent past t:1s */
+    receive_sm_from(&f, 2, 0, 2048, 36, 0, T0 + 7 * MS);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    receive_sm_from(&f, 2, 0, 2048, 36, 0, T0 + 900 * MS);
+    aa_network_publication_send(f.pub, T0 + 1004 * MS + 1);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    fixture_close(&f);
+}
+
 static void should_dispatch_by_session_and_count_what_the_endpoint_sees(void)
 {
     fixture_t f;
@@ -453,6 +531,69 @@ static void should_dispatch_by_session_and_count_what_the_endpoint_sees(void)
     fixture_close(&f);
 }
 
+/* Multicast (reference 1.5, 4.4, 5): SETUP carries the GROUP flag and the channel's TTL; NAKs for
+ * different ranges each take an action from the max-resend pool and are resent to the group (the
+ * default destination); with the pool busy a NAK is dropped and counted; RTTM replies go to the group. */
+static void should_serve_a_group_with_a_retransmit_pool(void)
+{
+    fixture_t f;
+    fixture_init_channel(&f, 0, "aeron:udp?endpoint=224.0.1.1:40456|ttl=3", 2);
+    AA_CHECK(0 == strcmp(f.pub->flow_control->name, "max"));
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 0), AA_HDR_TYPE_SETUP);
+    aa_setup_header_t setup;
+    AA_CHECK(0 == aa_udp_frame_decode_setup(f.wire.sent[0].data, f.wire.sent[0].length, &setup));
+    AA_CHECK_EQ(setup.frame_header.flags, AA_SETUP_HEADER_GROUP_FLAG);
+    AA_CHECK_EQ(setup.ttl, 3);
+    AA_CHECK_EQ(f.wire.sent[0].address.ss_family, 0);   /* to the data group */
+
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    for (int i = 0; i < 4; i++)
+    {
+        append(&f, 100, (uint8_t)('a' + i));
+    }
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 2 * MS), 4 * 160);
+    f.wire.sent_count = 0;
+
+    int64_t t = T0 + 3 * MS;
+    receive_nak(&f, 0, 160, t);         /* two receivers lost different frames: both resent */
+    receive_nak(&f, 320, 160, t);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(sent_data_header(&f, 0).term_offset, 0);
+    AA_CHECK_EQ(sent_data_header(&f, 1).term_offset, 320);
+    AA_CHECK_EQ(f.wire.sent[1].address.ss_family, 0);
+    receive_nak(&f, 320, 160, t + 1 * MS);   /* a third receiver's NAK for a range resent: lingering, ignored */
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW), 0);
+    receive_nak(&f, 160, 160, t + 2 * MS);   /* both actions busy: dropped and counted */
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW), 1);
+    aa_network_publication_send(f.pub, t + 11 * MS);   /* the linger is over: the pool is free again */
+    receive_nak(&f, 160, 160, t + 11 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 3);
+    AA_CHECK_EQ(sent_data_header(&f, 2).term_offset, 160);
+
+    uint8_t rttm[AA_RTTM_HEADER_LENGTH];
+    memset(rttm, 0, sizeof(rttm));
+    aa_frame_header_t *header = (aa_frame_header_t *)rttm;
+    header->frame_length = AA_RTTM_HEADER_LENGTH;
+    header->flags = AA_RTTM_HEADER_REPLY_FLAG;
+    header->type = AA_HDR_TYPE_RTTM;
+    memcpy(rttm + 8, &(int32_t){ SESSION_ID }, sizeof(int32_t));
+    memcpy(rttm + 12, &(int32_t){ STREAM_ID }, sizeof(int32_t));
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = rttm;
+    datagram.length = sizeof(rttm);
+    datagram.address.ss_family = AF_INET;
+    datagram.addr_len = sizeof(struct sockaddr_in);
+    aa_send_channel_endpoint_on_datagram(f.endpoint, &datagram, t + 12 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 4);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 3), AA_HDR_TYPE_RTTM);
+    AA_CHECK_EQ(f.wire.sent[3].addr_len, 0);   /* to the data group, where the receivers listen */
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_send_setup_at_once_then_every_100ms_until_a_status_message);
@@ -462,6 +603,8 @@ int main(void)
     AA_RUN(should_delay_a_retransmit_by_the_configured_delay);
     AA_RUN(should_flag_end_of_stream_in_heartbeats_once_drained);
     AA_RUN(should_disconnect_when_no_status_message_came_for_the_connection_timeout);
+    AA_RUN(should_connect_only_with_the_group_min_size_of_receivers_and_count_them);
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
+    AA_RUN(should_serve_a_group_with_a_retransmit_pool);
     return 0;
 }

@@ -1,3 +1,4 @@
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 #define ALL (PUB | SUB)
 #define UDP (UDP_PUB | UDP_SUB)
 
-#define AA_CHANNEL_CARRIES "this driver carries aeron:ipc and unicast aeron:udp?endpoint=host:port"
+#define AA_CHANNEL_CARRIES "this driver carries aeron:ipc and aeron:udp?endpoint=host:port (unicast or a multicast group)"
 
 typedef struct aa_channel_param_support_stct
 {
@@ -54,7 +55,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "alias", ALL, ALL, NULL, NULL },  /* free text: the driver shows it in the channel of every counter */
     { "pub-wnd", PUB, PUB, NULL, NULL },
     { "endpoint", UDP, UDP, NULL, NULL },
-    { "interface", UDP_PUB, UDP_PUB, NULL, NULL },   /* a unicast subscription binds its endpoint */
+    /* unicast: the publication's local address (a unicast subscription binds its endpoint and takes it as
+     * meant for the publishing end); multicast: the interface joining and sending, at both ends */
+    { "interface", UDP, UDP, NULL, NULL },
     { "rcv-wnd", UDP_SUB, UDP_SUB, NULL, NULL },
     { "so-sndbuf", UDP, UDP, NULL, NULL },
     { "so-rcvbuf", UDP, UDP, NULL, NULL },
@@ -64,14 +67,13 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "cc", UDP_SUB, UDP_SUB, NULL, NULL },    /* likewise */
     { "ats", ALL, 0, aa_false, "the encrypted transport is not provided" },
     { "rejoin", SUB, 0, aa_true, "this driver always lets a subscription rejoin a stream" },
-    { "group", SUB, 0, aa_group_as_done,
-        "group semantics (multicast NAK delays, group flow control) come with multicast; " AA_CHANNEL_CARRIES },
+    /* true/false/infer: whether an image gets group semantics (random multicast NAK delays) */
+    { "group", SUB, UDP_SUB, aa_group_as_done, "an aeron:ipc or spy subscription sends no NAKs" },
     { "ssc", PUB, UDP_PUB, aa_false, "spies read network publications only; an aeron:ipc publication has none" },
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
-    { "max-resend", UDP_PUB, 0, NULL,
-        "a unicast publication resends one range at a time; max-resend applies to multicast and multi-destination-cast, "
-        "which this driver does not carry yet" },
+    /* multicast only: refused on unicast channels when the channel is resolved */
+    { "max-resend", UDP_PUB, UDP_PUB, NULL, NULL },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
         "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
     { "untethered-resting-timeout", SUB, 0, NULL,
@@ -89,9 +91,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
         "address, and multi-destination-cast is not supported by this driver yet; " AA_CHANNEL_CARRIES },
     { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
         "supported by this driver yet; " AA_CHANNEL_CARRIES },
-    { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
-    { "gtag", UDP_SUB, 0, NULL,
-        "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
+    /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
+    { "ttl", UDP_PUB, UDP, NULL, NULL },
+    { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */
 };
 
 static const aa_channel_param_support_t *aa_channel_find_support(const char *name)
@@ -182,10 +184,19 @@ int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_p
     /* Strategy names, checked at both ends: a name the driver does not know is a mistake anywhere. */
     const char *fc = aa_uri_find_param(uri, "fc");
     aa_flow_control_strategy_choice_t fc_choice;
-    if (NULL != fc && aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0)
+    if (NULL != fc)
     {
-        AA_APPEND_ERR("channel %s", channel);
-        return -1;
+        /* the options too, by building the strategy once */
+        aa_flow_control_strategy_params_t fc_params;
+        aa_flow_control_strategy_t *probe = NULL;
+        aa_flow_control_strategy_params_default(&fc_params);
+        if (aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0 ||
+            aa_flow_control_strategy_create(&probe, &fc_choice, &fc_params) < 0)
+        {
+            AA_APPEND_ERR("channel %s", channel);
+            return -1;
+        }
+        probe->fini(probe);
     }
     const char *cc = aa_uri_find_param(uri, "cc");
     aa_congestion_control_choice_t cc_choice;
@@ -247,13 +258,48 @@ int aa_channel_check_same_params(
 
 const char *const aa_channel_receive_endpoint_keys[] =
 {
-    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", "gtag", NULL
 };
 const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
-static const char *const aa_channel_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
+static const char *const aa_channel_shared_publication_keys[] =
+{
+    "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", NULL
+};
 
-#define AA_CHANNEL_SHARED_KEYS_MAX 8
+#define AA_CHANNEL_SHARED_KEYS_MAX 12
+
+/* A multicast group literal as endpoint (224.0.0.0/4, ff00::/8) or a control mode (multi-destination
+ * cast): the channel's publications take the driver's multicast flow control default. */
+static bool aa_channel_has_group_semantics(const aa_uri_t *uri)
+{
+    if (NULL != aa_uri_find_param(uri, "control-mode"))
+    {
+        return true;
+    }
+    const char *endpoint = aa_uri_find_param(uri, "endpoint");
+    if (NULL == endpoint)
+    {
+        return false;
+    }
+    char host[128];
+    const char *end = '[' == endpoint[0] ? strchr(endpoint, ']') : strrchr(endpoint, ':');
+    const char *start = '[' == endpoint[0] ? endpoint + 1 : endpoint;
+    size_t length = NULL != end ? (size_t)(end - start) : strlen(start);
+    if (length >= sizeof(host))
+    {
+        return false;
+    }
+    memcpy(host, start, length);
+    host[length] = '\0';
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (1 == inet_pton(AF_INET, host, &v4))
+    {
+        return 0xE0 == (((const uint8_t *)&v4.s_addr)[0] & 0xF0);
+    }
+    return 1 == inet_pton(AF_INET6, host, &v6) && 0xFF == v6.s6_addr[0];
+}
 
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
@@ -306,9 +352,29 @@ int aa_channel_check_shared(
         {
             snprintf(d, 32, "%s", "static");
         }
+        else if (0 == strcmp(key, "group"))
+        {
+            snprintf(d, 32, "%s", "infer");
+        }
+        else if (0 == strcmp(key, "max-resend"))
+        {
+            snprintf(d, 32, "%" PRId32, ctx->max_resend);
+        }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", "unicast");
+            snprintf(d, 32, "%s", aa_channel_has_group_semantics(uri) ?
+                ctx->multicast_flow_control_strategy : ctx->unicast_flow_control_strategy);
+        }
+        else if (0 == strcmp(key, "gtag"))
+        {
+            if (ctx->has_receiver_group_tag)
+            {
+                snprintf(d, 32, "%" PRId64, ctx->receiver_group_tag);
+            }
+            else
+            {
+                snprintf(d, 32, "%s", "(none)");
+            }
         }
         else
         {
