@@ -37,6 +37,7 @@ int aa_network_publication_init(
     fc_params.stream_id = params->stream_id;
     fc_params.initial_term_id = params->initial_term_id;
     fc_params.term_length = params->term_length;
+    fc_params.proxy_host = services->flow_control_proxy_host;
     if (aa_flow_control_strategy_create(&pub->flow_control, &params->flow_control, &fc_params) < 0)
     {
         pub->flow_control = NULL;
@@ -508,7 +509,8 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
 }
 
 bool aa_network_publication_on_status_message(
-    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns)
 {
     aa_udp_status_message_t sm;
     if (aa_udp_frame_decode_status_message(buffer, length, &sm) < 0)
@@ -517,6 +519,10 @@ bool aa_network_publication_on_status_message(
         return false;
     }
     aa_flow_control_strategy_t *fc = pub->flow_control;
+    if (NULL != fc->on_status_message_source)
+    {
+        fc->on_status_message_source(fc->state, source, source_length);
+    }
     if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG))
     {
         pub->is_setup_elicited = true;
