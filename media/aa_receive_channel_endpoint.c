@@ -208,6 +208,33 @@ void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *
 
 /* ---- dispatch (receiver) ---- */
 
+bool aa_receive_channel_endpoint_image_is_group(const aa_receive_channel_endpoint_t *endpoint, uint8_t setup_flags)
+{
+    switch (endpoint->params.group)
+    {
+        case AA_RECEIVE_GROUP_TRUE:
+            return true;
+        case AA_RECEIVE_GROUP_FALSE:
+            return false;
+        default:
+            return endpoint->channel->is_multicast || 0 != (setup_flags & AA_SETUP_HEADER_GROUP_FLAG);
+    }
+}
+
+void aa_receive_channel_endpoint_control_address(
+    const aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *source, socklen_t source_length,
+    struct sockaddr_storage *address, socklen_t *address_length)
+{
+    if (endpoint->channel->is_multicast)
+    {
+        *address = endpoint->channel->remote_control;
+        *address_length = aa_udp_address_length(address);
+        return;
+    }
+    *address = *source;
+    *address_length = source_length;
+}
+
 int aa_receive_channel_endpoint_send_to(
     aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
     socklen_t address_length)
@@ -285,8 +312,10 @@ static void aa_receive_channel_endpoint_on_data(
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, header.session_id, header.stream_id, 0, 0, 0,
         endpoint->receiver_id, NULL);
-    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
-        endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len))
+    struct sockaddr_storage control;
+    socklen_t control_length;
+    aa_receive_channel_endpoint_control_address(endpoint, &datagram->address, datagram->addr_len, &control, &control_length);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, &control, control_length))
     {
         aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
     }
@@ -350,7 +379,11 @@ static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *e
     int32_t length = aa_udp_frame_encode_rttm_reply(frame, sizeof(frame), &rttm);
     if (length > 0)
     {
-        aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len);
+        struct sockaddr_storage control;
+        socklen_t control_length;
+        aa_receive_channel_endpoint_control_address(
+            endpoint, &datagram->address, datagram->addr_len, &control, &control_length);
+        aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, &control, control_length);
     }
 }
 
