@@ -308,10 +308,10 @@ static void aa_receive_channel_endpoint_on_data(
     session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    uint8_t frame[AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH];
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, header.session_id, header.stream_id, 0, 0, 0,
-        endpoint->receiver_id, NULL);
+        endpoint->receiver_id, endpoint->params.has_group_tag ? &endpoint->params.group_tag : NULL);
     struct sockaddr_storage control;
     socklen_t control_length;
     aa_receive_channel_endpoint_control_address(endpoint, &datagram->address, datagram->addr_len, &control, &control_length);

@@ -92,8 +92,7 @@ static const aa_channel_param_support_t aa_channel_params[] =
         "supported by this driver yet; " AA_CHANNEL_CARRIES },
     /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
     { "ttl", UDP_PUB, UDP, NULL, NULL },
-    { "gtag", UDP_SUB, 0, NULL,
-        "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
+    { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */
 };
 
 static const aa_channel_param_support_t *aa_channel_find_support(const char *name)
@@ -184,10 +183,19 @@ int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_p
     /* Strategy names, checked at both ends: a name the driver does not know is a mistake anywhere. */
     const char *fc = aa_uri_find_param(uri, "fc");
     aa_flow_control_strategy_choice_t fc_choice;
-    if (NULL != fc && aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0)
+    if (NULL != fc)
     {
-        AA_APPEND_ERR("channel %s", channel);
-        return -1;
+        /* the options too, by building the strategy once */
+        aa_flow_control_strategy_params_t fc_params;
+        aa_flow_control_strategy_t *probe = NULL;
+        aa_flow_control_strategy_params_default(&fc_params);
+        if (aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0 ||
+            aa_flow_control_strategy_create(&probe, &fc_choice, &fc_params) < 0)
+        {
+            AA_APPEND_ERR("channel %s", channel);
+            return -1;
+        }
+        probe->fini(probe);
     }
     const char *cc = aa_uri_find_param(uri, "cc");
     aa_congestion_control_choice_t cc_choice;
@@ -249,7 +257,7 @@ int aa_channel_check_same_params(
 
 const char *const aa_channel_receive_endpoint_keys[] =
 {
-    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", NULL
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", "gtag", NULL
 };
 const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
@@ -258,7 +266,7 @@ static const char *const aa_channel_shared_publication_keys[] =
     "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", NULL
 };
 
-#define AA_CHANNEL_SHARED_KEYS_MAX 8
+#define AA_CHANNEL_SHARED_KEYS_MAX 12
 
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
@@ -321,7 +329,18 @@ int aa_channel_check_shared(
         }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", "unicast");
+            snprintf(d, 32, "%s", ctx->unicast_flow_control_strategy);
+        }
+        else if (0 == strcmp(key, "gtag"))
+        {
+            if (ctx->has_receiver_group_tag)
+            {
+                snprintf(d, 32, "%" PRId64, ctx->receiver_group_tag);
+            }
+            else
+            {
+                snprintf(d, 32, "%s", "(none)");
+            }
         }
         else
         {

@@ -25,6 +25,9 @@
  * publication's parameters and the g:/t: options it was given, and publishes it; from its next
  * callback the sender calls that strategy instead and queues nothing more.
  *
+ * Without a host (params.proxy_host NULL: the channel checks build a strategy once to check its
+ * options) the proxy only checks its options; its events go nowhere and the limit stays.
+ *
  * Threads: the proxy callbacks run on the sender; supplier and fini on the conductor; the host
  * functions below on the worker (poll, answer, fail, wait) and any thread (attach). A host mutex
  * guards the host's list of proxies (conductor and worker), never taken by the sender.
