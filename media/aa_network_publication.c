@@ -508,7 +508,6 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     {
         pub->has_receivers = false;
     }
-    aa_network_publication_update_connected(pub);
     aa_retransmit_handler_process_timeouts(
         &pub->retransmit_handler, now_ns, snd_pos, aa_network_publication_resend, pub);
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
@@ -518,6 +517,8 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     {
         aa_put_int64_release(pub->snd_lmt, new_lmt);
     }
+    /* after idle, which may have dropped receivers the strategy requires */
+    aa_network_publication_update_connected(pub);
     return bytes_sent;
 }
 

@@ -155,7 +155,6 @@ typedef struct aa_min_flow_control_state_stct
     int64_t group_tag;
     int32_t group_min_size;
     int64_t receiver_timeout_ns;
-    int32_t term_length;
     /* A tagged SEND_SETUP SM arrived while receivers were tracked: the next SETUP sets the cap. */
     bool is_setup_cap_pending;
     bool has_cap;
@@ -507,7 +506,6 @@ static int aa_min_flow_control_supplier_common(
     state->group_tag = options.has_group_tag ? options.group_tag : params->group_tag;
     state->group_min_size = options.has_group_min_size ? options.group_min_size : params->group_min_size;
     state->receiver_timeout_ns = options.has_receiver_timeout ? options.receiver_timeout_ns : params->receiver_timeout_ns;
-    state->term_length = params->term_length;
     if (state->group_min_size < 0 || state->receiver_timeout_ns <= 0)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,

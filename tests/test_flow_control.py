@@ -12,6 +12,7 @@ import pytest
 
 import aeron_async
 from aeron_async.counters import TYPE_FC_RECEIVERS
+from aeron_async.monitor import CncReader, render
 
 from conftest import TEST_DRIVER_SETTINGS, wait_for
 from test_udp import free_udp_port
@@ -108,7 +109,7 @@ def test_bad_flow_control_settings_stop_the_driver_starting(
 
 # ---- behaviour on one receiver ----
 
-def test_min_tracks_the_receiver_and_counts_it(udp_client: aeron_async.Aeron) -> None:
+def test_min_tracks_the_receiver_and_counts_it(udp_driver: aeron_async.MediaDriver, udp_client: aeron_async.Aeron) -> None:
     channel = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}"
     sub = udp_client.add_subscription(channel, 10)
     pub = udp_client.add_publication(f"{channel}|fc=min,t:500ms", 10)
@@ -117,6 +118,8 @@ def test_min_tracks_the_receiver_and_counts_it(udp_client: aeron_async.Aeron) ->
     record = udp_client.counters_reader.find_by_type_id_and_registration_id(TYPE_FC_RECEIVERS, pub.registration_id)
     assert record is not None and record.label.startswith("fc-receivers: ")
     assert record.session_id == pub.session_id and record.stream_id == 10
+    with CncReader(udp_driver.aeron_dir) as reader:   # what `aeron-async stat` shows
+        assert f"- fc-receivers: {pub.registration_id} " in render(reader)
     stream(udp_client, pub, sub, 2000)
     # the receiver goes: dropped after t: (the publication's own connection timeout is longer)
     sub.close()
