@@ -148,6 +148,12 @@ class FlowControlStrategy:
         while this holds (asked after every batch of events)."""
         return True
 
+    def receiver_count(self) -> int | None:
+        """How many receivers the strategy tracks, for the publication's fc-receivers counter (asked
+        after every batch of events). A class that overrides this gets the counter (and so does the
+        native min that replaces it if it fails); the base returns None: no counter."""
+        return None
+
     def close(self) -> None:
         """The publication is gone."""
 
@@ -246,6 +252,9 @@ class MinFlowControl(FlowControlStrategy):
     def has_required_receivers(self) -> bool:
         return len(self.receivers) >= self.params.group_min_size
 
+    def receiver_count(self) -> int | None:
+        return len(self.receivers)
+
 
 class TaggedFlowControl(MinFlowControl):
     """The reference's tagged strategy (`fc=<name>,g:<tag>[/<n>][,t:<timeout>]`): as min, but only
@@ -313,6 +322,9 @@ def register(name: str, factory: Factory, *, description: str = "") -> None:
         if "g" not in options:
             raise ConfigurationError(f"flow control {name!r}: requires_group_tag needs 'g' in accepted_options")
         flags |= lib.AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED
+    counts = getattr(factory, "receiver_count", FlowControlStrategy.receiver_count)
+    if counts is not FlowControlStrategy.receiver_count:
+        flags |= lib.AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS
     multiple = getattr(factory, "retransmit_multiple", 16)
     if isinstance(multiple, bool) or not isinstance(multiple, int):
         raise ConfigurationError(f"flow control {name!r}: retransmit_multiple must be an int, got {multiple!r}")
@@ -392,10 +404,15 @@ class FlowControlWorker:
             required = instance.strategy.has_required_receivers()
             if not isinstance(required, bool):
                 raise TypeError(f"has_required_receivers returned {required!r}, not a bool")
+            instance.where = "receiver_count"
+            count = instance.strategy.receiver_count()
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+                raise TypeError(f"receiver_count returned {count!r}, not a count (int >= 0) or None")
         except BaseException as exc:
             self._fail(instance_id, instance, exc)
             return
-        lib.aa_flow_control_proxy_host_answer(self._host, instance_id, instance.limit, required)
+        lib.aa_flow_control_proxy_host_answer(
+            self._host, instance_id, instance.limit, required, -1 if count is None else count)
 
     def _limit(self, instance: _Instance, value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int):

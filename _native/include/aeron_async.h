@@ -272,6 +272,7 @@ typedef struct aa_flow_control_proxy_host_stct aa_flow_control_proxy_host_t;
 #define AA_FLOW_CONTROL_PROXY_OPTION_GROUP 1
 #define AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT 2
 #define AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED 4
+#define AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS 8
 
 typedef struct aa_flow_control_proxy_event_stct
 {
@@ -317,7 +318,8 @@ int aa_flow_control_proxy_host_poll(
 int aa_flow_control_proxy_host_wait(aa_flow_control_proxy_host_t *host, int64_t timeout_ns);
 void aa_flow_control_proxy_host_wake(aa_flow_control_proxy_host_t *host);
 int aa_flow_control_proxy_host_answer(
-    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers);
+    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers,
+    int64_t receiver_count);
 int aa_flow_control_proxy_host_fail(aa_flow_control_proxy_host_t *host, int64_t instance_id, const char *message);
 void aa_flow_control_proxy_host_log_error(aa_flow_control_proxy_host_t *host, const char *message);
 int aa_flow_control_proxy_host_describe(

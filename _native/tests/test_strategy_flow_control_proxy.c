@@ -90,6 +90,9 @@ static void should_register_and_refuse_without_a_worker_or_with_bad_options(void
     AA_CHECK_EQ(aa_flow_control_proxy_register("pytagged", 16,
         AA_FLOW_CONTROL_PROXY_OPTION_GROUP | AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT |
         AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED, "needs a tag"), 0);
+    AA_CHECK_EQ(aa_flow_control_proxy_register("pycount", 16,
+        AA_FLOW_CONTROL_PROXY_OPTION_GROUP | AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT |
+        AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS, "reports its receivers"), 0);
     AA_CHECK_EQ(aa_flow_control_proxy_register("pyproxy", 16, 0, "again"), -1);  /* names are never replaced */
     AA_CHECK_EQ(aa_flow_control_proxy_register("pyzero", 0, 0, "bad multiple"), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "retransmit multiple"));
@@ -157,7 +160,7 @@ static void should_queue_events_with_their_fields_and_answer_from_the_worker(voi
     AA_CHECK_EQ(events[2].position, 65536);
 
     /* the worker answers; the sender uses it on every callback from then on */
-    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 74096, true), 0);
+    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 74096, true, -1), 0);
     AA_CHECK(s->has_required_receivers(s->state));
     AA_CHECK_EQ(s->on_idle(s->state, 3000, 65536, 65536, false), 74096);
     AA_CHECK_EQ(status_message(s, 71000, 4096, 10, NULL, 74096, 4000), 74096);
@@ -190,7 +193,7 @@ static void should_queue_events_with_their_fields_and_answer_from_the_worker(voi
     AA_CHECK_EQ(n, 1);
     AA_CHECK_EQ(events[0].type, AA_FLOW_CONTROL_PROXY_EVENT_CLOSE);
     AA_CHECK_EQ(events[0].instance_id, id);
-    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 1, true), -1);
+    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 1, true, -1), -1);
 }
 
 static void should_coalesce_status_messages_per_receiver_when_the_ring_is_full(void)
@@ -278,21 +281,28 @@ static void should_hand_events_across_threads_in_order(void)
 
 static void should_replace_a_failed_strategy_with_min_and_log_it(void)
 {
-    aa_flow_control_strategy_t *s = create(&host, "pyproxy,g:/2,t:500ms");
+    aa_flow_control_strategy_t *s = create(&host, "pycount,g:/2,t:500ms");
+    AA_CHECK(s->tracks_receivers);
+    volatile int64_t fc_receivers = -7;
+    s->receivers_counter = &fc_receivers;  /* as the conductor does for strategies that track receivers */
     AA_CHECK_EQ(aa_flow_control_proxy_host_poll(&host, events, 600), 1);
     int64_t id = events[0].instance_id;
-    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 9999, true), 0);
+    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 9999, true, 3), 0);
     AA_CHECK(s->has_required_receivers(s->state));
+    AA_CHECK_EQ(fc_receivers, 3);
+    AA_CHECK_EQ(aa_flow_control_proxy_host_answer(&host, id, 9999, true, -1), 0);  /* no count: left as it is */
+    AA_CHECK_EQ(fc_receivers, 3);
 
     AA_CHECK_EQ(aa_flow_control_proxy_host_fail(&host, id, "ValueError: boom"), 0);
     AA_CHECK_EQ(logged_count, 1);
-    AA_CHECK(NULL != strstr(logged, "flow control 'pyproxy' of publication 42 (stream 1001) failed: ValueError: boom"));
+    AA_CHECK(NULL != strstr(logged, "flow control 'pycount' of publication 42 (stream 1001) failed: ValueError: boom"));
     AA_CHECK(NULL != strstr(logged, "now uses the native 'min' flow control with g:/2,t:500000000ns"));
     /* min with a group of 2: not connected with one receiver, the limit held; then min of both */
     AA_CHECK(!s->has_required_receivers(s->state));
     AA_CHECK_EQ(status_message(s, 4096, 1000, 1, NULL, 100, 0), 100);
     AA_CHECK_EQ(status_message(s, 8192, 1000, 2, NULL, 100, 0), 5096);
     AA_CHECK(s->has_required_receivers(s->state));
+    AA_CHECK_EQ(fc_receivers, 2);  /* min counts into the same counter */
     AA_CHECK_EQ(aa_flow_control_proxy_host_poll(&host, events, 600), 0);  /* nothing is queued any more */
     AA_CHECK_EQ(aa_flow_control_proxy_host_fail(&host, id, "again"), 0);  /* replaced once */
     AA_CHECK_EQ(logged_count, 1);

@@ -577,6 +577,8 @@ static int aa_flow_control_proxy_supplier(
     s->max_retransmission_length = aa_flow_control_proxy_max_retransmission_length;
     s->fini = aa_flow_control_proxy_fini;
     s->on_status_message_source = aa_flow_control_proxy_on_sm_source;
+    s->tracks_receivers = 0 != (registration->options & AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS);
+    s->receivers_counter = NULL;
     s->state = proxy;
     if (NULL == host)
     {
@@ -778,7 +780,8 @@ void aa_flow_control_proxy_host_wake(aa_flow_control_proxy_host_t *host)
 }
 
 int aa_flow_control_proxy_host_answer(
-    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers)
+    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers,
+    int64_t receiver_count)
 {
     int rc = -1;
     pthread_mutex_lock(&host->mutex);
@@ -788,6 +791,11 @@ int aa_flow_control_proxy_host_answer(
         aa_flow_control_proxy_t *proxy = host->proxies[index];
         __atomic_store_n(&proxy->has_required_receivers, has_required_receivers ? 1 : 0, __ATOMIC_RELEASE);
         __atomic_store_n(&proxy->limit, sender_limit, __ATOMIC_RELEASE);
+        volatile int64_t *counter = proxy->strategy.receivers_counter;
+        if (NULL != counter && receiver_count >= 0 && NULL == aa_flow_control_proxy_fallback(proxy))
+        {
+            aa_put_int64_release(counter, receiver_count);
+        }
         rc = 0;
     }
     pthread_mutex_unlock(&host->mutex);
@@ -866,6 +874,7 @@ int aa_flow_control_proxy_host_fail(aa_flow_control_proxy_host_t *host, int64_t 
         proxy->info.name, proxy->info.registration_id, proxy->info.stream_id, NULL != message ? message : "",
         used_name, '\0' != options[0] && 0 == strcmp(used_name, "min") ? " with " : "",
         0 == strcmp(used_name, "min") ? options : "", note);
+    fallback->receivers_counter = proxy->strategy.receivers_counter; /* min counts into it from now on */
     __atomic_store_n(&proxy->fallback, fallback, __ATOMIC_RELEASE);
     proxy->info.has_failed = true;
     pthread_mutex_unlock(&host->mutex);

@@ -62,6 +62,9 @@
 #define AA_FLOW_CONTROL_PROXY_OPTION_GROUP 1            /* g:<tag>[/<min size>] */
 #define AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT 2          /* t:<duration> */
 #define AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED 4 /* g:<tag> must name a tag */
+/* The strategy reports how many receivers it tracks (answer's receiver_count): the publication gets
+ * an fc-receivers counter, which the fallback min then keeps. */
+#define AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS 8
 
 #define AA_FLOW_CONTROL_PROXY_SOURCE_LENGTH 64
 
@@ -143,11 +146,12 @@ int aa_flow_control_proxy_host_poll(
 int aa_flow_control_proxy_host_wait(aa_flow_control_proxy_host_t *host, int64_t timeout_ns);
 /* Wakes a waiting worker (to stop it). */
 void aa_flow_control_proxy_host_wake(aa_flow_control_proxy_host_t *host);
-/* Publishes an instance's answers: sender_limit (AA_FLOW_CONTROL_PROXY_NO_ANSWER: none yet) and
- * has_required_receivers. 0, or -1 when the instance is gone (closed meanwhile: not an error to
- * report). */
+/* Publishes an instance's answers: sender_limit (AA_FLOW_CONTROL_PROXY_NO_ANSWER: none yet),
+ * has_required_receivers and receiver_count (stored in the fc-receivers counter; < 0: none). 0, or
+ * -1 when the instance is gone (closed meanwhile: not an error to report). */
 int aa_flow_control_proxy_host_answer(
-    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers);
+    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers,
+    int64_t receiver_count);
 /* The strategy failed: logs message in the driver's error log and replaces it with min (see above). */
 int aa_flow_control_proxy_host_fail(aa_flow_control_proxy_host_t *host, int64_t instance_id, const char *message);
 /* Writes message in the driver's error log (a strategy's error that needs no fallback). */
