@@ -109,11 +109,13 @@ static void should_register_and_refuse_without_a_worker_or_with_bad_options(void
     AA_CHECK(NULL == create(&host, "pyproxy,x:1"));
     AA_CHECK(NULL != strstr(aa_errmsg(), "'x:1' is not an option of flow control 'pyproxy'"));
     AA_CHECK(NULL == create(&host, "pyproxy,g:12/abc"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "group minimum size"));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed group option 'g:12/abc'"));
     AA_CHECK(NULL == create(&host, "pyproxy,g:zz"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "group tag"));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed group option 'g:zz'"));
     AA_CHECK(NULL == create(&host, "pyproxy,t:soon"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "positive duration"));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed receiver timeout 't:soon'"));
+    AA_CHECK(NULL == create(&host, "pyproxy,t:1s,t:2s"));
+    AA_CHECK(NULL != strstr(aa_errmsg(), "a second receiver timeout"));
     AA_CHECK(NULL == create(&host, "pytagged,t:1s"));
     AA_CHECK(NULL != strstr(aa_errmsg(), "needs a group tag"));
     AA_CHECK_EQ(aa_flow_control_proxy_host_poll(&host, events, 600), 0);  /* nothing was created */

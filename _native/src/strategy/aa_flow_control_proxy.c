@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "aa_flow_control_proxy.h"
-#include "../agent/aa_agent.h"
 #include "../concurrent/aa_atomic.h"
 #include "../util/aa_error.h"
 #include "../util/aa_registry.h"
@@ -420,6 +419,8 @@ static void aa_flow_control_proxy_fini(aa_flow_control_strategy_t *strategy)
     free(proxy);
 }
 
+/* Which options the registration accepts is checked here, token by token; their values are parsed
+ * by the reference grammar's parser (aa_flow_control_parse_group_options). */
 static int aa_flow_control_proxy_parse_options(
     aa_flow_control_proxy_t *proxy, const char *name, const char *options, int32_t accepted)
 {
@@ -438,61 +439,34 @@ static int aa_flow_control_proxy_parse_options(
     char *save = NULL;
     for (char *token = strtok_r(copy, ",", &save); NULL != token; token = strtok_r(NULL, ",", &save))
     {
-        if (0 == strncmp(token, "g:", 2) && 0 != (accepted & AA_FLOW_CONTROL_PROXY_OPTION_GROUP))
-        {
-            char *tag = token + 2;
-            char *slash = strchr(tag, '/');
-            if (NULL != slash)
-            {
-                *slash = '\0';
-                char *end = NULL;
-                errno = 0;
-                long long size = strtoll(slash + 1, &end, 10);
-                if ('\0' == slash[1] || '\0' != *end || 0 != errno || size < 0 || size > INT32_MAX)
-                {
-                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                        "channel parameter fc=%s,%s: the group minimum size after '/' must be 0 to %d, got '%s'",
-                        name, options, INT32_MAX, slash + 1);
-                    return -1;
-                }
-                proxy->info.group_min_size = (int32_t)size;
-            }
-            if ('\0' != *tag)
-            {
-                char *end = NULL;
-                errno = 0;
-                long long value = strtoll(tag, &end, 10);
-                if ('\0' != *end || 0 != errno)
-                {
-                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                        "channel parameter fc=%s,%s: the group tag after g: must be a 64-bit integer, got '%s'",
-                        name, options, tag);
-                    return -1;
-                }
-                proxy->info.group_tag = value;
-                proxy->has_group_option = true;
-            }
-        }
-        else if (0 == strncmp(token, "t:", 2) && 0 != (accepted & AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT))
-        {
-            int64_t timeout_ns = aa_parse_duration_ns(token + 2);
-            if (timeout_ns <= 0)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                    "channel parameter fc=%s,%s: t: takes a positive duration such as 500ms or 2s, got '%s'",
-                    name, options, token + 2);
-                return -1;
-            }
-            proxy->info.receiver_timeout_ns = timeout_ns;
-            proxy->has_timeout_option = true;
-        }
-        else
+        bool taken = (0 == strncmp(token, "g:", 2) && 0 != (accepted & AA_FLOW_CONTROL_PROXY_OPTION_GROUP)) ||
+            (0 == strncmp(token, "t:", 2) && 0 != (accepted & AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT));
+        if (!taken)
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "channel parameter fc=%s,%s: '%s' is not an option of flow control '%s' (%s)",
                 name, options, token, name, accepts);
             return -1;
         }
+    }
+    aa_flow_control_group_options_t parsed;
+    if (aa_flow_control_parse_group_options(name, options, &parsed) < 0)
+    {
+        return -1;
+    }
+    if (parsed.has_group_min_size)
+    {
+        proxy->info.group_min_size = parsed.group_min_size;
+    }
+    if (parsed.has_group_tag)
+    {
+        proxy->info.group_tag = parsed.group_tag;
+        proxy->has_group_option = true;
+    }
+    if (parsed.has_receiver_timeout)
+    {
+        proxy->info.receiver_timeout_ns = parsed.receiver_timeout_ns;
+        proxy->has_timeout_option = true;
     }
     if (0 != (accepted & AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED) && !proxy->has_group_option)
     {
