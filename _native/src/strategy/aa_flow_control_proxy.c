@@ -765,7 +765,9 @@ int aa_flow_control_proxy_host_answer(
         aa_flow_control_proxy_t *proxy = host->proxies[index];
         __atomic_store_n(&proxy->has_required_receivers, has_required_receivers ? 1 : 0, __ATOMIC_RELEASE);
         __atomic_store_n(&proxy->limit, sender_limit, __ATOMIC_RELEASE);
-        volatile int64_t *counter = proxy->strategy.receivers_counter;
+        /* set by the conductor once it allocated the publication's counters, maybe after this instance's
+         * first answer */
+        volatile int64_t *counter = __atomic_load_n(&proxy->strategy.receivers_counter, __ATOMIC_ACQUIRE);
         if (NULL != counter && receiver_count >= 0 && NULL == aa_flow_control_proxy_fallback(proxy))
         {
             aa_put_int64_release(counter, receiver_count);
