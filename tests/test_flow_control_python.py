@@ -376,3 +376,26 @@ def test_tagged_tracks_only_its_group_and_caps_after_an_elicited_setup() -> None
     assert s.on_status_message(sm(3, 20_000, tag=1001), 10_000, 60) == 10_000  # capped again
     s.on_trigger_send_setup(6, 7, "10.0.0.6:1", 70)                    # another group's newcomer: no cap
     assert s.on_status_message(sm(4, 15_000, tag=1001), 10_000, 50 + 1_000_000_001) == 16_000  # the cap lasted one timeout
+
+
+def test_a_python_strategy_as_the_drivers_default(aeron_dir: str) -> None:
+    """Registered before the driver starts, a Python strategy can be the driver's default: here for
+    unicast channels (AERON_UNICAST_FLOW_CONTROL_STRATEGY; the multicast default takes names the
+    same way), so a publication without fc= runs it."""
+    seen: list[int] = []
+
+    class Default(MinFlowControl):
+        def on_status_message(self, sm: StatusMessage, sender_limit: int, now_ns: int) -> int:
+            seen.append(sm.receiver_id)
+            return super().on_status_message(sm, sender_limit, now_ns)
+
+    name = unique("default")
+    strategies.register_flow_control(name, Default)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, unicast_flow_control_strategy=name, **UDP_SETTINGS):
+        with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client:
+            channel = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}"
+            sub = client.add_subscription(channel, 70)
+            pub = client.add_publication(channel, 70)
+            wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+            stream(client, pub, sub, 5000)
+    assert seen, "the driver's default strategy saw no status message"
