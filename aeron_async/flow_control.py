@@ -344,13 +344,18 @@ def register(name: str, factory: Factory, *, description: str = "") -> None:
 # ---- the worker: one thread per driver ----
 
 
+def _qualified(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
 class _Instance:
-    __slots__ = ("strategy", "limit", "where")
+    __slots__ = ("strategy", "limit", "where", "what")
 
     def __init__(self, strategy: FlowControlStrategy) -> None:
         self.strategy = strategy
         self.limit: int = lib.AA_FLOW_CONTROL_PROXY_NO_ANSWER
-        self.where = ""
+        self.where = ""  # the method being called, for the error log
+        self.what = ""  # the class, when not the strategy's (a factory that failed)
 
 
 _BATCH = 256
@@ -499,6 +504,7 @@ class FlowControlWorker:
         factory = registered().get(name)
         placeholder = _Instance(FlowControlStrategy(params))
         placeholder.where = "creating it"
+        placeholder.what = _qualified(factory) if factory is not None else name
         try:
             if factory is None:
                 raise ConfigurationError(f"no Python class is registered as {name!r} in this process")
@@ -516,8 +522,8 @@ class FlowControlWorker:
     def _describe(instance: _Instance, exc: BaseException) -> str:
         frames = traceback.extract_tb(exc.__traceback__)
         at = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-        cls = type(instance.strategy)
-        return f"{cls.__module__}.{cls.__qualname__} raised {type(exc).__name__}: {exc} in {instance.where}{at}"
+        what = instance.what or _qualified(type(instance.strategy))
+        return f"{what} raised {type(exc).__name__}: {exc} in {instance.where}{at}"
 
     def _report(self, instance_id: int, instance: _Instance, exc: BaseException) -> None:
         lib.aa_flow_control_proxy_host_log_error(self._host, self._describe(instance, exc).encode())

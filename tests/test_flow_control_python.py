@@ -229,7 +229,7 @@ def test_a_strategy_that_raises_is_logged_and_replaced_by_min(udp_driver: aeron_
             return None  # type: ignore[return-value]
 
     cases = [(unique("raises"), RaisesOnThird, "raised ValueError: boom on the third SM in on_status_message"),
-             (unique("init"), RaisesInInit, "raised KeyError: 'no such thing' in creating it"),
+             (unique("init"), RaisesInInit, "RaisesInInit raised KeyError: 'no such thing' in creating it"),
              (unique("none"), ReturnsNone, "raised TypeError: on_idle returned None, not a sender limit (int)")]
     for stream_id, (name, cls, _) in enumerate(cases, start=45):
         strategies.register_flow_control(name, cls)
