@@ -29,6 +29,7 @@ from .context import DriverContext
 from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
 from .idle import IdleStrategy
+from .flow_control import FlowControlParams, FlowControlStrategy, MinFlowControl, StatusMessage, TaggedFlowControl
 from . import strategies
 from .errors import (
     AeronError,
@@ -77,6 +78,8 @@ __all__ = (
     "DriverNotFoundError",
     "DriverTimeoutError",
     "ExclusivePublication",
+    "FlowControlParams",
+    "FlowControlStrategy",
     "FragmentAssembler",
     "Header",
     "IdleStrategy",
@@ -86,11 +89,14 @@ __all__ = (
     "MediaDriver",
     "Message",
     "MessageTooLongError",
+    "MinFlowControl",
     "OfferResult",
     "Publication",
     "RegistrationError",
+    "StatusMessage",
     "StorageSpaceError",
     "Subscription",
+    "TaggedFlowControl",
     "UsedAfterForkError",
     "connect",
     "is_driver_active",

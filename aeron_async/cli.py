@@ -35,6 +35,19 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         overrides["aeron_dir"] = args.aeron_dir
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
+    for item in args.flow_control or []:
+        name, sep, spec = item.partition("=")
+        if not sep or not name.strip() or not spec.strip():
+            print(f"aeron-async driver: --flow-control expects NAME=module:Class, got {item!r}", file=sys.stderr)
+            return 2
+        try:
+            from .flow_control import load_factory
+            from .strategies import register_flow_control
+
+            register_flow_control(name.strip(), load_factory(spec.strip()))
+        except Exception as exc:  # the message says what to fix
+            print(f"aeron-async driver: --flow-control {item}: {exc}", file=sys.stderr)
+            return 1
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -116,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER"])
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
                    help="any driver option, e.g. -o AERON_IPC_TERM_BUFFER_LENGTH=1m")
+    p.add_argument("--flow-control", action="append", metavar="NAME=module:Class",
+                   help="register a flow-control strategy written in Python (a subclass of "
+                   "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_driver)

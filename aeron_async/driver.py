@@ -8,7 +8,9 @@ import weakref
 from typing import Any
 
 from ._ffi import ffi, lib
+from . import flow_control
 from .context import DriverContext
+from .flow_control import FlowControlWorker
 from .errors import ClosedError, ConfigurationError, check, used_after_fork_error
 
 # Embedded drivers alive in this process: a child made by fork() detaches its copies (their agent
@@ -21,6 +23,7 @@ def _detach_drivers_after_fork() -> None:
         driver._forked_from = os.getppid()
         driver._lock = threading.Lock()
         driver._ptr = None
+        driver._fc_worker = None  # its thread exists only in the parent
     _live_drivers.clear()
 
 
@@ -41,7 +44,7 @@ class MediaDriver:
     connects a new client to the parent's driver through `aeron_dir`.
     """
 
-    __slots__ = ("_ptr", "_lock", "aeron_dir", "context", "_forked_from", "__weakref__")
+    __slots__ = ("_ptr", "_lock", "aeron_dir", "context", "_forked_from", "_fc_worker", "__weakref__")
 
     def __init__(self, ptr: Any, aeron_dir: str, context: DriverContext) -> None:
         self._ptr = ptr
@@ -49,7 +52,17 @@ class MediaDriver:
         self.aeron_dir = aeron_dir
         self.context = context
         self._forked_from = 0
+        self._fc_worker: FlowControlWorker | None = None
         _live_drivers.add(self)
+        if flow_control.registered():
+            self._start_flow_control_worker()
+
+    def _start_flow_control_worker(self) -> None:
+        """Starts the thread that runs this driver's flow-control strategies written in Python
+        (aeron_async.flow_control), once a strategy is registered in the process."""
+        with self._lock:
+            if self._ptr is not None and self._fc_worker is None:
+                self._fc_worker = FlowControlWorker(self, lib.aa_driver_flow_control_proxy_host(self._ptr))
 
     @classmethod
     def launch(cls, context: DriverContext | None = None, **overrides: Any) -> MediaDriver:
@@ -107,6 +120,9 @@ class MediaDriver:
     def close(self) -> None:
         with self._lock:
             ptr, self._ptr = self._ptr, None
+            worker, self._fc_worker = self._fc_worker, None
+        if worker is not None:
+            worker.stop()  # before the driver frees what the worker reads
         if ptr is not None:
             lib.aa_driver_close(ptr)
 

@@ -21,8 +21,12 @@ your own module: `register(kind, "mine", my_ffi.addressof(my_lib, "my_table"))`.
 adds a name for a registered strategy with options, e.g. an idle strategy "gentle" standing for
 "backoff" with "1-1-10us-10ms". Registrations take effect for resources created afterwards, in
 embedded drivers (a standalone `aeron-async driver` process has its own registry) and are never
-removed. Strategies written in Python are not registered here: the native sender and receiver never
-wait for Python.
+removed.
+
+`register_flow_control` adds a flow-control strategy written in Python (a subclass of
+`aeron_async.FlowControlStrategy`): it is registered here under its name like a C one, as a native
+proxy that queues the sender's events to a worker thread of the driver, so the sender never waits
+for Python (aeron_async.flow_control, docs/api.md).
 """
 
 from __future__ import annotations
@@ -36,7 +40,16 @@ import attrs
 from ._ffi import ffi, lib
 from .errors import ConfigurationError, check
 
-__all__ = ("Strategy", "StrategyKind", "entries", "lookup", "names", "register", "register_alias")
+__all__ = (
+    "Strategy",
+    "StrategyKind",
+    "entries",
+    "lookup",
+    "names",
+    "register",
+    "register_alias",
+    "register_flow_control",
+)
 
 
 class StrategyKind(enum.IntEnum):
@@ -165,3 +178,19 @@ def register_alias(
         ConfigurationError,
     )
     return lookup(k, name)
+
+
+def register_flow_control(name: str, cls: Any, *, description: str = "") -> Strategy:
+    """Registers a flow-control strategy written in Python as `name`, for `fc=<name>[,options]`.
+
+    `cls` is a subclass of `aeron_async.FlowControlStrategy` (or any callable taking a
+    `FlowControlParams` and returning one, with the same class attributes): each publication that
+    names it gets `cls(params)`. Its class attributes are read now: `retransmit_multiple`,
+    `accepted_options` ("g", "t": the reference options `fc=` may give) and `requires_group_tag`.
+    Embedded drivers of this process run it (each on a worker thread of its own); a standalone driver
+    takes it with `aeron-async driver --flow-control NAME=module:Class`. Registering the same class
+    under the same name again does nothing; a taken name raises `ConfigurationError`."""
+    from . import flow_control
+
+    flow_control.register(name, cls, description=description)
+    return lookup(StrategyKind.FLOW_CONTROL, name)

@@ -42,6 +42,10 @@ typedef struct aa_media_services_stct
     void (*request_image)(
         void *clientd, struct aa_receive_channel_endpoint_stct *endpoint, const aa_setup_header_t *setup,
         const struct sockaddr_storage *source, socklen_t source_length);
+    /* The driver's host of flow control strategies that run off the sender (strategies written in
+     * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
+     * where there is none (unit tests). */
+    void *flow_control_proxy_host;
 }
 aa_media_services_t;
 

@@ -41,6 +41,7 @@ int aa_network_publication_init(
     fc_params.stream_id = params->stream_id;
     fc_params.initial_term_id = params->initial_term_id;
     fc_params.term_length = params->term_length;
+    fc_params.proxy_host = services->flow_control_proxy_host;
     fc_params.receiver_timeout_ns = params->flow_control_receiver_timeout_ns > 0 ?
         params->flow_control_receiver_timeout_ns : fc_params.receiver_timeout_ns;
     fc_params.group_min_size = params->flow_control_group_min_size;
@@ -533,7 +534,8 @@ static void aa_network_publication_log_malformed_tag(aa_network_publication_t *p
 }
 
 bool aa_network_publication_on_status_message(
-    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns)
 {
     aa_udp_status_message_t sm;
     if (aa_udp_frame_decode_status_message(buffer, length, &sm) < 0)
@@ -542,6 +544,10 @@ bool aa_network_publication_on_status_message(
         return false;
     }
     aa_flow_control_strategy_t *fc = pub->flow_control;
+    if (NULL != fc->on_status_message_source)
+    {
+        fc->on_status_message_source(fc->state, source, source_length);
+    }
     if (AA_STATUS_MESSAGE_HEADER_LENGTH != sm.header.frame_header.frame_length && !sm.has_group_tag)
     {
         aa_network_publication_log_malformed_tag(pub, &sm);

@@ -198,8 +198,10 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns);
 /* Sender: control frames from the endpoint, already classified and addressed to this publication. */
 /* Returns true when the status message changed something (the sender limit, the connection, a
  * SETUP asked for, end of stream), false for a keepalive that only confirms the receiver is there. */
+/* source: where the SM came from (handed to the flow control's on_status_message_source). */
 bool aa_network_publication_on_status_message(
-    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns);
 void aa_network_publication_on_nak(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
 void aa_network_publication_on_rttm(

@@ -127,7 +127,8 @@ bool aa_send_channel_endpoint_on_datagram(
             aa_media_services_count(services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
             if (NULL != pub)
             {
-                return aa_network_publication_on_status_message(pub, buffer, length, now_ns);
+                return aa_network_publication_on_status_message(
+                    pub, buffer, length, &datagram->address, datagram->addr_len, now_ns);
             }
             break;
         case AA_UDP_FRAME_NAK:

@@ -42,6 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define AA_FLOW_CONTROL_RECEIVER_TIMEOUT_DEFAULT_NS (5 * 1000 * 1000 * 1000LL)
 #define AA_FLOW_CONTROL_GROUP_MIN_SIZE_DEFAULT 0
@@ -93,6 +94,11 @@ typedef int32_t (*aa_flow_control_strategy_max_retransmission_length_func_t)(voi
 /* Releases the strategy and its state. */
 typedef void (*aa_flow_control_strategy_fini_func_t)(aa_flow_control_strategy_t *strategy);
 
+/* Optional (NULL: not called): the source address of the status message the sender passes to
+ * on_status_message or on_trigger_send_setup next, called just before it. */
+typedef void (*aa_flow_control_strategy_on_sm_source_func_t)(
+    void *state, const struct sockaddr_storage *source, socklen_t source_length);
+
 struct aa_flow_control_strategy_stct
 {
     const char *name;
@@ -105,6 +111,7 @@ struct aa_flow_control_strategy_stct
     aa_flow_control_strategy_max_retransmission_length_func_t max_retransmission_length;
     aa_flow_control_strategy_fini_func_t fini;
     void *state;
+    aa_flow_control_strategy_on_sm_source_func_t on_status_message_source;
     /* Set by the supplier: the strategy tracks receivers and wants a counter of them (fc-receivers). */
     bool tracks_receivers;
     /* Set by the publication's owner before the strategy is used, or NULL: the strategy stores the
@@ -127,6 +134,9 @@ typedef struct aa_flow_control_strategy_params_stct
     int64_t receiver_timeout_ns;
     int32_t group_min_size;
     int64_t group_tag;
+    /* The creating driver's host of strategies that run off the sender (aa_flow_control_proxy.h:
+     * strategies written in Python); NULL outside a driver. */
+    void *proxy_host;
 }
 aa_flow_control_strategy_params_t;
 

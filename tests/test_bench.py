@@ -46,7 +46,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_run_description(results: dict) -> None:
     for key in ("schema", "command", "machine", "config", "driver", "channels", "skipped", "throughput", "latency",
-                "memory", "native_alloc", "idle", "targets"):
+                "memory", "native_alloc", "idle", "flow_control", "targets"):
         assert key in results, key
     machine = results["machine"]
     assert machine["nproc"] > 0 and machine["cpu_model"] is not None and machine["kernel"] and machine["python"]
@@ -117,6 +117,8 @@ def test_idle_and_targets(results: dict) -> None:
     assert measured["idle async subscriber + embedded driver"]["met"] in (True, False)
     assert measured["UDP loopback throughput, default driver settings, sync per-message"]["value"] > 0
     assert measured["UDP loopback round trip, busy-poll mode (INVOKER drivers), p50"]["value"] > 0
+    fc = results["flow_control"]  # measured where an interface carries multicast, else says why not
+    assert ("error" in fc and "interface" in fc["error"]) or (fc["median"]["min"] > 0 and fc["median"]["pymin"] > 0)
 
 
 def test_examples_runner_help() -> None:

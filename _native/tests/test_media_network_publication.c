@@ -37,7 +37,7 @@ typedef struct fixture_stct
 }
 fixture_t;
 
-/* The fc= value of the publication fixture_init makes (NULL: the unicast default). */
+/* The fc= value of the publication the fixture makes (NULL: the unicast or multicast default). */
 static const char *fixture_fc = NULL;
 
 /* A unicast publication, or (max_resend > 0) a multicast one with group semantics and that pool. */

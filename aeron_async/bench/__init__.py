@@ -6,7 +6,9 @@ over aeron:ipc (and UDP channels once the driver carries them), through the sync
 async facade on asyncio, uvloop and trio; pyzmq and plain asyncio UDP are measured the same way in
 the same run, alternating with ours round by round. The memory benchmark checks that the batch
 receive path stays flat over millions of messages and that the native message path allocates
-nothing per message; the idle benchmark measures what a waiting async subscriber costs.
+nothing per message; the idle benchmark measures what a waiting async subscriber costs; the
+flow-control benchmark compares a flow-control strategy written in Python (MinFlowControl) with the
+native min on a multicast group of three receiving processes (`flow_control`).
 
 Modules: `harness` (options, processes, rounds, summaries, targets), `cases` (what is measured),
 `report` (progress and tables), `worker` (a benchmark process) and the roles it runs:

@@ -146,7 +146,7 @@ def interleave(ours: list[Case], peers: list[Case]) -> list[Case]:
 class Target:
     label: str
     goal: str
-    metric: str  # "throughput", "ratio", "latency", "idle"
+    metric: str  # "throughput", "ratio", "latency", "idle", "flow-control"
     case: str = ""
     size: int = 32
     field: str = ""
@@ -188,4 +188,6 @@ TARGETS = (
            "aeron-sync-invoker", 32, "p50_us", 15.0, False, transport="aeron:udp"),
     Target("idle async subscriber + embedded driver", "<= 2% of a core", "idle", field="cpu_percent",
            threshold=2.0, higher_is_better=False),
+    Target("flow control written in Python (fc=pymin) vs native fc=min, 3 multicast receivers, 32 B", ">= 0.9x",
+           "flow-control", field="ratio", threshold=0.9, transport="aeron:udp"),
 )

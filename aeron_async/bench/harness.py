@@ -30,9 +30,9 @@ from typing import Any, TypedDict
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCHES = ("throughput", "latency", "memory", "idle", "multicast")
+BENCHES = ("throughput", "latency", "memory", "idle", "flow-control", "multicast")
 # multicast needs root (network namespaces) and minutes: run only when asked for (--bench multicast)
-DEFAULT_BENCHES = ("throughput", "latency", "memory", "idle")
+DEFAULT_BENCHES = ("throughput", "latency", "memory", "idle", "flow-control")
 DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
@@ -409,6 +409,23 @@ def add_ratios(rows: list[dict[str, Any]], kind: str) -> None:
             row["ratio_vs_peer_p99"] = peer["p99_us"]["median"] / row["p99_us"]["median"]
 
 
+def run_flow_control(cfg: Config, ui: Any) -> dict[str, Any]:
+    """Python min against the native min, 3 multicast receivers, 32 B (bench/flow_control.py)."""
+    from . import flow_control
+
+    ui.running("flow control: fc=pymin (MinFlowControl in Python) vs fc=min, 3 multicast receivers, 32 B")
+    try:
+        figures = flow_control.run(rounds=cfg.rounds, receivers=3, size=32, warmup=cfg.warmup,
+                                   duration=cfg.duration, threading_mode=cfg.threading_mode)
+    except (RuntimeError, SystemExit) as exc:
+        ui.note(f"[yellow]flow control not measured:[/] {exc}")
+        return {"error": str(exc)}
+    median = figures["median"]
+    ui.note(f"flow control, 3 multicast receivers, 32 B: fc=min {median['min'] / 1e6:.2f} M msgs/s, "
+            f"fc=pymin {median['pymin'] / 1e6:.2f} M msgs/s ({figures['ratio']:.2f}x)")
+    return figures
+
+
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     def row_for(kind: str, case: str, size: int, transport: str) -> dict[str, Any] | None:
         rows: list[dict[str, Any]] = results.get(kind, [])
@@ -445,6 +462,12 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             if row and t.field in row:
                 value = row[t.field]["median"]
                 measured = f"{value:.1f} us ({t.case}, {t.size} B)"
+        elif t.metric == "flow-control":
+            fc = results.get("flow_control")
+            if fc and "error" not in fc:
+                value = fc["ratio"]
+                measured = (f"{value:.2f}x ({fc['median']['pymin'] / 1e6:.2f} M vs "
+                            f"{fc['median']['min'] / 1e6:.2f} M msgs/s)")
         elif t.metric == "idle":
             idle = results.get("idle")
             if idle and "error" not in idle:
@@ -632,6 +655,8 @@ def run(cfg: Config) -> dict[str, Any]:
             extra += 1
         if "multicast" in cfg.benches:
             extra += 1
+        if "flow-control" in cfg.benches:
+            extra += 1
         total = sum(len(order) for _, order in plans) * len(cfg.sizes) * cfg.rounds + extra
         ui.start(total)
 
@@ -691,6 +716,8 @@ def run(cfg: Config) -> dict[str, Any]:
             except BenchError as exc:
                 results["idle"] = {"error": str(exc)}
             ui.idle(results["idle"])
+        if "flow-control" in cfg.benches:
+            results["flow_control"] = run_flow_control(cfg, ui)
     finally:
         ui.stop()
         if ctx.driver is not None:

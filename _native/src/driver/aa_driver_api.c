@@ -95,6 +95,11 @@ typedef struct aa_option_cursor_stct
 }
 aa_option_cursor_t;
 
+aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *driver)
+{
+    return &driver->conductor.flow_control_proxy_host;
+}
+
 static void aa_option_visit(
     const char *env_name, const char *property_name, const char *default_value, const char *description, void *clientd)
 {

@@ -390,6 +390,11 @@ int aa_driver_conductor_init(
     conductor->services.log_error = aa_conductor_services_log_error;
     conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
     conductor->services.request_image = aa_conductor_services_request_image;
+    if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
+    {
+        return -1;
+    }
+    conductor->services.flow_control_proxy_host = &conductor->flow_control_proxy_host;
     if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
     {
         return -1;
@@ -546,6 +551,7 @@ void aa_driver_conductor_on_close(void *state)
     conductor->subscription_links_count = 0;
     conductor->clients_count = 0;
     aa_prefault_close(&conductor->prefault);
+    aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
     if (NULL != conductor->to_driver.consumer_heartbeat)

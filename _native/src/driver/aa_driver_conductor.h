@@ -22,6 +22,7 @@
 #include "../concurrent/aa_counters.h"
 #include "../concurrent/aa_error_log.h"
 #include "../concurrent/aa_mpsc_rb.h"
+#include "../strategy/aa_flow_control_proxy.h"
 #include "../util/aa_fs.h"
 #include "../util/aa_prefault.h"
 #include "../../../media/aa_ipc_publication.h"
@@ -87,6 +88,9 @@ typedef struct aa_driver_conductor_stct
     volatile int64_t *system_counters[AA_SYSTEM_COUNTER_COUNT];
     /* What the media objects, the sender and the receiver use of the conductor (aa_media_services.h). */
     aa_media_services_t services;
+    /* Where the flow control strategies written in Python queue their events (services'
+     * flow_control_proxy_host); a worker of aeron_async drains it. */
+    aa_flow_control_proxy_host_t flow_control_proxy_host;
     aa_driver_sender_t *sender;
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
