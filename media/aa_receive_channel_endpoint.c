@@ -98,6 +98,7 @@ int aa_receive_channel_endpoint_add_stream(aa_receive_channel_endpoint_t *endpoi
         endpoint->streams = grown;
         endpoint->streams_capacity = capacity;
     }
+    memset(&endpoint->streams[endpoint->streams_count], 0, sizeof(aa_receive_stream_t));
     endpoint->streams[endpoint->streams_count].stream_id = stream_id;
     endpoint->streams[endpoint->streams_count].refcnt = 1;
     endpoint->streams_count++;
@@ -235,6 +236,67 @@ int aa_receive_channel_endpoint_send_to(
     return sent;
 }
 
+/* Where control frames for a source go: the publisher's control address of an MDC channel, else the source. */
+static const struct sockaddr_storage *aa_receive_channel_endpoint_control_address(
+    const aa_receive_channel_endpoint_t *endpoint, const aa_udp_datagram_t *datagram, socklen_t *length)
+{
+    if (endpoint->channel->has_explicit_control && !endpoint->channel->is_multicast)
+    {
+        *length = aa_udp_address_length(&endpoint->channel->local_control);
+        return &endpoint->channel->local_control;
+    }
+    *length = datagram->addr_len;
+    return &datagram->address;
+}
+
+static int aa_receive_channel_endpoint_send_setup_request(
+    aa_receive_channel_endpoint_t *endpoint, int32_t session_id, int32_t stream_id,
+    const struct sockaddr_storage *address, socklen_t address_length)
+{
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0,
+        endpoint->receiver_id, NULL);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, address, address_length))
+    {
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+        return 1;
+    }
+    return 0;
+}
+
+int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    if (!endpoint->channel->has_explicit_control || endpoint->channel->is_multicast)
+    {
+        return 0;
+    }
+    int sent = 0;
+    for (size_t i = 0; i < endpoint->streams_count; i++)
+    {
+        aa_receive_stream_t *stream = &endpoint->streams[i];
+        if (stream->has_elicited_setup && now_ns < stream->time_of_last_setup_elicit_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS)
+        {
+            continue;
+        }
+        bool has_image = false;
+        for (size_t j = 0; j < endpoint->sessions_count && !has_image; j++)
+        {
+            has_image = endpoint->sessions[j].stream_id == stream->stream_id &&
+                AA_RECEIVE_SESSION_ACTIVE == endpoint->sessions[j].state;
+        }
+        stream->has_elicited_setup = true;
+        stream->time_of_last_setup_elicit_ns = now_ns;
+        if (!has_image)
+        {
+            sent += aa_receive_channel_endpoint_send_setup_request(
+                endpoint, 0, stream->stream_id, &endpoint->channel->local_control,
+                aa_udp_address_length(&endpoint->channel->local_control));
+        }
+    }
+    return sent;
+}
+
 static bool aa_receive_channel_endpoint_is_waiting(const aa_receive_session_t *session, int64_t now_ns)
 {
     return NULL != session && AA_RECEIVE_SESSION_ACTIVE != session->state && now_ns < session->expiry_ns;
@@ -281,15 +343,9 @@ static void aa_receive_channel_endpoint_on_data(
     session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
-    int32_t length = aa_udp_frame_encode_status_message(
-        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, header.session_id, header.stream_id, 0, 0, 0,
-        endpoint->receiver_id, NULL);
-    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
-        endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len))
-    {
-        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
-    }
+    socklen_t control_length = 0;
+    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
+    aa_receive_channel_endpoint_send_setup_request(endpoint, header.session_id, header.stream_id, control, control_length);
 }
 
 /* A SETUP whose stream could never be imaged, whatever this driver's settings: a term length that is
@@ -333,8 +389,9 @@ static void aa_receive_channel_endpoint_on_setup(
     session->state = AA_RECEIVE_SESSION_INITIALISING;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    aa_media_services_request_image(
-        endpoint->services, endpoint, &setup, &datagram->address, datagram->addr_len);
+    socklen_t control_length = 0;
+    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
+    aa_media_services_request_image(endpoint->services, endpoint, &setup, control, control_length);
 }
 
 static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram)

@@ -11,6 +11,11 @@
  * to its source (then "pending" for 1 s, reference 4.1). A session whose image was removed cools
  * down for 1 s, ignoring stray datagrams, before it may join again.
  *
+ * Multi-destination-cast receiver (control=<publisher's control address>, reference 7.3): status
+ * messages, NAKs and SETUP requests go to the control address instead of the source, and until a
+ * subscribed stream has an image the endpoint sends a SEND_SETUP status message (session 0) there
+ * at once and then every pending-setup timeout, so the publisher makes it a destination.
+ *
  * The conductor opens it (socket creation is blocking work), counts the subscriptions and images
  * using it, and frees it after the receiver released it. The stream and session tables belong to
  * the receiver, which changes them only from its datagrams and the conductor's commands.
@@ -56,6 +61,8 @@ typedef struct aa_receive_stream_stct
 {
     int32_t stream_id;
     int32_t refcnt;
+    int64_t time_of_last_setup_elicit_ns;   /* MDC receivers: the last SEND_SETUP to the control address */
+    bool has_elicited_setup;
 }
 aa_receive_stream_t;
 
@@ -115,6 +122,11 @@ void aa_receive_channel_endpoint_remove_image(
     aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image, int64_t now_ns);
 /* Receiver: forgets pending, initialising and cooled-down sessions whose time is up. */
 void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
+
+/* Receiver, every duty cycle: with an explicit control address, a SEND_SETUP status message there
+ * for each subscribed stream without an image (at once, then every pending-setup timeout). Returns
+ * how many were sent. */
+int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
 
 /* Receiver: a datagram received on the endpoint's socket. Returns false for a keepalive (a heartbeat,
  * an RTT measurement): no work, so an idle driver may sleep deeply. */

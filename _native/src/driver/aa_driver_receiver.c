@@ -254,6 +254,10 @@ int aa_driver_receiver_do_work(void *state)
             aa_receive_channel_endpoint_expire_sessions(receiver->endpoints[i], now_ns);
         }
     }
+    for (size_t i = 0; i < receiver->endpoints_count; i++)
+    {
+        work_count += aa_receive_channel_endpoint_elicit_setups(receiver->endpoints[i], now_ns);
+    }
 
     aa_media_services_record_cycle(
         receiver->services, aa_clock_nano_time(&receiver->ctx->clock) - now_ns, receiver->cycle_threshold_ns,
