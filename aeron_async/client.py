@@ -839,14 +839,17 @@ class Subscription(_speedups.SubscriptionBase):
                      RegistrationError)
 
     def add_destination(self, destination: str) -> None:
-        """Receive this subscription's streams over `destination` too (Aeron's multi-destination
-        subscription, a subscription on `aeron:udp?control-mode=manual`). This driver does not carry
-        multi-destination subscriptions yet: the driver answers with an error (RegistrationError)."""
+        """Receive over `destination` too, `aeron:udp?endpoint=host:port` (the address to bind), on a
+        multi-destination subscription (channel `aeron:udp?control-mode=manual`): one stream arriving
+        over several channels has one image, and each message is delivered once. Returns once the
+        driver opened it. Raises InvalidChannelError for a subscription that is not multi-destination,
+        a malformed destination or one already added."""
         correlation_id = self.async_add_destination(destination)
         self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
 
     def remove_destination(self, destination: str) -> None:
-        """Stop receiving over a destination `add_destination` added."""
+        """Stop receiving over a destination `add_destination` added (the same address); raises
+        InvalidChannelError for one that was never added."""
         correlation_id = self.async_remove_destination(destination)
         self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
 

@@ -1,6 +1,7 @@
 """Multi-destination-cast (reference 7.3): dynamic control mode (receivers become destinations with
 their first status message and are dropped after the destination timeout), manual control mode
-(add_destination / remove_destination, sync and async), and the errors for bad input. Drivers talk
+(add_destination / remove_destination, sync and async), multi-destination subscriptions (one stream
+over two channels, each message delivered once), and the errors for bad input. Drivers talk
 over loopback on free ports; one receiver's driver runs as its own process so that it can be killed."""
 
 from __future__ import annotations
@@ -199,6 +200,34 @@ def test_manual_destinations_added_and_removed_while_streaming(nodes: list[Node]
     stream.settle(both, removed_at + 249)
 
 
+def test_a_multi_destination_subscription_delivers_each_message_once_whichever_channel_carries_it(
+        nodes: list[Node]) -> None:
+    publisher, receiving = Node(), Node()
+    nodes.extend([publisher, receiving])
+    e1, e2 = (f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}" for _ in range(2))
+    receiver = Receiver(receiving, "aeron:udp?control-mode=manual")
+    receiver.sub.add_destination(e1)
+    receiver.sub.add_destination(e2)
+    pub = publisher.client.add_publication("aeron:udp?control-mode=manual", STREAM)
+    pub.add_destination(e1)
+    pub.add_destination(e2)
+    wait_for(lambda: receiver.sub.images and pub.is_connected, timeout=10, what="the subscription to connect")
+    stream = Stream(pub)
+    stream.publish(300, [receiver], pause=0.0002)        # every frame arrives twice, once per channel
+    pub.remove_destination(e1)
+    stream.publish(300, [receiver], pause=0.0002)        # over the second channel only
+    pub.add_destination(e1)
+    time.sleep(0.05)
+    pub.remove_destination(e2)
+    stream.publish(300, [receiver], pause=0.0002)        # over the first channel only
+    receiver.sub.remove_destination(e2)
+    pub.add_destination(e2)
+    stream.publish(300, [receiver], pause=0.0002)        # sent over both, received on the first
+    stream.settle([receiver], 1199)
+    assert receiver.seqs == list(range(1200))
+    assert len(receiver.sub.images) == 1, "one image for the session, whichever channel carries it"
+
+
 def test_destination_errors_name_the_fix(nodes: list[Node]) -> None:
     node = Node()
     nodes.append(node)
@@ -238,6 +267,26 @@ def test_destination_errors_name_the_fix(nodes: list[Node]) -> None:
     with pytest.raises(aeron_async.ClosedError):
         manual.add_destination("aeron:udp?endpoint=127.0.0.1:40999")
 
+    plain = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}", STREAM)
+    with pytest.raises(aeron_async.InvalidChannelError, match="not a multi-destination subscription.*control-mode=manual"):
+        plain.add_destination(f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}")
+    mds = client.add_subscription("aeron:udp?control-mode=manual", STREAM)
+    port = free_udp_port()
+    for destination, fix in [
+        ("aeron:ipc", "a subscription's destination is aeron:udp\\?endpoint=host:port"),
+        ("aeron:udp?control-mode=manual", "control= and control-mode= are not applied"),
+        (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:{port + 1}", "control= and control-mode= are not applied"),
+        (f"aeron:udp?endpoint=127.0.0.1:{port}|bogus=1", "bogus"),
+    ]:
+        with pytest.raises(aeron_async.InvalidChannelError, match=fix):
+            mds.add_destination(destination)
+    mds.add_destination(f"aeron:udp?endpoint=127.0.0.1:{port}")
+    with pytest.raises(aeron_async.InvalidChannelError, match="already a destination.*remove it first"):
+        mds.add_destination(f"aeron:udp?endpoint=127.0.0.1:{port}")
+    with pytest.raises(aeron_async.InvalidChannelError, match="not a destination of subscription"):
+        mds.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{port + 1}")
+    mds.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{port}")
+
 
 def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
     node = Node()
@@ -251,6 +300,7 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
         ("aeron:udp?control=127.0.0.1:0", "needs endpoint=host:port", True),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),
+        (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
             if publication:
@@ -278,3 +328,9 @@ async def test_async_destinations(nodes: list[Node]) -> None:
             await pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{e1}")
             with pytest.raises(aeron_async.InvalidChannelError, match="not a destination"):
                 await pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{e1}")
+        async with await client.add_subscription("aeron:udp?control-mode=manual", STREAM) as mds:
+            e2 = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}"
+            await mds.add_destination(e2)
+            with pytest.raises(aeron_async.InvalidChannelError, match="already a destination"):
+                await mds.add_destination(e2)
+            await mds.remove_destination(e2)

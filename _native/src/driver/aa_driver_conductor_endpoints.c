@@ -46,9 +46,11 @@ int aa_conductor_parse_udp_channel(
     {
         unsupported = "response channels (control-mode=response)";
     }
-    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode)
+    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
+        (udp->has_explicit_endpoint || udp->has_explicit_control))
     {
-        unsupported = "a multi-destination subscription (control-mode=manual on a subscription)";
+        problem = "a multi-destination subscription (control-mode=manual) receives on the destinations added to it "
+            "(add_destination); remove endpoint= and control=";
     }
     else if (is_publication && AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode && !udp->has_explicit_control)
     {
@@ -115,8 +117,8 @@ static int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
     const struct sockaddr_storage *bound, int64_t now_ms)
 {
-    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)];
-    int address_length = aa_udp_address_format(address, sizeof(address), bound);
+    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)] = "";
+    int address_length = 0 == bound->ss_family ? 0 : aa_udp_address_format(address, sizeof(address), bound);
     if (address_length < 0)
     {
         return -1;
@@ -344,6 +346,7 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
     for (size_t i = conductor->receive_endpoints_count; i-- > 0;)
     {
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        aa_conductor_free_released_destinations(endpoint);
         if (!endpoint->is_closing)
         {
             aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
