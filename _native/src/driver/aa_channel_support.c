@@ -70,8 +70,8 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
     { "max-resend", UDP_PUB, 0, NULL,
-        "a unicast publication resends one range at a time; max-resend applies to multicast and multi-destination-cast, "
-        "which this driver does not carry yet" },
+        "a publication of this driver resends one range at a time; max-resend (concurrent retransmits, for multicast and "
+        "multi-destination-cast) is not applied yet" },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
         "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
     { "untethered-resting-timeout", SUB, 0, NULL,
