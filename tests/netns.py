@@ -1,8 +1,9 @@
-"""Two hosts for multi-host tests: network namespaces joined by a veth pair, optionally with
-nftables dropping a share of the UDP packets in each direction.
+"""Hosts for multi-host tests: two network namespaces joined by a veth pair (two_hosts), or any
+number on a bridge with multicast routes (bridged_hosts), optionally with nftables dropping a share
+of the UDP packets of a host.
 
 Only addresses inside the namespaces this module creates are used (10.77.<n>.1 and .2 on the veth
-pair); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
+pair, 10.78.<n>.<i> on a bridge); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
 (nftables); `./dev test` installs both.
 """
 
@@ -54,9 +55,10 @@ class Host:
             f"  chain output {{ type filter hook output priority 0; policy accept; {rule} }}\n"
             "}\n"))
 
-    def dropped_udp(self) -> int:
-        """Packets the drop rules have dropped so far (both directions)."""
-        out = run("ip", "netns", "exec", self.namespace, "nft", "list", "table", "inet", "aa_loss")
+    def dropped_udp(self, chain: str | None = None) -> int:
+        """Packets the drop rules have dropped so far: both directions, or one chain ("input", "output")."""
+        args = ("table", "inet", "aa_loss") if chain is None else ("chain", "inet", "aa_loss", chain)
+        out = run("ip", "netns", "exec", self.namespace, "nft", "list", *args)
         total = 0
         for line in out.splitlines():
             words = line.split()
@@ -86,4 +88,40 @@ def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
         yield a, b
     finally:
         for namespace in created:  # deleting a namespace deletes its end of the veth pair, and the pair
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+
+
+@contextlib.contextmanager
+def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool = True) -> Iterator[list[Host]]:
+    """`count` namespaces on one Ethernet bridge (which lives in a namespace of its own): host i at
+    10.78.<subnet>.<i + 1>/24, each with its interface up and, unless multicast_route is False, an IPv4
+    multicast route (224.0.0.0/4 via that interface) so groups can be joined and sent to. Without it
+    the namespace has no route at all for a group (no default route either): joining one fails."""
+    tag = uuid.uuid4().hex[:6]
+    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
+    bridge_ns = f"aa-{tag}-br"
+    hosts = [Host(f"aa-{tag}-h{i}", f"10.78.{subnet}.{i + 1}", f"aa{tag}h{i}") for i in range(count)]
+    created: list[str] = []
+    try:
+        run("ip", "netns", "add", bridge_ns)
+        created.append(bridge_ns)
+        run("ip", "-n", bridge_ns, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0")
+        run("ip", "-n", bridge_ns, "link", "set", "br0", "up")
+        for i, host in enumerate(hosts):
+            run("ip", "netns", "add", host.namespace)
+            created.append(host.namespace)
+            port = f"aa{tag}p{i}"
+            run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
+            run("ip", "link", "set", host.device, "netns", host.namespace)
+            run("ip", "link", "set", port, "netns", bridge_ns)
+            run("ip", "-n", bridge_ns, "link", "set", port, "master", "br0")
+            run("ip", "-n", bridge_ns, "link", "set", port, "up")
+            run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
+            run("ip", "-n", host.namespace, "link", "set", host.device, "up")
+            run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+            if multicast_route:
+                run("ip", "-n", host.namespace, "route", "add", "224.0.0.0/4", "dev", host.device)
+        yield hosts
+    finally:
+        for namespace in created:  # deleting a namespace deletes the veth ends inside it, and the bridge
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)

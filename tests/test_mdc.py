@@ -277,6 +277,7 @@ def test_destination_errors_name_the_fix(nodes: list[Node]) -> None:
         ("aeron:udp?control-mode=manual", "control= and control-mode= are not applied"),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:{port + 1}", "control= and control-mode= are not applied"),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|bogus=1", "bogus"),
+        ("aeron:udp?endpoint=224.0.1.1:40456", "multicast destinations of a multi-destination subscription"),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
             mds.add_destination(destination)
@@ -301,12 +302,16 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),
+        ("aeron:udp?endpoint=224.0.1.1:40456|control-mode=manual", "control-mode= .* is for unicast channels", True),
+        (f"aeron:udp?control=127.0.0.1:{port}|control-mode=dynamic|ttl=4", "ttl=4 applies to multicast channels only", True),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
             if publication:
                 client.add_publication(channel, STREAM)
             else:
                 client.add_subscription(channel, STREAM)
+    # multi-destination-cast publications are group publications: max-resend= applies
+    client.add_publication("aeron:udp?control-mode=manual|max-resend=4", STREAM).close()
 
 
 @pytest.mark.anyio

@@ -230,6 +230,15 @@ static int aa_conductor_on_subscription_destination(
     {
         return -1;
     }
+    if (udp->is_multicast)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "destination %s: multicast destinations of a multi-destination subscription are not supported by this "
+            "driver yet; add a unicast endpoint=host:port, or subscribe to the group with its own subscription",
+            destination);
+        aa_udp_channel_delete(udp);
+        return -1;
+    }
     if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode || udp->has_explicit_control)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,

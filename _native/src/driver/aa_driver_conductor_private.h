@@ -110,6 +110,10 @@ typedef struct aa_publication_params_stct
     bool tether;
     aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
     bool spies_simulate_connection;
+    /* UDP, set once the channel is resolved: multicast (group semantics), its max-resend= and ttl */
+    bool has_group_semantics;
+    int32_t max_resend;
+    int32_t multicast_ttl;
 }
 aa_publication_params_t;
 
