@@ -1,3 +1,5 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -261,6 +263,25 @@ static const char *const aa_channel_shared_publication_keys[] =
 
 #define AA_CHANNEL_SHARED_KEYS_MAX 8
 
+/* endpoint= is an IPv4 or IPv6 multicast address literal (a host name resolving to a group is not
+ * recognised here: such a channel compares fc= against the unicast default). */
+static bool aa_channel_has_multicast_endpoint(const aa_uri_t *uri)
+{
+    const char *endpoint = aa_uri_find_param(uri, "endpoint");
+    aa_uri_address_t address;
+    if (NULL == endpoint || aa_uri_parse_address("endpoint", endpoint, false, false, &address) < 0)
+    {
+        return false;
+    }
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (1 == inet_pton(AF_INET, address.host, &v4))
+    {
+        return IN_MULTICAST(ntohl(v4.s_addr));
+    }
+    return 1 == inet_pton(AF_INET6, address.host, &v6) && IN6_IS_ADDR_MULTICAST(&v6);
+}
+
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
     const aa_uri_t *existing, const char *const *keys, const char *what)
@@ -322,7 +343,8 @@ int aa_channel_check_shared(
         }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", "unicast");
+            /* both channels have the same endpoint: a multicast group takes the driver's multicast default */
+            snprintf(d, 32, "%s", aa_channel_has_multicast_endpoint(uri) ? ctx->multicast_flow_control_strategy : "unicast");
         }
         else
         {
