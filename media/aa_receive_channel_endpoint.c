@@ -104,6 +104,7 @@ int aa_receive_destination_create(
     }
     destination->transport.clientd = endpoint;
     destination->channel = channel;
+    destination->local_sockaddr_counter_id = -1;
     *out = destination;
     return 0;
 }

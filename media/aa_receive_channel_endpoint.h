@@ -62,6 +62,7 @@ typedef struct aa_receive_destination_stct
     aa_udp_transport_t transport;            /* clientd: the endpoint */
     aa_udp_transport_bindings_t *loss_bindings;
     volatile int32_t has_receiver_released;  /* set by the receiver once it let go of a removed one */
+    int32_t local_sockaddr_counter_id;       /* conductor: rcv-local-sockaddr of its bound address, or -1 */
 }
 aa_receive_destination_t;
 

@@ -208,6 +208,8 @@ def test_a_multi_destination_subscription_delivers_each_message_once_whichever_c
     receiver = Receiver(receiving, "aeron:udp?control-mode=manual")
     receiver.sub.add_destination(e1)
     receiver.sub.add_destination(e2)
+    addresses = sorted(e.split("=", 1)[1] for e in (e1, e2))
+    assert sorted(receiver.sub.local_socket_addresses) == addresses   # one bound socket per destination
     pub = publisher.client.add_publication("aeron:udp?control-mode=manual", STREAM)
     pub.add_destination(e1)
     pub.add_destination(e2)
@@ -221,6 +223,7 @@ def test_a_multi_destination_subscription_delivers_each_message_once_whichever_c
     pub.remove_destination(e2)
     stream.publish(300, [receiver], pause=0.0002)        # over the first channel only
     receiver.sub.remove_destination(e2)
+    assert receiver.sub.local_socket_addresses == [e1.split("=", 1)[1]]
     pub.add_destination(e2)
     stream.publish(300, [receiver], pause=0.0002)        # sent over both, received on the first
     stream.settle([receiver], 1199)

@@ -154,7 +154,7 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
 /* snd-local-sockaddr / rcv-local-sockaddr (type 14), as Aeron's LocalSocketAddressStatus: keyed by the
  * endpoint's status counter id, then the bound address ("host:port", the port the kernel picked for
  * port 0) as int32 length + ASCII; its value is the endpoint status (ACTIVE while bound). */
-static int32_t aa_conductor_allocate_local_sockaddr_counter(
+int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
     const struct sockaddr_storage *bound, int64_t now_ms)
 {
@@ -398,6 +398,10 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
         else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
             0 == endpoint->image_refs)
         {
+            for (size_t j = 0; j < endpoint->conductor_destinations_count; j++)
+            {
+                aa_conductor_free_counter(conductor, endpoint->conductor_destinations[j]->local_sockaddr_counter_id, now_ms);
+            }
             aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];
