@@ -308,6 +308,7 @@ static void aa_network_publication_setup_message_check(aa_network_publication_t 
     }
     uint8_t frame[AA_SETUP_HEADER_LENGTH];
     int32_t bits = pub->position_bits_to_shift;
+    /* multicast and multi-destination-cast streams have group semantics: SETUP carries the GROUP flag */
     int32_t length = aa_udp_frame_encode_setup(
         frame, sizeof(frame), pub->has_group_semantics ? AA_SETUP_HEADER_GROUP_FLAG : 0,
         aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
@@ -620,9 +621,10 @@ void aa_network_publication_on_rttm(
         memset(&datagram, 0, sizeof(datagram));
         datagram.buffer = frame;
         datagram.length = (size_t)frame_length;
-        if (!pub->has_group_semantics)
+        if (!pub->has_group_semantics || pub->endpoint->is_mdc)
         {
-            /* multicast: receivers listen on the data group only, where the reply goes by default */
+            /* multicast: receivers listen on the data group only, where the reply goes by default;
+             * multi-destination-cast: to the one receiver that asked */
             datagram.address = *source;
             datagram.addr_len = source_length;
         }

@@ -72,7 +72,7 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "ssc", PUB, UDP_PUB, aa_false, "spies read network publications only; an aeron:ipc publication has none" },
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
-    /* multicast only: refused on unicast channels when the channel is resolved */
+    /* multicast and multi-destination-cast only: refused on other unicast channels when the channel is resolved */
     { "max-resend", UDP_PUB, UDP_PUB, NULL, NULL },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
         "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
@@ -86,11 +86,12 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "channel-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "channel-snd-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "media-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
-    /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl */
-    { "control", UDP, UDP_PUB, NULL, "control= on a subscription is a multi-destination-cast publisher's control "
-        "address, and multi-destination-cast is not supported by this driver yet; " AA_CHANNEL_CARRIES },
-    { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
-        "supported by this driver yet; " AA_CHANNEL_CARRIES },
+    /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl,
+     * which a multi-destination-cast publication receives status messages on; on a subscription, the
+     * multi-destination-cast publisher's control address its status messages go to */
+    { "control", UDP, UDP, NULL, NULL },
+    /* dynamic and manual (publications), dynamic (subscriptions): the conductor checks the value */
+    { "control-mode", UDP, UDP, NULL, NULL },
     /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
     { "ttl", UDP_PUB, UDP, NULL, NULL },
     { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */

@@ -29,9 +29,15 @@ static int aa_conductor_check_multicast_params(const char *channel, const aa_udp
     {
         return 0;
     }
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
     static const char *const multicast_only[] = { "ttl", "max-resend" };
     for (size_t i = 0; i < sizeof(multicast_only) / sizeof(multicast_only[0]); i++)
     {
+        if (is_mdc && 0 == strcmp("max-resend", multicast_only[i]))
+        {
+            continue;   /* multi-destination-cast publications have group semantics too */
+        }
         const char *value = aa_uri_find_param(&udp->uri, multicast_only[i]);
         if (NULL != value)
         {
@@ -68,24 +74,64 @@ int aa_conductor_parse_udp_channel(
         return -1;
     }
     const char *unsupported = NULL;
-    if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
+    const char *problem = NULL;
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
+    if (AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode)
     {
-        unsupported = "multi-destination-cast and response channels (control-mode=)";
+        unsupported = "response channels (control-mode=response)";
     }
-    else if (!udp->has_explicit_endpoint)
+    else if (udp->is_multicast && is_mdc)
     {
-        unsupported = "a UDP channel without endpoint=";
+        problem = "control-mode= (multi-destination-cast) is for unicast channels; a multicast group reaches its "
+            "receivers itself: remove control-mode=";
+    }
+    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
+        (udp->has_explicit_endpoint || udp->has_explicit_control))
+    {
+        problem = "a multi-destination subscription (control-mode=manual) receives on the destinations added to it "
+            "(add_destination); remove endpoint= and control=";
+    }
+    else if (is_publication && AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode && !udp->has_explicit_control)
+    {
+        problem = "control-mode=dynamic needs control=host:port, the address the publication receives status "
+            "messages on (e.g. control=10.0.0.1:40456|control-mode=dynamic)";
+    }
+    else if (is_publication && is_mdc && udp->has_explicit_endpoint)
+    {
+        problem = "a multi-destination-cast publication (control-mode=) sends to its destinations, not to endpoint=; "
+            "remove endpoint= (dynamic: receivers subscribe with control=<this control address>; manual: "
+            "add_destination)";
+    }
+    else if (!is_mdc && !udp->has_explicit_endpoint)
+    {
+        problem = "a UDP channel needs endpoint=host:port (or, for multi-destination-cast, "
+            "control=host:port|control-mode=dynamic or control-mode=manual on a publication)";
+    }
+    else if (!is_publication && udp->has_explicit_control && 0 == aa_udp_address_port(&udp->local_control))
+    {
+        problem = "control= on a subscription is the multi-destination-cast publisher's control address and needs "
+            "its port (control=host:port with a port above 0)";
     }
     if (NULL != unsupported)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: %s is not supported by this driver; it carries aeron:ipc and "
-            "aeron:udp?endpoint=host:port (a unicast address or a multicast group)", channel, unsupported);
+            "channel %s: %s is not supported by this driver; it carries aeron:ipc, "
+            "aeron:udp?endpoint=host:port (a unicast address or a multicast group) and multi-destination-cast "
+            "(control-mode=dynamic or manual publications, control= and control-mode=manual subscriptions)",
+            channel, unsupported);
+    }
+    else if (NULL != problem)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s: %s", channel, problem);
+    }
+    if (NULL != unsupported || NULL != problem)
+    {
         aa_udp_channel_delete(udp);
         *out = NULL;
         return -1;
     }
-    if (is_publication && 0 == aa_udp_address_port(&udp->remote_data))
+    if (is_publication && !is_mdc && 0 == aa_udp_address_port(&udp->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
@@ -108,12 +154,12 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
 /* snd-local-sockaddr / rcv-local-sockaddr (type 14), as Aeron's LocalSocketAddressStatus: keyed by the
  * endpoint's status counter id, then the bound address ("host:port", the port the kernel picked for
  * port 0) as int32 length + ASCII; its value is the endpoint status (ACTIVE while bound). */
-static int32_t aa_conductor_allocate_local_sockaddr_counter(
+int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
     const struct sockaddr_storage *bound, int64_t now_ms)
 {
-    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)];
-    int address_length = aa_udp_address_format(address, sizeof(address), bound);
+    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)] = "";
+    int address_length = 0 == bound->ss_family ? 0 : aa_udp_address_format(address, sizeof(address), bound);
     if (address_length < 0)
     {
         return -1;
@@ -164,6 +210,7 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
         return NULL;
     }
     *udp = NULL;
+    endpoint->destinations.destination_timeout_ns = conductor->ctx->mdc_destination_timeout_ns;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
         conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
     endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
@@ -351,6 +398,7 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
     for (size_t i = conductor->receive_endpoints_count; i-- > 0;)
     {
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        aa_conductor_free_released_destinations(endpoint);
         if (!endpoint->is_closing)
         {
             aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);
@@ -358,6 +406,10 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
         else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
             0 == endpoint->image_refs)
         {
+            for (size_t j = 0; j < endpoint->conductor_destinations_count; j++)
+            {
+                aa_conductor_free_counter(conductor, endpoint->conductor_destinations[j]->local_sockaddr_counter_id, now_ms);
+            }
             aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];

@@ -223,17 +223,20 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     return pub;
 }
 
-/* A multicast channel has group semantics (reference 4.4, 5): the driver's multicast flow control
+/* A multicast or multi-destination-cast channel has group semantics (reference 4.4, 5, 7.3): the driver's multicast flow control
  * unless fc= names one, a pool of max-resend= retransmit actions (else AERON_MAX_RESEND), SETUP with
  * the GROUP flag and the channel's TTL. The flow control's options stay valid: they point into the
  * caller's URI (fc=) or into the registry (the default). */
 static int aa_conductor_apply_group_params(
     aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_publication_params_t *params)
 {
-    params->has_group_semantics = udp->is_multicast;
+    /* multi-destination-cast (reference 7.3) has group semantics as multicast has, without a TTL */
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
+    params->has_group_semantics = udp->is_multicast || is_mdc;
     params->max_resend = conductor->ctx->max_resend;
     params->multicast_ttl = udp->is_multicast ? udp->multicast_ttl : 0;
-    if (!udp->is_multicast)
+    if (!params->has_group_semantics)
     {
         return 0;
     }
