@@ -19,6 +19,7 @@
 #include "../src/logbuffer/aa_term.h"
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
+#include "../../protocols/aa_archive_codecs.h"
 #endif
 
 /* CDEF BEGIN */
@@ -428,6 +429,11 @@ int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader);
 int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id);
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
+
+/* ---- the archive (issue 16): the control protocol's SBE codecs ----
+ * Declared once, in their own header (build_ffi.py splices its CDEF block in here): every message
+ * of Aeron Archive's schema 101 v14 and the mark file header (schema 100), encode and decode. */
+/* CDEF INCLUDE protocols/aa_archive_codecs.h */
 
 /* CDEF END */
 
