@@ -1,12 +1,13 @@
 """The archive client's side of the control protocol: the requests it encodes and the responses it
-decodes (SBE schema 101 version 14, little-endian; layouts in
-../shared/reference/aeron-archive-codecs.md). The only module of the client that knows bytes."""
+decodes (SBE schema 101 version 14), through the native codecs (protocols/aa_archive_codecs.h,
+bound by cffi): one encoder and one decoder for the service and the client. The only module of the
+client that knows bytes."""
 
 from __future__ import annotations
 
-import struct
-from typing import Final
+from typing import Any, Final
 
+from .._ffi import ffi, lib
 from .records import (
     Challenge,
     ControlResponse,
@@ -16,55 +17,79 @@ from .records import (
     RecordingSubscriptionDescriptor,
 )
 
-SCHEMA_ID: Final = 101
-SCHEMA_VERSION: Final = 14
-HEADER_LENGTH: Final = 8
+SCHEMA_ID: Final[int] = lib.AA_ARCHIVE_SCHEMA_ID
+SCHEMA_VERSION: Final[int] = lib.AA_ARCHIVE_SCHEMA_VERSION
+HEADER_LENGTH: Final[int] = lib.AA_ARCHIVE_MESSAGE_HEADER_LENGTH
 # The control protocol's semantic version (major << 16 | minor << 8 | patch) this client speaks:
 # Aeron's Java client's, 1.12.0; an archive refuses another major version.
-PROTOCOL_SEMANTIC_VERSION: Final = (1 << 16) | (12 << 8) | 0
+PROTOCOL_SEMANTIC_VERSION: Final[int] = lib.AA_ARCHIVE_PROTOCOL_SEMANTIC_VERSION
 
-# template ids
-CONTROL_RESPONSE: Final = 1
-CLOSE_SESSION: Final = 3
-STOP_RECORDING: Final = 5
-REPLAY: Final = 6
-STOP_REPLAY: Final = 7
-LIST_RECORDINGS: Final = 8
-LIST_RECORDINGS_FOR_URI: Final = 9
-LIST_RECORDING: Final = 10
-RECORDING_POSITION: Final = 12
-TRUNCATE_RECORDING: Final = 13
-STOP_RECORDING_SUBSCRIPTION: Final = 14
-STOP_POSITION: Final = 15
-FIND_LAST_MATCHING_RECORDING: Final = 16
-LIST_RECORDING_SUBSCRIPTIONS: Final = 17
-BOUNDED_REPLAY: Final = 18
-STOP_ALL_REPLAYS: Final = 19
-RECORDING_DESCRIPTOR: Final = 22
-RECORDING_SUBSCRIPTION_DESCRIPTOR: Final = 23
-RECORDING_SIGNAL_EVENT: Final = 24
-AUTH_CONNECT: Final = 58
-CHALLENGE: Final = 59
-CHALLENGE_RESPONSE: Final = 60
-KEEP_ALIVE: Final = 61
-START_RECORDING2: Final = 63
-EXTEND_RECORDING2: Final = 64
-STOP_RECORDING_BY_IDENTITY: Final = 65
-MAX_RECORDED_POSITION: Final = 67
-ARCHIVE_ID: Final = 68
-PURGE_RECORDING: Final = 104
-PING: Final = 106
-
-_HEADER = struct.Struct("<HHHH")
-_U32 = struct.Struct("<I")
+# template ids (the codec header's)
+CONTROL_RESPONSE: Final[int] = lib.AA_ARCHIVE_TEMPLATE_CONTROL_RESPONSE
+CLOSE_SESSION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_CLOSE_SESSION_REQUEST
+STOP_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_RECORDING_REQUEST
+REPLAY: Final[int] = lib.AA_ARCHIVE_TEMPLATE_REPLAY_REQUEST
+STOP_REPLAY: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_REPLAY_REQUEST
+LIST_RECORDINGS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_LIST_RECORDINGS_REQUEST
+LIST_RECORDINGS_FOR_URI: Final[int] = lib.AA_ARCHIVE_TEMPLATE_LIST_RECORDINGS_FOR_URI_REQUEST
+LIST_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_LIST_RECORDING_REQUEST
+RECORDING_POSITION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_RECORDING_POSITION_REQUEST
+TRUNCATE_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_TRUNCATE_RECORDING_REQUEST
+STOP_RECORDING_SUBSCRIPTION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_RECORDING_SUBSCRIPTION_REQUEST
+STOP_POSITION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_POSITION_REQUEST
+FIND_LAST_MATCHING_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_FIND_LAST_MATCHING_RECORDING_REQUEST
+LIST_RECORDING_SUBSCRIPTIONS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_LIST_RECORDING_SUBSCRIPTIONS_REQUEST
+BOUNDED_REPLAY: Final[int] = lib.AA_ARCHIVE_TEMPLATE_BOUNDED_REPLAY_REQUEST
+STOP_ALL_REPLAYS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_ALL_REPLAYS_REQUEST
+RECORDING_DESCRIPTOR: Final[int] = lib.AA_ARCHIVE_TEMPLATE_RECORDING_DESCRIPTOR
+RECORDING_SUBSCRIPTION_DESCRIPTOR: Final[int] = lib.AA_ARCHIVE_TEMPLATE_RECORDING_SUBSCRIPTION_DESCRIPTOR
+RECORDING_SIGNAL_EVENT: Final[int] = lib.AA_ARCHIVE_TEMPLATE_RECORDING_SIGNAL_EVENT
+AUTH_CONNECT: Final[int] = lib.AA_ARCHIVE_TEMPLATE_AUTH_CONNECT_REQUEST
+CHALLENGE: Final[int] = lib.AA_ARCHIVE_TEMPLATE_CHALLENGE
+CHALLENGE_RESPONSE: Final[int] = lib.AA_ARCHIVE_TEMPLATE_CHALLENGE_RESPONSE
+KEEP_ALIVE: Final[int] = lib.AA_ARCHIVE_TEMPLATE_KEEP_ALIVE_REQUEST
+START_RECORDING2: Final[int] = lib.AA_ARCHIVE_TEMPLATE_START_RECORDING_REQUEST2
+EXTEND_RECORDING2: Final[int] = lib.AA_ARCHIVE_TEMPLATE_EXTEND_RECORDING_REQUEST2
+STOP_RECORDING_BY_IDENTITY: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_RECORDING_BY_IDENTITY_REQUEST
+MAX_RECORDED_POSITION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_MAX_RECORDED_POSITION_REQUEST
+ARCHIVE_ID: Final[int] = lib.AA_ARCHIVE_TEMPLATE_ARCHIVE_ID_REQUEST
+PURGE_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST
+PING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PING
 
 
-def _message(template_id: int, block: bytes, *var: bytes) -> bytes:
-    parts = [_HEADER.pack(len(block), template_id, SCHEMA_ID, SCHEMA_VERSION), block]
-    for data in var:
-        parts.append(_U32.pack(len(data)))
-        parts.append(data)
-    return b"".join(parts)
+
+class MalformedMessageError(ValueError):
+    """A control message shorter than its header, block or var data say (the codec's message)."""
+
+
+def _native_error() -> str:
+    return ffi.string(lib.aa_errmsg()).decode("utf-8", "replace")
+
+
+def _encode(template_id: int, member: str, **fields: Any) -> bytes:
+    """Encode the union member `member` of a message of `template_id` with `fields` (bytes for
+    var-data fields)."""
+    msg = ffi.new("aa_archive_message_t *")
+    msg.template_id = template_id
+    body = getattr(msg, member)
+    keep = []
+    for name, value in fields.items():
+        if isinstance(value, bytes):
+            var = getattr(body, name)
+            if value:
+                data = ffi.from_buffer("uint8_t[]", value)
+                keep.append(data)
+                var.data = data
+            var.length = len(value)
+        else:
+            setattr(body, name, value)
+    length = lib.aa_archive_encoded_length(msg)
+    if length < 0:
+        raise ValueError(f"cannot encode template {template_id}: {_native_error()}")
+    out = bytearray(length)
+    if lib.aa_archive_encode(ffi.from_buffer("uint8_t[]", out), length, msg) != length:
+        raise ValueError(f"cannot encode template {template_id}: {_native_error()}")
+    return bytes(out)
 
 
 def _ascii(text: str, what: str) -> bytes:
@@ -80,188 +105,196 @@ def _ascii(text: str, what: str) -> bytes:
 def auth_connect(
     correlation_id: int, response_stream_id: int, response_channel: str, credentials: bytes, client_info: str
 ) -> bytes:
-    block = struct.pack("<qii", correlation_id, response_stream_id, PROTOCOL_SEMANTIC_VERSION)
-    return _message(AUTH_CONNECT, block, _ascii(response_channel, "response channel"), credentials,
-                    _ascii(client_info, "client info"))
+    return _encode(AUTH_CONNECT, "auth_connect_request",
+                   correlation_id=correlation_id, response_stream_id=response_stream_id,
+                   version=PROTOCOL_SEMANTIC_VERSION, response_channel=_ascii(response_channel, "response channel"),
+                   encoded_credentials=bytes(credentials), client_info=_ascii(client_info, "client info"))
 
 
 def challenge_response(control_session_id: int, correlation_id: int, credentials: bytes) -> bytes:
-    return _message(CHALLENGE_RESPONSE, struct.pack("<qq", control_session_id, correlation_id), credentials)
+    return _encode(CHALLENGE_RESPONSE, "challenge_response",
+                   control_session_id=control_session_id, correlation_id=correlation_id,
+                   encoded_credentials=bytes(credentials))
 
 
 def close_session(control_session_id: int) -> bytes:
-    return _message(CLOSE_SESSION, struct.pack("<q", control_session_id))
+    return _encode(CLOSE_SESSION, "close_session_request",
+                   control_session_id=control_session_id)
 
 
 def keep_alive(control_session_id: int, correlation_id: int) -> bytes:
-    return _message(KEEP_ALIVE, struct.pack("<qq", control_session_id, correlation_id))
+    return _encode(KEEP_ALIVE, "keep_alive_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id)
 
 
 def archive_id(control_session_id: int, correlation_id: int) -> bytes:
-    return _message(ARCHIVE_ID, struct.pack("<qq", control_session_id, correlation_id))
+    return _encode(ARCHIVE_ID, "archive_id_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id)
+
+
+# the requests whose block is (controlSessionId, correlationId, one int64 id): member, id field
+_ID_REQUESTS: Final[dict[int, tuple[str, str]]] = {
+    STOP_REPLAY: ("stop_replay_request", "replay_session_id"),
+    LIST_RECORDING: ("list_recording_request", "recording_id"),
+    RECORDING_POSITION: ("recording_position_request", "recording_id"),
+    STOP_RECORDING_SUBSCRIPTION: ("stop_recording_subscription_request", "subscription_id"),
+    STOP_POSITION: ("stop_position_request", "recording_id"),
+    STOP_ALL_REPLAYS: ("stop_all_replays_request", "recording_id"),
+    STOP_RECORDING_BY_IDENTITY: ("stop_recording_by_identity_request", "recording_id"),
+    MAX_RECORDED_POSITION: ("max_recorded_position_request", "recording_id"),
+    PURGE_RECORDING: ("purge_recording_request", "recording_id"),
+}
 
 
 def id_request(template_id: int, control_session_id: int, correlation_id: int, value: int) -> bytes:
-    """The requests whose block is (controlSessionId, correlationId, an int64 id): StopReplay,
-    ListRecording, RecordingPosition, StopRecordingSubscription, StopPosition, StopAllReplays,
-    StopRecordingByIdentity, MaxRecordedPosition, PurgeRecording."""
-    return _message(template_id, struct.pack("<qqq", control_session_id, correlation_id, value))
+    """StopReplay, ListRecording, RecordingPosition, StopRecordingSubscription, StopPosition,
+    StopAllReplays, StopRecordingByIdentity, MaxRecordedPosition, PurgeRecording."""
+    member, field = _ID_REQUESTS[template_id]
+    return _encode(template_id, member, control_session_id=control_session_id, correlation_id=correlation_id,
+                   **{field: value})
 
 
 def start_recording2(
     control_session_id: int, correlation_id: int, stream_id: int, source_location: int, auto_stop: bool, channel: str
 ) -> bytes:
-    block = struct.pack("<qqiii", control_session_id, correlation_id, stream_id, source_location, int(auto_stop))
-    return _message(START_RECORDING2, block, _ascii(channel, "channel"))
+    return _encode(START_RECORDING2, "start_recording_request2",
+                   control_session_id=control_session_id, correlation_id=correlation_id, stream_id=stream_id,
+                   source_location=int(source_location), auto_stop=int(auto_stop), channel=_ascii(channel, "channel"))
 
 
 def extend_recording2(
     control_session_id: int, correlation_id: int, recording_id: int, stream_id: int, source_location: int,
     auto_stop: bool, channel: str,
 ) -> bytes:
-    block = struct.pack("<qqqiii", control_session_id, correlation_id, recording_id, stream_id, source_location,
-                        int(auto_stop))
-    return _message(EXTEND_RECORDING2, block, _ascii(channel, "channel"))
+    return _encode(EXTEND_RECORDING2, "extend_recording_request2",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   stream_id=stream_id, source_location=int(source_location), auto_stop=int(auto_stop),
+                   channel=_ascii(channel, "channel"))
 
 
 def stop_recording(control_session_id: int, correlation_id: int, stream_id: int, channel: str) -> bytes:
-    block = struct.pack("<qqi", control_session_id, correlation_id, stream_id)
-    return _message(STOP_RECORDING, block, _ascii(channel, "channel"))
+    return _encode(STOP_RECORDING, "stop_recording_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, stream_id=stream_id,
+                   channel=_ascii(channel, "channel"))
 
 
 def replay(
     control_session_id: int, correlation_id: int, recording_id: int, position: int, length: int,
     replay_stream_id: int, file_io_max_length: int, replay_token: int, replay_channel: str,
 ) -> bytes:
-    block = struct.pack("<qqqqqiiq", control_session_id, correlation_id, recording_id, position, length,
-                        replay_stream_id, file_io_max_length, replay_token)
-    return _message(REPLAY, block, _ascii(replay_channel, "replay channel"))
+    return _encode(REPLAY, "replay_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   position=position, length=length, replay_stream_id=replay_stream_id,
+                   file_io_max_length=file_io_max_length, replay_token=replay_token,
+                   replay_channel=_ascii(replay_channel, "replay channel"))
 
 
 def bounded_replay(
     control_session_id: int, correlation_id: int, recording_id: int, position: int, length: int,
     limit_counter_id: int, replay_stream_id: int, file_io_max_length: int, replay_token: int, replay_channel: str,
 ) -> bytes:
-    block = struct.pack("<qqqqqiiiq", control_session_id, correlation_id, recording_id, position, length,
-                        limit_counter_id, replay_stream_id, file_io_max_length, replay_token)
-    return _message(BOUNDED_REPLAY, block, _ascii(replay_channel, "replay channel"))
+    return _encode(BOUNDED_REPLAY, "bounded_replay_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   position=position, length=length, limit_counter_id=limit_counter_id,
+                   replay_stream_id=replay_stream_id, file_io_max_length=file_io_max_length,
+                   replay_token=replay_token, replay_channel=_ascii(replay_channel, "replay channel"))
 
 
 def truncate_recording(control_session_id: int, correlation_id: int, recording_id: int, position: int) -> bytes:
-    block = struct.pack("<qqqq", control_session_id, correlation_id, recording_id, position)
-    return _message(TRUNCATE_RECORDING, block)
+    return _encode(TRUNCATE_RECORDING, "truncate_recording_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   position=position)
 
 
 def list_recordings(control_session_id: int, correlation_id: int, from_recording_id: int, record_count: int) -> bytes:
-    block = struct.pack("<qqqi", control_session_id, correlation_id, from_recording_id, record_count)
-    return _message(LIST_RECORDINGS, block)
+    return _encode(LIST_RECORDINGS, "list_recordings_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id,
+                   from_recording_id=from_recording_id, record_count=record_count)
 
 
 def list_recordings_for_uri(
     control_session_id: int, correlation_id: int, from_recording_id: int, record_count: int, stream_id: int,
     channel: str,
 ) -> bytes:
-    block = struct.pack("<qqqii", control_session_id, correlation_id, from_recording_id, record_count, stream_id)
-    return _message(LIST_RECORDINGS_FOR_URI, block, _ascii(channel, "channel"))
+    return _encode(LIST_RECORDINGS_FOR_URI, "list_recordings_for_uri_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id,
+                   from_recording_id=from_recording_id, record_count=record_count, stream_id=stream_id,
+                   channel=_ascii(channel, "channel"))
 
 
 def find_last_matching_recording(
     control_session_id: int, correlation_id: int, min_recording_id: int, session_id: int, stream_id: int,
     channel: str,
 ) -> bytes:
-    block = struct.pack("<qqqii", control_session_id, correlation_id, min_recording_id, session_id, stream_id)
-    return _message(FIND_LAST_MATCHING_RECORDING, block, _ascii(channel, "channel"))
+    return _encode(FIND_LAST_MATCHING_RECORDING,
+                   "find_last_matching_recording_request", control_session_id=control_session_id,
+                   correlation_id=correlation_id, min_recording_id=min_recording_id, session_id=session_id,
+                   stream_id=stream_id, channel=_ascii(channel, "channel"))
 
 
 def list_recording_subscriptions(
     control_session_id: int, correlation_id: int, pseudo_index: int, subscription_count: int, apply_stream_id: bool,
     stream_id: int, channel: str,
 ) -> bytes:
-    block = struct.pack("<qqiiii", control_session_id, correlation_id, pseudo_index, subscription_count,
-                        int(apply_stream_id), stream_id)
-    return _message(LIST_RECORDING_SUBSCRIPTIONS, block, _ascii(channel, "channel"))
+    return _encode(LIST_RECORDING_SUBSCRIPTIONS,
+                   "list_recording_subscriptions_request", control_session_id=control_session_id,
+                   correlation_id=correlation_id, pseudo_index=pseudo_index, subscription_count=subscription_count,
+                   apply_stream_id=int(apply_stream_id), stream_id=stream_id, channel=_ascii(channel, "channel"))
 
 
 # --- responses --------------------------------------------------------------------------------
 
 Response = ControlResponse | RecordingDescriptor | RecordingSubscriptionDescriptor | RecordingSignalEvent | Challenge
 
-_CONTROL_RESPONSE = struct.Struct("<qqqii")
-_DESCRIPTOR = struct.Struct("<qqqqqqqiiiiii")
-_SUBSCRIPTION_DESCRIPTOR = struct.Struct("<qqqi")
-_SIGNAL = struct.Struct("<qqqqqi")
-_CHALLENGE = struct.Struct("<qqi")
-_MIN_BLOCK = {
-    CONTROL_RESPONSE: _CONTROL_RESPONSE.size,
-    RECORDING_DESCRIPTOR: _DESCRIPTOR.size,
-    RECORDING_SUBSCRIPTION_DESCRIPTOR: _SUBSCRIPTION_DESCRIPTOR.size,
-    RECORDING_SIGNAL_EVENT: _SIGNAL.size,
-    CHALLENGE: _CHALLENGE.size,
-    PING: 8,
-}
+_RESPONSES: Final = frozenset({CONTROL_RESPONSE, RECORDING_DESCRIPTOR, RECORDING_SUBSCRIPTION_DESCRIPTOR,
+                               RECORDING_SIGNAL_EVENT, CHALLENGE})
 
 
-class MalformedMessageError(ValueError):
-    """A control message shorter than its header, block or var data say."""
+def _bytes(var: Any) -> bytes:
+    length = int(var.length)
+    return bytes(ffi.buffer(var.data, length)) if length else b""
 
 
-def _var(data: memoryview | bytes, offset: int, count: int) -> tuple[list[bytes], int]:
-    out = []
-    for _ in range(count):
-        if offset + 4 > len(data):
-            raise MalformedMessageError(f"truncated var-data length at offset {offset} of {len(data)} bytes")
-        (length,) = _U32.unpack_from(data, offset)
-        offset += 4
-        if offset + length > len(data):
-            raise MalformedMessageError(f"var data of {length} bytes at offset {offset} overruns {len(data)} bytes")
-        out.append(bytes(data[offset:offset + length]))
-        offset += length
-    return out, offset
+def _text(var: Any) -> str:
+    return _bytes(var).decode("ascii", "replace")
 
 
-def control_session_id_of(data: memoryview | bytes) -> int | None:
-    """The controlSessionId of a schema-101 message that carries one at block offset 0, else None."""
-    if len(data) < HEADER_LENGTH + 8:
-        return None
-    _, template_id, schema_id, _ = _HEADER.unpack_from(data, 0)
-    if schema_id != SCHEMA_ID or template_id not in _MIN_BLOCK:
-        return None
-    (value,) = struct.unpack_from("<q", data, HEADER_LENGTH)
-    return int(value)
-
-
-def decode(data: memoryview | bytes) -> Response | None:
-    """The response in `data`, or None for a message the client does not act on (Ping, other
-    schemas and templates). Raises MalformedMessageError for a truncated message."""
-    if len(data) < HEADER_LENGTH:
+def decode(data: memoryview | bytes | bytearray) -> Response | None:
+    """The response in `data`, or None for a message the client does not act on (Ping, another
+    schema or template). Raises MalformedMessageError for a truncated or malformed one."""
+    buffer = ffi.from_buffer("uint8_t[]", data)
+    header = ffi.new("aa_archive_header_t *")
+    if lib.aa_archive_decode_header(buffer, len(data), header) < 0:
         raise MalformedMessageError(f"{len(data)} bytes is shorter than the 8-byte SBE message header")
-    block_length, template_id, schema_id, _version = _HEADER.unpack_from(data, 0)
-    if schema_id != SCHEMA_ID or template_id not in _MIN_BLOCK or template_id == PING:
+    if header.schema_id != SCHEMA_ID or header.template_id not in _RESPONSES:
         return None
-    if block_length < _MIN_BLOCK[template_id] or HEADER_LENGTH + block_length > len(data):
-        raise MalformedMessageError(
-            f"template {template_id}: block length {block_length} in {len(data)} bytes "
-            f"(the block needs {_MIN_BLOCK[template_id]})")
-    var_offset = HEADER_LENGTH + block_length
+    msg = ffi.new("aa_archive_message_t *")
+    if lib.aa_archive_decode(buffer, len(data), msg) < 0:
+        raise MalformedMessageError(_native_error())
+    template_id = header.template_id
     if template_id == CONTROL_RESPONSE:
-        csid, corr, relevant, code, version = _CONTROL_RESPONSE.unpack_from(data, HEADER_LENGTH)
-        (message,), _ = _var(data, var_offset, 1)
-        return ControlResponse(csid, corr, relevant, code, version, message.decode("ascii", "replace"))
+        r = msg.control_response
+        return ControlResponse(r.control_session_id, r.correlation_id, r.relevant_id, r.code, r.version,
+                               _text(r.error_message))
     if template_id == RECORDING_DESCRIPTOR:
-        fields = _DESCRIPTOR.unpack_from(data, HEADER_LENGTH)
-        strings, _ = _var(data, var_offset, 3)
-        return RecordingDescriptor(*fields, *(s.decode("ascii", "replace") for s in strings))
+        d = msg.recording_descriptor
+        return RecordingDescriptor(
+            d.control_session_id, d.correlation_id, d.recording_id, d.start_timestamp, d.stop_timestamp,
+            d.start_position, d.stop_position, d.initial_term_id, d.segment_file_length, d.term_buffer_length,
+            d.mtu_length, d.session_id, d.stream_id, _text(d.stripped_channel), _text(d.original_channel),
+            _text(d.source_identity))
     if template_id == RECORDING_SUBSCRIPTION_DESCRIPTOR:
-        csid, corr, subscription_id, stream_id = _SUBSCRIPTION_DESCRIPTOR.unpack_from(data, HEADER_LENGTH)
-        (channel,), _ = _var(data, var_offset, 1)
-        return RecordingSubscriptionDescriptor(csid, corr, subscription_id, stream_id, channel.decode("ascii", "replace"))
+        s = msg.recording_subscription_descriptor
+        return RecordingSubscriptionDescriptor(s.control_session_id, s.correlation_id, s.subscription_id, s.stream_id,
+                                               _text(s.stripped_channel))
     if template_id == RECORDING_SIGNAL_EVENT:
-        csid, corr, recording_id, subscription_id, position, signal = _SIGNAL.unpack_from(data, HEADER_LENGTH)
+        e = msg.recording_signal_event
         try:
-            kind = RecordingSignal(signal)
+            kind = RecordingSignal(e.signal)
         except ValueError:
-            raise MalformedMessageError(f"recording signal {signal} is not one of {[s.name for s in RecordingSignal]}") from None
-        return RecordingSignalEvent(csid, corr, recording_id, subscription_id, position, kind)
-    csid, corr, version = _CHALLENGE.unpack_from(data, HEADER_LENGTH)
-    (challenge,), _ = _var(data, var_offset, 1)
-    return Challenge(csid, corr, version, challenge)
+            raise MalformedMessageError(
+                f"recording signal {e.signal} is not one of {[k.name for k in RecordingSignal]}") from None
+        return RecordingSignalEvent(e.control_session_id, e.correlation_id, e.recording_id, e.subscription_id,
+                                    e.position, kind)
+    c = msg.challenge
+    return Challenge(c.control_session_id, c.correlation_id, c.version, _bytes(c.encoded_challenge))
