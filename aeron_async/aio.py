@@ -81,6 +81,29 @@ def _translate(exc: AeronError) -> BaseException:
     return mapped
 
 
+_T = TypeVar("_T")
+
+
+async def _await_driver(client: Aeron, start: Callable[[], int], poll: Callable[[int], _T | None]) -> _T:
+    """Send a request to the driver and wait for its answer, bounded by the driver timeout."""
+    try:
+        registration_id = start()
+        with anyio.fail_after(client.driver_timeout + 1.0):
+            pause = 0.0002
+            while True:
+                result = poll(registration_id)
+                if result is not None:
+                    return result
+                await anyio.sleep(pause)
+                pause = min(pause * 2, 0.016)
+    except AeronError as exc:
+        raise _translate(exc) from None
+    except TimeoutError:
+        raise anyio.BrokenResourceError(
+            f"no answer from the media driver at {client.aeron_dir} within {client.driver_timeout} s"
+        ) from None
+
+
 class _Waker:
     """An eventfd the native client conductor writes to when a parked waiter has something to do.
 
@@ -234,6 +257,21 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
             return self.publication.position
         except AeronError as exc:
             raise _translate(exc) from None
+
+    # ---- multi-destination-cast ----
+
+    async def add_destination(self, destination: str) -> None:
+        """Send this manual multi-destination-cast publication to `destination` too (see
+        `Publication.add_destination`); returns once the driver applied it."""
+        publication = self.publication
+        await _await_driver(publication._client, lambda: publication.async_add_destination(destination),
+                            publication._client.poll_destination)
+
+    async def remove_destination(self, destination: str) -> None:
+        """Stop sending to a destination `add_destination` added (see `Publication.remove_destination`)."""
+        publication = self.publication
+        await _await_driver(publication._client, lambda: publication.async_remove_destination(destination),
+                            publication._client.poll_destination)
 
     # ---- offering ----
 
@@ -446,6 +484,18 @@ class AsyncSubscription(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
     def registration_id(self) -> int:
         return self.subscription.registration_id
 
+    async def add_destination(self, destination: str) -> None:
+        """Receive over `destination` too (see `Subscription.add_destination`)."""
+        subscription = self.subscription
+        await _await_driver(subscription._client, lambda: subscription.async_add_destination(destination),
+                            subscription._client.poll_destination)
+
+    async def remove_destination(self, destination: str) -> None:
+        """Stop receiving over a destination `add_destination` added."""
+        subscription = self.subscription
+        await _await_driver(subscription._client, lambda: subscription.async_remove_destination(destination),
+                            subscription._client.poll_destination)
+
     @property
     def images(self) -> list[Image]:
         try:
@@ -547,7 +597,6 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         return f"<AsyncImageView session={self.image.session_id} stream={self.image.stream_id}>"
 
 
-_T = TypeVar("_T")
 _R = TypeVar("_R", AsyncPublication, AsyncSubscription)
 
 
@@ -570,22 +619,7 @@ class AsyncAeron:
 
     async def _register(self, start: Callable[[], int], poll: Callable[[int], _T | None]) -> _T:
         """Send a registration to the driver and wait for its answer, bounded by the driver timeout."""
-        try:
-            registration_id = start()
-            with anyio.fail_after(self.client.driver_timeout + 1.0):
-                pause = 0.0002
-                while True:
-                    result = poll(registration_id)
-                    if result is not None:
-                        return result
-                    await anyio.sleep(pause)
-                    pause = min(pause * 2, 0.016)
-        except AeronError as exc:
-            raise _translate(exc) from None
-        except TimeoutError:
-            raise anyio.BrokenResourceError(
-                f"no answer from the media driver at {self.aeron_dir} within {self.client.driver_timeout} s"
-            ) from None
+        return await _await_driver(self.client, start, poll)
 
     async def add_publication(self, channel: str, stream_id: int) -> AsyncPublication:
         """Add (or join) the concurrent publication for channel + stream."""

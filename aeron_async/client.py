@@ -316,6 +316,17 @@ class Aeron:
             lambda: self.poll_add_subscription(registration_id, on_available_image, on_unavailable_image)
         )
 
+    def poll_destination(self, correlation_id: int) -> bool | None:
+        """The driver's answer to a destination command (`Publication.async_add_destination` and the
+        like): True once applied, None while unanswered; raises the driver's refusal (InvalidChannelError
+        for bad input, RegistrationError otherwise) or DriverTimeoutError."""
+        rc = lib.aa_client_async_destination_poll(self._checked_ptr(), correlation_id)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        return True
+
     # ---- counters ----
 
     def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
@@ -511,6 +522,35 @@ class Publication(_speedups.PublicationBase):
         """The id of the channel endpoint's status counter (`snd-channel`), -1 for IPC."""
         result: int = lib.aa_publication_channel_status_id(self._checked())
         return result
+
+    # ---- multi-destination-cast ----
+
+    def async_add_destination(self, destination: str) -> int:
+        """Start adding a destination (see `add_destination`); returns a correlation id for
+        `Aeron.poll_destination`."""
+        return check(lib.aa_publication_async_add_destination(self._checked(), _channel(destination)),
+                     RegistrationError)
+
+    def async_remove_destination(self, destination: str) -> int:
+        """Start removing a destination (see `remove_destination`); returns a correlation id for
+        `Aeron.poll_destination`."""
+        return check(lib.aa_publication_async_remove_destination(self._checked(), _channel(destination)),
+                     RegistrationError)
+
+    def add_destination(self, destination: str) -> None:
+        """Send this manual multi-destination-cast publication (channel `aeron:udp?control-mode=manual`,
+        optionally with `control=host:port`) to `destination` too, `aeron:udp?endpoint=host:port` (a
+        subscriber's address) as well; returns once the driver applied it. A manual destination never
+        times out. Raises InvalidChannelError when the publication is not manual MDC, the destination
+        is malformed or already added."""
+        correlation_id = self.async_add_destination(destination)
+        self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
+
+    def remove_destination(self, destination: str) -> None:
+        """Stop sending to a destination `add_destination` added (the same address); returns once the
+        driver applied it. Raises InvalidChannelError for a destination that was never added."""
+        correlation_id = self.async_remove_destination(destination)
+        self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
 
     @property
     def channel_status(self) -> ChannelStatus | int:
@@ -785,6 +825,33 @@ class Subscription(_speedups.SubscriptionBase):
         """The id of the channel endpoint's status counter (`rcv-channel`), -1 for IPC and spies."""
         result: int = lib.aa_subscription_channel_status_id(self._checked())
         return result
+
+    # ---- multi-destination subscriptions ----
+
+    def async_add_destination(self, destination: str) -> int:
+        """Start adding a receive destination; returns a correlation id for `Aeron.poll_destination`."""
+        return check(lib.aa_subscription_async_add_destination(self._checked(), _channel(destination)),
+                     RegistrationError)
+
+    def async_remove_destination(self, destination: str) -> int:
+        """Start removing a receive destination; returns a correlation id for `Aeron.poll_destination`."""
+        return check(lib.aa_subscription_async_remove_destination(self._checked(), _channel(destination)),
+                     RegistrationError)
+
+    def add_destination(self, destination: str) -> None:
+        """Receive over `destination` too, `aeron:udp?endpoint=host:port` (the address to bind), on a
+        multi-destination subscription (channel `aeron:udp?control-mode=manual`): one stream arriving
+        over several channels has one image, and each message is delivered once. Returns once the
+        driver opened it. Raises InvalidChannelError for a subscription that is not multi-destination,
+        a malformed destination or one already added."""
+        correlation_id = self.async_add_destination(destination)
+        self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
+
+    def remove_destination(self, destination: str) -> None:
+        """Stop receiving over a destination `add_destination` added (the same address); raises
+        InvalidChannelError for one that was never added."""
+        correlation_id = self.async_remove_destination(destination)
+        self._client._await_registration(lambda: self._client.poll_destination(correlation_id))
 
     @property
     def channel_status(self) -> ChannelStatus | int:

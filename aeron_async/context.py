@@ -62,6 +62,7 @@ class DriverContext:
     counters_free_to_reuse_timeout: Duration | None = _field("AERON_COUNTERS_FREE_TO_REUSE_TIMEOUT", "1s", "freed counter ids are reused after this")
     untethered_window_limit_timeout: Duration | None = _field("AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT", "5s", "untethered subscribers behind this long are dropped")
     untethered_resting_timeout: Duration | None = _field("AERON_UNTETHERED_RESTING_TIMEOUT", "10s", "dropped untethered subscribers rejoin after this")
+    mdc_destination_timeout: Duration | None = _field("AERON_MDC_DESTINATION_TIMEOUT", "5s", "dynamic multi-destination-cast destinations without a status message this long are dropped")
     driver_timeout: Duration | None = _field("AERON_DRIVER_TIMEOUT", "10s", "a driver whose heartbeat is older is considered dead (one that closed or whose process is gone: at once)")
     tether_subscriptions: bool | None = _field("AERON_TETHER_SUBSCRIPTIONS", "true", "IPC and spy subscriptions hold publishers back unless tether=false (network ones always do)")
     rejoin_stream: bool | None = _field("AERON_REJOIN_STREAM", "true", "dropped subscribers may rejoin")

@@ -295,8 +295,9 @@ static void aa_network_publication_setup_message_check(aa_network_publication_t 
     }
     uint8_t frame[AA_SETUP_HEADER_LENGTH];
     int32_t bits = pub->position_bits_to_shift;
+    /* multi-destination-cast streams have group semantics (reference 7.3): SETUP carries the GROUP flag */
     int32_t length = aa_udp_frame_encode_setup(
-        frame, sizeof(frame), 0, aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
+        frame, sizeof(frame), pub->endpoint->is_mdc ? AA_SETUP_HEADER_GROUP_FLAG : 0, aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
         pub->stream_id, pub->initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id),
         pub->term_length, pub->mtu_length, 0);
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))

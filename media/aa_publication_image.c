@@ -206,13 +206,71 @@ static void aa_publication_image_clean_buffer(aa_publication_image_t *image, int
     }
 }
 
+void aa_publication_image_on_connection_frame(
+    aa_publication_image_t *image, struct aa_udp_transport_stct *transport, const struct sockaddr_storage *address,
+    socklen_t address_length, int64_t now_ns)
+{
+    for (size_t i = 0; i < image->connections_count; i++)
+    {
+        aa_publication_image_connection_t *connection = &image->connections[i];
+        if (connection->transport == transport)
+        {
+            connection->time_of_last_frame_ns = now_ns;
+            if (!aa_udp_address_equals(&connection->control_address, address))
+            {
+                connection->control_address = *address;
+                connection->control_address_length = address_length;
+            }
+            return;
+        }
+    }
+    if (image->connections_count < AA_PUBLICATION_IMAGE_MAX_CONNECTIONS)
+    {
+        aa_publication_image_connection_t *connection = &image->connections[image->connections_count++];
+        connection->transport = transport;
+        connection->control_address = *address;
+        connection->control_address_length = address_length;
+        connection->time_of_last_frame_ns = now_ns;
+    }
+}
+
+void aa_publication_image_remove_connection(aa_publication_image_t *image, struct aa_udp_transport_stct *transport)
+{
+    for (size_t i = 0; i < image->connections_count; i++)
+    {
+        if (image->connections[i].transport == transport)
+        {
+            image->connections[i] = image->connections[--image->connections_count];
+            return;
+        }
+    }
+}
+
+/* A status message or NAK: to the source over the endpoint's socket, or, for a multi-destination
+ * subscription, over every transport the image's frames came on. Returns whether one was sent. */
+static bool aa_publication_image_send_control(aa_publication_image_t *image, const uint8_t *frame, size_t length)
+{
+    if (0 == image->connections_count)
+    {
+        return 1 == aa_receive_channel_endpoint_send_to(
+            image->endpoint, frame, length, &image->control_address, image->control_address_length);
+    }
+    bool sent = false;
+    for (size_t i = 0; i < image->connections_count; i++)
+    {
+        const aa_publication_image_connection_t *connection = &image->connections[i];
+        sent |= 1 == aa_receive_channel_endpoint_send_on(image->endpoint, connection->transport, frame, length,
+            &connection->control_address, connection->control_address_length);
+    }
+    return sent;
+}
+
 static void aa_publication_image_send_nak(aa_publication_image_t *image, const aa_loss_detector_result_t *loss)
 {
     uint8_t frame[AA_NAK_HEADER_LENGTH];
     int32_t length = aa_udp_frame_encode_nak(
         frame, sizeof(frame), image->session_id, image->stream_id, loss->term_id, loss->term_offset, loss->length);
-    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
-        image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
+    if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
     {
         aa_media_services_count(image->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT, 1);
     }
@@ -225,8 +283,7 @@ static void aa_publication_image_send_status_message(aa_publication_image_t *ima
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), flags, image->session_id, image->stream_id, sm->term_id, sm->term_offset,
         sm->window_length, image->endpoint->receiver_id, NULL);
-    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
-        image->endpoint, frame, (size_t)length, &image->control_address, image->control_address_length))
+    if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
     {
         aa_media_services_count(image->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
     }

@@ -34,6 +34,19 @@
 #include "../protocols/aa_receiver_window.h"
 
 struct aa_receive_channel_endpoint_stct;
+struct aa_udp_transport_stct;
+
+/* Multi-destination subscriptions: the transports an image's frames come on (reference 7.3). */
+#define AA_PUBLICATION_IMAGE_MAX_CONNECTIONS 8
+
+typedef struct aa_publication_image_connection_stct
+{
+    struct aa_udp_transport_stct *transport;
+    struct sockaddr_storage control_address;   /* where the frames on it came from */
+    socklen_t control_address_length;
+    int64_t time_of_last_frame_ns;
+}
+aa_publication_image_connection_t;
 
 typedef enum aa_publication_image_state_enum
 {
@@ -105,6 +118,9 @@ typedef struct aa_publication_image_stct
     int64_t clean_position;
     bool has_end_of_stream_heartbeat;
     int64_t end_of_stream_position;
+    /* multi-destination: status messages and NAKs go back over each (none: the endpoint's socket) */
+    aa_publication_image_connection_t connections[AA_PUBLICATION_IMAGE_MAX_CONNECTIONS];
+    size_t connections_count;
 
     /* Conductor only. */
     aa_publication_image_state_t state;
@@ -141,6 +157,14 @@ bool aa_publication_image_is_drained(aa_publication_image_t *image);
 /* Receiver: a DATA, PAD or heartbeat datagram of this session (classified, fits the term). */
 void aa_publication_image_insert_packet(
     aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns);
+/* Receiver, multi-destination: a frame of this image arrived on transport from address (a new
+ * transport becomes a connection; more than AA_PUBLICATION_IMAGE_MAX_CONNECTIONS are not answered).
+ * A destination removed takes its connection with it. */
+void aa_publication_image_on_connection_frame(
+    aa_publication_image_t *image, struct aa_udp_transport_stct *transport, const struct sockaddr_storage *address,
+    socklen_t address_length, int64_t now_ns);
+void aa_publication_image_remove_connection(aa_publication_image_t *image, struct aa_udp_transport_stct *transport);
+
 /* Receiver, every duty cycle: loss detection and NAKs, rcv-pos, status messages, cleaning and the
  * end of stream. Returns the work count. */
 int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns);

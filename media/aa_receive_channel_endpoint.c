@@ -10,6 +10,7 @@
 #include "../_native/src/logbuffer/aa_logbuffer.h"
 #include "aa_media_services.h"
 #include "../_native/src/util/aa_error.h"
+#include "../_native/src/util/aa_array.h"
 
 static int64_t aa_receive_channel_endpoint_new_receiver_id(void)
 {
@@ -32,9 +33,14 @@ int aa_receive_channel_endpoint_create(
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a receive channel endpoint");
         return -1;
     }
+    endpoint->is_multi_destination = AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode;
     aa_udp_transport_params_t transport_params;
     aa_udp_transport_params_from_channel(&transport_params, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE);
-    if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &transport_params, loss) < 0)
+    if (endpoint->is_multi_destination)
+    {
+        endpoint->transport.fd = -1;   /* no socket of its own: its destinations have one each */
+    }
+    else if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &transport_params, loss) < 0)
     {
         AA_APPEND_ERR("opening the receive socket of %s", channel->canonical_form);
         free(endpoint);
@@ -58,9 +64,95 @@ void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint)
         aa_udp_transport_close(&endpoint->transport);
         aa_loss_generator_bindings_delete(endpoint->loss_bindings);
         aa_udp_channel_delete(endpoint->channel);
+        for (size_t i = 0; i < endpoint->conductor_destinations_count; i++)
+        {
+            aa_receive_destination_delete(endpoint->conductor_destinations[i]);
+        }
+        for (size_t i = 0; i < endpoint->removed_destinations_count; i++)
+        {
+            aa_receive_destination_delete(endpoint->removed_destinations[i]);
+        }
+        free(endpoint->conductor_destinations);
+        free(endpoint->removed_destinations);
+        free(endpoint->destinations);
         free(endpoint->streams);
         free(endpoint->sessions);
         free(endpoint);
+    }
+}
+
+/* ---- multi-destination subscriptions ---- */
+
+int aa_receive_destination_create(
+    aa_receive_destination_t **out, aa_receive_channel_endpoint_t *endpoint, aa_udp_channel_t *channel,
+    const aa_loss_generator_settings_t *loss)
+{
+    *out = NULL;
+    aa_receive_destination_t *destination = calloc(1, sizeof(aa_receive_destination_t));
+    if (NULL == destination)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a receive destination");
+        return -1;
+    }
+    aa_udp_transport_params_t params;
+    aa_udp_transport_params_from_channel(&params, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE);
+    if (aa_loss_generator_transport_open(&destination->transport, &destination->loss_bindings, &params, loss) < 0)
+    {
+        AA_APPEND_ERR("opening the receive socket of destination %s", channel->canonical_form);
+        free(destination);
+        return -1;
+    }
+    destination->transport.clientd = endpoint;
+    destination->channel = channel;
+    *out = destination;
+    return 0;
+}
+
+void aa_receive_destination_delete(aa_receive_destination_t *destination)
+{
+    if (NULL != destination)
+    {
+        aa_udp_transport_close(&destination->transport);
+        aa_loss_generator_bindings_delete(destination->loss_bindings);
+        aa_udp_channel_delete(destination->channel);
+        free(destination);
+    }
+}
+
+int aa_receive_channel_endpoint_add_destination(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination)
+{
+    if (aa_array_ensure_capacity((void **)&endpoint->destinations, &endpoint->destinations_capacity,
+        endpoint->destinations_count, sizeof(*endpoint->destinations)) < 0)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory adding a receive destination");
+        return -1;
+    }
+    endpoint->destinations[endpoint->destinations_count++] = destination;
+    return 0;
+}
+
+void aa_receive_channel_endpoint_remove_destination(
+    aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination)
+{
+    for (size_t i = 0; i < endpoint->destinations_count; i++)
+    {
+        if (endpoint->destinations[i] == destination)
+        {
+            endpoint->destinations[i] = endpoint->destinations[--endpoint->destinations_count];
+            break;
+        }
+    }
+    for (size_t i = 0; i < endpoint->sessions_count; i++)
+    {
+        aa_receive_session_t *session = &endpoint->sessions[i];
+        if (session->setup_transport == &destination->transport)
+        {
+            session->setup_transport = NULL;
+        }
+        if (NULL != session->image)
+        {
+            aa_publication_image_remove_connection(session->image, &destination->transport);
+        }
     }
 }
 
@@ -98,6 +190,7 @@ int aa_receive_channel_endpoint_add_stream(aa_receive_channel_endpoint_t *endpoi
         endpoint->streams = grown;
         endpoint->streams_capacity = capacity;
     }
+    memset(&endpoint->streams[endpoint->streams_count], 0, sizeof(aa_receive_stream_t));
     endpoint->streams[endpoint->streams_count].stream_id = stream_id;
     endpoint->streams[endpoint->streams_count].refcnt = 1;
     endpoint->streams_count++;
@@ -178,6 +271,11 @@ int aa_receive_channel_endpoint_add_image(aa_receive_channel_endpoint_t *endpoin
     }
     session->state = AA_RECEIVE_SESSION_ACTIVE;
     session->image = image;
+    if (endpoint->is_multi_destination && NULL != session->setup_transport)
+    {
+        aa_publication_image_on_connection_frame(image, session->setup_transport, &image->control_address,
+            image->control_address_length, aa_get_int64_volatile(&image->time_of_last_packet_ns));
+    }
     return 0;
 }
 
@@ -212,13 +310,24 @@ int aa_receive_channel_endpoint_send_to(
     aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
     socklen_t address_length)
 {
+    if (endpoint->is_multi_destination)
+    {
+        return 0;   /* no socket of its own: it answers over the transport a frame came on */
+    }
+    return aa_receive_channel_endpoint_send_on(endpoint, &endpoint->transport, buffer, length, address, address_length);
+}
+
+int aa_receive_channel_endpoint_send_on(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, const uint8_t *buffer, size_t length,
+    const struct sockaddr_storage *address, socklen_t address_length)
+{
     aa_udp_datagram_t datagram;
     memset(&datagram, 0, sizeof(datagram));
     datagram.buffer = (uint8_t *)buffer;
     datagram.length = length;
     datagram.address = *address;
     datagram.addr_len = address_length;
-    int sent = aa_udp_transport_send(&endpoint->transport, &datagram, 1);
+    int sent = aa_udp_transport_send(transport, &datagram, 1);
     if (sent < 0)
     {
         aa_media_services_log_error(endpoint->services, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
@@ -235,13 +344,75 @@ int aa_receive_channel_endpoint_send_to(
     return sent;
 }
 
+/* Where control frames for a source go: the publisher's control address of an MDC channel, else the source. */
+static const struct sockaddr_storage *aa_receive_channel_endpoint_control_address(
+    const aa_receive_channel_endpoint_t *endpoint, const aa_udp_datagram_t *datagram, socklen_t *length)
+{
+    if (endpoint->channel->has_explicit_control && !endpoint->channel->is_multicast)
+    {
+        *length = aa_udp_address_length(&endpoint->channel->local_control);
+        return &endpoint->channel->local_control;
+    }
+    *length = datagram->addr_len;
+    return &datagram->address;
+}
+
+static int aa_receive_channel_endpoint_send_setup_request(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, int32_t session_id, int32_t stream_id,
+    const struct sockaddr_storage *address, socklen_t address_length)
+{
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0,
+        endpoint->receiver_id, NULL);
+    if (length > 0 && 1 == aa_receive_channel_endpoint_send_on(endpoint, transport, frame, (size_t)length, address, address_length))
+    {
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
+        return 1;
+    }
+    return 0;
+}
+
+int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    if (!endpoint->channel->has_explicit_control || endpoint->channel->is_multicast || endpoint->is_multi_destination)
+    {
+        return 0;
+    }
+    int sent = 0;
+    for (size_t i = 0; i < endpoint->streams_count; i++)
+    {
+        aa_receive_stream_t *stream = &endpoint->streams[i];
+        if (stream->has_elicited_setup && now_ns < stream->time_of_last_setup_elicit_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS)
+        {
+            continue;
+        }
+        bool has_image = false;
+        for (size_t j = 0; j < endpoint->sessions_count && !has_image; j++)
+        {
+            has_image = endpoint->sessions[j].stream_id == stream->stream_id &&
+                AA_RECEIVE_SESSION_ACTIVE == endpoint->sessions[j].state;
+        }
+        stream->has_elicited_setup = true;
+        stream->time_of_last_setup_elicit_ns = now_ns;
+        if (!has_image)
+        {
+            sent += aa_receive_channel_endpoint_send_setup_request(
+                endpoint, &endpoint->transport, 0, stream->stream_id, &endpoint->channel->local_control,
+                aa_udp_address_length(&endpoint->channel->local_control));
+        }
+    }
+    return sent;
+}
+
 static bool aa_receive_channel_endpoint_is_waiting(const aa_receive_session_t *session, int64_t now_ns)
 {
     return NULL != session && AA_RECEIVE_SESSION_ACTIVE != session->state && now_ns < session->expiry_ns;
 }
 
 static void aa_receive_channel_endpoint_on_data(
-    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, bool is_heartbeat, int64_t now_ns)
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, bool is_heartbeat,
+    int64_t now_ns)
 {
     aa_data_header_t header;
     memcpy(&header, datagram->buffer, sizeof(header));
@@ -254,6 +425,10 @@ static void aa_receive_channel_endpoint_on_data(
         {
             aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
             return;
+        }
+        if (endpoint->is_multi_destination)
+        {
+            aa_publication_image_on_connection_frame(image, transport, &datagram->address, datagram->addr_len, now_ns);
         }
         aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
         return;
@@ -281,15 +456,10 @@ static void aa_receive_channel_endpoint_on_data(
     session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
-    int32_t length = aa_udp_frame_encode_status_message(
-        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, header.session_id, header.stream_id, 0, 0, 0,
-        endpoint->receiver_id, NULL);
-    if (length > 0 && 1 == aa_receive_channel_endpoint_send_to(
-        endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len))
-    {
-        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);
-    }
+    socklen_t control_length = 0;
+    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
+    aa_receive_channel_endpoint_send_setup_request(
+        endpoint, transport, header.session_id, header.stream_id, control, control_length);
 }
 
 /* A SETUP whose stream could never be imaged, whatever this driver's settings: a term length that is
@@ -305,7 +475,7 @@ static bool aa_receive_channel_endpoint_setup_is_malformed(const aa_setup_header
 }
 
 static void aa_receive_channel_endpoint_on_setup(
-    aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_setup_header_t setup;
     if (aa_udp_frame_decode_setup(datagram->buffer, datagram->length, &setup) < 0 ||
@@ -332,12 +502,15 @@ static void aa_receive_channel_endpoint_on_setup(
     }
     session->state = AA_RECEIVE_SESSION_INITIALISING;
     session->image = NULL;
+    session->setup_transport = transport;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    aa_media_services_request_image(
-        endpoint->services, endpoint, &setup, &datagram->address, datagram->addr_len);
+    socklen_t control_length = 0;
+    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
+    aa_media_services_request_image(endpoint->services, endpoint, &setup, control, control_length);
 }
 
-static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram)
+static void aa_receive_channel_endpoint_on_rttm(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
 {
     aa_rttm_header_t rttm;
     if (aa_udp_frame_decode_rttm(datagram->buffer, datagram->length, &rttm) < 0 ||
@@ -350,12 +523,18 @@ static void aa_receive_channel_endpoint_on_rttm(aa_receive_channel_endpoint_t *e
     int32_t length = aa_udp_frame_encode_rttm_reply(frame, sizeof(frame), &rttm);
     if (length > 0)
     {
-        aa_receive_channel_endpoint_send_to(endpoint, frame, (size_t)length, &datagram->address, datagram->addr_len);
+        aa_receive_channel_endpoint_send_on(endpoint, transport, frame, (size_t)length, &datagram->address, datagram->addr_len);
     }
 }
 
 bool aa_receive_channel_endpoint_on_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
+{
+    return aa_receive_channel_endpoint_on_transport_datagram(endpoint, &endpoint->transport, datagram, now_ns);
+}
+
+bool aa_receive_channel_endpoint_on_transport_datagram(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
     aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
     aa_udp_frame_kind_t kind = aa_udp_frame_classify(datagram->buffer, datagram->length);
@@ -363,16 +542,16 @@ bool aa_receive_channel_endpoint_on_datagram(
     {
         case AA_UDP_FRAME_DATA:
         case AA_UDP_FRAME_PAD:
-            aa_receive_channel_endpoint_on_data(endpoint, datagram, false, now_ns);
+            aa_receive_channel_endpoint_on_data(endpoint, transport, datagram, false, now_ns);
             break;
         case AA_UDP_FRAME_HEARTBEAT:
-            aa_receive_channel_endpoint_on_data(endpoint, datagram, true, now_ns);
+            aa_receive_channel_endpoint_on_data(endpoint, transport, datagram, true, now_ns);
             break;
         case AA_UDP_FRAME_SETUP:
-            aa_receive_channel_endpoint_on_setup(endpoint, datagram, now_ns);
+            aa_receive_channel_endpoint_on_setup(endpoint, transport, datagram, now_ns);
             break;
         case AA_UDP_FRAME_RTTM:
-            aa_receive_channel_endpoint_on_rttm(endpoint, datagram);
+            aa_receive_channel_endpoint_on_rttm(endpoint, transport, datagram);
             break;
         default:
             if (aa_udp_frame_kind_is_invalid(kind))

@@ -11,6 +11,19 @@
  * to its source (then "pending" for 1 s, reference 4.1). A session whose image was removed cools
  * down for 1 s, ignoring stray datagrams, before it may join again.
  *
+ * Multi-destination-cast receiver (control=<publisher's control address>, reference 7.3): status
+ * messages, NAKs and SETUP requests go to the control address instead of the source, and until a
+ * subscribed stream has an image the endpoint sends a SEND_SETUP status message (session 0) there
+ * at once and then every pending-setup timeout, so the publisher makes it a destination.
+ *
+ * Multi-destination subscription (control-mode=manual, reference 7.3): the endpoint has no socket of
+ * its own but one per destination the application adds (aeron:udp?endpoint=host:port), each an
+ * aa_receive_destination_t whose transport the receiver polls with the others. One image per session
+ * takes the frames of every destination (a frame already in the log is not written again, so each is
+ * delivered once); the image's status messages and NAKs go back over every transport its frames came
+ * on, to the address they came from. The conductor opens and frees destinations; the receiver's
+ * list of them changes only on the conductor's commands.
+ *
  * The conductor opens it (socket creation is blocking work), counts the subscriptions and images
  * using it, and frees it after the receiver released it. The stream and session tables belong to
  * the receiver, which changes them only from its datagrams and the conductor's commands.
@@ -42,6 +55,16 @@ typedef enum aa_receive_session_state_enum
 }
 aa_receive_session_state_t;
 
+/* One transport of a multi-destination subscription. */
+typedef struct aa_receive_destination_stct
+{
+    aa_udp_channel_t *channel;
+    aa_udp_transport_t transport;            /* clientd: the endpoint */
+    aa_udp_transport_bindings_t *loss_bindings;
+    volatile int32_t has_receiver_released;  /* set by the receiver once it let go of a removed one */
+}
+aa_receive_destination_t;
+
 typedef struct aa_receive_session_stct
 {
     int32_t session_id;
@@ -49,6 +72,7 @@ typedef struct aa_receive_session_stct
     aa_receive_session_state_t state;
     aa_publication_image_t *image;
     int64_t expiry_ns;
+    aa_udp_transport_t *setup_transport;     /* multi-destination: the transport its SETUP came on */
 }
 aa_receive_session_t;
 
@@ -56,6 +80,8 @@ typedef struct aa_receive_stream_stct
 {
     int32_t stream_id;
     int32_t refcnt;
+    int64_t time_of_last_setup_elicit_ns;   /* MDC receivers: the last SEND_SETUP to the control address */
+    bool has_elicited_setup;
 }
 aa_receive_stream_t;
 
@@ -80,10 +106,19 @@ typedef struct aa_receive_channel_endpoint_stct
     volatile int64_t *status;
     const aa_media_services_t *services;
 
+    /* Set at creation, then read-only. */
+    bool is_multi_destination;           /* control-mode=manual: no socket of its own, destinations */
+
     /* Conductor only. */
     int32_t refcnt;
     int32_t image_refs;
     bool is_closing;
+    aa_receive_destination_t **conductor_destinations;   /* added and not removed */
+    size_t conductor_destinations_count;
+    size_t conductor_destinations_capacity;
+    aa_receive_destination_t **removed_destinations;     /* freed once the receiver released them */
+    size_t removed_destinations_count;
+    size_t removed_destinations_capacity;
 
     /* removals the receiver has carried out; the conductor may free a closing endpoint once this
      * equals conductor_removals (an endpoint taken back while closing is removed more than once) */
@@ -97,6 +132,9 @@ typedef struct aa_receive_channel_endpoint_stct
     aa_receive_session_t *sessions;
     size_t sessions_count;
     size_t sessions_capacity;
+    aa_receive_destination_t **destinations;
+    size_t destinations_count;
+    size_t destinations_capacity;
 }
 aa_receive_channel_endpoint_t;
 
@@ -104,8 +142,21 @@ aa_receive_channel_endpoint_t;
 int aa_receive_channel_endpoint_create(
     aa_receive_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_receive_channel_endpoint_params_t *params,
     const aa_loss_generator_settings_t *loss, const aa_media_services_t *services);
-/* Conductor: closes the socket and frees the endpoint (after the receiver released it). */
+/* Conductor: closes the socket and frees the endpoint (after the receiver released it) with its destinations. */
 void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint);
+
+/* Conductor: opens a destination's socket (a parsed unicast channel, ownership taken) for a
+ * multi-destination endpoint; frees one (closing its socket). */
+int aa_receive_destination_create(
+    aa_receive_destination_t **destination, aa_receive_channel_endpoint_t *endpoint, aa_udp_channel_t *channel,
+    const aa_loss_generator_settings_t *loss);
+void aa_receive_destination_delete(aa_receive_destination_t *destination);
+
+/* Receiver: a destination's transport joins or leaves the endpoint (the caller polls it); removing
+ * one also forgets it in the endpoint's sessions and images. */
+int aa_receive_channel_endpoint_add_destination(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination);
+void aa_receive_channel_endpoint_remove_destination(
+    aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination);
 
 /* Receiver: the subscribed streams (counted) and the images. */
 int aa_receive_channel_endpoint_add_stream(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id);
@@ -116,14 +167,26 @@ void aa_receive_channel_endpoint_remove_image(
 /* Receiver: forgets pending, initialising and cooled-down sessions whose time is up. */
 void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
 
+/* Receiver, every duty cycle: with an explicit control address, a SEND_SETUP status message there
+ * for each subscribed stream without an image (at once, then every pending-setup timeout). Returns
+ * how many were sent. */
+int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
+
 /* Receiver: a datagram received on the endpoint's socket. Returns false for a keepalive (a heartbeat,
  * an RTT measurement): no work, so an idle driver may sleep deeply. */
 bool aa_receive_channel_endpoint_on_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
+/* The same for a datagram received on transport (the endpoint's own, or one of its destinations'). */
+bool aa_receive_channel_endpoint_on_transport_datagram(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns);
 
 /* Receiver: sends a control frame to address; counts bytes sent and short sends. 1 sent, 0 not. */
 int aa_receive_channel_endpoint_send_to(
     aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
     socklen_t address_length);
+/* The same through one transport of the endpoint (its own or a destination's). */
+int aa_receive_channel_endpoint_send_on(
+    aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, const uint8_t *buffer, size_t length,
+    const struct sockaddr_storage *address, socklen_t address_length);
 
 #endif

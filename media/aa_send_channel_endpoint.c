@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "../protocols/aa_udp_frames.h"
 #include "aa_media_services.h"
 #include "../_native/src/util/aa_error.h"
+#include "../_native/src/util/aa_array.h"
 
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
@@ -31,6 +33,10 @@ int aa_send_channel_endpoint_create(
     endpoint->services = services;
     endpoint->status_counter_id = -1;
     endpoint->local_sockaddr_counter_id = -1;
+    endpoint->is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == channel->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode;
+    aa_udp_destination_tracker_init(&endpoint->destinations,
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode, 0);
     *out = endpoint;
     return 0;
 }
@@ -43,6 +49,8 @@ void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint)
         aa_loss_generator_bindings_delete(endpoint->loss_bindings);
         aa_udp_channel_delete(endpoint->channel);
         free(endpoint->publications);
+        free(endpoint->manual_destinations);
+        aa_udp_destination_tracker_close(&endpoint->destinations);
         free(endpoint);
     }
 }
@@ -125,6 +133,21 @@ bool aa_send_channel_endpoint_on_datagram(
     {
         case AA_UDP_FRAME_SM:
             aa_media_services_count(services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
+            if (endpoint->is_mdc && length >= (size_t)AA_STATUS_MESSAGE_HEADER_LENGTH)
+            {
+                int64_t receiver_id;
+                memcpy(&receiver_id, buffer + offsetof(aa_status_message_header_t, receiver_id), sizeof(receiver_id));
+                int added = aa_udp_destination_tracker_on_status_message(
+                    &endpoint->destinations, receiver_id, &datagram->address, datagram->addr_len, now_ns);
+                if (added < 0)
+                {
+                    aa_media_services_log_error(services, ENOMEM, aa_errmsg());
+                }
+                if (added > 0 && NULL == pub)
+                {
+                    return true;
+                }
+            }
             if (NULL != pub)
             {
                 return aa_network_publication_on_status_message(pub, buffer, length, now_ns);
@@ -156,8 +179,88 @@ bool aa_send_channel_endpoint_on_datagram(
     return true;
 }
 
+int aa_send_channel_endpoint_check_destinations(aa_send_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    return endpoint->is_mdc ? aa_udp_destination_tracker_check_timeouts(&endpoint->destinations, now_ns) : 0;
+}
+
+int aa_send_channel_endpoint_manual_destination_add(aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+{
+    if (aa_array_ensure_capacity((void **)&endpoint->manual_destinations, &endpoint->manual_destinations_capacity,
+        endpoint->manual_destinations_count, sizeof(struct sockaddr_storage)) < 0)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory adding a destination");
+        return -1;
+    }
+    endpoint->manual_destinations[endpoint->manual_destinations_count++] = *address;
+    return 0;
+}
+
+int aa_send_channel_endpoint_manual_destination_remove(
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+{
+    for (size_t i = 0; i < endpoint->manual_destinations_count; i++)
+    {
+        if (aa_udp_address_equals(&endpoint->manual_destinations[i], address))
+        {
+            endpoint->manual_destinations[i] = endpoint->manual_destinations[--endpoint->manual_destinations_count];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* MDC: the same batch to every destination; what counts as sent is the least any destination took,
+ * so a batch one socket send could not take whole is sent again (receivers drop the duplicates). */
+static int aa_send_channel_endpoint_send_to_destinations(
+    aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)
+{
+    const aa_udp_destination_tracker_t *tracker = &endpoint->destinations;
+    int least = (int)count;
+    for (size_t d = 0; d < tracker->count; d++)
+    {
+        const aa_udp_destination_t *destination = &tracker->destinations[d];
+        for (size_t i = 0; i < count; i++)
+        {
+            datagrams[i].address = destination->address;
+            datagrams[i].addr_len = destination->address_length;
+        }
+        int sent = aa_udp_transport_send(&endpoint->transport, datagrams, count);
+        if (sent < 0)
+        {
+            /* one destination's socket error (e.g. unreachable) must not stop the others */
+            aa_media_services_log_error(endpoint->services, AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, aa_errmsg());
+            continue;
+        }
+        least = sent < least ? sent : least;
+    }
+    for (size_t i = 0; i < count; i++)
+    {
+        datagrams[i].addr_len = 0;
+    }
+    return least;
+}
+
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)
 {
+    if (endpoint->is_mdc && count > 0 && 0 == datagrams[0].addr_len)
+    {
+        int sent = aa_send_channel_endpoint_send_to_destinations(endpoint, datagrams, count);
+        int64_t bytes = 0;
+        for (int i = 0; i < sent; i++)
+        {
+            bytes += (int64_t)datagrams[i].length;
+        }
+        if (bytes > 0 && endpoint->destinations.count > 0)
+        {
+            aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_SENT, bytes * (int64_t)endpoint->destinations.count);
+        }
+        if ((size_t)sent < count)
+        {
+            aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
+        }
+        return sent;
+    }
     int sent = aa_udp_transport_send(&endpoint->transport, datagrams, count);
     if (sent < 0)
     {

@@ -6,6 +6,14 @@
  * The conductor opens it (socket creation is blocking work), hands it to the sender, counts the
  * publications using it and closes it after the sender released it. The publication list used for
  * dispatch belongs to the sender, which changes it only when running the conductor's commands.
+ *
+ * Multi-destination-cast (control-mode=dynamic or manual, reference 7.3): the socket binds the
+ * control address (control=, else a free port) and everything the publications send with no address
+ * of its own goes to every destination of the endpoint's destination tracker
+ * (aa_udp_destination_tracker.h), one sendmmsg batch per destination. Status messages add and
+ * refresh dynamic destinations; the sender drops the expired ones every duty cycle; the conductor
+ * adds and removes manual ones through the sender's command queue and keeps its own list of them
+ * (to answer a client at once, e.g. that a destination to remove is unknown).
  */
 #ifndef AA_SEND_CHANNEL_ENDPOINT_H
 #define AA_SEND_CHANNEL_ENDPOINT_H
@@ -18,6 +26,7 @@
 #include "aa_network_publication.h"
 #include "aa_loss_generator.h"
 #include "aa_media_services.h"
+#include "aa_udp_destination_tracker.h"
 
 
 typedef struct aa_send_channel_endpoint_stct
@@ -30,9 +39,15 @@ typedef struct aa_send_channel_endpoint_stct
     volatile int64_t *status;
     const aa_media_services_t *services;   /* counters, error log, pre-faulting */
 
+    /* Set at creation, then read-only. */
+    bool is_mdc;                          /* control-mode=dynamic or manual */
+
     /* Conductor only. */
     int32_t refcnt;
     bool is_closing;
+    struct sockaddr_storage *manual_destinations;   /* what the conductor asked the sender to add */
+    size_t manual_destinations_count;
+    size_t manual_destinations_capacity;
 
     /* Set by the sender once it no longer uses the endpoint. */
     volatile int32_t has_sender_released;
@@ -41,10 +56,13 @@ typedef struct aa_send_channel_endpoint_stct
     aa_network_publication_t **publications;
     size_t publications_count;
     size_t publications_capacity;
+    aa_udp_destination_tracker_t destinations;
 }
 aa_send_channel_endpoint_t;
 
-/* Conductor: opens the socket for a (parsed) unicast channel; takes ownership of channel. */
+/* Conductor: opens the socket for a (parsed) unicast channel; takes ownership of channel. Dynamic MDC
+ * destinations time out after the default (5 s) unless the conductor sets destinations.destination_timeout_ns
+ * before the sender sees the endpoint. */
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
     const aa_media_services_t *services);
@@ -60,7 +78,15 @@ void aa_send_channel_endpoint_remove_publication(aa_send_channel_endpoint_t *end
 bool aa_send_channel_endpoint_on_datagram(
     aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns);
 
-/* Sends datagrams (addr_len 0: to the channel's endpoint) in order; counts the bytes sent and,
+/* Sender, every duty cycle, MDC: drops the dynamic destinations whose timeout passed; returns how many. */
+int aa_send_channel_endpoint_check_destinations(aa_send_channel_endpoint_t *endpoint, int64_t now_ns);
+
+/* Conductor: the manual destinations it asked the sender for (adds -1: ENOMEM; removes: 1 removed, 0 unknown). */
+int aa_send_channel_endpoint_manual_destination_add(aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address);
+int aa_send_channel_endpoint_manual_destination_remove(
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address);
+
+/* Sends datagrams (addr_len 0: to the channel's endpoint, or with MDC to every destination) in order; counts the bytes sent and,
  * when the socket takes only some (no room), a short send. Returns how many were sent, or -1 after
  * logging a socket error. */
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count);

@@ -68,6 +68,17 @@ typedef struct aa_subscription_command_stct
 }
 aa_subscription_command_t;
 
+/* ADD_DESTINATION, REMOVE_DESTINATION (registration_id: the publication's) and ADD_RCV_DESTINATION,
+ * REMOVE_RCV_DESTINATION (the subscription's), as Aeron's aeron_destination_command_t. */
+typedef struct aa_destination_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t registration_id;
+    int32_t channel_length;
+    /* the destination's channel follows */
+}
+aa_destination_command_t;
+
 typedef struct aa_terminate_driver_command_stct
 {
     aa_correlated_command_t correlated;
@@ -158,6 +169,7 @@ aa_client_timeout_t;
 _Static_assert(sizeof(aa_correlated_command_t) == 16, "correlated command is 16 bytes");
 _Static_assert(sizeof(aa_publication_buffers_ready_t) == 36, "publication ready is 36 bytes");
 _Static_assert(sizeof(aa_image_buffers_ready_t) == 32, "image ready is 32 bytes");
+_Static_assert(sizeof(aa_destination_command_t) == 28, "destination command is 28 bytes");
 _Static_assert(sizeof(aa_counter_command_t) == 20, "counter command is 20 bytes");
 _Static_assert(sizeof(aa_counter_update_t) == 12, "counter update is 12 bytes");
 

@@ -319,7 +319,7 @@ def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) ->
 
 @pytest.mark.parametrize("channel, match", [
     ("aeron:udp?endpoint=224.0.1.1:40999", "multicast"),
-    ("aeron:udp?control=127.0.0.1:40998|control-mode=dynamic", "multi-destination-cast"),
+    ("aeron:udp?control=127.0.0.1:40998|control-mode=response", "response channels"),
     ("aeron:udp?endpoint=127.0.0.1:0", "port"),
 ])
 def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron, channel: str, match: str) -> None:

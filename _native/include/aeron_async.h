@@ -357,6 +357,19 @@ int aa_publication_close(aa_publication_t *pub);
 /* The id of the channel endpoint's status counter (snd-channel), -1 for IPC. */
 int32_t aa_publication_channel_status_id(aa_publication_t *pub);
 
+/* ---- multi-destination-cast (reference 7.3) ----
+ * A publication on aeron:udp?control-mode=manual sends to the destinations added to it
+ * (aeron:udp?endpoint=host:port, a receiver's address); they never time out. Each call returns a
+ * correlation id for aa_client_async_destination_poll: 1 once the driver applied it, 0 while it has
+ * not answered, -1 with the error set when it refused (e.g. a publication that is not manual MDC, a
+ * malformed destination, removing one that was never added) or did not answer in the driver timeout.
+ * The subscription calls (multi-destination subscriptions) are answered with an error by this driver. */
+int64_t aa_publication_async_add_destination(aa_publication_t *pub, const char *destination);
+int64_t aa_publication_async_remove_destination(aa_publication_t *pub, const char *destination);
+int64_t aa_subscription_async_add_destination(aa_subscription_t *sub, const char *destination);
+int64_t aa_subscription_async_remove_destination(aa_subscription_t *sub, const char *destination);
+int aa_client_async_destination_poll(aa_client_t *client, int64_t correlation_id);
+
 /* ---- subscriptions and images ---- */
 int32_t aa_subscription_poll_messages(aa_subscription_t *sub, uint8_t *out, size_t out_capacity, aa_message_t *messages,
     int32_t max_messages, int32_t fragment_limit, size_t *required);

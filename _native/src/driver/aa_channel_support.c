@@ -70,8 +70,8 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
     { "max-resend", UDP_PUB, 0, NULL,
-        "a unicast publication resends one range at a time; max-resend applies to multicast and multi-destination-cast, "
-        "which this driver does not carry yet" },
+        "a publication of this driver resends one range at a time; max-resend (concurrent retransmits, for multicast and "
+        "multi-destination-cast) is not applied yet" },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
         "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
     { "untethered-resting-timeout", SUB, 0, NULL,
@@ -84,11 +84,12 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "channel-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "channel-snd-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
     { "media-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
-    /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl */
-    { "control", UDP, UDP_PUB, NULL, "control= on a subscription is a multi-destination-cast publisher's control "
-        "address, and multi-destination-cast is not supported by this driver yet; " AA_CHANNEL_CARRIES },
-    { "control-mode", UDP, 0, NULL, "multi-destination-cast and response channels (control=, control-mode=) are not "
-        "supported by this driver yet; " AA_CHANNEL_CARRIES },
+    /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl,
+     * which a multi-destination-cast publication receives status messages on; on a subscription, the
+     * multi-destination-cast publisher's control address its status messages go to */
+    { "control", UDP, UDP, NULL, NULL },
+    /* dynamic and manual (publications), dynamic (subscriptions): the conductor checks the value */
+    { "control-mode", UDP, UDP, NULL, NULL },
     { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
     { "gtag", UDP_SUB, 0, NULL,
         "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },

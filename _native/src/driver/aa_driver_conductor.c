@@ -261,6 +261,23 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
         case AA_COMMAND_CLIENT_KEEPALIVE:
             break;
 
+        case AA_COMMAND_ADD_DESTINATION:
+        case AA_COMMAND_REMOVE_DESTINATION:
+        case AA_COMMAND_ADD_RCV_DESTINATION:
+        case AA_COMMAND_REMOVE_RCV_DESTINATION:
+        {
+            const aa_destination_command_t *command = buffer;
+            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
+                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
+            {
+                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed destination command");
+                rc = -1;
+                break;
+            }
+            rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ns);
+            break;
+        }
+
         case AA_COMMAND_ADD_COUNTER:
             rc = aa_conductor_on_add_counter(conductor, buffer, length, cc->now_ms);
             break;

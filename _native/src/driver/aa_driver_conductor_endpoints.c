@@ -35,28 +35,62 @@ int aa_conductor_parse_udp_channel(
     }
     aa_udp_channel_t *udp = *out;
     const char *unsupported = NULL;
+    const char *problem = NULL;
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
     if (udp->is_multicast)
     {
         unsupported = "multicast";
     }
-    else if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode)
+    else if (AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode)
     {
-        unsupported = "multi-destination-cast and response channels (control-mode=)";
+        unsupported = "response channels (control-mode=response)";
     }
-    else if (!udp->has_explicit_endpoint)
+    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
+        (udp->has_explicit_endpoint || udp->has_explicit_control))
     {
-        unsupported = "a UDP channel without endpoint=";
+        problem = "a multi-destination subscription (control-mode=manual) receives on the destinations added to it "
+            "(add_destination); remove endpoint= and control=";
+    }
+    else if (is_publication && AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode && !udp->has_explicit_control)
+    {
+        problem = "control-mode=dynamic needs control=host:port, the address the publication receives status "
+            "messages on (e.g. control=10.0.0.1:40456|control-mode=dynamic)";
+    }
+    else if (is_publication && is_mdc && udp->has_explicit_endpoint)
+    {
+        problem = "a multi-destination-cast publication (control-mode=) sends to its destinations, not to endpoint=; "
+            "remove endpoint= (dynamic: receivers subscribe with control=<this control address>; manual: "
+            "add_destination)";
+    }
+    else if (!is_mdc && !udp->has_explicit_endpoint)
+    {
+        problem = "a UDP channel needs endpoint=host:port (or, for multi-destination-cast, "
+            "control=host:port|control-mode=dynamic or control-mode=manual on a publication)";
+    }
+    else if (!is_publication && udp->has_explicit_control && 0 == aa_udp_address_port(&udp->local_control))
+    {
+        problem = "control= on a subscription is the multi-destination-cast publisher's control address and needs "
+            "its port (control=host:port with a port above 0)";
     }
     if (NULL != unsupported)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: %s is not supported by this driver; it carries aeron:ipc and unicast "
-            "aeron:udp?endpoint=host:port", channel, unsupported);
+            "channel %s: %s is not supported by this driver; it carries aeron:ipc, unicast "
+            "aeron:udp?endpoint=host:port and multi-destination-cast (control-mode=dynamic or manual publications, "
+            "control= subscriptions)", channel, unsupported);
+    }
+    else if (NULL != problem)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s: %s", channel, problem);
+    }
+    if (NULL != unsupported || NULL != problem)
+    {
         aa_udp_channel_delete(udp);
         *out = NULL;
         return -1;
     }
-    if (is_publication && 0 == aa_udp_address_port(&udp->remote_data))
+    if (is_publication && !is_mdc && 0 == aa_udp_address_port(&udp->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
@@ -83,8 +117,8 @@ static int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
     const struct sockaddr_storage *bound, int64_t now_ms)
 {
-    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)];
-    int address_length = aa_udp_address_format(address, sizeof(address), bound);
+    char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)] = "";
+    int address_length = 0 == bound->ss_family ? 0 : aa_udp_address_format(address, sizeof(address), bound);
     if (address_length < 0)
     {
         return -1;
@@ -135,6 +169,7 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
         return NULL;
     }
     *udp = NULL;
+    endpoint->destinations.destination_timeout_ns = conductor->ctx->mdc_destination_timeout_ns;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
         conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
     endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
@@ -311,6 +346,7 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
     for (size_t i = conductor->receive_endpoints_count; i-- > 0;)
     {
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        aa_conductor_free_released_destinations(endpoint);
         if (!endpoint->is_closing)
         {
             aa_conductor_release_receive_endpoint(conductor, endpoint, now_ns, now_ms);

@@ -223,4 +223,13 @@ int aa_conductor_on_remove_subscription(
 void aa_conductor_remove_subscription_link_at(
     aa_driver_conductor_t *conductor, size_t index, int64_t now_ns, int64_t now_ms);
 
+/* aa_driver_conductor_destinations.c: ADD_DESTINATION / REMOVE_DESTINATION on manual
+ * multi-destination-cast publications, ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION on
+ * multi-destination subscriptions. Answers the client itself on success. */
+int aa_conductor_on_destination_command(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const aa_destination_command_t *command,
+    const char *destination, int64_t now_ns);
+/* Timer: frees the removed destinations of a multi-destination subscription the receiver let go of. */
+void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endpoint);
+
 #endif

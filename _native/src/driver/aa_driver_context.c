@@ -114,6 +114,10 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(untethered_window_limit_timeout_ns), "5s", "an untethered subscriber behind the window this long is dropped" },
     { "AERON_UNTETHERED_RESTING_TIMEOUT", "aeron.untethered.resting.timeout", AA_OPT_DURATION_NS,
         AA_FIELD(untethered_resting_timeout_ns), "10s", "a dropped untethered subscriber rejoins after this" },
+    { "AERON_MDC_DESTINATION_TIMEOUT", "aeron.mdc.destination.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(mdc_destination_timeout_ns), "5s",
+        "a dynamic multi-destination-cast destination without a status message this long is dropped (this driver's "
+        "option; Aeron's timeout is a fixed 5 s)" },
     { "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout", AA_OPT_DURATION_MS, AA_FIELD(driver_timeout_ms), "10s",
         "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start); "
         "one that closed, or whose process is gone, is dead at once" },
@@ -494,6 +498,12 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_SOCKET_MULTICAST_TTL=%" PRId32 " must be from 0 to 255",
             ctx->socket_multicast_ttl);
+        return -1;
+    }
+    if (ctx->mdc_destination_timeout_ns <= 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_MDC_DESTINATION_TIMEOUT must be positive (e.g. 5s, the default)");
         return -1;
     }
     if (ctx->status_message_timeout_ns <= 0 || ctx->nak_unicast_retry_delay_ratio < 1 ||

@@ -58,6 +58,7 @@ typedef struct aa_driver_context_stct
     int64_t counters_free_to_reuse_timeout_ns;
     int64_t untethered_window_limit_timeout_ns;
     int64_t untethered_resting_timeout_ns;
+    int64_t mdc_destination_timeout_ns;
     int64_t driver_timeout_ms;
     bool tether_subscriptions;
     bool rejoin_stream;

@@ -75,11 +75,19 @@ static void aa_driver_receiver_on_add_endpoint(void *agent, const void *args)
     if (aa_array_ensure_capacity(
         (void **)&receiver->endpoints, &receiver->endpoints_capacity, receiver->endpoints_count,
         sizeof(aa_receive_channel_endpoint_t *)) < 0 ||
-        aa_udp_transport_poller_add(&receiver->poller, &endpoint->transport) < 0)
+        (!endpoint->is_multi_destination && aa_udp_transport_poller_add(&receiver->poller, &endpoint->transport) < 0))
     {
         aa_driver_receiver_log_error(receiver);
         aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ERRORED);
         return;
+    }
+    /* a multi-destination endpoint taken back while closing: its destinations are polled again */
+    for (size_t i = 0; i < endpoint->destinations_count; i++)
+    {
+        if (aa_udp_transport_poller_add(&receiver->poller, &endpoint->destinations[i]->transport) < 0)
+        {
+            aa_driver_receiver_log_error(receiver);
+        }
     }
     receiver->endpoints[receiver->endpoints_count++] = endpoint;
 }
@@ -93,9 +101,16 @@ static void aa_driver_receiver_on_remove_endpoint(void *agent, const void *args)
         if (receiver->endpoints[i] == endpoint)
         {
             receiver->endpoints[i] = receiver->endpoints[--receiver->endpoints_count];
-            if (aa_udp_transport_poller_remove(&receiver->poller, &endpoint->transport) < 0)
+            if (!endpoint->is_multi_destination && aa_udp_transport_poller_remove(&receiver->poller, &endpoint->transport) < 0)
             {
                 aa_driver_receiver_log_error(receiver);
+            }
+            for (size_t j = 0; j < endpoint->destinations_count; j++)
+            {
+                if (aa_udp_transport_poller_remove(&receiver->poller, &endpoint->destinations[j]->transport) < 0)
+                {
+                    aa_driver_receiver_log_error(receiver);
+                }
             }
             break;
         }
@@ -149,6 +164,55 @@ static void aa_driver_receiver_on_remove_image(void *agent, const void *args)
     }
     aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_clock_nano_time(&receiver->ctx->clock));
     aa_put_int32_release(&image->has_receiver_released, 1);
+}
+
+typedef struct aa_receiver_destination_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    aa_receive_destination_t *destination;
+}
+aa_receiver_destination_args_t;
+
+static bool aa_driver_receiver_is_polling(aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint)
+{
+    for (size_t i = 0; i < receiver->endpoints_count; i++)
+    {
+        if (receiver->endpoints[i] == endpoint)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void aa_driver_receiver_on_add_destination(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    const aa_receiver_destination_args_t *a = args;
+    if (aa_receive_channel_endpoint_add_destination(a->endpoint, a->destination) < 0 ||
+        (aa_driver_receiver_is_polling(receiver, a->endpoint) &&
+        aa_udp_transport_poller_add(&receiver->poller, &a->destination->transport) < 0))
+    {
+        aa_driver_receiver_log_error(receiver);
+    }
+}
+
+static void aa_driver_receiver_on_remove_destination(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    const aa_receiver_destination_args_t *a = args;
+    bool is_added = false;
+    for (size_t i = 0; i < a->endpoint->destinations_count; i++)
+    {
+        is_added |= a->endpoint->destinations[i] == a->destination;
+    }
+    if (is_added && aa_driver_receiver_is_polling(receiver, a->endpoint) &&
+        aa_udp_transport_poller_remove(&receiver->poller, &a->destination->transport) < 0)
+    {
+        aa_driver_receiver_log_error(receiver);
+    }
+    aa_receive_channel_endpoint_remove_destination(a->endpoint, a->destination);
+    aa_put_int32_release(&a->destination->has_receiver_released, 1);
 }
 
 static int aa_driver_receiver_offer(aa_driver_receiver_t *receiver, aa_command_func_t func, const void *args, size_t length)
@@ -206,12 +270,26 @@ int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, aa_pub
     return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_remove_image, &args, sizeof(args));
 }
 
+int aa_driver_receiver_proxy_add_destination(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination)
+{
+    aa_receiver_destination_args_t args = { endpoint, destination };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_add_destination, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_remove_destination(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination)
+{
+    aa_receiver_destination_args_t args = { endpoint, destination };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_remove_destination, &args, sizeof(args));
+}
+
 /* ---- duty cycle ---- */
 
 static void aa_driver_receiver_on_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
 {
     aa_driver_receiver_t *receiver = clientd;
-    if (!aa_receive_channel_endpoint_on_datagram(transport->clientd, datagram, receiver->now_ns))
+    if (!aa_receive_channel_endpoint_on_transport_datagram(transport->clientd, transport, datagram, receiver->now_ns))
     {
         receiver->keepalive_datagrams++;
     }
@@ -253,6 +331,10 @@ int aa_driver_receiver_do_work(void *state)
         {
             aa_receive_channel_endpoint_expire_sessions(receiver->endpoints[i], now_ns);
         }
+    }
+    for (size_t i = 0; i < receiver->endpoints_count; i++)
+    {
+        work_count += aa_receive_channel_endpoint_elicit_setups(receiver->endpoints[i], now_ns);
     }
 
     aa_media_services_record_cycle(

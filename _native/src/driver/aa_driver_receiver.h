@@ -26,6 +26,7 @@
 
 struct aa_publication_image_stct;
 struct aa_receive_channel_endpoint_stct;
+struct aa_receive_destination_stct;
 
 typedef struct aa_driver_receiver_stct
 {
@@ -65,5 +66,13 @@ int aa_driver_receiver_proxy_remove_subscription(
     aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id);
 int aa_driver_receiver_proxy_add_image(aa_driver_receiver_t *receiver, struct aa_publication_image_stct *image);
 int aa_driver_receiver_proxy_remove_image(aa_driver_receiver_t *receiver, struct aa_publication_image_stct *image);
+/* Multi-destination subscriptions: a destination's transport joins or leaves its endpoint; once
+ * removed, the receiver sets its has_receiver_released. */
+int aa_driver_receiver_proxy_add_destination(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint,
+    struct aa_receive_destination_stct *destination);
+int aa_driver_receiver_proxy_remove_destination(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint,
+    struct aa_receive_destination_stct *destination);
 
 #endif

@@ -6,6 +6,7 @@
 #include "aa_driver_sender.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
+#include "../util/aa_array.h"
 #include "../../../media/aa_network_publication.h"
 #include "../../../media/aa_send_channel_endpoint.h"
 
@@ -63,6 +64,15 @@ typedef struct aa_sender_publication_args_stct
 }
 aa_sender_publication_args_t;
 
+typedef struct aa_sender_destination_args_stct
+{
+    aa_send_channel_endpoint_t *endpoint;
+    struct sockaddr_storage address;
+    socklen_t address_length;
+    int64_t registration_id;
+}
+aa_sender_destination_args_t;
+
 static void aa_driver_sender_log_error(aa_driver_sender_t *sender)
 {
     aa_media_services_log_error(sender->services, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
@@ -76,7 +86,37 @@ static void aa_driver_sender_on_add_endpoint(void *agent, const void *args)
     {
         aa_driver_sender_log_error(sender);
         aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ERRORED);
+        return;
     }
+    if (endpoint->is_mdc && !endpoint->destinations.is_manual)
+    {
+        if (aa_array_ensure_capacity((void **)&sender->mdc_endpoints, &sender->mdc_endpoints_capacity,
+            sender->mdc_endpoints_count, sizeof(*sender->mdc_endpoints)) < 0)
+        {
+            aa_media_services_log_error(sender->services, ENOMEM,
+                "out of memory tracking a multi-destination-cast endpoint: its destinations will not time out");
+            return;
+        }
+        sender->mdc_endpoints[sender->mdc_endpoints_count++] = endpoint;
+    }
+}
+
+static void aa_driver_sender_on_add_destination(void *agent, const void *args)
+{
+    aa_driver_sender_t *sender = agent;
+    const aa_sender_destination_args_t *a = args;
+    if (aa_udp_destination_tracker_add(&a->endpoint->destinations, &a->address, a->address_length, a->registration_id,
+        aa_clock_nano_time(&sender->ctx->clock)) < 0)
+    {
+        aa_driver_sender_log_error(sender);
+    }
+}
+
+static void aa_driver_sender_on_remove_destination(void *agent, const void *args)
+{
+    (void)agent;
+    const aa_sender_destination_args_t *a = args;
+    aa_udp_destination_tracker_remove(&a->endpoint->destinations, &a->address);
 }
 
 static void aa_driver_sender_on_remove_endpoint(void *agent, const void *args)
@@ -86,6 +126,14 @@ static void aa_driver_sender_on_remove_endpoint(void *agent, const void *args)
     if (aa_udp_transport_poller_remove(&sender->poller, &endpoint->transport) < 0)
     {
         aa_driver_sender_log_error(sender);
+    }
+    for (size_t i = 0; i < sender->mdc_endpoints_count; i++)
+    {
+        if (sender->mdc_endpoints[i] == endpoint)
+        {
+            sender->mdc_endpoints[i] = sender->mdc_endpoints[--sender->mdc_endpoints_count];
+            break;
+        }
     }
     aa_put_int32_release(&endpoint->has_sender_released, 1);
 }
@@ -172,6 +220,21 @@ int aa_driver_sender_proxy_remove_publication(aa_driver_sender_t *sender, aa_net
     return aa_driver_sender_offer(sender, aa_driver_sender_on_remove_publication, &args, sizeof(args));
 }
 
+int aa_driver_sender_proxy_add_destination(
+    aa_driver_sender_t *sender, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address,
+    socklen_t address_length, int64_t registration_id)
+{
+    aa_sender_destination_args_t args = { endpoint, *address, address_length, registration_id };
+    return aa_driver_sender_offer(sender, aa_driver_sender_on_add_destination, &args, sizeof(args));
+}
+
+int aa_driver_sender_proxy_remove_destination(
+    aa_driver_sender_t *sender, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+{
+    aa_sender_destination_args_t args = { endpoint, *address, 0, -1 };
+    return aa_driver_sender_offer(sender, aa_driver_sender_on_remove_destination, &args, sizeof(args));
+}
+
 /* ---- duty cycle ---- */
 
 static void aa_driver_sender_on_control_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
@@ -189,6 +252,10 @@ int aa_driver_sender_do_work(void *state)
     int64_t now_ns = aa_clock_nano_time(&sender->ctx->clock);
     sender->now_ns = now_ns;
     int work_count = aa_command_queue_drain(&sender->commands, sender, AA_SENDER_COMMAND_DRAIN_LIMIT);
+    for (size_t i = 0; i < sender->mdc_endpoints_count; i++)
+    {
+        work_count += aa_send_channel_endpoint_check_destinations(sender->mdc_endpoints[i], now_ns);
+    }
 
     int bytes_sent = 0;
     size_t count = sender->publications_count;
@@ -234,6 +301,9 @@ void aa_driver_sender_on_close(void *state)
     aa_command_queue_close(&sender->commands);
     aa_udp_transport_poller_close(&sender->poller);
     free(sender->publications);
+    free(sender->mdc_endpoints);
+    sender->mdc_endpoints = NULL;
+    sender->mdc_endpoints_count = 0;
     free(sender->control_buffers);
     sender->publications = NULL;
     sender->publications_count = 0;

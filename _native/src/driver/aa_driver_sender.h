@@ -42,6 +42,9 @@ typedef struct aa_driver_sender_stct
     struct aa_network_publication_stct **publications;
     size_t publications_count;
     size_t publications_capacity;
+    struct aa_send_channel_endpoint_stct **mdc_endpoints;   /* whose destinations may time out */
+    size_t mdc_endpoints_count;
+    size_t mdc_endpoints_capacity;
     aa_udp_transport_poller_t poller;
     aa_udp_datagram_t control_datagrams[AA_DRIVER_SENDER_CONTROL_BATCH];
     uint8_t *control_buffers;
@@ -57,5 +60,11 @@ int aa_driver_sender_proxy_add_endpoint(aa_driver_sender_t *sender, struct aa_se
 int aa_driver_sender_proxy_remove_endpoint(aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint);
 int aa_driver_sender_proxy_add_publication(aa_driver_sender_t *sender, struct aa_network_publication_stct *pub);
 int aa_driver_sender_proxy_remove_publication(aa_driver_sender_t *sender, struct aa_network_publication_stct *pub);
+/* Manual multi-destination-cast: the sender adds or removes a destination of an endpoint. */
+int aa_driver_sender_proxy_add_destination(
+    aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address,
+    socklen_t address_length, int64_t registration_id);
+int aa_driver_sender_proxy_remove_destination(
+    aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
 
 #endif

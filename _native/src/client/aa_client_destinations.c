@@ -1,0 +1,89 @@
+/*
+ * Destinations (reference 7.3, 9.3): ADD_DESTINATION / REMOVE_DESTINATION for a manual
+ * multi-destination-cast publication, ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a
+ * subscription. Each is a registration the driver answers with ON_OPERATION_SUCCESS or ON_ERROR,
+ * polled with aa_client_async_destination_poll. The command names the publication by the driver's
+ * registration id of it (Aeron's originalRegistrationId) and the subscription by its own.
+ */
+#include <string.h>
+
+#include "aa_client.h"
+#include "../../include/aeron_async.h"
+#include "../../../protocols/aa_control_protocol.h"
+#include "../uri/aa_uri.h"
+#include "../util/aa_error.h"
+
+static int64_t aa_client_async_destination(
+    aa_client_t *client, int32_t command_type, int64_t registration_id, const char *destination)
+{
+    if (NULL == destination)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s", "a destination is a channel, aeron:udp?endpoint=host:port");
+        return -1;
+    }
+    size_t channel_length = strlen(destination);
+    if (channel_length > AA_URI_MAX_LENGTH)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "destination of %zu characters: at most %d (aeron:udp?endpoint=host:port)",
+            channel_length, AA_URI_MAX_LENGTH);
+        return -1;
+    }
+    uint8_t buffer[sizeof(aa_destination_command_t) + AA_URI_MAX_LENGTH];
+    int64_t correlation_id = aa_client_registration_begin(client);
+    if (correlation_id < 0)
+    {
+        return -1;
+    }
+    aa_destination_command_t *command = (aa_destination_command_t *)buffer;
+    command->correlated.client_id = client->client_id;
+    command->correlated.correlation_id = correlation_id;
+    command->registration_id = registration_id;
+    command->channel_length = (int32_t)channel_length;
+    memcpy(buffer + sizeof(*command), destination, channel_length);
+    if (aa_client_send(client, command_type, buffer, sizeof(*command) + channel_length) < 0)
+    {
+        pthread_mutex_unlock(&client->lock);
+        return -1;
+    }
+    return aa_client_registration_commit(client, correlation_id, command_type, 0, NULL);
+}
+
+static int aa_client_check_open(volatile int32_t *is_closed, const char *what)
+{
+    if (aa_get_int32_acquire(is_closed))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "the %s is closed", what);
+        return -1;
+    }
+    return 0;
+}
+
+int64_t aa_publication_async_add_destination(aa_publication_t *pub, const char *destination)
+{
+    return aa_client_check_open(&pub->is_closed, "publication") < 0 ? -1 : aa_client_async_destination(
+        pub->client, AA_COMMAND_ADD_DESTINATION, pub->original_registration_id, destination);
+}
+
+int64_t aa_publication_async_remove_destination(aa_publication_t *pub, const char *destination)
+{
+    return aa_client_check_open(&pub->is_closed, "publication") < 0 ? -1 : aa_client_async_destination(
+        pub->client, AA_COMMAND_REMOVE_DESTINATION, pub->original_registration_id, destination);
+}
+
+int64_t aa_subscription_async_add_destination(aa_subscription_t *sub, const char *destination)
+{
+    return aa_client_check_open(&sub->is_closed, "subscription") < 0 ? -1 : aa_client_async_destination(
+        sub->client, AA_COMMAND_ADD_RCV_DESTINATION, sub->registration_id, destination);
+}
+
+int64_t aa_subscription_async_remove_destination(aa_subscription_t *sub, const char *destination)
+{
+    return aa_client_check_open(&sub->is_closed, "subscription") < 0 ? -1 : aa_client_async_destination(
+        sub->client, AA_COMMAND_REMOVE_RCV_DESTINATION, sub->registration_id, destination);
+}
+
+int aa_client_async_destination_poll(aa_client_t *client, int64_t correlation_id)
+{
+    void *unused = NULL;
+    return aa_client_async_poll(client, correlation_id, &unused);
+}
