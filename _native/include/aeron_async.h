@@ -20,6 +20,9 @@
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
 #include "../../protocols/aa_archive_codecs.h"
+#include "../src/archive/aa_archive_checksum.h"
+#include "../src/archive/aa_archive_segment.h"
+#include "../src/archive/aa_archive_catalog.h"
 #endif
 
 /* CDEF BEGIN */
@@ -443,10 +446,15 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
 
-/* ---- the archive (issue 16): the control protocol's SBE codecs ----
- * Declared once, in their own header (build_ffi.py splices its CDEF block in here): every message
- * of Aeron Archive's schema 101 v14 and the mark file header (schema 100), encode and decode. */
+/* ---- the archive (issue 16): codecs and files ----
+ * Declared once, in their own headers (build_ffi.py splices their CDEF blocks in here): the SBE
+ * codecs of every message of Aeron Archive's schema 101 v14 and the mark file header (schema 100);
+ * CRC-32/CRC-32C; segment files (names, positions, I/O with sync levels, frame checksums, the
+ * recovery scan); the catalog file (archive.catalog, byte for byte as Aeron's). */
 /* CDEF INCLUDE protocols/aa_archive_codecs.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_checksum.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_segment.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_catalog.h */
 
 /* CDEF END */
 
