@@ -764,13 +764,15 @@ static void aa_on_purge(aa_archive_conductor_t *c, aa_archive_control_session_t 
             recording_id, aa_errmsg());
         return;
     }
-    if (aa_archive_segment_delete_from(c->archive->ctx.archive_dir, recording_id, INT64_MIN,
-        c->archive->ctx.file_sync_level) < 0)
+    int32_t deleted = aa_archive_segment_delete_from(c->archive->ctx.archive_dir, recording_id, INT64_MIN,
+        c->archive->ctx.file_sync_level);
+    if (deleted < 0)
     {
         aa_archive_log_error(c->archive, AA_ERROR_CODE_GENERIC_ERROR, "purge of recording %" PRId64 ": %s", recording_id,
             aa_errmsg());
+        deleted = 0;
     }
-    aa_archive_send_ok(c, s, correlation_id, 0);
+    aa_archive_send_ok(c, s, correlation_id, deleted); /* the segment files deleted */
     aa_archive_send_signal(c, s->id, correlation_id, recording_id, -1, d.stop_position, AA_ARCHIVE_SIGNAL_DELETE);
 }
 
