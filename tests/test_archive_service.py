@@ -319,3 +319,74 @@ def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None
         assert archive.list_recordings() == []
         assert not [name for name in os.listdir(archive_dir) if name.endswith(".rec")]
         assert service.errors() == []
+
+
+def test_malformed_control_messages_are_dropped_and_logged(archive_dir: str) -> None:
+    """Garbage, truncated and unknown control messages neither crash the archive nor change its
+    catalog; they are logged, and a well-formed session works after them."""
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        catalog = os.path.join(archive_dir, "archive.catalog")
+        with open(catalog, "rb") as f:
+            before = f.read()
+        control = aeron.add_publication("aeron:ipc?term-length=64k", 10)
+        wait_for(lambda: control.is_connected, what="the archive's control subscription")
+        header = struct.pack("<HHHH", 16, 58, 101, 14)
+        messages = [
+            b"",
+            b"\x01",
+            bytes(range(256)) * 3,
+            header,  # AuthConnect cut after its header
+            header + struct.pack("<qii", 1, 20, 0) + struct.pack("<I", 1 << 31),  # a var length past the end
+            struct.pack("<HHHH", 24, 999, 101, 14) + bytes(24),  # unknown template
+            struct.pack("<HHHH", 24, 12, 77, 14) + bytes(24),  # another schema
+            struct.pack("<HHHH", 24, 13, 101, 14) + struct.pack("<qqqq", 5, 6, 0, 0)[:20],  # truncated block
+        ]
+        for message in messages:
+            offer(control, message)
+        wait_for(lambda: any("control request dropped" in e.text for e in service.errors()), what="logged")
+        with AeronArchive.connect(aeron, timeout=5.0) as archive:
+            assert archive.list_recordings() == []
+            assert archive.archive_id() == service.archive_id
+        with open(catalog, "rb") as f:
+            assert f.read() == before
+        control.close()
+
+
+def test_invoker_mode_runs_on_do_work(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="INVOKER") as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        import threading
+
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.is_set():
+                if service.do_work() == 0:
+                    time.sleep(0.0005)
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        try:
+            with AeronArchive.connect(aeron, timeout=5.0) as archive:
+                archive.start_recording(CHANNEL, STREAM)
+                publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+                recording_id = archive.wait_for_signal(RecordingSignal.START, timeout=10.0).recording_id
+                offer_all(publication, range(100))
+                wait_for(lambda: archive.recording_position(recording_id) == publication.position, what="recorded")
+                archive.stop_recording(CHANNEL, STREAM)
+                archive.wait_for_signal(RecordingSignal.STOP, timeout=10.0)
+                with archive.replay(recording_id, position=0) as replay:
+                    assert [bytes(m.data) for m in replay.messages(timeout=10.0)] == [b"m%05d" % i for i in range(100)]
+                publication.close()
+        finally:
+            stop.set()
+            runner.join(timeout=10)
+    with pytest.raises(aeron_async.errors.AeronError, match="INVOKER"):
+        with aeron_async.MediaDriver.launch(aeron_dir=new_aeron_dir(), **TEST_DRIVER_SETTINGS) as driver, \
+                Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as shared:
+            shared.do_work()
