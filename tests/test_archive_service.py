@@ -87,7 +87,8 @@ def archive_dir() -> Iterator[str]:
 
 
 def start_standalone(archive_dir: str, aeron_dir: str, sync_level: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYTHONPATH=REPO)
+    # a PYTHONPATH already set (a build under sanitizers) comes first
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p))
     return subprocess.Popen(
         [sys.executable, "-m", "aeron_async", "archive", "--archive-dir", archive_dir, "--aeron-dir", aeron_dir,
          "--threading-mode", "SHARED", "-o", f"AERON_ARCHIVE_FILE_SYNC_LEVEL={sync_level}",
@@ -390,3 +391,17 @@ def test_invoker_mode_runs_on_do_work(archive_dir: str) -> None:
         with aeron_async.MediaDriver.launch(aeron_dir=new_aeron_dir(), **TEST_DRIVER_SETTINGS) as driver, \
                 Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as shared:
             shared.do_work()
+
+
+def test_low_storage_refuses_new_recordings(archive_dir: str) -> None:
+    free = shutil.disk_usage(archive_dir).free
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED",
+                           low_storage_space_threshold=free * 2), \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        with pytest.raises(aeron_async.errors.ArchiveError, match="STORAGE_SPACE") as raised:
+            archive.start_recording(CHANNEL, STREAM)
+        assert "LOW_STORAGE_SPACE_THRESHOLD" in str(raised.value)
+        assert archive.list_recording_subscriptions() == []
