@@ -75,6 +75,15 @@ class Lib:
     AA_ARCHIVE_VAR_DATA_MAX_LENGTH: int
     AA_ARCHIVE_PROTOCOL_SEMANTIC_VERSION: int
     AA_ARCHIVE_PROTOCOL_MAJOR_VERSION: int
+    AA_ARCHIVE_MARK_FILE_HEADER_LENGTH: int
+    AA_ARCHIVE_MARK_FILE_VERSION: int
+    AA_ARCHIVE_MARK_FILE_VERSION_OFFSET: int
+    AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET: int
+    AA_ARCHIVE_MARK_FILE_START_TIMESTAMP_OFFSET: int
+    AA_ARCHIVE_MARK_FILE_PID_OFFSET: int
+    AA_ARCHIVE_MARK_FILE_ARCHIVE_ID_OFFSET: int
+    AA_ARCHIVE_MARK_FILE_ACTIVITY_INTERVAL_MS: int
+    AA_ARCHIVE_MARK_FILE_LIVENESS_TIMEOUT_MS: int
     AA_ARCHIVE_RESPONSE_OK: int
     AA_ARCHIVE_RESPONSE_ERROR: int
     AA_ARCHIVE_RESPONSE_RECORDING_UNKNOWN: int
@@ -417,6 +426,7 @@ class Lib:
     def aa_archive_catalog_add(self, catalog: CData, descriptor: CData, /) -> int: ...
     def aa_archive_catalog_find(self, catalog: CData, recording_id: int, entry: CData, /) -> int: ...
     def aa_archive_catalog_entry(self, catalog: CData, index: int, entry: CData, /) -> int: ...
+    def aa_archive_catalog_lower_bound(self, catalog: CData, recording_id: int, /) -> int: ...
     def aa_archive_catalog_update_stop(self, catalog: CData, recording_id: int, stop_position: int, stop_timestamp: int, /) -> int: ...
     def aa_archive_catalog_update_stop_position(self, catalog: CData, recording_id: int, stop_position: int, /) -> int: ...
     def aa_archive_catalog_update_start_position(self, catalog: CData, recording_id: int, start_position: int, /) -> int: ...
