@@ -473,22 +473,15 @@ static int aa_check_position(aa_archive_conductor_t *c, aa_archive_control_sessi
     }
     if (position < recorded)
     {
-        int64_t start_term_base = d->start_position - (d->start_position & (d->term_buffer_length - 1));
-        int64_t base = aa_archive_segment_base(start_term_base, d->segment_file_length, position);
-        int fd = aa_archive_segment_open(c->archive->ctx.archive_dir, d->recording_id, base, d->segment_file_length,
-            AA_ARCHIVE_SEGMENT_READ_ONLY, AA_ARCHIVE_SYNC_NONE);
-        uint8_t header[AA_DATA_HEADER_LENGTH];
-        int32_t frame_length = 0, term_offset = -1;
-        if (fd >= 0 && aa_archive_segment_read(fd, position - base, header, sizeof(header)) == (int64_t)sizeof(header))
+        int rc = aa_archive_segment_frame_at(c->archive->ctx.archive_dir, d->recording_id, d->start_position, position,
+            d->initial_term_id, d->term_buffer_length, d->segment_file_length, d->stream_id);
+        if (rc < 0)
         {
-            memcpy(&frame_length, header, 4);
-            memcpy(&term_offset, header + 8, 4);
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "reading recording %" PRId64 ": %s",
+                d->recording_id, aa_errmsg());
+            return -1;
         }
-        if (fd >= 0)
-        {
-            close(fd);
-        }
-        if (frame_length <= 0 || term_offset != (int32_t)(position & (d->term_buffer_length - 1)))
+        if (0 == rc)
         {
             aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_INVALID_POSITION,
                 "position %" PRId64 " of recording %" PRId64 " is not the start of a frame; use a position the archive "
@@ -682,19 +675,8 @@ static int aa_truncate_segments(aa_archive_conductor_t *c, const aa_archive_reco
     {
         return -1;
     }
-    static const uint8_t zeros[65536];
     int64_t end = d->stop_position - base < d->segment_file_length ? d->stop_position - base : d->segment_file_length;
-    int rc = 0;
-    for (int64_t at = offset; at < end && 0 == rc;)
-    {
-        size_t n = (size_t)(end - at) < sizeof(zeros) ? (size_t)(end - at) : sizeof(zeros);
-        rc = aa_archive_segment_write(fd, at, zeros, n, AA_ARCHIVE_SYNC_NONE);
-        at += (int64_t)n;
-    }
-    if (0 == rc)
-    {
-        rc = aa_archive_segment_sync(fd, sync);
-    }
+    int rc = end > offset ? aa_archive_segment_erase(fd, offset, end - offset, sync) : 0;
     close(fd);
     return rc;
 }
