@@ -270,6 +270,8 @@ def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None
         publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
         recording_id = archive.wait_for_signal(RecordingSignal.START, timeout=10.0).recording_id
         offer_all(publication, range(1000))
+        with pytest.raises(aeron_async.errors.ArchiveError, match="ACTIVE_RECORDING"):
+            archive.truncate_recording(recording_id, 0)
         live = archive.replay(recording_id, position=0)
         offer_all(publication, range(1000, 2000))
         received: list[Any] = []
@@ -288,6 +290,8 @@ def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None
         assert [bytes(m.data) for m in part] == [b"m%05d" % i for i in range(1000, 1500)]
         with pytest.raises(aeron_async.errors.ArchiveError, match="INVALID_POSITION"):
             archive.start_replay(recording_id, position=middle + 8)
+        with pytest.raises(aeron_async.errors.ArchiveError, match="not the start of a frame"):
+            archive.start_replay(recording_id, position=middle + 32)  # inside a 64-byte frame
         with pytest.raises(aeron_async.errors.ArchiveError, match="UNKNOWN_RECORDING"):
             archive.start_replay(recording_id + 100)
 
