@@ -20,7 +20,7 @@ import collections
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client import Aeron, ExclusivePublication, FragmentAssembler, Header, Image, Message, Subscription
 from ..counters import Counter
@@ -48,6 +48,9 @@ from ._session import (
     RESPONSE_STREAM_ID,
     Encoder,
 )
+if TYPE_CHECKING:
+    from .replay_merge import ReplayMerge
+
 from .records import (
     Challenge,
     ControlResponse,
@@ -417,7 +420,7 @@ class AeronArchive:
     def start_replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
         channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
-        limit_counter: Counter | int | None = None, file_io_max_length: int | None = None,
+        limit_counter: Counter | int | None = None, file_io_max_length: int | None = None, _merge: bool = False,
     ) -> int:
         """Ask the archive to replay a recording to `channel` + `stream_id` and return the replay
         session id (read it with a subscription whose channel has `session-id=(int)id`, which
@@ -430,7 +433,7 @@ class AeronArchive:
         (bounded replay)."""
         counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
         return self._call(*_session.replay(recording_id, position, length, channel, stream_id, follow, counter_id,
-                                           file_io_max_length))
+                                           file_io_max_length, _merge))
 
     def replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
@@ -454,6 +457,32 @@ class AeronArchive:
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)
         return replay
+
+    def replay_merge(
+        self, recording_id: int, *, channel: str = "aeron:udp?control-mode=manual", stream_id: int | None = None,
+        replay_destination: str, live_destination: str, position: int | None = None,
+        progress_timeout: float = 5.0,
+    ) -> ReplayMerge:
+        """Catch up on an active recording from `position` (its start when None) and join its live
+        stream: a multi-destination subscription on `channel` (`control-mode=manual`) with the
+        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, port 0 for any) and
+        then the live stream received at `live_destination` (e.g.
+        `aeron:udp?endpoint=host:0|control=<publisher control address>` for a dynamic MDC
+        publication). Poll it with `merge.poll_messages()`: each position arrives once, replayed
+        then live; `merge.is_merged` says when the replay was dropped. See replay_merge.py."""
+        from .replay_merge import ReplayMerge, check_merge_channels
+
+        check_merge_channels(channel, replay_destination, live_destination)
+        descriptor = self.list_recording(recording_id)
+        stream = descriptor.stream_id if stream_id is None else _session.check_stream_id(stream_id)
+        subscription = self.aeron.add_subscription(channel, stream)
+        try:
+            return ReplayMerge(self, subscription, channel, recording_id, replay_destination=replay_destination,
+                               live_destination=live_destination, position=position,
+                               progress_timeout=progress_timeout, owns_subscription=True)
+        except BaseException:
+            subscription.close()
+            raise
 
     def stop_replay(self, replay_session_id: int) -> None:
         """Stop a replay (UnknownReplayError if it has ended already)."""
