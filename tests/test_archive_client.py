@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +40,7 @@ from archive_e2e import (
     record,
     wait_recorded,
 )
-from conftest import offer_all
+from conftest import PYTHON, offer_all, python_env, readme_example
 
 MESSAGES = 1_000_000
 
@@ -231,3 +232,30 @@ async def test_async_replay_iterates_recorded_messages(anyio_backend: Any, runni
                 async for _ in archive.replay(started.recording_id + 1):
                     pass
             publication.close()
+
+
+def test_readme_archive_example_runs(aeron_dir: str) -> None:
+    code = readme_example("AeronArchive.connect(client)")
+    result = subprocess.run([PYTHON, "-c", code], env={**python_env(), "AERON_DIR": aeron_dir}, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("RecordingDescriptor(") and "stream_id=10" in lines[0], result.stdout
+    assert [line.split()[0] for line in lines[1:]] == ["b'hello", "b'hello", "b'hello"], result.stdout
+    assert lines[-1].startswith("b'hello 2' "), result.stdout
+
+
+@pytest.mark.anyio
+async def test_readme_async_archive_example_runs(anyio_backend: Any, running: Any, client: aeron_async.Aeron,
+                                                 archive: AeronArchive, capsys: pytest.CaptureFixture[str]) -> None:
+    publication = client.add_exclusive_publication("aeron:ipc", 10)
+    subscription_id, recording_id = record(archive, "aeron:ipc", 10)
+    end = offer_all(publication, b"hi")
+    wait_recorded(archive, recording_id, end)
+    archive.stop_recording(subscription_id=subscription_id)
+    namespace: dict[str, Any] = {}
+    exec(readme_example("archive_aio.connect"), namespace)
+    with anyio.fail_after(30):
+        await namespace["replay_all"](running.aeron_dir, recording_id)
+    assert capsys.readouterr().out == f"b'hi' {end}\n"
+    publication.close()
