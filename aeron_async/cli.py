@@ -104,6 +104,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_bench_archive(args: argparse.Namespace) -> int:
+    from .bench.archive import command
+
+    return command(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
 
@@ -140,6 +146,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_arguments(p)
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
+                       "latency added by recording (docs/benchmarks.md)")
+    from .bench.archive import add_arguments as add_archive_bench_arguments
+
+    add_archive_bench_arguments(p)
+    p.set_defaults(func=_cmd_bench_archive)
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
