@@ -107,7 +107,7 @@ def test_a_million_mixed_messages_replay_as_recorded(transport: str, client: aer
 
 def test_truncate_purge_extend_and_stop_by_each_key(client: aeron_async.Aeron, archive: AeronArchive) -> None:
     stream = Stream(2000, seed=3)
-    channel = "aeron:ipc?term-length=64k"
+    channel = "aeron:ipc?term-length=256k"  # room for the 20 KB messages (a term holds 8 max-length ones)
 
     # stop by channel + stream
     publication = client.add_exclusive_publication(channel, 2001)
@@ -116,6 +116,7 @@ def test_truncate_purge_extend_and_stop_by_each_key(client: aeron_async.Aeron, a
     wait_recorded(archive, first, end)
     archive.stop_recording(channel, 2001)
     assert archive.wait_for_signal(RecordingSignal.STOP, recording_id=first).position == end
+    publication.close()  # else the extension's subscription (any session of stream 2001) could take it
 
     # extend it from a publication that continues the stream where it stopped
     d = archive.list_recording(first)
@@ -164,7 +165,6 @@ def test_truncate_purge_extend_and_stop_by_each_key(client: aeron_async.Aeron, a
     with pytest.raises(UnknownRecordingError, match="list_recordings\\(\\) shows"):
         archive.list_recording(first)
     assert [d.recording_id for d in archive.list_recordings()] == [second]
-    publication.close()
     extension.close()
     second_publication.close()
 
@@ -240,7 +240,7 @@ def test_readme_archive_example_runs(aeron_dir: str) -> None:
                             text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("RecordingDescriptor(") and "stream_id=10" in lines[0], result.stdout
+    assert lines[0].startswith("RecordingDescriptor(") and "stream_id=1001" in lines[0], result.stdout
     assert [line.split()[0] for line in lines[1:]] == ["b'hello", "b'hello", "b'hello"], result.stdout
     assert lines[-1].startswith("b'hello 2' "), result.stdout
 
@@ -248,8 +248,8 @@ def test_readme_archive_example_runs(aeron_dir: str) -> None:
 @pytest.mark.anyio
 async def test_readme_async_archive_example_runs(anyio_backend: Any, running: Any, client: aeron_async.Aeron,
                                                  archive: AeronArchive, capsys: pytest.CaptureFixture[str]) -> None:
-    publication = client.add_exclusive_publication("aeron:ipc", 10)
-    subscription_id, recording_id = record(archive, "aeron:ipc", 10)
+    publication = client.add_exclusive_publication("aeron:ipc", 1001)
+    subscription_id, recording_id = record(archive, "aeron:ipc", 1001)
     end = offer_all(publication, b"hi")
     wait_recorded(archive, recording_id, end)
     archive.stop_recording(subscription_id=subscription_id)

@@ -2,12 +2,13 @@
 
 A live replay (length unbounded, following) of a recording in progress delivers what is recorded
 while it is recorded and ends when the recording stops. Replay-merge catches up on a recording of
-a live UDP (dynamic multi-destination-cast) stream from its start, then joins the live stream on a
+a live UDP (multi-destination-cast) stream from its start, then joins the live stream on a
 multi-destination subscription: every message once, in order, at the positions its publisher got.
 """
 
 from __future__ import annotations
 
+import shutil
 import struct
 import threading
 import time
@@ -22,12 +23,27 @@ import aeron_async
 from aeron_async.archive import AeronArchive, RecordingSignal
 from aeron_async.archive import aio as archive_aio
 from archive_e2e import archive_beside_driver, free_udp_port, record, wait_recorded
+from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir
 
 
 @pytest.fixture
 def running(aeron_dir: str, tmp_path: Any) -> Iterator[Any]:
     with archive_beside_driver(aeron_dir, str(tmp_path / "archive")) as service:
         yield service
+
+
+@pytest.fixture
+def publisher() -> Iterator[aeron_async.Aeron]:
+    """A client of a driver of its own, for the live stream: the live publisher is elsewhere, as in
+    production (and a driver refuses a second publication of a stream with the same session id,
+    which the replay of a merge needs)."""
+    directory = new_aeron_dir()
+    try:
+        with aeron_async.MediaDriver.launch(aeron_dir=directory, **TEST_DRIVER_SETTINGS) as driver, \
+                aeron_async.Aeron.connect(driver.aeron_dir) as client:
+            yield client
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def numbered(i: int) -> bytes:
@@ -93,22 +109,31 @@ def test_live_replay_follows_the_recording_and_ends_when_it_stops(running: Any) 
         publication.close()
 
 
-def test_replay_merge_joins_the_live_udp_stream(running: Any) -> None:
-    control = f"127.0.0.1:{free_udp_port()}"
-    channel = f"aeron:udp?control={control}|control-mode=dynamic|term-length=1m"
+def live_stream(publisher: aeron_async.Aeron, stream_id: int) -> tuple[aeron_async.Publication, str, str]:
+    """A manual MDC publication sending to the archive's recording endpoint and to the merging
+    subscriber's live endpoint; returns it, the recording channel and the live destination."""
+    control, recording_port, live_port = free_udp_port(), free_udp_port(), free_udp_port()
+    publication = publisher.add_exclusive_publication(
+        f"aeron:udp?control-mode=manual|control=127.0.0.1:{control}|term-length=1m", stream_id)
+    publication.add_destination(f"aeron:udp?endpoint=127.0.0.1:{recording_port}")
+    publication.add_destination(f"aeron:udp?endpoint=127.0.0.1:{live_port}")
+    return publication, f"aeron:udp?endpoint=127.0.0.1:{recording_port}", f"aeron:udp?endpoint=127.0.0.1:{live_port}"
+
+
+def test_replay_merge_joins_the_live_udp_stream(running: Any, publisher: aeron_async.Aeron) -> None:
     count = 60_000
     positions = array("q", [0]) * count
     with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
-        publication = client.add_exclusive_publication(channel, 5002)
-        subscription_id, recording_id = record(archive, channel, 5002, source_location="local")
+        publication, recording_channel, live_destination = live_stream(publisher, 5002)
+        subscription_id, recording_id = record(archive, recording_channel, 5002, source_location="remote")
         Publisher(publication, 0, count // 2, positions, rate=1e9).run()  # recorded before the merge starts
         live = Publisher(publication, count // 2, count, positions, rate=20_000)
         live.start()
         received: list[tuple[bytes, int]] = []
         merged_at = -1
         with archive.replay_merge(
-            recording_id, replay_destination="aeron:udp?endpoint=127.0.0.1:0",
-            live_destination=f"aeron:udp?endpoint=127.0.0.1:0|control={control}",
+            recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
+            live_destination=live_destination,
         ) as merge:
             deadline = time.monotonic() + 60
             idle = aeron_async.IdleStrategy("backoff")
@@ -129,23 +154,22 @@ def test_replay_merge_joins_the_live_udp_stream(running: Any) -> None:
 
 
 @pytest.mark.anyio
-async def test_async_live_replay_and_replay_merge(anyio_backend: Any, running: Any) -> None:
+async def test_async_live_replay_and_replay_merge(anyio_backend: Any, running: Any,
+                                                  publisher: aeron_async.Aeron) -> None:
     count = 10_000
     positions = array("q", [0]) * count
-    control = f"127.0.0.1:{free_udp_port()}"
-    channel = f"aeron:udp?control={control}|control-mode=dynamic|term-length=1m"
     async with aeron_async.connect(running.aeron_dir) as aeron:
         async with archive_aio.connect(aeron) as archive:
-            publication = await aeron.add_exclusive_publication(channel, 5003)
-            subscription_id = await archive.start_recording(channel, 5003)
+            publication, recording_channel, live_destination = live_stream(publisher, 5003)
+            subscription_id = await archive.start_recording(recording_channel, 5003, source_location="remote")
             started = await archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
-            Publisher(publication.publication, 0, count // 2, positions, rate=1e9).run()
-            live = Publisher(publication.publication, count // 2, count, positions, rate=20_000)
+            Publisher(publication, 0, count // 2, positions, rate=1e9).run()
+            live = Publisher(publication, count // 2, count, positions, rate=20_000)
             received: list[tuple[bytes, int]] = []
             with anyio.fail_after(60):
                 async with archive.replay_merge(
-                    started.recording_id, replay_destination="aeron:udp?endpoint=127.0.0.1:0",
-                    live_destination=f"aeron:udp?endpoint=127.0.0.1:0|control={control}",
+                    started.recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
+                    live_destination=live_destination,
                 ) as merge:
                     live.start()
                     async for message in merge:

@@ -668,22 +668,11 @@ class AsyncReplayMerge:
         stream_id = descriptor.stream_id if self._stream_id is None else _session.check_stream_id(self._stream_id)
         self._stream_id = stream_id
         self.subscription = await archive.aeron.add_subscription(self.channel, stream_id)
-        sync = self.subscription.subscription
-        before = set(sync.local_socket_addresses)
-        await anyio.to_thread.run_sync(sync.add_destination, self.replay_destination)
+        await anyio.to_thread.run_sync(self.subscription.subscription.add_destination, self.replay_destination)
         self._replay_added = True
         endpoint = _ENDPOINT.search(self.replay_destination)
         assert endpoint is not None
-        host_port = endpoint.group(1)
-        if host_port.endswith(":0"):
-            with anyio.fail_after(archive.timeout):
-                while True:
-                    fresh = [a for a in sync.local_socket_addresses if a not in before]
-                    if fresh:
-                        host_port = fresh[0]
-                        break
-                    await anyio.sleep(0.001)
-        self._replay_channel = replay_channel_for(self.replay_destination, host_port, self._session_id)
+        self._replay_channel = replay_channel_for(self.replay_destination, endpoint.group(1), self._session_id)
         self._target = await self._recording_position()
         self.replay_session_id = await archive._merge_replay(self.recording_id, self._position, self._replay_channel,
                                                              stream_id)

@@ -465,10 +465,9 @@ class AeronArchive:
     ) -> ReplayMerge:
         """Catch up on an active recording from `position` (its start when None) and join its live
         stream: a multi-destination subscription on `channel` (`control-mode=manual`) with the
-        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, port 0 for any) and
-        then the live stream received at `live_destination` (e.g.
-        `aeron:udp?endpoint=host:0|control=<publisher control address>` for a dynamic MDC
-        publication). Poll it with `merge.poll_messages()`: each position arrives once, replayed
+        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, a fixed port) and
+        then the live stream received at `live_destination` (`aeron:udp?endpoint=host:port`, where
+        the live publication sends: a destination of a manual MDC publication, say). Poll it with `merge.poll_messages()`: each position arrives once, replayed
         then live; `merge.is_merged` says when the replay was dropped. See replay_merge.py."""
         from .replay_merge import ReplayMerge, check_merge_channels
 

@@ -6,7 +6,7 @@ replay and the live stream arrive as one image, because the replay is sent with 
 stream's session id, initial term id, term length and MTU (the recording's), so its positions are
 the live stream's. The image takes each position once, from whichever transport brings it first.
 
-Steps (Aeron's states): add the replay destination; ask the archive how far the recording has got
+Steps (Aeron's states): add the replay destination (a fixed port); ask the archive how far the recording has got
 (the target); replay from `position` to the replay destination, unbounded; once the image reaches
 the target, ask again; when it is within a window of the target (a quarter term, at most 32 MiB)
 add the live destination; once the image has reached the target asked for after that, remove the
@@ -56,6 +56,11 @@ def check_merge_channels(subscription_channel: str, replay_destination: str, liv
     for what, channel in (("replay_destination", replay_destination), ("live_destination", live_destination)):
         if not channel.startswith("aeron:udp?") or "endpoint=" not in channel:
             raise ValueError(f"{what} {channel!r} must be a UDP destination such as 'aeron:udp?endpoint=host:port'")
+    endpoint = _ENDPOINT.search(replay_destination)
+    if endpoint is not None and endpoint.group(1).endswith(":0"):
+        raise ValueError(
+            f"replay_destination {replay_destination!r}: give a fixed port; the port a multi-destination "
+            "subscription binds for port 0 cannot be read back yet, and the archive must be told where to replay")
 
 
 def replay_channel_for(replay_destination: str, resolved_endpoint: str, session_id: int) -> str:
@@ -115,24 +120,12 @@ class ReplayMerge:
         return ArchiveError(f"replay_merge of recording {self.recording_id}: {why}")
 
     def _resolve(self) -> None:
-        before = set(self.subscription.local_socket_addresses)
         self.subscription.add_destination(self.replay_destination)
         self._replay_added = True
         endpoint = _ENDPOINT.search(self.replay_destination)
         assert endpoint is not None
-        host_port = endpoint.group(1)
-        if host_port.endswith(":0"):
-            deadline = time.monotonic() + self.archive.timeout
-            while True:
-                fresh = [a for a in self.subscription.local_socket_addresses if a not in before]
-                if fresh:
-                    host_port = fresh[0]
-                    break
-                if time.monotonic() > deadline:
-                    raise self._fail(f"the port of replay destination {self.replay_destination} was not resolved; "
-                                     "give a fixed port")
-                time.sleep(0.001)
-        self._replay_channel = replay_channel_for(self.replay_destination, host_port, self.descriptor.session_id)
+        self._replay_channel = replay_channel_for(self.replay_destination, endpoint.group(1),
+                                                  self.descriptor.session_id)
         self.state = MergeState.GET_RECORDING_POSITION
 
     def _recording_position(self) -> int:
