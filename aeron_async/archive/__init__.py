@@ -14,6 +14,7 @@ position, compatible with Aeron Archive (its control protocol, SBE schema 101 ve
 """
 
 from .client import AeronArchive, Replay
+from .service import Archive, ArchiveContext
 from .records import (
     NULL_POSITION,
     ArchiveErrorCode,
@@ -44,6 +45,8 @@ __all__ = [
     "RESPONSE_CHANNEL",
     "RESPONSE_STREAM_ID",
     "AeronArchive",
+    "Archive",
+    "ArchiveContext",
     "ArchiveErrorCode",
     "ControlResponse",
     "ControlResponseCode",

@@ -1,0 +1,240 @@
+"""The archive service (issue 16): crash recovery of the standalone archive (point 3) and a full
+disk (point 4), through the archive's own control protocol (the archive client of
+aeron_async.archive) against the native service."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import aeron_async
+from aeron_async.archive import AeronArchive, RecordingSignal
+from aeron_async.archive.service import Archive, read_archive_mark
+
+from conftest import REPO, TEST_DRIVER_SETTINGS, new_aeron_dir, wait_for
+
+STREAM = 1017
+CHANNEL = "aeron:ipc?term-length=64k"
+
+
+def payload(index: int) -> bytes:
+    """Message `index`: its number, then a deterministic body of a size from 0 to ~3 KiB (every
+    50th one is fragmented at the default MTU)."""
+    size = 3000 if index % 50 == 49 else (index * 37) % 600
+    body = bytes((index + k) & 0xFF for k in range(size))
+    return struct.pack("<Q", index) + body
+
+
+def check_message(data: bytes, expected_index: int) -> None:
+    (index,) = struct.unpack_from("<Q", data)
+    assert index == expected_index, f"message {index} where {expected_index} was expected"
+    assert data == payload(index), f"message {index} is corrupt"
+
+
+def offer(publication: aeron_async.Publication, data: bytes, timeout: float = 10.0) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        position = publication.offer(data)
+        if position > 0:
+            return position
+        if time.monotonic() > deadline:
+            raise AssertionError(f"offer refused ({position}) for {timeout} s")
+        time.sleep(0.0005)
+
+
+def replay_all(archive: AeronArchive, recording_id: int, start: int, stop: int) -> list[Any]:
+    messages = []
+    with archive.replay(recording_id, position=start, length=stop - start, stream_id=STREAM + 100) as replay:
+        for message in replay.messages(timeout=10.0):
+            messages.append(message)
+    return messages
+
+
+def connect_archive(aeron: aeron_async.Aeron, timeout: float = 15.0) -> AeronArchive:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return AeronArchive.connect(aeron, timeout=3.0)
+        except aeron_async.errors.AeronError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def archive_dir() -> Iterator[str]:
+    path = tempfile.mkdtemp(prefix="aa-archive-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def start_standalone(archive_dir: str, aeron_dir: str, sync_level: int) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "aeron_async", "archive", "--archive-dir", archive_dir, "--aeron-dir", aeron_dir,
+         "--threading-mode", "SHARED", "-o", f"AERON_ARCHIVE_FILE_SYNC_LEVEL={sync_level}",
+         "-o", f"AERON_ARCHIVE_CATALOG_FILE_SYNC_LEVEL={sync_level}",
+         "-o", "AERON_ARCHIVE_SEGMENT_FILE_LENGTH=256k", "-o", "AERON_ARCHIVE_LOW_STORAGE_SPACE_THRESHOLD=0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("sync_level", [0, 1])
+def test_sigkill_mid_recording_then_restart_recovers_the_stop_position(archive_dir: str, sync_level: int) -> None:
+    aeron_dir = new_aeron_dir()
+    settings = dict(TEST_DRIVER_SETTINGS, client_liveness_timeout=5.0)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        process = start_standalone(archive_dir, aeron_dir, sync_level)
+        try:
+            archive = connect_archive(aeron)
+            subscription_id = archive.start_recording(CHANNEL, STREAM)
+            publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+            start = archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id, timeout=10.0)
+            recording_id = start.recording_id
+            reported = -1
+            index = 0
+            # publish until the archive has acknowledged a good part of the stream, then kill it
+            # while messages are still being offered and recorded
+            while index < 20_000:
+                offer(publication, payload(index))
+                index += 1
+                if index % 2000 == 0:
+                    position = archive.recording_position(recording_id)
+                    assert position is not None
+                    reported = max(reported, position)
+            for _ in range(200):
+                offer(publication, payload(index))
+                index += 1
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+            archive.close()
+            published = index
+        finally:
+            stop_process(process)
+        assert reported > 0
+
+        process = start_standalone(archive_dir, aeron_dir, sync_level)
+        try:
+            with connect_archive(aeron) as archive:
+                descriptor = archive.list_recording(recording_id)
+                stop = descriptor.stop_position
+                assert stop != -1, "the restarted archive did not recover the stop position"
+                assert stop % 32 == 0 and stop > descriptor.start_position
+                if sync_level > 0:
+                    assert stop >= reported, f"position {reported} was reported recorded, the recovered stop is {stop}"
+                messages = replay_all(archive, recording_id, descriptor.start_position, stop)
+                assert messages, "nothing replayed"
+                for expected, message in enumerate(messages):
+                    check_message(bytes(message.data), expected)
+                assert messages[-1].position == stop, "the replay does not end at the recovered stop position"
+                assert len(messages) <= published
+                assert archive.stop_position(recording_id) == stop
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            finally:
+                stop_process(process)
+        publication.close()
+
+
+@contextlib.contextmanager
+def small_tmpfs(size: str) -> Iterator[str]:
+    path = tempfile.mkdtemp(prefix="aa-tmpfs-")
+    try:
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip() or result.returncode}); needs root")
+        try:
+            yield path
+        finally:
+            subprocess.run(["umount", "-l", path], capture_output=True)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def test_full_disk_stops_the_recording_with_an_error_and_replays_still_work() -> None:
+    aeron_dir = new_aeron_dir()
+    with small_tmpfs("1m") as archive_dir, \
+            aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED",
+                           segment_file_length="64k", low_storage_space_threshold=0,
+                           catalog_capacity="64k", error_buffer_length="64k") as archive_service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        subscription_id = archive.start_recording(CHANNEL, STREAM)
+        publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+        start = archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id, timeout=10.0)
+        recording_id = start.recording_id
+        index = 0
+        stopped = None
+        deadline = time.monotonic() + 30.0
+        while stopped is None:
+            assert time.monotonic() < deadline, "the recording never stopped on the full disk"
+            position = publication.offer(payload(index))
+            if position > 0:
+                index += 1
+            else:
+                time.sleep(0.0005)
+            if index % 200 == 0 or position <= 0:
+                with contextlib.suppress(aeron_async.errors.AeronError):
+                    for event in archive.poll_for_recording_signals():
+                        if event.signal == RecordingSignal.STOP and event.recording_id == recording_id:
+                            stopped = event
+        errors = [e.text for e in archive_service.errors()]
+        assert any("recording" in text and ("space" in text.lower() or "full" in text.lower()) for text in errors), errors
+        stop = archive.stop_position(recording_id)
+        assert stop is not None and stop == stopped.position and stop > start.position
+        # the archive keeps serving: what it wrote replays intact
+        messages = replay_all(archive, recording_id, start.position, stop)
+        assert messages
+        for expected, message in enumerate(messages):
+            check_message(bytes(message.data), expected)
+        assert messages[-1].position == stop
+        publication.close()
+    mark_dir = archive_dir  # unmounted by now: the mark file went with the tmpfs
+    assert not os.path.exists(os.path.join(mark_dir, "archive-mark.dat"))
+
+
+def test_a_second_archive_on_the_same_directory_is_refused(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as first:
+        with pytest.raises(aeron_async.errors.ConfigurationError, match="already running"):
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED")
+        mark = first.mark()
+        assert mark.pid == os.getpid() and mark.archive_id == first.archive_id
+        wait_for(lambda: read_archive_mark(archive_dir).activity_timestamp_ms > 0, what="mark file activity")
+    # closed: a new archive may start there at once
+    with aeron_async.MediaDriver.launch(aeron_dir=new_aeron_dir(), **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED"):
+        pass
+
+
+def test_bad_archive_options_are_refused_naming_the_fix(archive_dir: str) -> None:
+    with pytest.raises(aeron_async.errors.ConfigurationError, match="power of 2"):
+        Archive.launch(archive_dir=archive_dir, segment_file_length="100k")
+    with pytest.raises(aeron_async.errors.ConfigurationError, match="CATALOG_FILE_SYNC_LEVEL"):
+        Archive.launch(archive_dir=archive_dir, file_sync_level=2, catalog_file_sync_level=0)
+    with pytest.raises(aeron_async.errors.ConfigurationError, match="sync level"):
+        Archive.launch(archive_dir=archive_dir, file_sync_level=3)
+    with pytest.raises(aeron_async.errors.ConfigurationError, match="unknown archive option"):
+        Archive.launch(archive_dir=archive_dir, no_such_option=1)
