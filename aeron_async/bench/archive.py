@@ -284,11 +284,11 @@ def run(directory: str | None, sync_level: int, total_mb: int, threading_mode: s
 def markdown(results: dict[str, Any]) -> str:
     mb = 1 << 20
     lines = [f"sync level {results['sync_level']}", "",
-             "| recording | msgs/s | MB/s | disk write MB/s | ratio (target >= 0.8) |", "|---|---|---|---|---|"]
+             "| recording | msgs/s | MiB/s | disk write MiB/s | ratio (target >= 0.8) |", "|---|---|---|---|---|"]
     for r in results["recording"]:
         lines.append(f"| IPC {r['size']} B | {r['msgs_per_s'] / 1e6:.2f} M | {r['rate'] / mb:.0f} | "
                      f"{r['disk_write_rate'] / mb:.0f} | {r['rate'] / r['disk_write_rate']:.2f} |")
-    lines += ["", "| replay | MB/s | plain sequential read MB/s | ratio (target >= 0.8) |", "|---|---|---|---|"]
+    lines += ["", "| replay | MiB/s | plain sequential read MiB/s | ratio (target >= 0.8) |", "|---|---|---|---|"]
     for r in results["replay"]:
         lines.append(f"| {r['cache']} | {r['rate'] / mb:.0f} | {r['plain_read_rate'] / mb:.0f} | "
                      f"{r['rate'] / r['plain_read_rate']:.2f} |")
