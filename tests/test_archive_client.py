@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import struct
 import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -259,3 +260,41 @@ async def test_readme_async_archive_example_runs(anyio_backend: Any, running: An
         await namespace["replay_all"](running.aeron_dir, recording_id)
     assert capsys.readouterr().out == f"b'hi' {end}\n"
     publication.close()
+
+
+def test_bounded_replay_follows_its_limit_counter_until_stopped(client: aeron_async.Aeron,
+                                                                archive: AeronArchive) -> None:
+    stream = Stream(1000, seed=9)
+    channel = "aeron:ipc?term-length=256k"
+    publication = client.add_exclusive_publication(channel, 7001)
+    subscription_id, recording_id = record(archive, channel, 7001)
+    end = stream.publish(publication)
+    wait_recorded(archive, recording_id, end)
+    archive.stop_recording(subscription_id=subscription_id)
+    archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id)
+    publication.close()
+
+    limit = client.add_counter(1001, b"", "replay limit")
+    limit.value = stream.positions[99]
+    received: list[int] = []
+
+    def take_until(count: int, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(received) < count:
+            assert time.monotonic() < deadline, f"{len(received)} of {count} messages"
+            received.extend(m.position for m in replay.poll_messages())
+
+    with archive.replay(recording_id, position=0, limit_counter=limit) as replay:
+        take_until(100)
+        time.sleep(0.3)
+        received.extend(m.position for m in replay.poll_messages())
+        assert received == list(stream.positions[:100]), "the replay stops at the counter's value"
+        limit.value = stream.positions[499]
+        take_until(500)
+        time.sleep(0.3)
+        received.extend(m.position for m in replay.poll_messages())
+        assert received == list(stream.positions[:500])
+        archive.stop_all_replays(recording_id)
+        rest = [m.position for m in replay.messages(timeout=10)]  # ends: the replay was stopped
+        assert rest == []
+    limit.close()

@@ -48,7 +48,7 @@ from ._session import (
     RESPONSE_STREAM_ID,
     Encoder,
 )
-from .client import ChallengeHandler
+from .client import ChallengeHandler, SignalHandler
 from .replay_merge import (
     _ENDPOINT,
     DEFAULT_PROGRESS_TIMEOUT,
@@ -90,7 +90,7 @@ class AsyncAeronArchive:
     with` owns it. The methods are those of the synchronous AeronArchive, awaited."""
 
     def __init__(self, aeron: AsyncAeron, publication: AsyncPublication, subscription: AsyncSubscription,
-                 timeout: float) -> None:
+                 timeout: float, on_recording_signal: SignalHandler | None = None) -> None:
         self.aeron = aeron
         self.control_publication = publication
         self.response_subscription = subscription
@@ -106,6 +106,7 @@ class AsyncAeronArchive:
         self._failure: BaseException | None = None
         self._closed = False
         self._replays: list[AsyncReplay] = []
+        self.on_recording_signal = on_recording_signal
 
     # --- the background tasks ----------------------------------------------------------------
 
@@ -123,6 +124,8 @@ class AsyncAeronArchive:
             self._signals.append(message)
             event, self._signal_arrived = self._signal_arrived, anyio.Event()
             event.set()
+            if self.on_recording_signal is not None:
+                self.on_recording_signal(message)
             return
         pending = self._pending.get(message.correlation_id)
         if pending is None:
@@ -756,8 +759,10 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
     """`async with connect(aeron) as archive:` an AsyncAeronArchive with a control session open.
 
     `aeron` is an AsyncAeron (from aeron_async.connect); without it one is connected to
-    `aeron_dir` for the archive and closed with it. The other arguments are those of
-    AeronArchive.connect."""
+    `aeron_dir` for the archive and closed with it. `on_recording_signal(signal)` is called by
+    the task reading the responses for each recording signal as it arrives (keep it short; the
+    signals are also queued for `recording_signals()` and `wait_for_signal`). The other arguments
+    are those of AeronArchive.connect."""
 
     def __init__(
         self,
@@ -771,6 +776,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         timeout: float = DEFAULT_TIMEOUT,
         credentials: bytes = b"",
         on_challenge: ChallengeHandler | None = None,
+        on_recording_signal: SignalHandler | None = None,
     ) -> None:
         _session.check_channel(control_channel, "control_channel")
         _session.check_channel(response_channel, "response_channel")
@@ -783,6 +789,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         self._timeout = timeout
         self._credentials = credentials
         self._on_challenge = on_challenge
+        self._on_recording_signal = on_recording_signal
         self._owned: aeron_connect | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._archive: AsyncAeronArchive | None = None
@@ -799,7 +806,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             subscription = await aeron.add_subscription(response_channel, self._response[1])
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel
-            archive = AsyncAeronArchive(aeron, publication, subscription, self._timeout)
+            archive = AsyncAeronArchive(aeron, publication, subscription, self._timeout, self._on_recording_signal)
             self._tasks = anyio.create_task_group()
             await self._tasks.__aenter__()
             self._tasks.start_soon(archive._read_responses)

@@ -63,6 +63,7 @@ from .records import (
 )
 
 ChallengeHandler = Callable[[bytes], bytes]
+SignalHandler = Callable[[RecordingSignalEvent], object]
 Collector = Callable[[Any], bool]
 
 
@@ -72,7 +73,7 @@ class AeronArchive:
 
     def __init__(
         self, aeron: Aeron, owns_aeron: bool, publication: ExclusivePublication, subscription: Subscription,
-        timeout: float, idle: str,
+        timeout: float, idle: str, on_recording_signal: SignalHandler | None = None,
     ) -> None:
         self.aeron = aeron
         self._owns_aeron = owns_aeron
@@ -91,6 +92,7 @@ class AeronArchive:
         self._closed = False
         self.malformed_responses = 0
         self._replays: list[Replay] = []
+        self.on_recording_signal = on_recording_signal
 
     # --- connecting --------------------------------------------------------------------------
 
@@ -108,6 +110,7 @@ class AeronArchive:
         credentials: bytes = b"",
         on_challenge: ChallengeHandler | None = None,
         idle_strategy: str = "backoff",
+        on_recording_signal: SignalHandler | None = None,
     ) -> AeronArchive:
         """Open a control session with the archive listening on `control_channel` +
         `control_stream_id` (by default the local one beside the driver, over IPC).
@@ -116,6 +119,8 @@ class AeronArchive:
         directory when None) and closed with the archive. `timeout` bounds the connect and each
         request's answer (ArchiveTimeoutError). `credentials` go in the AuthConnect request; an
         archive that challenges them gets `on_challenge(challenge) -> credentials`'s answer.
+        `on_recording_signal(signal)` is called for each recording signal that
+        `poll_for_recording_signals` hands out.
         """
         _session.check_channel(control_channel, "control_channel")
         _session.check_channel(response_channel, "response_channel")
@@ -130,7 +135,7 @@ class AeronArchive:
             subscription = client.add_subscription(response, response_stream_id)
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
-            archive = cls(client, owns, publication, subscription, timeout, idle_strategy)
+            archive = cls(client, owns, publication, subscription, timeout, idle_strategy, on_recording_signal)
             archive._connect(response, response_stream_id, credentials, on_challenge)
             return archive
         except BaseException:
@@ -503,14 +508,19 @@ class AeronArchive:
 
     def poll_for_recording_signals(self) -> list[RecordingSignalEvent]:
         """Read the response stream and return the recording signals that arrived (START, STOP,
-        EXTEND, DELETE, ...) since the last call; sends a keep-alive when one is due."""
+        EXTEND, DELETE, ...) since the last call, after passing each to the connect's
+        `on_recording_signal` handler if there is one; sends a keep-alive when one is due."""
         with self._lock:
             self._check_open()
             self._poll()
             self._keep_alive_if_due()
             signals = list(self._signals)
             self._signals.clear()
-            return signals
+        handler = self.on_recording_signal
+        if handler is not None:
+            for signal in signals:
+                handler(signal)
+        return signals
 
     def wait_for_signal(
         self, signal: RecordingSignal, *, recording_id: int | None = None, subscription_id: int | None = None,
