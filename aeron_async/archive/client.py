@@ -30,7 +30,6 @@ from ..errors import (
     ArchiveTimeoutError,
     AuthenticationError,
     ClosedError,
-    UnknownRecordingError,
 )
 from ..idle import IdleStrategy
 from . import _codec, _session
