@@ -26,7 +26,9 @@ from aeron_async.archive import AeronArchive, ArchiveErrorCode, ControlResponseC
 from aeron_async.archive import aio as archive_aio
 from aeron_async.errors import (
     ActiveRecordingError,
+    ArchiveConnectionError,
     ArchiveError,
+    ArchiveTimeoutError,
     RecordingPositionError,
     UnknownRecordingError,
     UnknownReplayError,
@@ -298,3 +300,28 @@ def test_bounded_replay_follows_its_limit_counter_until_stopped(client: aeron_as
         rest = [m.position for m in replay.messages(timeout=10)]  # ends: the replay was stopped
         assert rest == []
     limit.close()
+
+
+def test_an_archive_that_goes_away_fails_the_session(aeron_dir: str, archive_dir: str) -> None:
+    with archive_beside_driver(aeron_dir, archive_dir) as service, \
+            aeron_async.Aeron.connect(service.aeron_dir) as client, AeronArchive.connect(client, timeout=5.0) as archive:
+        assert archive.list_recordings() == []
+        service.close()
+        start = time.monotonic()
+        with pytest.raises(ArchiveConnectionError, match="the archive is gone.*connect again"):
+            archive.archive_id()
+        assert time.monotonic() - start < 2.0
+
+
+@pytest.mark.anyio
+async def test_async_archive_that_goes_away_fails_waiters(anyio_backend: Any, aeron_dir: str, archive_dir: str) -> None:
+    with archive_beside_driver(aeron_dir, archive_dir) as service:
+        async with aeron_async.connect(service.aeron_dir) as aeron:
+            async with archive_aio.connect(aeron, timeout=5.0) as archive:
+                assert await archive.list_recordings() == []
+                service.close()
+                with anyio.fail_after(4):  # the keep-alive task notices the lost response stream
+                    with pytest.raises(ArchiveConnectionError, match="connect again"):
+                        await archive.wait_for_signal(RecordingSignal.START, timeout=6.0)
+                with pytest.raises(ArchiveConnectionError):
+                    await archive.archive_id()

@@ -164,6 +164,11 @@ class AsyncAeronArchive:
                     "the archive's response stream went away: the archive closed this control session or "
                     "stopped; connect again"))
                 return
+            if self.control_session_id != NULL_VALUE and not self.control_publication.is_connected:
+                self._fail(ArchiveConnectionError(
+                    "the archive is gone (nothing reads the control stream any more): it closed or stopped; "
+                    "connect again once it runs"))
+                return
             if self.control_session_id != NULL_VALUE and time.monotonic() - self._last_request >= KEEP_ALIVE_INTERVAL:
                 self._last_request = time.monotonic()
                 self.control_publication.offer_nowait(
@@ -183,6 +188,10 @@ class AsyncAeronArchive:
 
     async def _send(self, request: bytes, operation: str) -> None:
         publication = self.control_publication
+        if self.control_session_id != NULL_VALUE and not publication.is_connected:
+            raise ArchiveConnectionError(
+                f"{operation}: the archive is gone (nothing reads the control stream any more): it closed or "
+                "stopped; connect again once it runs")
         try:
             with anyio.fail_after(self.timeout):
                 await publication.offer(request)

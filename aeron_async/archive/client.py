@@ -217,6 +217,10 @@ class AeronArchive:
             if result >= 0:
                 self._last_request = time.monotonic()
                 return
+            if result == -1 and self.control_session_id != NULL_VALUE:  # NOT_CONNECTED after a session
+                raise ArchiveConnectionError(
+                    f"{operation}: the archive is gone (nothing reads the control stream any more): it closed or "
+                    "stopped; connect again once it runs", None)
             if time.monotonic() > deadline:
                 channel, stream = publication.channel or "the control channel", publication.stream_id
                 if result == -1:  # NOT_CONNECTED
@@ -641,9 +645,11 @@ class Replay:
 
     def messages(self, timeout: float | None = None) -> Iterator[Message]:
         """Every message until the replay ends; with `timeout`, ArchiveTimeoutError when nothing
-        arrives for that long."""
+        arrives for that long (and, in any case, when the replay stream has not connected within
+        the archive client's timeout)."""
         idle = self._idle
         last = time.monotonic()
+        connect_deadline = last + self.archive.timeout
         while True:
             batch = self.subscription.poll_messages(1024)
             if batch:
@@ -658,6 +664,10 @@ class Replay:
                 continue
             if image is not None and image.is_closed:
                 return
+            if image is None and time.monotonic() > connect_deadline:
+                raise ArchiveTimeoutError(
+                    f"replay {self.replay_session_id} of recording {self.recording_id}: the replay stream did not "
+                    f"connect within {self.archive.timeout} s", None)
             if timeout is not None and time.monotonic() - last > timeout:
                 raise ArchiveTimeoutError(
                     f"replay {self.replay_session_id} of recording {self.recording_id}: nothing for {timeout} s", None)
