@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AA_ARCHIVE_MARK_FILE_NAME "archive-mark.dat"
+
 /* CDEF BEGIN */
 
 #define AA_ARCHIVE_SCHEMA_ID 101
@@ -47,6 +49,21 @@
  * ControlResponse.version: 1.12.0, as Aeron's Java client; a different major is rejected */
 #define AA_ARCHIVE_PROTOCOL_SEMANTIC_VERSION 68608
 #define AA_ARCHIVE_PROTOCOL_MAJOR_VERSION 1
+
+/* The mark file `archive-mark.dat` (reference 1): the MarkFileHeader message (8-byte SBE header,
+ * schema 100 v2, template 200, then its 128-byte block and 4 var strings) at offset 0 of an
+ * 8 KiB header area, then the error log (errorBufferLength bytes). Its version is the archive's
+ * semantic version, 3.1.0 (the catalog's). File offsets of the fields updated in place: */
+#define AA_ARCHIVE_MARK_FILE_HEADER_LENGTH 8192
+#define AA_ARCHIVE_MARK_FILE_VERSION 196864
+#define AA_ARCHIVE_MARK_FILE_VERSION_OFFSET 8
+#define AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET 16
+#define AA_ARCHIVE_MARK_FILE_START_TIMESTAMP_OFFSET 24
+#define AA_ARCHIVE_MARK_FILE_PID_OFFSET 32
+#define AA_ARCHIVE_MARK_FILE_ARCHIVE_ID_OFFSET 64
+/* activity ticks every second; a start is refused while the file was active this recently */
+#define AA_ARCHIVE_MARK_FILE_ACTIVITY_INTERVAL_MS 1000
+#define AA_ARCHIVE_MARK_FILE_LIVENESS_TIMEOUT_MS 10000
 
 /* ControlResponseCode */
 #define AA_ARCHIVE_RESPONSE_OK 0

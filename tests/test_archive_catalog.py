@@ -328,3 +328,35 @@ def test_segment_helpers_from_python(archive_dir: Path) -> None:
     assert lib.aa_archive_segment_base_position(4096 + (3 << 16), 5 << 16, 1 << 16, 1 << 17) == 5 << 16
     assert lib.aa_archive_segment_length_for(lib.AA_ARCHIVE_SEGMENT_LENGTH_DEFAULT, 1 << 16) == 128 << 20
     assert lib.aa_archive_checksum_parse(b"crc-32c") == lib.AA_ARCHIVE_CHECKSUM_CRC32C
+
+
+def test_verify_reports_the_first_bad_frame(archive_dir: Path) -> None:
+    """The recordings tool's verify: a hand-built segment of frames checks out, a flipped payload
+    byte is reported at its frame's position with the checksum named."""
+    term = 1 << 16
+    frames = b""
+    for k in range(10):
+        payload = bytes([k + 1]) * (50 + 100 * k)
+        frame_length = 32 + len(payload)
+        aligned = (frame_length + 31) & ~31
+        crc = lib.aa_crc32c(0, payload, len(payload))
+        frames += struct.pack("<iBBHiIiiq", frame_length, 0, 0xC0, 1, len(frames), crc, 10, 0, 0) + payload + bytes(aligned - frame_length)
+    fd = lib.aa_archive_segment_open(str(archive_dir).encode(), 4, 0, term, lib.AA_ARCHIVE_SEGMENT_CREATE, 0)
+    assert fd >= 0, errmsg()
+    try:
+        assert lib.aa_archive_segment_write(fd, 0, frames, len(frames), 0) == 0
+    finally:
+        os.close(fd)
+    result = ffi.new("aa_archive_verify_t *")
+    args = (str(archive_dir).encode(), 4, 0, len(frames), 0, term, term, 10, lib.AA_ARCHIVE_CHECKSUM_CRC32C, result)
+    assert lib.aa_archive_segment_verify(*args) == 0
+    assert (result.frames, result.bytes, result.bad_position) == (10, len(frames), -1)
+    assert lib.aa_archive_segment_frame_at(str(archive_dir).encode(), 4, 0, 96, 0, term, term, 10) == 1
+    assert lib.aa_archive_segment_frame_at(str(archive_dir).encode(), 4, 0, 64, 0, term, term, 10) == 0
+    path = archive_dir / "4-0.rec"
+    data = bytearray(path.read_bytes())
+    data[96 + 32 + 5] ^= 0xFF  # in the second frame's payload (the first is 96 bytes long)
+    path.write_bytes(bytes(data))
+    assert lib.aa_archive_segment_verify(*args) == 1
+    assert result.bad_position == 96 and result.frames == 1
+    assert b"crc-32c checksum of the frame at 96" in ffi.string(result.message)

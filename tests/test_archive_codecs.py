@@ -265,6 +265,12 @@ def test_mark_file_header_golden() -> None:
                   local_control_channel=b"aeron:ipc?term-length=64k", aeron_directory=b"/dev/shm/x")
     assert msg.encode() == golden
     assert decode(golden)[1]["archive_id"] == 77
+    # the file offsets the archive updates in place (activity every second) and reads at start
+    assert struct.unpack_from("<q", golden, lib.AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET)[0] == 10
+    assert struct.unpack_from("<q", golden, lib.AA_ARCHIVE_MARK_FILE_PID_OFFSET)[0] == 123
+    assert struct.unpack_from("<q", golden, lib.AA_ARCHIVE_MARK_FILE_ARCHIVE_ID_OFFSET)[0] == 77
+    assert lib.AA_ARCHIVE_MARK_FILE_VERSION == (3 << 16) | (1 << 8)
+    assert len(golden) <= lib.AA_ARCHIVE_MARK_FILE_HEADER_LENGTH == 8192
     # a version 1 mark file predates archiveId (since 2): it reads as its null, -1
     assert decode(golden[:6] + struct.pack("<H", 1) + golden[8:])[1]["archive_id"] == -1
 

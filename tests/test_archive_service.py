@@ -53,6 +53,13 @@ def offer(publication: aeron_async.Publication, data: bytes, timeout: float = 10
         time.sleep(0.0005)
 
 
+def assert_ends_at(last: int, stop: int, term_length: int) -> None:
+    """The stop position is after the last complete frame: the last message's, or the padding that
+    ends its term (a message that did not fit the rest of a term)."""
+    assert last == stop or (stop % term_length == 0 and last // term_length == stop // term_length - 1), \
+        f"the replay ends at {last}, the stop position is {stop}"
+
+
 def replay_all(archive: AeronArchive, recording_id: int, start: int, stop: int) -> list[Any]:
     messages = []
     with archive.replay(recording_id, position=start, length=stop - start, stream_id=STREAM + 100) as replay:
@@ -80,7 +87,8 @@ def archive_dir() -> Iterator[str]:
 
 
 def start_standalone(archive_dir: str, aeron_dir: str, sync_level: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYTHONPATH=REPO)
+    # a PYTHONPATH already set (a build under sanitizers) comes first
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p))
     return subprocess.Popen(
         [sys.executable, "-m", "aeron_async", "archive", "--archive-dir", archive_dir, "--aeron-dir", aeron_dir,
          "--threading-mode", "SHARED", "-o", f"AERON_ARCHIVE_FILE_SYNC_LEVEL={sync_level}",
@@ -143,7 +151,7 @@ def test_sigkill_mid_recording_then_restart_recovers_the_stop_position(archive_d
                 assert messages, "nothing replayed"
                 for expected, message in enumerate(messages):
                     check_message(bytes(message.data), expected)
-                assert messages[-1].position == stop, "the replay does not end at the recovered stop position"
+                assert_ends_at(messages[-1].position, stop, descriptor.term_buffer_length)
                 assert len(messages) <= published
                 assert archive.stop_position(recording_id) == stop
         finally:
@@ -208,7 +216,7 @@ def test_full_disk_stops_the_recording_with_an_error_and_replays_still_work() ->
         assert messages
         for expected, message in enumerate(messages):
             check_message(bytes(message.data), expected)
-        assert messages[-1].position == stop
+        assert_ends_at(messages[-1].position, stop, 64 * 1024)
         publication.close()
     mark_dir = archive_dir  # unmounted by now: the mark file went with the tmpfs
     assert not os.path.exists(os.path.join(mark_dir, "archive-mark.dat"))
@@ -238,3 +246,162 @@ def test_bad_archive_options_are_refused_naming_the_fix(archive_dir: str) -> Non
         Archive.launch(archive_dir=archive_dir, file_sync_level=3)
     with pytest.raises(aeron_async.errors.ConfigurationError, match="unknown archive option"):
         Archive.launch(archive_dir=archive_dir, no_such_option=1)
+
+
+def offer_all(publication: aeron_async.Publication, indexes: range) -> None:
+    for i in indexes:
+        offer(publication, b"m%05d" % i)
+
+
+def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None:
+    """The service's operations end to end, in the DEDICATED threading mode: a live replay follows
+    the recording and ends when it stops; a bounded replay from the middle; bad input answered
+    with the codes; extend, truncate and purge with their signals."""
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="DEDICATED",
+                           idle_strategy="backoff") as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        assert archive.archive_id() == service.archive_id
+        subscription_id = archive.start_recording(CHANNEL, STREAM)
+        [listed] = archive.list_recording_subscriptions()
+        assert listed.subscription_id == subscription_id and listed.stripped_channel == "aeron:ipc"
+        publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+        recording_id = archive.wait_for_signal(RecordingSignal.START, timeout=10.0).recording_id
+        offer_all(publication, range(1000))
+        live = archive.replay(recording_id, position=0)
+        offer_all(publication, range(1000, 2000))
+        received: list[Any] = []
+        wait_for(lambda: received.extend(live.poll_messages()) or len(received) >= 2000, what="the live replay")
+        wait_for(lambda: archive.recording_position(recording_id) == publication.position, what="recorded")
+        archive.stop_recording(subscription_id=subscription_id)
+        stop = archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0).position
+        assert stop == publication.position == archive.stop_position(recording_id)
+        received.extend(live.messages(timeout=10.0))  # ends: the recording stopped
+        assert [bytes(m.data) for m in received] == [b"m%05d" % i for i in range(2000)]
+        live.close()
+
+        middle = received[999].position
+        with archive.replay(recording_id, position=middle, length=received[1499].position - middle) as bounded:
+            part = list(bounded.messages(timeout=10.0))
+        assert [bytes(m.data) for m in part] == [b"m%05d" % i for i in range(1000, 1500)]
+        with pytest.raises(aeron_async.errors.ArchiveError, match="INVALID_POSITION"):
+            archive.start_replay(recording_id, position=middle + 8)
+        with pytest.raises(aeron_async.errors.ArchiveError, match="UNKNOWN_RECORDING"):
+            archive.start_replay(recording_id + 100)
+
+        # extend: a publication that continues the stream at its stop position
+        publication.close()
+        descriptor = archive.list_recording(recording_id)
+        term_length = descriptor.term_buffer_length
+        term_id = descriptor.initial_term_id + stop // term_length
+        extend_channel = (f"{CHANNEL}|init-term-id={descriptor.initial_term_id}|term-id={term_id}"
+                          f"|term-offset={stop % term_length}|mtu={descriptor.mtu_length}")
+        archive.extend_recording(recording_id, CHANNEL, STREAM)
+        extension = aeron.add_exclusive_publication(extend_channel, STREAM)
+        assert archive.wait_for_signal(RecordingSignal.EXTEND, timeout=10.0).position == stop
+        offer_all(extension, range(2000, 2100))
+        wait_for(lambda: archive.recording_position(recording_id) == extension.position, what="extension recorded")
+        archive.stop_recording(recording_id=recording_id)
+        archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0)
+        with archive.replay(recording_id, position=0) as whole:
+            assert [bytes(m.data) for m in whole.messages(timeout=10.0)] == [b"m%05d" % i for i in range(2100)]
+        extension.close()
+
+        truncate_at = received[1499].position
+        archive.truncate_recording(recording_id, truncate_at)
+        assert archive.wait_for_signal(RecordingSignal.DELETE, timeout=10.0).position == truncate_at
+        assert archive.stop_position(recording_id) == truncate_at
+        with archive.replay(recording_id, position=0) as truncated:
+            assert len(list(truncated.messages(timeout=10.0))) == 1500
+        assert archive.purge_recording(recording_id) == 1
+        archive.wait_for_signal(RecordingSignal.DELETE, timeout=10.0)
+        assert archive.list_recordings() == []
+        assert not [name for name in os.listdir(archive_dir) if name.endswith(".rec")]
+        assert service.errors() == []
+
+
+def test_malformed_control_messages_are_dropped_and_logged(archive_dir: str) -> None:
+    """Garbage, truncated and unknown control messages neither crash the archive nor change its
+    catalog; they are logged, and a well-formed session works after them."""
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        catalog = os.path.join(archive_dir, "archive.catalog")
+        with open(catalog, "rb") as f:
+            before = f.read()
+        control = aeron.add_publication("aeron:ipc?term-length=64k", 10)
+        wait_for(lambda: control.is_connected, what="the archive's control subscription")
+        header = struct.pack("<HHHH", 16, 58, 101, 14)
+        messages = [
+            b"",
+            b"\x01",
+            bytes(range(256)) * 3,
+            header,  # AuthConnect cut after its header
+            header + struct.pack("<qii", 1, 20, 0) + struct.pack("<I", 1 << 31),  # a var length past the end
+            struct.pack("<HHHH", 24, 999, 101, 14) + bytes(24),  # unknown template
+            struct.pack("<HHHH", 24, 12, 77, 14) + bytes(24),  # another schema
+            struct.pack("<HHHH", 24, 13, 101, 14) + struct.pack("<qqqq", 5, 6, 0, 0)[:20],  # truncated block
+        ]
+        for message in messages:
+            offer(control, message)
+        wait_for(lambda: any("control request dropped" in e.text for e in service.errors()), what="logged")
+        with AeronArchive.connect(aeron, timeout=5.0) as archive:
+            assert archive.list_recordings() == []
+            assert archive.archive_id() == service.archive_id
+        with open(catalog, "rb") as f:
+            assert f.read() == before
+        control.close()
+
+
+def test_invoker_mode_runs_on_do_work(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="INVOKER") as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        import threading
+
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.is_set():
+                if service.do_work() == 0:
+                    time.sleep(0.0005)
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        try:
+            with AeronArchive.connect(aeron, timeout=5.0) as archive:
+                archive.start_recording(CHANNEL, STREAM)
+                publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+                recording_id = archive.wait_for_signal(RecordingSignal.START, timeout=10.0).recording_id
+                offer_all(publication, range(100))
+                wait_for(lambda: archive.recording_position(recording_id) == publication.position, what="recorded")
+                archive.stop_recording(CHANNEL, STREAM)
+                archive.wait_for_signal(RecordingSignal.STOP, timeout=10.0)
+                with archive.replay(recording_id, position=0) as replay:
+                    assert [bytes(m.data) for m in replay.messages(timeout=10.0)] == [b"m%05d" % i for i in range(100)]
+                publication.close()
+        finally:
+            stop.set()
+            runner.join(timeout=10)
+    with pytest.raises(aeron_async.errors.AeronError, match="INVOKER"):
+        with aeron_async.MediaDriver.launch(aeron_dir=new_aeron_dir(), **TEST_DRIVER_SETTINGS) as driver, \
+                Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED") as shared:
+            shared.do_work()
+
+
+def test_low_storage_refuses_new_recordings(archive_dir: str) -> None:
+    free = shutil.disk_usage(archive_dir).free
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED",
+                           low_storage_space_threshold=free * 2), \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        with pytest.raises(aeron_async.errors.ArchiveError, match="STORAGE_SPACE") as raised:
+            archive.start_recording(CHANNEL, STREAM)
+        assert "LOW_STORAGE_SPACE_THRESHOLD" in str(raised.value)
+        assert archive.list_recording_subscriptions() == []

@@ -173,6 +173,9 @@ static void should_create_catalog_and_append_as_laid_out(void)
     AA_CHECK_EQ(entry.state, AA_ARCHIVE_RECORDING_DELETED);
     AA_CHECK_EQ(entry.fields.start_position, 65536);
     AA_CHECK_EQ(aa_archive_catalog_entry(catalog, 2, &entry), 0);
+    AA_CHECK_EQ(aa_archive_catalog_lower_bound(catalog, -5), 0);
+    AA_CHECK_EQ(aa_archive_catalog_lower_bound(catalog, 1), 1);
+    AA_CHECK_EQ(aa_archive_catalog_lower_bound(catalog, 2), 2);
     AA_CHECK_EQ(aa_archive_catalog_extend(catalog, 0, 5, 6, 42), 0);
     AA_CHECK_EQ(aa_archive_catalog_find(catalog, 0, &entry), 1);
     AA_CHECK_EQ(entry.fields.stop_position, -1);

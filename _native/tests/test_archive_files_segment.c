@@ -382,6 +382,74 @@ static void should_tell_a_complete_zero_tail_frame_from_a_torn_one_by_checksum(v
     remove_temp_dir();
 }
 
+static void should_verify_frames_and_find_frame_starts(void)
+{
+    const char *dir = make_temp_dir();
+    static uint8_t image[SEGMENT_LENGTH];
+    memset(image, 0, sizeof(image));
+    int64_t start = TERM_LENGTH + 64, base = TERM_LENGTH;
+    int64_t end1 = write_frames(dir, 9, base, start, base + SEGMENT_LENGTH, AA_ARCHIVE_CHECKSUM_CRC32, image);
+    AA_CHECK_EQ(end1, base + SEGMENT_LENGTH);
+    memset(image, 0, sizeof(image));
+    int64_t stop = write_frames(dir, 9, end1, end1, end1 + 30000, AA_ARCHIVE_CHECKSUM_CRC32, image);
+    aa_archive_verify_t v;
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 9, start, stop, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID,
+        AA_ARCHIVE_CHECKSUM_CRC32, &v), 0);
+    AA_CHECK(v.frames > 20);
+    AA_CHECK_EQ(v.bytes, stop - start);
+    AA_CHECK_EQ(v.bad_position, -1);
+    /* a stop position past the data */
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 9, start, stop + 64, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH,
+        STREAM_ID, 0, &v), 1);
+    AA_CHECK_EQ(v.bad_position, stop);
+    AA_CHECK(NULL != strstr(v.message, "the data ends here"));
+    /* frame starts: the start, the stop (a frame may follow), not mid-frame or misaligned */
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, start, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 1);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, start + 32, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 1);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, start + 64 + 64, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 0);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, start + 8, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 0);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, end1, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 1);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, stop, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 0);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, end1 + SEGMENT_LENGTH, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID), 0);
+    AA_CHECK_EQ(aa_archive_segment_frame_at(dir, 9, start, start, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID + 1), 0);
+
+    /* a flipped payload byte in the second segment fails its checksum there */
+    int fd = aa_archive_segment_open(dir, 9, end1, SEGMENT_LENGTH, 0, 0);
+    uint8_t byte;
+    AA_CHECK_EQ(aa_archive_segment_read(fd, 32 + 40, &byte, 1), 1);
+    byte ^= 0x10;
+    AA_CHECK_EQ(aa_archive_segment_write(fd, 32 + 40, &byte, 1, 0), 0);
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 9, start, stop, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID,
+        AA_ARCHIVE_CHECKSUM_CRC32, &v), 1);
+    AA_CHECK_EQ(v.bad_position, end1 + 32);
+    AA_CHECK(NULL != strstr(v.message, "crc-32 checksum"));
+    /* erased (a truncation to end1 + 32): the data ends there */
+    AA_CHECK_EQ(aa_archive_segment_erase(fd, 32, SEGMENT_LENGTH - 32, 0), 0);
+    uint8_t back[64];
+    AA_CHECK_EQ(aa_archive_segment_read(fd, 32, back, sizeof(back)), 64);
+    for (size_t i = 0; i < sizeof(back); i++)
+    {
+        AA_CHECK_EQ(back[i], 0);
+    }
+    struct stat st;
+    AA_CHECK_EQ(fstat(fd, &st), 0);
+    AA_CHECK_EQ(st.st_size, SEGMENT_LENGTH);
+    close(fd);
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 9, start, end1 + 32, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH,
+        STREAM_ID, AA_ARCHIVE_CHECKSUM_CRC32, &v), 0);
+    aa_archive_recovery_t r;
+    AA_CHECK_EQ(aa_archive_segment_recover(dir, 9, start, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID, 0,
+        false, 0, &r), 0);
+    AA_CHECK_EQ(r.stop_position, end1 + 32);
+    /* a missing segment */
+    AA_CHECK_EQ(aa_archive_segment_delete_from(dir, 9, end1, 0), 1);
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 9, start, stop, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH, STREAM_ID,
+        0, &v), 1);
+    AA_CHECK_EQ(v.bad_position, end1);
+    AA_CHECK(NULL != strstr(v.message, "is missing"));
+    remove_temp_dir();
+}
+
 int main(void)
 {
     AA_RUN(should_compute_crc_known_vectors);
@@ -391,5 +459,6 @@ int main(void)
     AA_RUN(should_apply_and_verify_frame_checksums);
     AA_RUN(should_recover_the_stop_position_from_the_last_segment);
     AA_RUN(should_tell_a_complete_zero_tail_frame_from_a_torn_one_by_checksum);
+    AA_RUN(should_verify_frames_and_find_frame_starts);
     return 0;
 }

@@ -257,6 +257,20 @@ static void should_encode_recording_signal_and_mark_file_header(void)
     h->aeron_directory = str("/dev/shm/aeron");
     AA_CHECK_EQ(aa_archive_encode(g_buf, sizeof(g_buf), &msg), (int64_t)n);
     AA_CHECK(0 == memcmp(g_buf, golden, n));
+    /* the file offsets of the fields the archive updates in place */
+    int64_t at;
+    memcpy(&at, g_buf + AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET, 8);
+    AA_CHECK_EQ(at, 1000);
+    memcpy(&at, g_buf + AA_ARCHIVE_MARK_FILE_START_TIMESTAMP_OFFSET, 8);
+    AA_CHECK_EQ(at, 999);
+    memcpy(&at, g_buf + AA_ARCHIVE_MARK_FILE_PID_OFFSET, 8);
+    AA_CHECK_EQ(at, 4242);
+    memcpy(&at, g_buf + AA_ARCHIVE_MARK_FILE_ARCHIVE_ID_OFFSET, 8);
+    AA_CHECK_EQ(at, -1);
+    int32_t version;
+    memcpy(&version, g_buf + AA_ARCHIVE_MARK_FILE_VERSION_OFFSET, 4);
+    AA_CHECK_EQ(version, 1);
+    AA_CHECK((size_t)n <= AA_ARCHIVE_MARK_FILE_HEADER_LENGTH);
     aa_archive_message_t out;
     uint8_t *copy;
     AA_CHECK_EQ(decode_copy(golden, n, &out, &copy), (int64_t)n);

@@ -583,6 +583,35 @@ int aa_archive_catalog_find(aa_archive_catalog_t *catalog, int64_t recording_id,
     return aa_catalog_read_entry(catalog, catalog->index[i].offset, entry) < 0 ? -1 : 1;
 }
 
+int32_t aa_archive_catalog_lower_bound(aa_archive_catalog_t *catalog, int64_t recording_id)
+{
+    if (!catalog->ids_ascending)
+    {
+        for (int32_t i = 0; i < catalog->count; i++)
+        {
+            if (catalog->index[i].recording_id >= recording_id)
+            {
+                return i;
+            }
+        }
+        return catalog->count;
+    }
+    int32_t low = 0, high = catalog->count;
+    while (low < high)
+    {
+        int32_t mid = low + (high - low) / 2;
+        if (catalog->index[mid].recording_id < recording_id)
+        {
+            low = mid + 1;
+        }
+        else
+        {
+            high = mid;
+        }
+    }
+    return low;
+}
+
 /* the offset of a VALID recording's entry header, or -1 with an error */
 static int32_t aa_catalog_valid_offset(aa_archive_catalog_t *catalog, int64_t recording_id)
 {

@@ -115,6 +115,10 @@ int aa_archive_catalog_find(aa_archive_catalog_t *catalog, int64_t recording_id,
 /* The index-th entry in file order (0 .. entry_count - 1), any state: 1, or 0 past the end. */
 int aa_archive_catalog_entry(aa_archive_catalog_t *catalog, int32_t index, aa_archive_catalog_entry_t *entry);
 
+/* The index (for aa_archive_catalog_entry) of the first entry whose recording id is >=
+ * recording_id, or entry_count when there is none: where a listing from an id starts. */
+int32_t aa_archive_catalog_lower_bound(aa_archive_catalog_t *catalog, int64_t recording_id);
+
 /* Field updates of a VALID recording (-1 with AA_ERROR_CODE_INVALID_ARGUMENT for an unknown or
  * not VALID id). stop: the recording stopped (stop position, then stop timestamp). */
 int aa_archive_catalog_update_stop(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t stop_position, int64_t stop_timestamp);

@@ -420,3 +420,58 @@ const char *aa_archive_context_archive_dir(aa_archive_context_t *ctx)
 {
     return ctx->archive_dir;
 }
+
+/* The channel a recording is identified by: the prefix and the parameters that select the stream
+ * (Aeron's stripped channel: endpoint, interface, control, control-mode, session-id, tags, ...). */
+char *aa_archive_strip_channel(const char *channel)
+{
+    static const char *const keep[] = { "endpoint", "interface", "control", "control-mode", "session-id", "tags",
+        "alias", "rejoin", "group", "cc", "fc", "gtag", "ssc", "spies-simulate-connection", NULL };
+    const char *spy = "aeron-spy:";
+    if (0 == strncmp(channel, spy, strlen(spy)))
+    {
+        channel += strlen(spy);
+    }
+    size_t length = strlen(channel);
+    char *out = malloc(length + 1);
+    if (NULL == out)
+    {
+        return NULL;
+    }
+    const char *q = strchr(channel, '?');
+    if (NULL == q)
+    {
+        memcpy(out, channel, length + 1);
+        return out;
+    }
+    size_t n = (size_t)(q - channel);
+    memcpy(out, channel, n);
+    char sep = '?';
+    const char *p = q + 1;
+    while (*p)
+    {
+        const char *end = strchr(p, '|');
+        size_t item = NULL == end ? strlen(p) : (size_t)(end - p);
+        const char *eq = memchr(p, '=', item);
+        size_t key = NULL == eq ? item : (size_t)(eq - p);
+        for (int i = 0; keep[i]; i++)
+        {
+            if (strlen(keep[i]) == key && 0 == strncmp(p, keep[i], key))
+            {
+                out[n++] = sep;
+                memcpy(out + n, p, item);
+                n += item;
+                sep = '|';
+                break;
+            }
+        }
+        p += item;
+        if ('|' == *p)
+        {
+            p++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+

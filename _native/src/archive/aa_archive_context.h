@@ -57,6 +57,11 @@ int aa_archive_context_set(aa_archive_context_t *ctx, const char *name, const ch
 /* Cross-option checks (segment length against term lengths, sync levels, ...), run by launch. */
 int aa_archive_context_validate(aa_archive_context_t *ctx);
 
+/* The channel a recording is identified by (a malloc'd string; NULL when out of memory): the
+ * channel without an aeron-spy: prefix, keeping only the parameters that select the stream
+ * (endpoint, interface, control, control-mode, session-id, tags, ...), in their order. */
+char *aa_archive_strip_channel(const char *channel);
+
 typedef struct aa_archive_mark_info_stct
 {
     int32_t version;

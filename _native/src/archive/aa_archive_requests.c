@@ -34,60 +34,6 @@ static char *aa_var_string(const aa_archive_var_t *var)
     return s;
 }
 
-/* The channel a recording is identified by: the prefix and the parameters that select the stream
- * (Aeron's stripped channel: endpoint, interface, control, control-mode, session-id, tags, ...). */
-static char *aa_strip_channel(const char *channel)
-{
-    static const char *const keep[] = { "endpoint", "interface", "control", "control-mode", "session-id", "tags",
-        "alias", "rejoin", "group", "cc", "fc", "gtag", "ssc", "spies-simulate-connection", NULL };
-    const char *spy = "aeron-spy:";
-    if (0 == strncmp(channel, spy, strlen(spy)))
-    {
-        channel += strlen(spy);
-    }
-    size_t length = strlen(channel);
-    char *out = malloc(length + 1);
-    if (NULL == out)
-    {
-        return NULL;
-    }
-    const char *q = strchr(channel, '?');
-    if (NULL == q)
-    {
-        memcpy(out, channel, length + 1);
-        return out;
-    }
-    size_t n = (size_t)(q - channel);
-    memcpy(out, channel, n);
-    char sep = '?';
-    const char *p = q + 1;
-    while (*p)
-    {
-        const char *end = strchr(p, '|');
-        size_t item = NULL == end ? strlen(p) : (size_t)(end - p);
-        const char *eq = memchr(p, '=', item);
-        size_t key = NULL == eq ? item : (size_t)(eq - p);
-        for (int i = 0; keep[i]; i++)
-        {
-            if (strlen(keep[i]) == key && 0 == strncmp(p, keep[i], key))
-            {
-                out[n++] = sep;
-                memcpy(out + n, p, item);
-                n += item;
-                sep = '|';
-                break;
-            }
-        }
-        p += item;
-        if ('|' == *p)
-        {
-            p++;
-        }
-    }
-    out[n] = '\0';
-    return out;
-}
-
 static bool aa_is_udp(const char *channel)
 {
     return 0 == strncmp(channel, "aeron:udp", 9);
@@ -206,7 +152,7 @@ static void aa_start_recording(aa_archive_conductor_t *c, aa_archive_control_ses
         return;
     }
     char *original = aa_var_string(channel_var);
-    char *stripped = NULL != original ? aa_strip_channel(original) : NULL;
+    char *stripped = NULL != original ? aa_archive_strip_channel(original) : NULL;
     aa_archive_recording_subscription_t *rs = calloc(1, sizeof(*rs));
     size_t sub_length = NULL != original ? strlen(original) + 16 : 0;
     char *subscribe = NULL != original ? malloc(sub_length) : NULL;
@@ -278,7 +224,7 @@ static void aa_on_stop_recording(aa_archive_conductor_t *c, aa_archive_control_s
     const aa_archive_stop_recording_request_t *req)
 {
     char *original = aa_var_string(&req->channel);
-    char *stripped = NULL != original ? aa_strip_channel(original) : NULL;
+    char *stripped = NULL != original ? aa_archive_strip_channel(original) : NULL;
     aa_archive_recording_subscription_t *rs = NULL != stripped ?
         aa_find_subscription_by_channel(c, stripped, req->stream_id) : NULL;
     if (NULL == rs)
@@ -818,13 +764,15 @@ static void aa_on_purge(aa_archive_conductor_t *c, aa_archive_control_session_t 
             recording_id, aa_errmsg());
         return;
     }
-    if (aa_archive_segment_delete_from(c->archive->ctx.archive_dir, recording_id, INT64_MIN,
-        c->archive->ctx.file_sync_level) < 0)
+    int32_t deleted = aa_archive_segment_delete_from(c->archive->ctx.archive_dir, recording_id, INT64_MIN,
+        c->archive->ctx.file_sync_level);
+    if (deleted < 0)
     {
         aa_archive_log_error(c->archive, AA_ERROR_CODE_GENERIC_ERROR, "purge of recording %" PRId64 ": %s", recording_id,
             aa_errmsg());
+        deleted = 0;
     }
-    aa_archive_send_ok(c, s, correlation_id, 0);
+    aa_archive_send_ok(c, s, correlation_id, deleted); /* the segment files deleted */
     aa_archive_send_signal(c, s->id, correlation_id, recording_id, -1, d.stop_position, AA_ARCHIVE_SIGNAL_DELETE);
 }
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,9 +434,9 @@ static int aa_frames_checksum(uint8_t *block, size_t length, int32_t type, bool 
                 memcpy(block + offset + 12, &sum, 4);
             }
         }
-        else if (AA_HDR_TYPE_PAD == type_field)
+        else if (AA_HDR_TYPE_PAD == type_field && (uint64_t)aligned > length - offset)
         {
-            break; /* the rest of the term is padding */
+            break; /* a PAD to the end of the term, stored as its header only: the block ends here */
         }
         offset += (size_t)aligned;
     }
@@ -620,6 +621,229 @@ int aa_archive_segment_recover(
             return -1;
         }
         result->repaired = true;
+    }
+    return 0;
+}
+
+/* whether the frame header at frame is the one of position: NULL, or what is wrong */
+static const char *aa_frame_mismatch(
+    const uint8_t *frame, int64_t position, int32_t initial_term_id, int32_t term_length, int32_t stream_id,
+    int64_t room)
+{
+    int32_t frame_length = aa_get_i32(frame);
+    uint16_t type;
+    memcpy(&type, frame + 6, 2);
+    int32_t bits = __builtin_ctz((unsigned)term_length);
+    int32_t expected_term_offset = (int32_t)(position & (term_length - 1));
+    if (frame_length <= 0)
+    {
+        return "no frame (frame_length <= 0): the data ends here";
+    }
+    if (AA_HDR_TYPE_DATA != type && AA_HDR_TYPE_PAD != type)
+    {
+        return "a frame type that is neither DATA nor PAD";
+    }
+    if (frame_length < AA_DATA_HEADER_LENGTH)
+    {
+        return "a frame_length below the 32-byte header";
+    }
+    if (aa_get_i32(frame + 8) != expected_term_offset)
+    {
+        return "a term offset that is not the position's";
+    }
+    if (aa_get_i32(frame + 20) != initial_term_id + (int32_t)(position >> bits))
+    {
+        return "a term id that is not the position's";
+    }
+    if (aa_get_i32(frame + 16) != stream_id)
+    {
+        return "another stream id";
+    }
+    int64_t aligned = AA_FRAME_ALIGN((int64_t)frame_length);
+    if (expected_term_offset + aligned > term_length || aligned > room)
+    {
+        return "a frame past the end of its term or segment";
+    }
+    return NULL;
+}
+
+int aa_archive_segment_frame_at(
+    const char *dir, int64_t recording_id, int64_t start_position, int64_t position, int32_t initial_term_id,
+    int32_t term_length, int32_t segment_length, int32_t stream_id)
+{
+    if (position < start_position || 0 != (position & (AA_FRAME_ALIGNMENT_BYTES - 1)))
+    {
+        return 0;
+    }
+    int64_t base = aa_archive_segment_base_position(start_position, position, term_length, segment_length);
+    int fd = aa_archive_segment_open(dir, recording_id, base, segment_length, AA_ARCHIVE_SEGMENT_READ_ONLY, 0);
+    if (fd < 0)
+    {
+        return ENOENT == aa_errcode() ? 0 : -1;
+    }
+    uint8_t header[AA_DATA_HEADER_LENGTH];
+    int64_t n = aa_archive_segment_read(fd, position - base, header, sizeof(header));
+    close(fd);
+    if (n < 0)
+    {
+        return -1;
+    }
+    if (n < AA_DATA_HEADER_LENGTH)
+    {
+        return 0;
+    }
+    return NULL == aa_frame_mismatch(header, position, initial_term_id, term_length, stream_id,
+        segment_length - (position - base)) ? 1 : 0;
+}
+
+int aa_archive_segment_erase(int fd, int64_t file_offset, int64_t length, int32_t sync_level)
+{
+    if (length <= 0)
+    {
+        return aa_fsync_level(fd, sync_level);
+    }
+    if (0 == fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)file_offset, (off_t)length))
+    {
+        return aa_fsync_level(fd, sync_level);
+    }
+    static const uint8_t zeros[65536];
+    int64_t done = 0;
+    while (done < length)
+    {
+        size_t chunk = (size_t)(length - done < (int64_t)sizeof(zeros) ? length - done : (int64_t)sizeof(zeros));
+        if (aa_archive_segment_write(fd, file_offset + done, zeros, chunk, AA_ARCHIVE_SYNC_NONE) < 0)
+        {
+            return -1;
+        }
+        done += (int64_t)chunk;
+    }
+    return aa_fsync_level(fd, sync_level);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int aa_verify_problem(aa_archive_verify_t *result, int64_t position, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(result->message, sizeof(result->message), format, args);
+    va_end(args);
+    result->bad_position = position;
+    return 1;
+}
+
+int aa_archive_segment_verify(
+    const char *dir, int64_t recording_id, int64_t start_position, int64_t stop_position, int32_t initial_term_id,
+    int32_t term_length, int32_t segment_length, int32_t stream_id, int32_t checksum_type, aa_archive_verify_t *result)
+{
+    memset(result, 0, sizeof(*result));
+    result->bad_position = -1;
+    if (aa_archive_segment_length_for(segment_length, term_length) != segment_length ||
+        NULL == aa_archive_checksum_name(checksum_type))
+    {
+        if (NULL == aa_archive_checksum_name(checksum_type))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "unknown checksum type %d", checksum_type);
+        }
+        else
+        {
+            AA_APPEND_ERR("verifying recording %" PRId64 ": segment length %d, term length %d", recording_id,
+                segment_length, term_length);
+        }
+        return -1;
+    }
+    if (start_position < 0 || 0 != (start_position & (AA_FRAME_ALIGNMENT_BYTES - 1)))
+    {
+        return aa_verify_problem(result, start_position, "start position %" PRId64 " is not a non-negative multiple "
+            "of 32", start_position);
+    }
+    if (stop_position < start_position || 0 != (stop_position & (AA_FRAME_ALIGNMENT_BYTES - 1)))
+    {
+        return aa_verify_problem(result, stop_position, "stop position %" PRId64 " is not a multiple of 32 at or "
+            "after the start position %" PRId64, stop_position, start_position);
+    }
+    int64_t position = start_position;
+    while (position < stop_position)
+    {
+        int64_t base = aa_archive_segment_base_position(start_position, position, term_length, segment_length);
+        int fd = aa_archive_segment_open(dir, recording_id, base, segment_length, AA_ARCHIVE_SEGMENT_READ_ONLY, 0);
+        if (fd < 0)
+        {
+            if (ENOENT == aa_errcode())
+            {
+                return aa_verify_problem(result, position, "segment file %" PRId64 "-%" PRId64 ".rec is missing",
+                    recording_id, base);
+            }
+            return -1;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_size < segment_length)
+        {
+            close(fd);
+            return aa_verify_problem(result, position, "segment file %" PRId64 "-%" PRId64 ".rec is %lld bytes, "
+                "not %d", recording_id, base, (long long)st.st_size, segment_length);
+        }
+        const uint8_t *map = mmap(NULL, (size_t)segment_length, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (MAP_FAILED == map)
+        {
+            AA_SET_ERR(errno, "mmap of segment %" PRId64 "-%" PRId64 ": %s", recording_id, base, strerror(errno));
+            return -1;
+        }
+        int64_t segment_end = base + segment_length;
+        int rc = 0;
+        while (position < stop_position && position < segment_end)
+        {
+            const uint8_t *frame = map + (position - base);
+            if (segment_end - position < AA_DATA_HEADER_LENGTH)
+            {
+                rc = aa_verify_problem(result, position, "a frame header cut by the end of the segment");
+                break;
+            }
+            const char *wrong = aa_frame_mismatch(frame, position, initial_term_id, term_length, stream_id,
+                segment_end - position);
+            if (NULL != wrong)
+            {
+                rc = aa_verify_problem(result, position, "at position %" PRId64 " (segment %" PRId64 ", offset %"
+                    PRId64 "): %s, before the stop position %" PRId64, position, base, position - base, wrong,
+                    stop_position);
+                break;
+            }
+            int32_t frame_length = aa_get_i32(frame);
+            uint16_t type;
+            memcpy(&type, frame + 6, 2);
+            int64_t aligned = AA_FRAME_ALIGN((int64_t)frame_length);
+            if (AA_HDR_TYPE_DATA == type)
+            {
+                if (position + aligned > stop_position)
+                {
+                    rc = aa_verify_problem(result, position, "the frame at %" PRId64 " of %d bytes runs past the "
+                        "stop position %" PRId64, position, frame_length, stop_position);
+                    break;
+                }
+                if (AA_ARCHIVE_CHECKSUM_NONE != checksum_type &&
+                    aa_archive_checksum(checksum_type, frame + AA_DATA_HEADER_LENGTH,
+                        (size_t)(frame_length - AA_DATA_HEADER_LENGTH)) != aa_get_i32(frame + 12))
+                {
+                    rc = aa_verify_problem(result, position, "the %s checksum of the frame at %" PRId64 " does not "
+                        "match its payload", aa_archive_checksum_name(checksum_type), position);
+                    break;
+                }
+                result->frames++;
+            }
+            position += aligned;
+        }
+        munmap((void *)map, (size_t)segment_length);
+        if (0 != rc)
+        {
+            result->bytes = position - start_position;
+            return rc;
+        }
+    }
+    result->bytes = position - start_position;
+    if (position != stop_position)
+    {
+        return aa_verify_problem(result, position, "the last frame ends at %" PRId64 ", past the stop position %"
+            PRId64, position, stop_position);
     }
     return 0;
 }

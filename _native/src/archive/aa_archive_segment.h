@@ -58,6 +58,16 @@ typedef struct aa_archive_recovery_stct
 }
 aa_archive_recovery_t;
 
+/* What aa_archive_segment_verify found. */
+typedef struct aa_archive_verify_stct
+{
+    int64_t frames;          /* DATA frames checked */
+    int64_t bytes;           /* stream bytes walked (stop - start when all is well) */
+    int64_t bad_position;    /* the first problem's position, -1 when none */
+    char message[256];       /* the problem, for a person: what was found where */
+}
+aa_archive_verify_t;
+
 /* "<recording_id>-<base_position>.rec" into buffer; its length, or -1 when buffer is too short. */
 int aa_archive_segment_file_name(char *buffer, size_t length, int64_t recording_id, int64_t base_position);
 /* Parses a segment file name: 1 with *recording_id and *base_position set, 0 when name is not one
@@ -124,6 +134,25 @@ int aa_archive_segment_recover(
     const char *dir, int64_t recording_id, int64_t start_position, int32_t initial_term_id, int32_t term_length,
     int32_t segment_length, int32_t stream_id, int32_t checksum_type, bool repair, int32_t sync_level,
     aa_archive_recovery_t *result);
+
+/* 1 when a DATA or PAD frame header for position is at its place in the recording's segment
+ * (a replay or truncate position must be one: INVALID_POSITION otherwise), 0 when not (a missing
+ * segment, a frame_length <= 0, a header of another position/stream), -1 on an I/O error. */
+int aa_archive_segment_frame_at(
+    const char *dir, int64_t recording_id, int64_t start_position, int64_t position, int32_t initial_term_id,
+    int32_t term_length, int32_t segment_length, int32_t stream_id);
+
+/* Zeroes length bytes at file_offset (a truncated tail, a torn frame): punches a hole where the
+ * file system can, writes zeros where it cannot; then syncs as sync_level says. */
+int aa_archive_segment_erase(int fd, int64_t file_offset, int64_t length, int32_t sync_level);
+
+/* Verifies a recording's frames from start_position to stop_position across its segments: every
+ * frame's type, term offset, term id, stream id and extent, and with checksum_type each DATA
+ * frame's checksum; the data must reach stop_position. 0 when all is well, 1 at the first problem
+ * (*result says where and what), -1 on an I/O error or invalid arguments. */
+int aa_archive_segment_verify(
+    const char *dir, int64_t recording_id, int64_t start_position, int64_t stop_position, int32_t initial_term_id,
+    int32_t term_length, int32_t segment_length, int32_t stream_id, int32_t checksum_type, aa_archive_verify_t *result);
 
 /* CDEF END */
 
