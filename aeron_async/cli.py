@@ -161,6 +161,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_recordings(args: argparse.Namespace) -> int:
+    from .archive.tool import command
+    from .errors import AeronError
+
+    try:
+        return command(args)
+    except AeronError as exc:
+        print(f"aeron-async recordings: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cmd_bench_archive(args: argparse.Namespace) -> int:
+    from .bench.archive import command
+
+    return command(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
 
@@ -209,6 +226,20 @@ def main(argv: list[str] | None = None) -> int:
 
     add_arguments(p)
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("recordings", help="an archive directory's recordings from its files: list, describe, verify "
+                       "(frames and checksums), migrate")
+    from .archive.tool import add_arguments as add_recordings_arguments
+
+    add_recordings_arguments(p)
+    p.set_defaults(func=_cmd_recordings)
+
+    p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
+                       "latency added by recording (docs/benchmarks.md)")
+    from .bench.archive import add_arguments as add_archive_bench_arguments
+
+    add_archive_bench_arguments(p)
+    p.set_defaults(func=_cmd_bench_archive)
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

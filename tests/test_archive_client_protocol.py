@@ -350,3 +350,25 @@ async def test_async_connect_without_archive_times_out(anyio_backend: Any, clien
         with pytest.raises(ArchiveTimeoutError, match="no archive is listening"):
             async with archive_aio.connect(aeron, timeout=0.3):
                 pass
+
+
+def test_signal_callbacks(client: aeron_async.Aeron, fake: FakeArchive) -> None:
+    seen: list[tuple[RecordingSignal, int]] = []
+    with AeronArchive.connect(client, timeout=3.0,
+                              on_recording_signal=lambda s: seen.append((s.signal, s.recording_id))) as archive:
+        archive.start_recording("aeron:ipc", 10)
+        archive.truncate_recording(4, 64)
+        wait_for(lambda: archive.poll_for_recording_signals() is not None and len(seen) == 2, 3, what="signals")
+        assert seen == [(RecordingSignal.START, 3), (RecordingSignal.DELETE, 4)]
+
+
+@pytest.mark.anyio
+async def test_async_signal_callback(anyio_backend: Any, client: aeron_async.Aeron, fake: FakeArchive) -> None:
+    seen: list[RecordingSignal] = []
+    async with aeron_async.connect(client.aeron_dir) as aeron:
+        async with archive_aio.connect(aeron, timeout=3.0, on_recording_signal=lambda s: seen.append(s.signal)) \
+                as archive:
+            await archive.start_recording("aeron:ipc", 10)
+            event = await archive.wait_for_signal(RecordingSignal.START, timeout=3)
+            assert seen == [RecordingSignal.START] and event.recording_id == 3
+            assert archive.poll_recording_signals() == []

@@ -275,13 +275,14 @@ def find_last_matching(channel: str, stream_id: int, session_id: int | None, min
 
 def replay(
     recording_id: int, position: int | None, length: int | None, channel: str, stream_id: int, follow: bool,
-    limit_counter_id: int | None, file_io_max_length: int | None,
+    limit_counter_id: int | None, file_io_max_length: int | None, merge: bool = False,
 ) -> Request:
+    """`merge`: a replay-merge's replay, whose channel names the live stream's session id."""
     rid = check_int(recording_id, "recording_id")
     pos = replay_position(position)
     size = replay_length(length, follow)
     check_channel(channel, "replay channel")
-    if _PARAM.search(channel):
+    if _PARAM.search(channel) and not merge:
         raise ValueError(f"replay channel {channel!r} names a session-id: leave it out, the archive chooses the "
                          "replay's session")
     stream = check_stream_id(stream_id)

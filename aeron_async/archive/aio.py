@@ -28,6 +28,7 @@ from ..client import Message
 from ..counters import Counter
 from ..errors import (
     AeronError,
+    ArchiveError,
     ArchiveConnectionError,
     ArchiveTimeoutError,
     AuthenticationError,
@@ -47,7 +48,15 @@ from ._session import (
     RESPONSE_STREAM_ID,
     Encoder,
 )
-from .client import ChallengeHandler
+from .client import ChallengeHandler, SignalHandler
+from .replay_merge import (
+    _ENDPOINT,
+    DEFAULT_PROGRESS_TIMEOUT,
+    MergeState,
+    check_merge_channels,
+    merge_window,
+    replay_channel_for,
+)
 from .records import (
     Challenge,
     ControlResponse,
@@ -59,7 +68,7 @@ from .records import (
     SourceLocation,
 )
 
-__all__ = ["AsyncAeronArchive", "AsyncReplay", "connect"]
+__all__ = ["AsyncAeronArchive", "AsyncReplay", "AsyncReplayMerge", "connect"]
 
 MAX_QUEUED_SIGNALS = 65536
 
@@ -81,7 +90,7 @@ class AsyncAeronArchive:
     with` owns it. The methods are those of the synchronous AeronArchive, awaited."""
 
     def __init__(self, aeron: AsyncAeron, publication: AsyncPublication, subscription: AsyncSubscription,
-                 timeout: float) -> None:
+                 timeout: float, on_recording_signal: SignalHandler | None = None) -> None:
         self.aeron = aeron
         self.control_publication = publication
         self.response_subscription = subscription
@@ -97,6 +106,7 @@ class AsyncAeronArchive:
         self._failure: BaseException | None = None
         self._closed = False
         self._replays: list[AsyncReplay] = []
+        self.on_recording_signal = on_recording_signal
 
     # --- the background tasks ----------------------------------------------------------------
 
@@ -114,6 +124,8 @@ class AsyncAeronArchive:
             self._signals.append(message)
             event, self._signal_arrived = self._signal_arrived, anyio.Event()
             event.set()
+            if self.on_recording_signal is not None:
+                self.on_recording_signal(message)
             return
         pending = self._pending.get(message.correlation_id)
         if pending is None:
@@ -152,6 +164,11 @@ class AsyncAeronArchive:
                     "the archive's response stream went away: the archive closed this control session or "
                     "stopped; connect again"))
                 return
+            if self.control_session_id != NULL_VALUE and not self.control_publication.is_connected:
+                self._fail(ArchiveConnectionError(
+                    "the archive is gone (nothing reads the control stream any more): it closed or stopped; "
+                    "connect again once it runs"))
+                return
             if self.control_session_id != NULL_VALUE and time.monotonic() - self._last_request >= KEEP_ALIVE_INTERVAL:
                 self._last_request = time.monotonic()
                 self.control_publication.offer_nowait(
@@ -171,6 +188,10 @@ class AsyncAeronArchive:
 
     async def _send(self, request: bytes, operation: str) -> None:
         publication = self.control_publication
+        if self.control_session_id != NULL_VALUE and not publication.is_connected:
+            raise ArchiveConnectionError(
+                f"{operation}: the archive is gone (nothing reads the control stream any more): it closed or "
+                "stopped; connect again once it runs")
         try:
             with anyio.fail_after(self.timeout):
                 await publication.offer(request)
@@ -366,6 +387,10 @@ class AsyncAeronArchive:
         return await self._call(*_session.replay(recording_id, position, length, channel, stream_id, follow,
                                                  counter_id, file_io_max_length))
 
+    async def _merge_replay(self, recording_id: int, position: int, channel: str, stream_id: int) -> int:
+        return await self._call(*_session.replay(recording_id, position, _session.MAX_LENGTH, channel, stream_id,
+                                                 True, None, None, True))
+
     def replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
         channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
@@ -385,6 +410,20 @@ class AsyncAeronArchive:
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)
         return replay
+
+    def replay_merge(
+        self, recording_id: int, *, channel: str = "aeron:udp?control-mode=manual", stream_id: int | None = None,
+        replay_destination: str, live_destination: str, position: int | None = None,
+        progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT,
+    ) -> AsyncReplayMerge:
+        """`async with archive.replay_merge(recording_id, replay_destination=..., live_destination=...)
+        as merge: async for message in merge: ...`: the recording's messages from `position` (its
+        start when None), replayed until the replay has caught up with the live stream, then live,
+        each position once (see AeronArchive.replay_merge and replay_merge.py); `merge.is_merged`
+        says when the replay was dropped."""
+        check_merge_channels(channel, replay_destination, live_destination)
+        return AsyncReplayMerge(self, recording_id, channel, stream_id, replay_destination, live_destination,
+                                position, progress_timeout)
 
     async def stop_replay(self, replay_session_id: int) -> None:
         """See AeronArchive.stop_replay."""
@@ -575,12 +614,164 @@ class AsyncReplay:
         return f"<AsyncReplay recording={self.recording_id} session={self.replay_session_id}>"
 
 
+class AsyncReplayMerge:
+    """A replay merged into its live stream, for `async for` (see AsyncAeronArchive.replay_merge).
+    The merge's steps run between the batches the iteration receives."""
+
+    def __init__(self, archive: AsyncAeronArchive, recording_id: int, channel: str, stream_id: int | None,
+                 replay_destination: str, live_destination: str, position: int | None,
+                 progress_timeout: float) -> None:
+        self.archive = archive
+        self.recording_id = _session.check_int(recording_id, "recording_id", 0)
+        self.channel = channel
+        self._stream_id = stream_id
+        self.replay_destination = replay_destination
+        self.live_destination = live_destination
+        self._position = position
+        self.progress_timeout = progress_timeout
+        self.state = MergeState.RESOLVE_REPLAY_PORT
+        self.subscription: AsyncSubscription | None = None
+        self.replay_session_id: int | None = None
+        self._session_id = 0
+        self._window = 0
+        self._target = -1
+        self._live_added = False
+        self._replay_added = False
+        self._replay_channel = ""
+        self._pending: collections.deque[Message] = collections.deque()
+        self._last_position = -1
+        self._last_progress = time.monotonic()
+
+    @property
+    def is_merged(self) -> bool:
+        return self.state == MergeState.MERGED
+
+    def _image_position(self) -> int:
+        assert self.subscription is not None
+        image = self.subscription.subscription.image_by_session_id(self._session_id)
+        return -1 if image is None else image.position
+
+    async def _recording_position(self) -> int:
+        position = await self.archive.recording_position(self.recording_id)
+        if position is None:
+            raise await self._fail("the recording has stopped: there is no live stream to merge with; replay it instead")
+        return position
+
+    async def _fail(self, why: str) -> ArchiveError:
+        self.state = MergeState.FAILED
+        await self._stop_replay()
+        return ArchiveError(f"replay_merge of recording {self.recording_id}: {why}")
+
+    async def _stop_replay(self) -> None:
+        replay_session_id, self.replay_session_id = self.replay_session_id, None
+        if replay_session_id is not None and not self.archive.is_closed:
+            try:
+                await self.archive.stop_replay(replay_session_id)
+            except (AeronError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+    async def _start(self) -> None:
+        archive = self.archive
+        descriptor = await archive.list_recording(self.recording_id)
+        self._session_id = descriptor.session_id
+        self._window = merge_window(descriptor.term_buffer_length)
+        if self._position is None:
+            self._position = descriptor.start_position
+        stream_id = descriptor.stream_id if self._stream_id is None else _session.check_stream_id(self._stream_id)
+        self._stream_id = stream_id
+        self.subscription = await archive.aeron.add_subscription(self.channel, stream_id)
+        await anyio.to_thread.run_sync(self.subscription.subscription.add_destination, self.replay_destination)
+        self._replay_added = True
+        endpoint = _ENDPOINT.search(self.replay_destination)
+        assert endpoint is not None
+        self._replay_channel = replay_channel_for(self.replay_destination, endpoint.group(1), self._session_id)
+        self._target = await self._recording_position()
+        self.replay_session_id = await archive._merge_replay(self.recording_id, self._position, self._replay_channel,
+                                                             stream_id)
+        self._last_progress = time.monotonic()
+        self.state = MergeState.CATCHUP
+
+    async def _step(self) -> None:
+        state = self.state
+        if state == MergeState.RESOLVE_REPLAY_PORT:
+            await self._start()
+        elif state == MergeState.CATCHUP:
+            if self._image_position() >= self._target:
+                self._target = await self._recording_position()
+                self.state = MergeState.ATTEMPT_LIVE_JOIN
+        elif state == MergeState.ATTEMPT_LIVE_JOIN:
+            assert self.subscription is not None
+            position = self._image_position()
+            if not self._live_added:
+                if position + self._window >= self._target:
+                    await anyio.to_thread.run_sync(self.subscription.subscription.add_destination,
+                                                   self.live_destination)
+                    self._live_added = True
+                self._target = await self._recording_position()
+            elif position >= self._target:
+                await anyio.to_thread.run_sync(self.subscription.subscription.remove_destination,
+                                               self.replay_destination)
+                self._replay_added = False
+                await self._stop_replay()
+                self.state = MergeState.MERGED
+        if self.state in (MergeState.CATCHUP, MergeState.ATTEMPT_LIVE_JOIN):
+            position = self._image_position()
+            now = time.monotonic()
+            if position != self._last_position:
+                self._last_position, self._last_progress = position, now
+            elif now - self._last_progress > self.progress_timeout:
+                raise await self._fail(f"no progress for {self.progress_timeout} s in state {self.state.value} "
+                                       f"(image position {position}, target {self._target})")
+
+    async def receive(self) -> Message:
+        """The next message, replayed or live."""
+        while not self._pending:
+            if self.state in (MergeState.FAILED, MergeState.CLOSED):
+                raise anyio.ClosedResourceError(f"replay merge is {self.state.value}")
+            if self.state != MergeState.MERGED:
+                await self._step()
+            assert self.subscription is not None
+            if self.state == MergeState.MERGED:
+                self._pending.extend(await self.subscription.receive_batch())
+            else:
+                with anyio.move_on_after(0.01):  # a step of the merge at least this often
+                    self._pending.extend(await self.subscription.receive_batch())
+        return self._pending.popleft()
+
+    def __aiter__(self) -> AsyncReplayMerge:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except anyio.ClosedResourceError:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Stop the replay if it still runs and close the subscription."""
+        if self.state == MergeState.CLOSED:
+            return
+        with anyio.CancelScope(shield=True):
+            await self._stop_replay()
+        self.state = MergeState.CLOSED
+        if self.subscription is not None:
+            self.subscription.close()
+
+    async def __aenter__(self) -> AsyncReplayMerge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.connect(...)`
     """`async with connect(aeron) as archive:` an AsyncAeronArchive with a control session open.
 
     `aeron` is an AsyncAeron (from aeron_async.connect); without it one is connected to
-    `aeron_dir` for the archive and closed with it. The other arguments are those of
-    AeronArchive.connect."""
+    `aeron_dir` for the archive and closed with it. `on_recording_signal(signal)` is called by
+    the task reading the responses for each recording signal as it arrives (keep it short; the
+    signals are also queued for `recording_signals()` and `wait_for_signal`). The other arguments
+    are those of AeronArchive.connect."""
 
     def __init__(
         self,
@@ -594,6 +785,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         timeout: float = DEFAULT_TIMEOUT,
         credentials: bytes = b"",
         on_challenge: ChallengeHandler | None = None,
+        on_recording_signal: SignalHandler | None = None,
     ) -> None:
         _session.check_channel(control_channel, "control_channel")
         _session.check_channel(response_channel, "response_channel")
@@ -606,6 +798,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         self._timeout = timeout
         self._credentials = credentials
         self._on_challenge = on_challenge
+        self._on_recording_signal = on_recording_signal
         self._owned: aeron_connect | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._archive: AsyncAeronArchive | None = None
@@ -622,7 +815,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             subscription = await aeron.add_subscription(response_channel, self._response[1])
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel
-            archive = AsyncAeronArchive(aeron, publication, subscription, self._timeout)
+            archive = AsyncAeronArchive(aeron, publication, subscription, self._timeout, self._on_recording_signal)
             self._tasks = anyio.create_task_group()
             await self._tasks.__aenter__()
             self._tasks.start_soon(archive._read_responses)

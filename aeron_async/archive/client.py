@@ -20,7 +20,7 @@ import collections
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client import Aeron, ExclusivePublication, FragmentAssembler, Header, Image, Message, Subscription
 from ..counters import Counter
@@ -30,7 +30,6 @@ from ..errors import (
     ArchiveTimeoutError,
     AuthenticationError,
     ClosedError,
-    UnknownRecordingError,
 )
 from ..idle import IdleStrategy
 from . import _codec, _session
@@ -48,6 +47,9 @@ from ._session import (
     RESPONSE_STREAM_ID,
     Encoder,
 )
+if TYPE_CHECKING:
+    from .replay_merge import ReplayMerge
+
 from .records import (
     Challenge,
     ControlResponse,
@@ -60,6 +62,7 @@ from .records import (
 )
 
 ChallengeHandler = Callable[[bytes], bytes]
+SignalHandler = Callable[[RecordingSignalEvent], object]
 Collector = Callable[[Any], bool]
 
 
@@ -69,7 +72,7 @@ class AeronArchive:
 
     def __init__(
         self, aeron: Aeron, owns_aeron: bool, publication: ExclusivePublication, subscription: Subscription,
-        timeout: float, idle: str,
+        timeout: float, idle: str, on_recording_signal: SignalHandler | None = None,
     ) -> None:
         self.aeron = aeron
         self._owns_aeron = owns_aeron
@@ -88,6 +91,7 @@ class AeronArchive:
         self._closed = False
         self.malformed_responses = 0
         self._replays: list[Replay] = []
+        self.on_recording_signal = on_recording_signal
 
     # --- connecting --------------------------------------------------------------------------
 
@@ -105,6 +109,7 @@ class AeronArchive:
         credentials: bytes = b"",
         on_challenge: ChallengeHandler | None = None,
         idle_strategy: str = "backoff",
+        on_recording_signal: SignalHandler | None = None,
     ) -> AeronArchive:
         """Open a control session with the archive listening on `control_channel` +
         `control_stream_id` (by default the local one beside the driver, over IPC).
@@ -113,6 +118,8 @@ class AeronArchive:
         directory when None) and closed with the archive. `timeout` bounds the connect and each
         request's answer (ArchiveTimeoutError). `credentials` go in the AuthConnect request; an
         archive that challenges them gets `on_challenge(challenge) -> credentials`'s answer.
+        `on_recording_signal(signal)` is called for each recording signal that
+        `poll_for_recording_signals` hands out.
         """
         _session.check_channel(control_channel, "control_channel")
         _session.check_channel(response_channel, "response_channel")
@@ -127,7 +134,7 @@ class AeronArchive:
             subscription = client.add_subscription(response, response_stream_id)
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
-            archive = cls(client, owns, publication, subscription, timeout, idle_strategy)
+            archive = cls(client, owns, publication, subscription, timeout, idle_strategy, on_recording_signal)
             archive._connect(response, response_stream_id, credentials, on_challenge)
             return archive
         except BaseException:
@@ -210,6 +217,10 @@ class AeronArchive:
             if result >= 0:
                 self._last_request = time.monotonic()
                 return
+            if result == -1 and self.control_session_id != NULL_VALUE:  # NOT_CONNECTED after a session
+                raise ArchiveConnectionError(
+                    f"{operation}: the archive is gone (nothing reads the control stream any more): it closed or "
+                    "stopped; connect again once it runs", None)
             if time.monotonic() > deadline:
                 channel, stream = publication.channel or "the control channel", publication.stream_id
                 if result == -1:  # NOT_CONNECTED
@@ -417,7 +428,7 @@ class AeronArchive:
     def start_replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
         channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
-        limit_counter: Counter | int | None = None, file_io_max_length: int | None = None,
+        limit_counter: Counter | int | None = None, file_io_max_length: int | None = None, _merge: bool = False,
     ) -> int:
         """Ask the archive to replay a recording to `channel` + `stream_id` and return the replay
         session id (read it with a subscription whose channel has `session-id=(int)id`, which
@@ -430,7 +441,7 @@ class AeronArchive:
         (bounded replay)."""
         counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
         return self._call(*_session.replay(recording_id, position, length, channel, stream_id, follow, counter_id,
-                                           file_io_max_length))
+                                           file_io_max_length, _merge))
 
     def replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
@@ -455,6 +466,31 @@ class AeronArchive:
         self._replays.append(replay)
         return replay
 
+    def replay_merge(
+        self, recording_id: int, *, channel: str = "aeron:udp?control-mode=manual", stream_id: int | None = None,
+        replay_destination: str, live_destination: str, position: int | None = None,
+        progress_timeout: float = 5.0,
+    ) -> ReplayMerge:
+        """Catch up on an active recording from `position` (its start when None) and join its live
+        stream: a multi-destination subscription on `channel` (`control-mode=manual`) with the
+        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, a fixed port) and
+        then the live stream received at `live_destination` (`aeron:udp?endpoint=host:port`, where
+        the live publication sends: a destination of a manual MDC publication, say). Poll it with `merge.poll_messages()`: each position arrives once, replayed
+        then live; `merge.is_merged` says when the replay was dropped. See replay_merge.py."""
+        from .replay_merge import ReplayMerge, check_merge_channels
+
+        check_merge_channels(channel, replay_destination, live_destination)
+        descriptor = self.list_recording(recording_id)
+        stream = descriptor.stream_id if stream_id is None else _session.check_stream_id(stream_id)
+        subscription = self.aeron.add_subscription(channel, stream)
+        try:
+            return ReplayMerge(self, subscription, channel, recording_id, replay_destination=replay_destination,
+                               live_destination=live_destination, position=position,
+                               progress_timeout=progress_timeout, owns_subscription=True)
+        except BaseException:
+            subscription.close()
+            raise
+
     def stop_replay(self, replay_session_id: int) -> None:
         """Stop a replay (UnknownReplayError if it has ended already)."""
         self._call(*_session.id_operation(_codec.STOP_REPLAY, replay_session_id, "replay_session_id",
@@ -475,14 +511,19 @@ class AeronArchive:
 
     def poll_for_recording_signals(self) -> list[RecordingSignalEvent]:
         """Read the response stream and return the recording signals that arrived (START, STOP,
-        EXTEND, DELETE, ...) since the last call; sends a keep-alive when one is due."""
+        EXTEND, DELETE, ...) since the last call, after passing each to the connect's
+        `on_recording_signal` handler if there is one; sends a keep-alive when one is due."""
         with self._lock:
             self._check_open()
             self._poll()
             self._keep_alive_if_due()
             signals = list(self._signals)
             self._signals.clear()
-            return signals
+        handler = self.on_recording_signal
+        if handler is not None:
+            for signal in signals:
+                handler(signal)
+        return signals
 
     def wait_for_signal(
         self, signal: RecordingSignal, *, recording_id: int | None = None, subscription_id: int | None = None,
@@ -604,9 +645,11 @@ class Replay:
 
     def messages(self, timeout: float | None = None) -> Iterator[Message]:
         """Every message until the replay ends; with `timeout`, ArchiveTimeoutError when nothing
-        arrives for that long."""
+        arrives for that long (and, in any case, when the replay stream has not connected within
+        the archive client's timeout)."""
         idle = self._idle
         last = time.monotonic()
+        connect_deadline = last + self.archive.timeout
         while True:
             batch = self.subscription.poll_messages(1024)
             if batch:
@@ -621,6 +664,10 @@ class Replay:
                 continue
             if image is not None and image.is_closed:
                 return
+            if image is None and time.monotonic() > connect_deadline:
+                raise ArchiveTimeoutError(
+                    f"replay {self.replay_session_id} of recording {self.recording_id}: the replay stream did not "
+                    f"connect within {self.archive.timeout} s", None)
             if timeout is not None and time.monotonic() - last > timeout:
                 raise ArchiveTimeoutError(
                     f"replay {self.replay_session_id} of recording {self.recording_id}: nothing for {timeout} s", None)
