@@ -427,3 +427,24 @@ def test_archive_options_table_matches_the_docs_and_the_context() -> None:
     native = {env for env, _prop, _default, _description in archive_options()}
     fields = {field.metadata["env"] for field in ArchiveContext.__attrs_attrs__}
     assert native == fields
+
+
+def test_standalone_archive_with_an_embedded_driver(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p),
+               AERON_THREADING_MODE="SHARED", AERON_IPC_TERM_BUFFER_LENGTH="1m", AERON_DIR_DELETE_ON_SHUTDOWN="true")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aeron_async", "archive", "--embedded-driver", "--aeron-dir", aeron_dir,
+         "--archive-dir", archive_dir, "--threading-mode", "SHARED", "-o", "AERON_ARCHIVE_ID=4242"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(archive_dir, "archive-mark.dat"))
+                 and read_archive_mark(archive_dir).archive_id == 4242, timeout=20.0, what="the archive's start")
+        with aeron_async.Aeron.connect(aeron_dir) as aeron, AeronArchive.connect(aeron, timeout=5.0) as archive:
+            assert archive.archive_id() == 4242
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=20)[0].decode()
+        assert process.returncode == 0, output
+        assert "archive 4242 running" in output and "embedded" in output
+    finally:
+        stop_process(process)
