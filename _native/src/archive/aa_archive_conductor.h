@@ -94,6 +94,13 @@ int64_t aa_archive_now_ms(aa_archive_conductor_t *c);
 
 /* aa_archive_requests.c: one handler per request (the session is ACTIVE and the request came on its image) */
 void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const aa_archive_message_t *msg);
+/* shared by aa_archive_requests.c and aa_archive_lifecycles.c */
+aa_archive_recording_t *aa_archive_find_active_recording(aa_archive_conductor_t *c, int64_t recording_id);
+bool aa_archive_find_descriptor(aa_archive_conductor_t *c, int64_t recording_id, aa_archive_recording_descriptor_t *d);
+int64_t aa_archive_next_recording_id(aa_archive_conductor_t *c);
+int64_t aa_archive_recorded_position(aa_archive_conductor_t *c, const aa_archive_recording_descriptor_t *d);
+/* aa_archive_lifecycles.c: an image appeared on a recording subscription */
+void aa_archive_on_recording_image(aa_archive_conductor_t *c, aa_archive_recording_subscription_t *rs, aa_image_t *image);
 /* the conductor's duty cycle over recordings, subscriptions and replays */
 int aa_archive_conductor_check_recordings(aa_archive_conductor_t *c);
 int aa_archive_conductor_check_replays(aa_archive_conductor_t *c);
