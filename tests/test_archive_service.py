@@ -438,8 +438,13 @@ def test_standalone_archive_with_an_embedded_driver(archive_dir: str) -> None:
          "--archive-dir", archive_dir, "--threading-mode", "SHARED", "-o", "AERON_ARCHIVE_ID=4242"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: os.path.exists(os.path.join(archive_dir, "archive-mark.dat"))
-                 and read_archive_mark(archive_dir).archive_id == 4242, timeout=20.0, what="the archive's start")
+        def started() -> bool:
+            try:  # the mark file may exist before it is sized and filled
+                return read_archive_mark(archive_dir).archive_id == 4242
+            except aeron_async.errors.ConfigurationError:
+                return False
+
+        wait_for(started, timeout=20.0, what="the archive's start")
         with aeron_async.Aeron.connect(aeron_dir) as aeron, AeronArchive.connect(aeron, timeout=5.0) as archive:
             assert archive.archive_id() == 4242
         process.send_signal(signal.SIGTERM)
