@@ -277,6 +277,15 @@ def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None
         received: list[Any] = []
         wait_for(lambda: received.extend(live.poll_messages()) or len(received) >= 2000, what="the live replay")
         wait_for(lambda: archive.recording_position(recording_id) == publication.position, what="recorded")
+        # rec-pos: type 100, key recordingId, sessionId, source identity, archiveId; Aeron's label
+        with aeron_async.CountersReader(driver.aeron_dir) as counters:
+            [rec_pos] = counters.find_by_type_id(100)
+            source = b"aeron:ipc"
+            assert rec_pos.key[:16 + len(source) + 8] == struct.pack(
+                "<qii", recording_id, publication.session_id, len(source)) + source + struct.pack("<q", service.archive_id)
+            assert rec_pos.label == (f"rec-pos: {recording_id} {publication.session_id} {STREAM} aeron:ipc "
+                                     f"- archiveId={service.archive_id}")
+            assert counters.value(rec_pos.id) == publication.position
         archive.stop_recording(subscription_id=subscription_id)
         stop = archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0).position
         assert stop == publication.position == archive.stop_position(recording_id)
