@@ -286,6 +286,13 @@ def test_operations_live_bounded_extend_truncate_purge(archive_dir: str) -> None
             assert rec_pos.label == (f"rec-pos: {recording_id} {publication.session_id} {STREAM} aeron:ipc "
                                      f"- archiveId={service.archive_id}")
             assert counters.value(rec_pos.id) == publication.position
+        assert archive.find_last_matching_recording("aeron:ipc", STREAM) == recording_id
+        assert archive.find_last_matching_recording("aeron:ipc", STREAM, session_id=publication.session_id) == recording_id
+        assert archive.find_last_matching_recording("aeron:ipc", STREAM, session_id=publication.session_id + 1) is None
+        assert archive.find_last_matching_recording("aeron:udp", STREAM) is None
+        assert [r.recording_id for r in archive.list_recordings("ipc", STREAM)] == [recording_id]
+        assert archive.list_recordings("ipc", STREAM + 1) == []
+        assert archive.list_recording(recording_id).stop_position == -1
         archive.stop_recording(subscription_id=subscription_id)
         stop = archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0).position
         assert stop == publication.position == archive.stop_position(recording_id)
@@ -462,3 +469,24 @@ def test_standalone_archive_with_an_embedded_driver(archive_dir: str) -> None:
         assert "archive 4242 running" in output and "embedded" in output
     finally:
         stop_process(process)
+
+
+def test_auto_stop_drops_the_subscription_when_the_recording_ends(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED"), \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        subscription_id = archive.start_recording(CHANNEL, STREAM, auto_stop=True)
+        with pytest.raises(aeron_async.errors.ArchiveError, match="ACTIVE_SUBSCRIPTION"):
+            archive.start_recording(CHANNEL + "|mtu=8k", STREAM)  # the same stream, stripped
+        publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+        recording_id = archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id,
+                                               timeout=10.0).recording_id
+        offer_all(publication, range(10))
+        publication.close()  # the image ends: the recording stops, and with it the subscription
+        stop = archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0)
+        assert stop.position == 10 * 64
+        wait_for(lambda: archive.list_recording_subscriptions() == [], what="the subscription dropped")
+        with pytest.raises(aeron_async.errors.ArchiveError, match="UNKNOWN_SUBSCRIPTION"):
+            archive.stop_recording(subscription_id=subscription_id)

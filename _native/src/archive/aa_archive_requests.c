@@ -682,7 +682,9 @@ static void aa_on_find_last_matching(aa_archive_conductor_t *c, aa_archive_contr
     for (int64_t id = next - 1; id >= req->min_recording_id && id >= 0; id--)
     {
         aa_archive_recording_descriptor_t d;
-        if (aa_archive_find_descriptor(c, id, &d) && d.session_id == req->session_id && d.stream_id == req->stream_id &&
+        /* session id -1 (Aeron's NULL_VALUE): any session */
+        if (aa_archive_find_descriptor(c, id, &d) && (-1 == req->session_id || d.session_id == req->session_id) &&
+            d.stream_id == req->stream_id &&
             aa_var_contains(&d.original_channel, &req->channel))
         {
             aa_archive_send_ok(c, s, req->correlation_id, id);
