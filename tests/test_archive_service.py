@@ -490,3 +490,23 @@ def test_auto_stop_drops_the_subscription_when_the_recording_ends(archive_dir: s
         wait_for(lambda: archive.list_recording_subscriptions() == [], what="the subscription dropped")
         with pytest.raises(aeron_async.errors.ArchiveError, match="UNKNOWN_SUBSCRIPTION"):
             archive.stop_recording(subscription_id=subscription_id)
+
+
+def test_a_session_whose_responses_find_no_subscriber_times_out(archive_dir: str) -> None:
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED",
+                           connect_timeout=0.3) as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron:
+        control = aeron.add_publication("aeron:ipc?term-length=64k", 10)
+        wait_for(lambda: control.is_connected, what="the archive's control subscription")
+        channel = b"aeron:ipc?session-id=424242"
+        request = (struct.pack("<HHHH", 16, 58, 101, 14) + struct.pack("<qii", 77, 20, 68608)
+                   + struct.pack("<I", len(channel)) + channel + struct.pack("<I", 0) + struct.pack("<I", 0))
+        offer(control, request)
+        wait_for(lambda: any("no subscriber on the response channel" in e.text for e in service.errors()),
+                 timeout=5.0, what="the session's timeout in the error log")
+        # the archive goes on serving
+        with AeronArchive.connect(aeron, timeout=5.0) as archive:
+            assert archive.archive_id() == service.archive_id
+        control.close()
