@@ -510,3 +510,17 @@ def test_a_session_whose_responses_find_no_subscriber_times_out(archive_dir: str
         with AeronArchive.connect(aeron, timeout=5.0) as archive:
             assert archive.archive_id() == service.archive_id
         control.close()
+
+
+def test_control_over_a_udp_control_channel(archive_dir: str) -> None:
+    control = "aeron:udp?endpoint=127.0.0.1:24613"
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED",
+                           control_channel=control, control_stream_id=11) as service, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, control_channel=control, control_stream_id=11,
+                                 response_channel="aeron:udp?endpoint=127.0.0.1:24614", timeout=5.0) as archive:
+        assert archive.archive_id() == service.archive_id
+        assert read_archive_mark(archive_dir).control_stream_id == 11
+        assert archive.list_recordings() == []
