@@ -21,16 +21,6 @@
 
 /* ---- the mark file ---- */
 
-static void aa_put_i32(uint8_t *p, int32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static void aa_put_i64(uint8_t *p, int64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
 static int64_t aa_get_i64(const uint8_t *p)
 {
     int64_t v;
@@ -45,18 +35,6 @@ static int32_t aa_get_i32(const uint8_t *p)
     return v;
 }
 
-static size_t aa_put_var(uint8_t *p, size_t room, const char *text)
-{
-    uint32_t len = (uint32_t)strlen(text);
-    if (4 + (size_t)len > room)
-    {
-        len = room >= 4 ? (uint32_t)(room - 4) : 0;
-    }
-    memcpy(p, &len, 4);
-    memcpy(p + 4, text, len);
-    return 4 + (size_t)len;
-}
-
 /* Another archive is active on the directory: it holds the mark file's lock, or (an archive that
  * does not lock, or one of another machine on a shared directory) its activity timestamp is under
  * 10 s old and its process may still run. */
@@ -68,12 +46,12 @@ static int aa_archive_mark_file_check(aa_archive_t *archive, const char *path, i
         {
             int64_t pid = -1;
             struct stat st;
-            if (0 == fstat(fd, &st) && st.st_size >= AA_ARCHIVE_MARK_HEADER_LENGTH)
+            if (0 == fstat(fd, &st) && st.st_size >= AA_ARCHIVE_MARK_FILE_HEADER_LENGTH)
             {
                 uint8_t header[64];
                 if (pread(fd, header, sizeof(header), 0) == (ssize_t)sizeof(header))
                 {
-                    pid = aa_get_i64(header + AA_ARCHIVE_MARK_PID_OFFSET);
+                    pid = aa_get_i64(header + AA_ARCHIVE_MARK_FILE_PID_OFFSET);
                 }
             }
             AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
@@ -85,23 +63,23 @@ static int aa_archive_mark_file_check(aa_archive_t *archive, const char *path, i
         return -1;
     }
     struct stat st;
-    if (0 == fstat(fd, &st) && st.st_size >= AA_ARCHIVE_MARK_HEADER_LENGTH)
+    if (0 == fstat(fd, &st) && st.st_size >= AA_ARCHIVE_MARK_FILE_HEADER_LENGTH)
     {
         uint8_t header[128];
         if (pread(fd, header, sizeof(header), 0) == (ssize_t)sizeof(header) &&
-            0 != aa_get_i32(header + AA_ARCHIVE_MARK_VERSION_OFFSET))
+            0 != aa_get_i32(header + AA_ARCHIVE_MARK_FILE_VERSION_OFFSET))
         {
-            int64_t activity = aa_get_i64(header + AA_ARCHIVE_MARK_ACTIVITY_OFFSET);
-            int64_t pid = aa_get_i64(header + AA_ARCHIVE_MARK_PID_OFFSET);
+            int64_t activity = aa_get_i64(header + AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET);
+            int64_t pid = aa_get_i64(header + AA_ARCHIVE_MARK_FILE_PID_OFFSET);
             int64_t now = aa_clock_epoch_time(&archive->clock);
-            bool recent = activity > 0 && now - activity < AA_ARCHIVE_MARK_ACTIVE_TIMEOUT_MS;
+            bool recent = activity > 0 && now - activity < AA_ARCHIVE_MARK_FILE_LIVENESS_TIMEOUT_MS;
             bool ours = pid == (int64_t)getpid();
             if (recent && !ours && AA_PROCESS_DEAD != aa_process_liveness(pid, aa_process_pid_namespace()))
             {
                 AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
                     "an archive was active on %s %" PRId64 " ms ago (pid %" PRId64 ", mark file %s); close it, wait "
                     "%d s after it stopped, or give this archive another AERON_ARCHIVE_DIR",
-                    archive->ctx.archive_dir, now - activity, pid, path, AA_ARCHIVE_MARK_ACTIVE_TIMEOUT_MS / 1000);
+                    archive->ctx.archive_dir, now - activity, pid, path, AA_ARCHIVE_MARK_FILE_LIVENESS_TIMEOUT_MS / 1000);
                 return -1;
             }
         }
@@ -124,7 +102,7 @@ static int aa_archive_mark_file_open(aa_archive_t *archive)
         close(fd);
         return -1;
     }
-    size_t length = AA_ARCHIVE_MARK_HEADER_LENGTH + (size_t)archive->ctx.error_buffer_length;
+    size_t length = AA_ARCHIVE_MARK_FILE_HEADER_LENGTH + (size_t)archive->ctx.error_buffer_length;
     /* every page allocated now: the error log is written through the mapping, and a page the
      * file system cannot back when the disk is full would be a SIGBUS instead of a logged error */
     int rc = 0;
@@ -149,43 +127,54 @@ static int aa_archive_mark_file_open(aa_archive_t *archive)
     return 0;
 }
 
-/* Fill the header (the version last, so a reader sees a whole one). */
+/* Fill the header with the codecs' MarkFileHeader, its version 0 until the rest is there, then
+ * the version (release), so a reader sees a whole one. */
 static void aa_archive_mark_file_fill(aa_archive_t *archive)
 {
     uint8_t *m = archive->mark.addr;
     int64_t now = aa_clock_epoch_time(&archive->clock);
-    uint16_t sbe[4] = { AA_ARCHIVE_MARK_BLOCK_LENGTH, AA_ARCHIVE_MARK_TEMPLATE_ID, AA_ARCHIVE_MARK_SCHEMA_ID,
-        AA_ARCHIVE_MARK_SCHEMA_VERSION };
-    memcpy(m, sbe, sizeof(sbe));
-    aa_put_i64(m + AA_ARCHIVE_MARK_ACTIVITY_OFFSET, now);
-    aa_put_i64(m + AA_ARCHIVE_MARK_START_OFFSET, now);
-    aa_put_i64(m + AA_ARCHIVE_MARK_PID_OFFSET, (int64_t)getpid());
-    aa_put_i32(m + AA_ARCHIVE_MARK_CONTROL_STREAM_OFFSET, archive->ctx.control_stream_id);
-    aa_put_i32(m + AA_ARCHIVE_MARK_LOCAL_CONTROL_STREAM_OFFSET, archive->ctx.local_control_stream_id);
-    aa_put_i32(m + AA_ARCHIVE_MARK_EVENTS_STREAM_OFFSET, 30);
-    aa_put_i32(m + AA_ARCHIVE_MARK_HEADER_LENGTH_OFFSET, AA_ARCHIVE_MARK_HEADER_LENGTH);
-    aa_put_i32(m + AA_ARCHIVE_MARK_ERROR_BUFFER_LENGTH_OFFSET, (int32_t)archive->ctx.error_buffer_length);
-    aa_put_i64(m + AA_ARCHIVE_MARK_ARCHIVE_ID_OFFSET, archive->archive_id);
-    size_t offset = 8 + AA_ARCHIVE_MARK_BLOCK_LENGTH;
-    size_t room = AA_ARCHIVE_MARK_HEADER_LENGTH - offset;
+    aa_archive_message_t msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.template_id = AA_ARCHIVE_TEMPLATE_MARK_FILE_HEADER;
+    aa_archive_mark_file_header_t *h = &msg.mark_file_header;
+    h->version = 0;
+    h->activity_timestamp = now;
+    h->start_timestamp = now;
+    h->pid = (int64_t)getpid();
+    h->control_stream_id = archive->ctx.control_stream_id;
+    h->local_control_stream_id = archive->ctx.local_control_stream_id;
+    h->events_stream_id = 30;
+    h->header_length = AA_ARCHIVE_MARK_FILE_HEADER_LENGTH;
+    h->error_buffer_length = (int32_t)archive->ctx.error_buffer_length;
+    h->archive_id = archive->archive_id;
     const char *strings[4] = { archive->ctx.control_channel, archive->ctx.local_control_channel, "",
         archive->ctx.aeron_dir };
+    aa_archive_var_t *vars[4] = { &h->control_channel, &h->local_control_channel, &h->events_channel,
+        &h->aeron_directory };
     for (int i = 0; i < 4; i++)
     {
-        size_t n = aa_put_var(m + offset, room, strings[i]);
-        offset += n;
-        room -= n;
+        vars[i]->data = (const uint8_t *)strings[i];
+        vars[i]->length = (uint32_t)strlen(strings[i]);
     }
-    aa_put_int32_release((volatile int32_t *)(m + AA_ARCHIVE_MARK_VERSION_OFFSET), AA_ARCHIVE_MARK_VERSION);
-    archive->next_activity_ms = now + AA_ARCHIVE_MARK_ACTIVITY_INTERVAL_MS;
+    if (aa_archive_encode(m, AA_ARCHIVE_MARK_FILE_HEADER_LENGTH, &msg) < 0)
+    {
+        /* channels too long for the header area: the header without them */
+        for (int i = 0; i < 4; i++)
+        {
+            vars[i]->length = 0;
+        }
+        aa_archive_encode(m, AA_ARCHIVE_MARK_FILE_HEADER_LENGTH, &msg);
+    }
+    aa_put_int32_release((volatile int32_t *)(m + AA_ARCHIVE_MARK_FILE_VERSION_OFFSET), AA_ARCHIVE_MARK_FILE_VERSION);
+    archive->next_activity_ms = now + AA_ARCHIVE_MARK_FILE_ACTIVITY_INTERVAL_MS;
 }
 
 void aa_archive_update_activity(aa_archive_t *archive, int64_t now_ms)
 {
     if (now_ms >= archive->next_activity_ms)
     {
-        aa_put_int64_release((volatile int64_t *)(archive->mark.addr + AA_ARCHIVE_MARK_ACTIVITY_OFFSET), now_ms);
-        archive->next_activity_ms = now_ms + AA_ARCHIVE_MARK_ACTIVITY_INTERVAL_MS;
+        aa_put_int64_release((volatile int64_t *)(archive->mark.addr + AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET), now_ms);
+        archive->next_activity_ms = now_ms + AA_ARCHIVE_MARK_FILE_ACTIVITY_INTERVAL_MS;
     }
 }
 
@@ -226,7 +215,7 @@ static void aa_archive_free(aa_archive_t *archive)
     aa_archive_worker_close(&archive->replayer);
     if (NULL != archive->mark.addr)
     {
-        aa_put_int64_release((volatile int64_t *)(archive->mark.addr + AA_ARCHIVE_MARK_ACTIVITY_OFFSET), 0);
+        aa_put_int64_release((volatile int64_t *)(archive->mark.addr + AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET), 0);
         aa_distinct_error_log_close(&archive->error_log);
         msync(archive->mark.addr, archive->mark.length, MS_SYNC);
         munmap(archive->mark.addr, archive->mark.length);
@@ -326,7 +315,7 @@ int aa_archive_launch(aa_archive_t **out, aa_archive_context_t *ctx)
         aa_archive_free(archive);
         return -1;
     }
-    aa_distinct_error_log_init(&archive->error_log, archive->mark.addr + AA_ARCHIVE_MARK_HEADER_LENGTH,
+    aa_distinct_error_log_init(&archive->error_log, archive->mark.addr + AA_ARCHIVE_MARK_FILE_HEADER_LENGTH,
         (size_t)archive->ctx.error_buffer_length);
     if (aa_client_connect(&archive->client, archive->ctx.aeron_dir, archive->ctx.driver_timeout_ms, true, NULL) < 0)
     {
@@ -406,7 +395,7 @@ int aa_archive_mark_reader_open(aa_archive_mark_reader_t **out, const char *arch
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_size < AA_ARCHIVE_MARK_HEADER_LENGTH)
+    if (fstat(fd, &st) < 0 || st.st_size < AA_ARCHIVE_MARK_FILE_HEADER_LENGTH)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is not an archive mark file (too short)", path);
         close(fd);
@@ -427,25 +416,25 @@ int aa_archive_mark_reader_open(aa_archive_mark_reader_t **out, const char *arch
     }
     const uint8_t *m = addr;
     memset(info, 0, sizeof(*info));
-    info->version = aa_get_i32(m + AA_ARCHIVE_MARK_VERSION_OFFSET);
-    info->activity_timestamp_ms = aa_get_i64(m + AA_ARCHIVE_MARK_ACTIVITY_OFFSET);
-    info->start_timestamp_ms = aa_get_i64(m + AA_ARCHIVE_MARK_START_OFFSET);
-    info->pid = aa_get_i64(m + AA_ARCHIVE_MARK_PID_OFFSET);
-    info->archive_id = aa_get_i64(m + AA_ARCHIVE_MARK_ARCHIVE_ID_OFFSET);
+    info->version = aa_get_i32(m + AA_ARCHIVE_MARK_FILE_VERSION_OFFSET);
+    info->activity_timestamp_ms = aa_get_i64(m + AA_ARCHIVE_MARK_FILE_ACTIVITY_TIMESTAMP_OFFSET);
+    info->start_timestamp_ms = aa_get_i64(m + AA_ARCHIVE_MARK_FILE_START_TIMESTAMP_OFFSET);
+    info->pid = aa_get_i64(m + AA_ARCHIVE_MARK_FILE_PID_OFFSET);
+    info->archive_id = aa_get_i64(m + AA_ARCHIVE_MARK_FILE_ARCHIVE_ID_OFFSET);
     info->control_stream_id = aa_get_i32(m + AA_ARCHIVE_MARK_CONTROL_STREAM_OFFSET);
     info->local_control_stream_id = aa_get_i32(m + AA_ARCHIVE_MARK_LOCAL_CONTROL_STREAM_OFFSET);
     int32_t error_length = aa_get_i32(m + AA_ARCHIVE_MARK_ERROR_BUFFER_LENGTH_OFFSET);
     reader->addr = addr;
     reader->length = (size_t)st.st_size;
     reader->error_buffer_length = error_length > 0 &&
-        (int64_t)AA_ARCHIVE_MARK_HEADER_LENGTH + error_length <= st.st_size ? (size_t)error_length : 0;
+        (int64_t)AA_ARCHIVE_MARK_FILE_HEADER_LENGTH + error_length <= st.st_size ? (size_t)error_length : 0;
     *out = reader;
     return 0;
 }
 
 int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record)
 {
-    const uint8_t *buffer = reader->addr + AA_ARCHIVE_MARK_HEADER_LENGTH;
+    const uint8_t *buffer = reader->addr + AA_ARCHIVE_MARK_FILE_HEADER_LENGTH;
     size_t capacity = reader->error_buffer_length;
     size_t o = *offset;
     if (o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET > capacity)

@@ -26,24 +26,11 @@
 #include "../util/aa_clock.h"
 #include "../util/aa_fs.h"
 
-#define AA_ARCHIVE_MARK_FILE_NAME "archive-mark.dat"
-#define AA_ARCHIVE_MARK_HEADER_LENGTH 8192
-#define AA_ARCHIVE_MARK_TEMPLATE_ID 200
-#define AA_ARCHIVE_MARK_BLOCK_LENGTH 128
-#define AA_ARCHIVE_MARK_VERSION ((1 << 16) | (0 << 8) | 0)
-#define AA_ARCHIVE_MARK_ACTIVITY_INTERVAL_MS 1000
-#define AA_ARCHIVE_MARK_ACTIVE_TIMEOUT_MS 10000
-/* offsets in the mark file: the 8-byte SBE header, then the 128-byte block */
-#define AA_ARCHIVE_MARK_VERSION_OFFSET 8
-#define AA_ARCHIVE_MARK_ACTIVITY_OFFSET (8 + 8)
-#define AA_ARCHIVE_MARK_START_OFFSET (8 + 16)
-#define AA_ARCHIVE_MARK_PID_OFFSET (8 + 24)
+/* The mark file's layout is the codecs' (protocols/aa_archive_codecs.h: AA_ARCHIVE_MARK_FILE_*);
+ * the offsets of the header fields the archive reads back besides those: */
 #define AA_ARCHIVE_MARK_CONTROL_STREAM_OFFSET (8 + 32)
 #define AA_ARCHIVE_MARK_LOCAL_CONTROL_STREAM_OFFSET (8 + 36)
-#define AA_ARCHIVE_MARK_EVENTS_STREAM_OFFSET (8 + 40)
-#define AA_ARCHIVE_MARK_HEADER_LENGTH_OFFSET (8 + 44)
 #define AA_ARCHIVE_MARK_ERROR_BUFFER_LENGTH_OFFSET (8 + 48)
-#define AA_ARCHIVE_MARK_ARCHIVE_ID_OFFSET (8 + 56)
 
 #define AA_ARCHIVE_REC_POS_TYPE_ID 100
 
