@@ -220,6 +220,18 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
     {
         length = replay->term_length - term_offset;
     }
+    /* not past the publication's limit: a block as far ahead of the slowest subscriber as a
+     * message may go, so it never reaches log the driver has not cleaned yet (a padding frame,
+     * sent as its header, is the exception: nothing reads its body) */
+    int64_t publication_limit = aa_publication_position_limit(replay->publication);
+    if (length > publication_limit - position)
+    {
+        length = publication_limit - position;
+        if (length < AA_DATA_HEADER_LENGTH)
+        {
+            return 0; /* back pressure */
+        }
+    }
     int64_t base = aa_archive_segment_base(replay->start_term_base, replay->segment_length, position);
     if (replay->segment_fd < 0 || base != replay->segment_base)
     {

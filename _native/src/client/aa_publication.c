@@ -206,6 +206,8 @@ int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, 
         }
     }
     uint8_t *term_buffer = pub->log.term_buffers[pub->active_partition_index];
+    /* as Aeron's appendBlock: the first frame's length is 0 while the block is copied, then stored */
+    aa_frame_length_ordered(term_buffer, pub->term_offset, 0);
     memcpy(term_buffer + pub->term_offset + 4, block + 4, length - 4);
     pub->term_offset += advance;
     aa_put_int64_release(&pub->log.metadata->term_tail_counters[pub->active_partition_index],
