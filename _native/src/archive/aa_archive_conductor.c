@@ -601,12 +601,8 @@ int aa_archive_conductor_create(aa_archive_conductor_t **out, aa_archive_t *arch
 void aa_archive_conductor_close(aa_archive_conductor_t *c)
 {
     aa_archive_conductor_close_all(c);
-    for (size_t i = 0; i < c->session_count; i++)
-    {
-        aa_session_close(c, c->sessions[i]);
-        aa_session_free(c->sessions[i]);
-    }
-    free(c->sessions);
+    /* requests stop first (clients see their control publications lose the archive), then the
+     * sessions' response publications close */
     if (NULL != c->local_control)
     {
         aa_subscription_close(c->local_control);
@@ -615,6 +611,12 @@ void aa_archive_conductor_close(aa_archive_conductor_t *c)
     {
         aa_subscription_close(c->udp_control);
     }
+    for (size_t i = 0; i < c->session_count; i++)
+    {
+        aa_session_close(c, c->sessions[i]);
+        aa_session_free(c->sessions[i]);
+    }
+    free(c->sessions);
     aa_archive_catalog_close(c->catalog);
     free(c->scratch);
     free(c);
