@@ -21,12 +21,23 @@ HEADER = ROOT / "_native" / "include" / "aeron_async.h"
 ERROR_HEADER = ROOT / "_native" / "src" / "util" / "aa_error.h"
 
 
-def cdef_text() -> str:
-    text = HEADER.read_text()
-    match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", text, re.S)
+def cdef_block(header: pathlib.Path) -> str:
+    """The text between a header's CDEF BEGIN/END markers."""
+    match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", header.read_text(), re.S)
     if match is None:
-        raise RuntimeError(f"{HEADER} has no CDEF BEGIN/END block")
-    lines = [line for line in match.group(1).splitlines() if line.strip() not in ("#if AA_CDEF", "#endif")]
+        raise RuntimeError(f"{header} has no CDEF BEGIN/END block")
+    return match.group(1)
+
+
+def cdef_text() -> str:
+    # A line `/* CDEF INCLUDE path */` in the public header's block stands for the CDEF block of
+    # that header (path relative to the repository root): a module whose types and functions are
+    # part of the API (the archive codecs, catalog and segments) declares them once, in its own header.
+    lines = []
+    for line in cdef_block(HEADER).splitlines():
+        included = re.fullmatch(r"\s*/\* CDEF INCLUDE (\S+) \*/\s*", line)
+        lines += cdef_block(ROOT / included.group(1)).splitlines() if included else [line]
+    lines = [line for line in lines if line.strip() not in ("#if AA_CDEF", "#endif")]
     return "\n".join(lines + error_code_cdef())
 
 

@@ -1,4 +1,5 @@
-"""`aeron-async` command line: `driver` (standalone media driver), `stat` (counters), `errors`,
+"""`aeron-async` command line: `driver` (standalone media driver), `archive` (standalone archive),
+`stat` (counters), `errors`,
 `bench` (benchmarks against peers, aeron_async.bench)."""
 
 from __future__ import annotations
@@ -64,6 +65,62 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_archive(args: argparse.Namespace) -> int:
+    from .archive.service import Archive, ArchiveContext, archive_options
+
+    if args.help_options:
+        if args.markdown:
+            print("| environment variable | property | default | meaning |")
+            print("|---|---|---|---|")
+            for env, prop, default, description in archive_options():
+                print(f"| `{env}` | `{prop}` | `{default or '(see meaning)'}` | {description} |")
+        else:
+            for env, prop, default, description in archive_options():
+                print(f"{env:48s} {prop:48s} default {default!s:12s} {description}")
+        return 0
+    fields = {f.name for f in ArchiveContext.__attrs_attrs__}
+    overrides: dict[str, str] = {}
+    for item in args.option or []:
+        if "=" not in item:
+            print(f"aeron-async archive: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        name, value = item.split("=", 1)
+        key = name.strip().lower().replace(".", "_").removeprefix("aeron_").removeprefix("archive_")
+        if key not in fields and "archive_" + key in fields:
+            key = "archive_" + key
+        if name.strip().upper() in ("AERON_DIR", "AERON.DIR"):
+            key = "aeron_dir"
+        overrides[key] = value
+    if args.archive_dir:
+        overrides["archive_dir"] = args.archive_dir
+    if args.aeron_dir:
+        overrides["aeron_dir"] = args.aeron_dir
+    if args.threading_mode:
+        overrides["threading_mode"] = args.threading_mode
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        archive = Archive.launch(ArchiveContext(), embedded_driver=args.embedded_driver, **overrides)
+    except Exception as exc:  # the message says what to fix
+        print(f"aeron-async archive: {exc}", file=sys.stderr)
+        return 1
+    with archive:
+        print(f"aeron-async archive {archive.archive_id} running in {archive.archive_dir} "
+              f"(media driver {archive.aeron_dir}{', embedded' if archive.driver else ''}; Ctrl-C to stop)", flush=True)
+        invoker = (archive.context.threading_mode or "").upper() == "INVOKER"
+        while not stop.is_set():
+            if invoker:
+                if archive.driver is not None and (archive.driver.context.threading_mode or "").upper() == "INVOKER":
+                    archive.driver.do_work()
+                if archive.do_work() == 0:
+                    stop.wait(0.001)
+            else:
+                stop.wait(0.2)
+        print("aeron-async archive: shutting down", flush=True)
+    return 0
+
+
 def _cmd_stat(args: argparse.Namespace) -> int:
     from .errors import AeronError
     from .monitor import run_stat
@@ -117,6 +174,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_recordings(args: argparse.Namespace) -> int:
+    from .archive.tool import command
+    from .errors import AeronError
+
+    try:
+        return command(args)
+    except AeronError as exc:
+        print(f"aeron-async recordings: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cmd_bench_archive(args: argparse.Namespace) -> int:
+    from .bench.archive import command
+
+    return command(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
 
@@ -135,6 +209,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_driver)
+
+    p = sub.add_parser("archive", help="run a standalone archive (recording and replay) until SIGINT/SIGTERM")
+    p.add_argument("--archive-dir", help="archive directory (default $AERON_ARCHIVE_DIR or ./aeron-archive)")
+    p.add_argument("--aeron-dir", help="the media driver's directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
+    p.add_argument("--embedded-driver", action="store_true",
+                   help="launch a media driver in this process (in --aeron-dir) instead of using a running one")
+    p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED", "INVOKER"])
+    p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
+                   help="any archive option, e.g. -o AERON_ARCHIVE_FILE_SYNC_LEVEL=1")
+    p.add_argument("--help-options", action="store_true", help="list every archive option with its default")
+    p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
+    p.set_defaults(func=_cmd_archive)
 
     p = sub.add_parser("stat", help="show a driver's counters, refreshing once a second")
     p.add_argument("--aeron-dir")
@@ -156,6 +242,20 @@ def main(argv: list[str] | None = None) -> int:
 
     add_arguments(p)
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("recordings", help="an archive directory's recordings from its files: list, describe, verify "
+                       "(frames and checksums), migrate")
+    from .archive.tool import add_arguments as add_recordings_arguments
+
+    add_recordings_arguments(p)
+    p.set_defaults(func=_cmd_recordings)
+
+    p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
+                       "latency added by recording (docs/benchmarks.md)")
+    from .bench.archive import add_arguments as add_archive_bench_arguments
+
+    add_archive_bench_arguments(p)
+    p.set_defaults(func=_cmd_bench_archive)
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

@@ -157,3 +157,68 @@ def check(rc: int, default: type[AeronError] = AeronError) -> int:
     if rc < 0:
         raise last_error(default)
     return rc
+
+
+# --- the archive client's errors (aeron_async.archive) ---
+
+
+class ArchiveError(AeronError):
+    """The archive refused a request, or a control session failed.
+
+    `archive_code` is the archive's error code (aeron_async.archive.ArchiveErrorCode: the
+    relevantId of an ERROR ControlResponse, or UNKNOWN_RECORDING / UNKNOWN_SUBSCRIPTION for those
+    response codes), None for failures on the client's side; `correlation_id` the request's. The
+    message is the archive's own text followed by what to do about it."""
+
+    def __init__(
+        self, message: str, archive_code: int | None = None, correlation_id: int | None = None,
+        code: int = GENERIC_ERROR,
+    ) -> None:
+        super().__init__(message, code)
+        self.archive_code = archive_code
+        self.correlation_id = correlation_id
+
+
+class ArchiveTimeoutError(ArchiveError, TimeoutError):
+    """The archive did not answer (connect, or a request's response) within the client's timeout."""
+
+
+class ArchiveConnectionError(ArchiveError, ConnectionError):
+    """The control session is gone: the archive closed it, or its response stream went away."""
+
+
+class UnknownRecordingError(ArchiveError, LookupError):
+    """No recording with that id (or none matching) in the archive's catalog."""
+
+
+class UnknownSubscriptionError(ArchiveError, LookupError):
+    """No recording subscription with that id or channel and stream."""
+
+
+class UnknownReplayError(ArchiveError, LookupError):
+    """No replay session with that id."""
+
+
+class ActiveRecordingError(ArchiveError):
+    """The operation needs a stopped recording (truncate, purge) and the recording is active."""
+
+
+class RecordingPositionError(ArchiveError, ValueError):
+    """A position outside the recording, or not on a frame boundary of it."""
+
+
+class InvalidExtensionError(ArchiveError, ValueError):
+    """An extension that does not continue the recording (stop position, initial term id, term
+    length or MTU differ)."""
+
+
+class ArchiveLimitError(ArchiveError):
+    """Too many concurrent replays or recordings, or another listing still running in this session."""
+
+
+class ArchiveStorageError(ArchiveError, OSError):
+    """The archive is low on (or out of) storage space."""
+
+
+class AuthenticationError(ArchiveError, PermissionError):
+    """The archive rejected the credentials, or the action is not authorised."""

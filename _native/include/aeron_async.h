@@ -20,6 +20,11 @@
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
 #include "../src/strategy/aa_flow_control_proxy.h"
+#include "../../protocols/aa_archive_codecs.h"
+#include "../src/archive/aa_archive_checksum.h"
+#include "../src/archive/aa_archive_segment.h"
+#include "../src/archive/aa_archive_catalog.h"
+#include "../src/archive/aa_archive_context.h"
 #endif
 
 /* CDEF BEGIN */
@@ -416,6 +421,10 @@ int64_t aa_publication_offerv(aa_publication_t *pub, const aa_iovec_t *iov, size
  * how many went in; returns the position after the last one, or the refusal code when none did. */
 int64_t aa_publication_offer_batch(
     aa_publication_t *pub, const aa_iovec_t *messages, size_t count, int64_t reserved_value, size_t *accepted);
+/* Exclusive publications: append a block of whole frames laid out for the publication's current
+ * term and offset (headers naming its session, stream and term id; not past the term's end), as
+ * Aeron's offerBlock. Returns the new position or an AA_PUBLICATION_* code. */
+int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, size_t length);
 int64_t aa_publication_try_claim(aa_publication_t *pub, size_t length, aa_buffer_claim_t *claim);
 void aa_buffer_claim_commit(aa_buffer_claim_t *claim);
 void aa_buffer_claim_abort(aa_buffer_claim_t *claim);
@@ -515,6 +524,60 @@ int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader);
 int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id);
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
+
+/* ---- the archive service (issue 16): records streams to segment files and replays them, with
+ * Aeron Archive's control protocol (local control over IPC, optional UDP control channel) ----
+ * A context holds every option (AERON_ARCHIVE_* environment variables, then aa_archive_context_set
+ * by environment or property name; aa_archive_option lists them). The archive is a client of the
+ * media driver in its AERON_DIR; its threads follow AERON_ARCHIVE_THREADING_MODE (INVOKER: the
+ * caller runs aa_archive_do_work). */
+typedef struct aa_archive_context_stct aa_archive_context_t;
+typedef struct aa_archive_stct aa_archive_t;
+aa_archive_context_t *aa_archive_context_new(void);
+void aa_archive_context_free(aa_archive_context_t *ctx);
+int aa_archive_context_set(aa_archive_context_t *ctx, const char *name, const char *value);
+const char *aa_archive_context_archive_dir(aa_archive_context_t *ctx);
+/* Options table: index from 0 until it returns -1. */
+int aa_archive_option(int index, const char **env_name, const char **property_name, const char **default_value,
+    const char **description);
+/* Refuses (-1) when another archive is active on the directory (archive-mark.dat). Recovers the stop
+ * position of every recording that was being recorded when an earlier archive stopped. */
+int aa_archive_launch(aa_archive_t **archive, aa_archive_context_t *ctx);
+int aa_archive_do_work(aa_archive_t *archive);
+int aa_archive_close(aa_archive_t *archive);
+int64_t aa_archive_id(aa_archive_t *archive);
+const char *aa_archive_dir(aa_archive_t *archive);
+
+#if AA_CDEF
+typedef struct aa_archive_mark_info_stct
+{
+    int32_t version;
+    int32_t control_stream_id;
+    int32_t local_control_stream_id;
+    int64_t activity_timestamp_ms;
+    int64_t start_timestamp_ms;
+    int64_t pid;
+    int64_t archive_id;
+}
+aa_archive_mark_info_t;
+#endif
+/* An archive's mark file, read from any process (the archive running or not): its header, and its
+ * error log one record at a time (offset from 0; 1 while there is one, 0 at the end), as the CnC
+ * reader's. */
+typedef struct aa_archive_mark_reader_stct aa_archive_mark_reader_t;
+int aa_archive_mark_reader_open(aa_archive_mark_reader_t **reader, const char *archive_dir, aa_archive_mark_info_t *info);
+int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record);
+void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
+
+/* ---- the archive (issue 16): codecs and files ----
+ * Declared once, in their own headers (build_ffi.py splices their CDEF blocks in here): the SBE
+ * codecs of every message of Aeron Archive's schema 101 v14 and the mark file header (schema 100);
+ * CRC-32/CRC-32C; segment files (names, positions, I/O with sync levels, frame checksums, the
+ * recovery scan); the catalog file (archive.catalog, byte for byte as Aeron's). */
+/* CDEF INCLUDE protocols/aa_archive_codecs.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_checksum.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_segment.h */
+/* CDEF INCLUDE _native/src/archive/aa_archive_catalog.h */
 
 /* CDEF END */
 

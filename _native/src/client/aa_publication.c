@@ -145,6 +145,83 @@ int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_
     return aa_publication_offerv(pub, &iov, 1, reserved_value);
 }
 
+/* Aeron's ExclusivePublication.offerBlock: whole frames already laid out for this publication's
+ * current term and offset (their headers naming its session, stream and term), appended in one
+ * copy; the first frame's length word is stored last, so a reader sees all or none. A padding
+ * frame's 32-byte header alone pads the rest of the term. */
+int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, size_t length)
+{
+    if (aa_get_int32_acquire(&pub->is_closed))
+    {
+        return AA_PUBLICATION_CLOSED;
+    }
+    if (!pub->is_exclusive)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s",
+            "offer_block needs an exclusive publication (add it with exclusive=true)");
+        return AA_PUBLICATION_ERROR;
+    }
+    if (length < AA_DATA_HEADER_LENGTH || 0 != (length & (AA_LOGBUFFER_FRAME_ALIGNMENT - 1)))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+            "a block of %zu bytes is not whole frames (a multiple of 32 bytes, at least one 32-byte header)", length);
+        return AA_PUBLICATION_ERROR;
+    }
+    int64_t limit = aa_get_int64_acquire(pub->position_limit);
+    int64_t position = pub->term_begin_position + pub->term_offset;
+    if (position >= limit)
+    {
+        return aa_publication_back_pressure_status(pub, position, length - AA_DATA_HEADER_LENGTH);
+    }
+    int32_t frame_length, term_offset, session_id, stream_id, term_id;
+    memcpy(&frame_length, block, 4);
+    memcpy(&term_offset, block + 8, 4);
+    memcpy(&session_id, block + 12, 4);
+    memcpy(&stream_id, block + 16, 4);
+    memcpy(&term_id, block + 20, 4);
+    if (term_offset != pub->term_offset || session_id != pub->session_id || stream_id != pub->stream_id ||
+        term_id != pub->term_id || frame_length <= 0 || (size_t)pub->term_offset + length > (size_t)pub->term_length ||
+        (AA_HDR_TYPE_PAD != *(const uint16_t *)(block + 6) && AA_HDR_TYPE_DATA != *(const uint16_t *)(block + 6)))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+            "block does not fit this publication: its first frame names term %d offset %d session %d stream %d "
+            "(length %d, block %zu bytes); the publication is at term %d offset %d session %d stream %d, term length %d",
+            term_id, term_offset, session_id, stream_id, frame_length, length, pub->term_id, pub->term_offset,
+            pub->session_id, pub->stream_id, pub->term_length);
+        return AA_PUBLICATION_ERROR;
+    }
+    uint16_t type;
+    memcpy(&type, block + 6, 2);
+    int32_t advance = (int32_t)length;
+    if (AA_HDR_TYPE_PAD == type && AA_DATA_HEADER_LENGTH == length)
+    {
+        /* a padding frame's header alone pads the rest of the term (as an archive stores it) */
+        advance = (int32_t)AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
+        if (pub->term_offset + advance != pub->term_length)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+                "a padding frame of %d bytes at term offset %d does not end the term of %d bytes", frame_length,
+                pub->term_offset, pub->term_length);
+            return AA_PUBLICATION_ERROR;
+        }
+    }
+    uint8_t *term_buffer = pub->log.term_buffers[pub->active_partition_index];
+    /* as Aeron's appendBlock: the first frame's length is 0 while the block is copied, then stored */
+    aa_frame_length_ordered(term_buffer, pub->term_offset, 0);
+    memcpy(term_buffer + pub->term_offset + 4, block + 4, length - 4);
+    pub->term_offset += advance;
+    aa_put_int64_release(&pub->log.metadata->term_tail_counters[pub->active_partition_index],
+        aa_pack_tail(pub->term_id, pub->term_offset));
+    aa_frame_length_ordered(term_buffer, term_offset, frame_length);
+    aa_doorbell_ring_unfenced(aa_logbuffer_doorbell(pub->log.metadata));
+    int64_t result = pub->term_begin_position + pub->term_offset;
+    if (pub->term_offset == pub->term_length)
+    {
+        aa_exclusive_publication_rotate(pub);
+    }
+    return result;
+}
+
 /* Smart batching at the language boundary: one call appends messages[0..count) in order, each
  * message its own frame (or fragments), and stops at the first one refused. A refusal by term
  * rotation (ADMIN_ACTION) is retried at once: the rotation is done by then. */

@@ -1,0 +1,77 @@
+/*
+ * The archive's settings (reference aeron-archive.md section 5): every option has an environment
+ * variable AERON_ARCHIVE_* (AERON_DIR for the media driver's directory), a property name
+ * aeron.archive.* and a default; aa_archive_context_set takes either name.
+ */
+#ifndef AA_ARCHIVE_CONTEXT_H
+#define AA_ARCHIVE_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aa_archive_checksum.h"
+
+#define AA_ARCHIVE_THREADING_DEDICATED 0
+#define AA_ARCHIVE_THREADING_SHARED 1
+#define AA_ARCHIVE_THREADING_INVOKER 2
+
+#define AA_ARCHIVE_PATH_MAX 1024
+#define AA_ARCHIVE_CHANNEL_MAX 512
+
+typedef struct aa_archive_context_stct
+{
+    char archive_dir[AA_ARCHIVE_PATH_MAX];
+    char aeron_dir[AA_ARCHIVE_PATH_MAX];
+    bool delete_archive_on_start;
+    int64_t archive_id;
+    char control_channel[AA_ARCHIVE_CHANNEL_MAX];
+    int32_t control_stream_id;
+    bool control_channel_enabled;
+    char local_control_channel[AA_ARCHIVE_CHANNEL_MAX];
+    int32_t local_control_stream_id;
+    int64_t control_term_buffer_length;
+    bool control_term_buffer_sparse;
+    int32_t threading_mode;
+    char idle_strategy[128];
+    int64_t segment_file_length;
+    int64_t file_io_max_length;
+    int32_t file_sync_level;
+    int32_t catalog_file_sync_level;
+    int32_t record_checksum;
+    int32_t replay_checksum;
+    int32_t max_concurrent_recordings;
+    int32_t max_concurrent_replays;
+    int64_t catalog_capacity;
+    int64_t connect_timeout_ns;
+    int64_t session_liveness_check_interval_ns;
+    int64_t replay_linger_timeout_ns;
+    int64_t low_storage_space_threshold;
+    int64_t error_buffer_length;
+    int64_t driver_timeout_ms;
+}
+aa_archive_context_t;
+
+/* Defaults, then the environment. */
+int aa_archive_context_init(aa_archive_context_t *ctx);
+int aa_archive_context_set(aa_archive_context_t *ctx, const char *name, const char *value);
+/* Cross-option checks (segment length against term lengths, sync levels, ...), run by launch. */
+int aa_archive_context_validate(aa_archive_context_t *ctx);
+
+/* The channel a recording is identified by (a malloc'd string; NULL when out of memory): the
+ * channel without an aeron-spy: prefix, keeping only the parameters that select the stream
+ * (endpoint, interface, control, control-mode, session-id, tags, ...), in their order. */
+char *aa_archive_strip_channel(const char *channel);
+
+typedef struct aa_archive_mark_info_stct
+{
+    int32_t version;
+    int32_t control_stream_id;
+    int32_t local_control_stream_id;
+    int64_t activity_timestamp_ms;
+    int64_t start_timestamp_ms;
+    int64_t pid;
+    int64_t archive_id;
+}
+aa_archive_mark_info_t;
+
+#endif

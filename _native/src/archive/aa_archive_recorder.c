@@ -1,0 +1,318 @@
+/* The recorder's and the replayer's session work: blocks of frames from an image straight to the
+ * segment file, and from the segment file to an exclusive publication (offer_block). No work per
+ * message: a block is one positional write or read. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aa_archive_sessions.h"
+#include "aa_archive_segment.h"
+#include "../../../protocols/aa_archive_codecs.h"
+#include "../../../protocols/aa_udp_protocol.h"
+#include "../concurrent/aa_atomic.h"
+#include "../logbuffer/aa_logbuffer.h"
+#include "../util/aa_error.h"
+
+#define AA_FRAME_TYPE_OFFSET 6
+#define AA_FRAME_SESSION_ID_OFFSET 12
+#define AA_FRAME_STREAM_ID_OFFSET 16
+
+static void aa_recording_fail(aa_archive_recording_t *recording, aa_archive_t *archive, int32_t code, const char *what)
+{
+    char cause[AA_ARCHIVE_ERROR_TEXT_MAX];
+    snprintf(cause, sizeof(cause), "%s", what);
+    recording->error_code = code;
+    snprintf(recording->error, sizeof(recording->error),
+        "recording %" PRId64 " stopped at position %" PRId64 ": %s%s", recording->recording_id, recording->position, cause,
+        AA_ERROR_CODE_STORAGE_SPACE == code ?
+            " (the archive directory's file system is full: free space, then extend the recording; what was recorded "
+            "up to the stop position stays replayable)" : "");
+    aa_archive_log_error(archive, AA_ERROR_CODE_STORAGE_SPACE == code ? AA_ERROR_CODE_STORAGE_SPACE :
+        AA_ERROR_CODE_GENERIC_ERROR, "%s", recording->error);
+}
+
+void aa_archive_recording_close_files(aa_archive_recording_t *recording)
+{
+    if (recording->segment_fd >= 0)
+    {
+        close(recording->segment_fd);
+        recording->segment_fd = -1;
+    }
+}
+
+static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer, int32_t term_length, int32_t offset,
+    int32_t length, int32_t session_id, int32_t term_id)
+{
+    aa_archive_recording_t *recording = clientd;
+    int64_t position = recording->position;
+    int64_t base = aa_archive_segment_base(recording->start_term_base, recording->segment_length, position);
+    if (recording->segment_fd < 0 || base != recording->segment_base)
+    {
+        aa_archive_recording_close_files(recording);
+        int fd = aa_archive_segment_open(recording->archive_dir, recording->recording_id, base,
+            recording->segment_length, AA_ARCHIVE_SEGMENT_CREATE, recording->sync_level);
+        if (fd < 0)
+        {
+            recording->error_code = aa_errcode();
+            snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+            return AA_POLL_CLOSED;
+        }
+        recording->segment_fd = fd;
+        recording->segment_base = base;
+    }
+    const uint8_t *block = term_buffer + offset;
+    size_t write_length = (size_t)length;
+    uint16_t type;
+    memcpy(&type, block + AA_FRAME_TYPE_OFFSET, 2);
+    if (AA_HDR_TYPE_PAD == type)
+    {
+        write_length = AA_DATA_HEADER_LENGTH; /* padding is stored as its header only */
+    }
+    else if (AA_ARCHIVE_CHECKSUM_NONE != recording->checksum)
+    {
+        if ((size_t)length > recording->checksum_buffer_length)
+        {
+            uint8_t *grown = realloc(recording->checksum_buffer, (size_t)length);
+            if (NULL == grown)
+            {
+                recording->error_code = AA_ERROR_CODE_GENERIC_ERROR;
+                snprintf(recording->error, sizeof(recording->error), "out of memory for the checksum buffer");
+                return AA_POLL_CLOSED;
+            }
+            recording->checksum_buffer = grown;
+            recording->checksum_buffer_length = (size_t)length;
+        }
+        memcpy(recording->checksum_buffer, block, (size_t)length);
+        aa_archive_frames_apply_checksum(recording->checksum_buffer, (size_t)length, recording->checksum);
+        block = recording->checksum_buffer;
+    }
+    if (aa_archive_segment_write(recording->segment_fd, position - base, block, write_length, recording->sync_level) < 0)
+    {
+        recording->error_code = aa_errcode();
+        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        return AA_POLL_CLOSED;
+    }
+    position += length;
+    aa_put_int64_release(&recording->position, position);
+    aa_counter_set(recording->rec_pos, position);
+    (void)term_length;
+    (void)session_id;
+    (void)term_id;
+    return 0;
+}
+
+int aa_archive_recording_do_work(void *session, aa_archive_t *archive)
+{
+    aa_archive_recording_t *recording = session;
+    if (aa_get_int32_acquire(&recording->work.stop_requested))
+    {
+        return -1;
+    }
+    int64_t bytes = aa_image_block_poll(recording->image, aa_recording_block_handler, recording,
+        (int32_t)archive->ctx.file_io_max_length);
+    if (0 != recording->error_code)
+    {
+        aa_recording_fail(recording, archive, recording->error_code, recording->error);
+        return -1;
+    }
+    if (0 == bytes && (aa_image_is_closed(recording->image) || aa_image_is_end_of_stream(recording->image)))
+    {
+        return -1;
+    }
+    return bytes > 0 ? 1 : 0;
+}
+
+/* ---- replay ---- */
+
+void aa_archive_replay_close_files(aa_archive_replay_t *replay)
+{
+    if (replay->segment_fd >= 0)
+    {
+        close(replay->segment_fd);
+        replay->segment_fd = -1;
+    }
+}
+
+static int aa_replay_fail(aa_archive_replay_t *replay, aa_archive_t *archive, int32_t code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int aa_replay_fail(aa_archive_replay_t *replay, aa_archive_t *archive, int32_t code, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(replay->error, sizeof(replay->error), fmt, args);
+    va_end(args);
+    replay->error_code = code;
+    aa_archive_log_error(archive, AA_ERROR_CODE_GENERIC_ERROR, "replay %" PRId64 " of recording %" PRId64 ": %s",
+        replay->replay_session_id, replay->recording_id, replay->error);
+    return -1;
+}
+
+int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
+{
+    aa_archive_replay_t *replay = session;
+    if (aa_get_int32_acquire(&replay->work.stop_requested))
+    {
+        return -1;
+    }
+    if (!replay->connected)
+    {
+        if (aa_publication_is_connected(replay->publication))
+        {
+            replay->connected = true;
+            return 1;
+        }
+        if (aa_clock_nano_time(&archive->clock) > replay->connect_deadline_ns)
+        {
+            return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC,
+                "no subscriber connected to the replay channel within %" PRId64 " ms",
+                archive->ctx.connect_timeout_ns / 1000000);
+        }
+        return 0;
+    }
+    if (aa_publication_is_closed(replay->publication))
+    {
+        return -1;
+    }
+    /* the end: the recording's stop position once it has stopped; until then (a live replay) the
+     * recording's rec-pos; a bounded replay is also capped by its counter */
+    int64_t stop = aa_get_int64_acquire(&replay->stop_position);
+    int64_t limit = stop;
+    if (-1 == stop)
+    {
+        int64_t live = aa_client_counter_value(archive->client, replay->live_counter_id);
+        stop = aa_get_int64_acquire(&replay->stop_position); /* set before the counter is let go */
+        limit = -1 != stop ? stop : live;
+    }
+    if (replay->bound_counter_id >= 0)
+    {
+        int64_t bound = aa_client_counter_value(archive->client, replay->bound_counter_id);
+        if (bound < limit)
+        {
+            limit = bound;
+        }
+    }
+    if (limit > replay->end_position)
+    {
+        limit = replay->end_position;
+    }
+    if (replay->position >= replay->end_position || (-1 != stop && replay->position >= stop))
+    {
+        return -1; /* done */
+    }
+    if (replay->position >= limit)
+    {
+        return 0;
+    }
+    int64_t position = replay->position;
+    int32_t term_offset = (int32_t)(position & (replay->term_length - 1));
+    int64_t length = limit - position;
+    if (length > replay->buffer_length)
+    {
+        length = replay->buffer_length;
+    }
+    if (length > replay->term_length - term_offset)
+    {
+        length = replay->term_length - term_offset;
+    }
+    /* not past the publication's limit: a block as far ahead of the slowest subscriber as a
+     * message may go, so it never reaches log the driver has not cleaned yet (a padding frame,
+     * sent as its header, is the exception: nothing reads its body) */
+    int64_t publication_limit = aa_publication_position_limit(replay->publication);
+    if (length > publication_limit - position)
+    {
+        length = publication_limit - position;
+        if (length < AA_DATA_HEADER_LENGTH)
+        {
+            return 0; /* back pressure */
+        }
+    }
+    int64_t base = aa_archive_segment_base(replay->start_term_base, replay->segment_length, position);
+    if (replay->segment_fd < 0 || base != replay->segment_base)
+    {
+        aa_archive_replay_close_files(replay);
+        int fd = aa_archive_segment_open(replay->archive_dir, replay->recording_id, base, replay->segment_length,
+            AA_ARCHIVE_SEGMENT_READ_ONLY, AA_ARCHIVE_SYNC_NONE);
+        if (fd < 0)
+        {
+            return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
+        }
+        replay->segment_fd = fd;
+        replay->segment_base = base;
+    }
+    int64_t read = aa_archive_segment_read(replay->segment_fd, position - base, replay->buffer, (size_t)length);
+    if (read < 0)
+    {
+        return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
+    }
+    length = read;
+    /* whole frames only; rewrite the session and stream ids (after checking a frame's checksum) */
+    int32_t used = 0;
+    while (used + AA_DATA_HEADER_LENGTH <= length)
+    {
+        uint8_t *frame = replay->buffer + used;
+        int32_t frame_length;
+        memcpy(&frame_length, frame, 4);
+        if (frame_length <= 0)
+        {
+            break;
+        }
+        int32_t aligned = (int32_t)AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
+        uint16_t type;
+        memcpy(&type, frame + AA_FRAME_TYPE_OFFSET, 2);
+        if (AA_HDR_TYPE_PAD == type)
+        {
+            /* padding is stored as its header only: offered alone, as its header, it pads the term */
+            if (used > 0)
+            {
+                break;
+            }
+            aligned = AA_DATA_HEADER_LENGTH;
+        }
+        else if (used + aligned > length)
+        {
+            break;
+        }
+        int32_t stored;
+        memcpy(&stored, frame + AA_FRAME_SESSION_ID_OFFSET, 4);
+        if (AA_ARCHIVE_CHECKSUM_NONE != replay->checksum && AA_HDR_TYPE_DATA == type &&
+            stored != aa_archive_checksum(replay->checksum, frame + AA_DATA_HEADER_LENGTH,
+                (size_t)frame_length - AA_DATA_HEADER_LENGTH))
+        {
+            return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC,
+                "checksum mismatch in the frame at position %" PRId64 "; run `aeron-async recordings verify`",
+                position + used);
+        }
+        memcpy(frame + AA_FRAME_SESSION_ID_OFFSET, &replay->session_id, 4);
+        memcpy(frame + AA_FRAME_STREAM_ID_OFFSET, &replay->stream_id, 4);
+        used += aligned;
+        if (AA_HDR_TYPE_PAD == type)
+        {
+            break;
+        }
+    }
+    if (0 == used)
+    {
+        return 0;
+    }
+    int64_t result = aa_publication_offer_block(replay->publication, replay->buffer, (size_t)used);
+    if (result > 0)
+    {
+        replay->position = result; /* past a padding frame: the term's end */
+        return 1;
+    }
+    if (AA_PUBLICATION_BACK_PRESSURED == result || AA_PUBLICATION_ADMIN_ACTION == result)
+    {
+        return 0;
+    }
+    if (AA_PUBLICATION_NOT_CONNECTED == result || AA_PUBLICATION_CLOSED == result)
+    {
+        return -1; /* the replay's subscriber left */
+    }
+    return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
+}

@@ -1,0 +1,60 @@
+"""Recording and replay: a client for an archive that keeps streams on disk and replays them by
+position, compatible with Aeron Archive (its control protocol, SBE schema 101 version 14).
+
+    with AeronArchive.connect(aeron) as archive:
+        archive.start_recording("aeron:ipc", 10)
+        ...
+        recording = archive.list_recordings()[-1]
+        with archive.replay(recording.recording_id, position=0) as replay:
+            for message in replay:
+                ...
+
+`aeron_async.archive.aio` is the same for async code on anyio. Errors are
+`aeron_async.errors.ArchiveError` subclasses naming the archive's code and the fix.
+"""
+
+from .client import AeronArchive, Replay
+from .service import Archive, ArchiveContext
+from .records import (
+    NULL_POSITION,
+    ArchiveErrorCode,
+    ControlResponse,
+    ControlResponseCode,
+    RecordingDescriptor,
+    RecordingSignal,
+    RecordingSignalEvent,
+    RecordingState,
+    RecordingSubscriptionDescriptor,
+    SourceLocation,
+)
+from ._session import (
+    CONTROL_STREAM_ID,
+    DEFAULT_REPLAY_CHANNEL,
+    DEFAULT_REPLAY_STREAM_ID,
+    LOCAL_CONTROL_CHANNEL,
+    RESPONSE_CHANNEL,
+    RESPONSE_STREAM_ID,
+)
+
+__all__ = [
+    "CONTROL_STREAM_ID",
+    "DEFAULT_REPLAY_CHANNEL",
+    "DEFAULT_REPLAY_STREAM_ID",
+    "LOCAL_CONTROL_CHANNEL",
+    "NULL_POSITION",
+    "RESPONSE_CHANNEL",
+    "RESPONSE_STREAM_ID",
+    "AeronArchive",
+    "Archive",
+    "ArchiveContext",
+    "ArchiveErrorCode",
+    "ControlResponse",
+    "ControlResponseCode",
+    "RecordingDescriptor",
+    "RecordingSignal",
+    "RecordingSignalEvent",
+    "RecordingState",
+    "RecordingSubscriptionDescriptor",
+    "Replay",
+    "SourceLocation",
+]

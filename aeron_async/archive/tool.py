@@ -1,0 +1,414 @@
+"""`aeron-async recordings`: an archive directory's recordings from its files, without the archive
+running (Aeron's ArchiveTool): list, describe, verify (frames and checksums), migrate (copy or move
+recordings into another archive directory).
+
+It reads `archive.catalog` through the native catalog (read-only, so a running archive is not
+disturbed; migrate refuses an archive that is running) and the segment files
+`<recordingId>-<segmentBase>.rec` with positional reads, walking the frames from the start
+position to the stop position (or to the end of the data of an active recording).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import struct
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from .._ffi import ffi, lib
+from ..errors import ConfigurationError, check
+from .records import RecordingDescriptor, RecordingState
+
+FRAME_HEADER = 32
+_FRAME = struct.Struct("<iBBhiiiiq")  # frame_length, version, flags, type, term_offset, session, stream, term_id
+HDR_TYPE_PAD = 0
+HDR_TYPE_DATA = 1
+READ_BLOCK = 1 << 20
+ACTIVE_WITHIN_MS = 10_000  # Aeron's rule: a mark file updated this recently is a running archive
+
+
+@attrs.frozen
+class CatalogEntry:
+    """A catalog entry: its state, the descriptor header's checksum, and the recording."""
+
+    state: RecordingState
+    checksum: int
+    descriptor: RecordingDescriptor
+
+
+@attrs.frozen
+class SegmentFile:
+    base_position: int
+    path: str
+    size: int
+
+
+@attrs.frozen
+class VerifyReport:
+    """What `verify` found for one recording: `problems` is empty when it is sound."""
+
+    recording_id: int
+    frames: int
+    end_position: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _text(var: Any) -> str:
+    length = int(var.length)
+    return bytes(ffi.buffer(var.data, length)).decode("ascii", "replace") if length else ""
+
+
+def _descriptor(d: Any) -> RecordingDescriptor:
+    return RecordingDescriptor(
+        d.control_session_id, d.correlation_id, d.recording_id, d.start_timestamp, d.stop_timestamp,
+        d.start_position, d.stop_position, d.initial_term_id, d.segment_file_length, d.term_buffer_length,
+        d.mtu_length, d.session_id, d.stream_id, _text(d.stripped_channel), _text(d.original_channel),
+        _text(d.source_identity))
+
+
+def _state(value: int) -> RecordingState:
+    try:
+        return RecordingState(value)
+    except ValueError:
+        return RecordingState.INVALID
+
+
+class Catalog:
+    """An archive directory's catalog, opened through the native catalog (read-only by default)."""
+
+    def __init__(self, archive_dir: str, *, writable: bool = False, create: bool = False) -> None:
+        if not create and not os.path.exists(os.path.join(archive_dir, "archive.catalog")):
+            raise ConfigurationError(f"{archive_dir} has no archive.catalog: give the archive directory "
+                                     "(the archive's archive_dir, AERON_ARCHIVE_DIR)")
+        flags = (0 if writable else lib.AA_ARCHIVE_CATALOG_READ_ONLY) | (lib.AA_ARCHIVE_CATALOG_CREATE if create else 0)
+        out = ffi.new("aa_archive_catalog_t **")
+        check(lib.aa_archive_catalog_open(out, archive_dir.encode(), 0, 0, lib.AA_ARCHIVE_CHECKSUM_NONE, flags),
+              ConfigurationError)
+        self._ptr: Any = out[0]
+        self.archive_dir = archive_dir
+
+    def _checked(self) -> Any:
+        if self._ptr is None:
+            raise ConfigurationError("the catalog is closed")
+        return self._ptr
+
+    def entries(self) -> list[CatalogEntry]:
+        """Every entry in file order, any state."""
+        entry = ffi.new("aa_archive_catalog_entry_t *")
+        out = []
+        index = 0
+        while check(lib.aa_archive_catalog_entry(self._checked(), index, entry)) == 1:
+            out.append(CatalogEntry(_state(entry.state), entry.checksum, _descriptor(entry.fields)))
+            index += 1
+        return out
+
+    def find(self, recording_id: int) -> CatalogEntry | None:
+        entry = ffi.new("aa_archive_catalog_entry_t *")
+        if check(lib.aa_archive_catalog_find(self._checked(), recording_id, entry)) == 0:
+            return None
+        return CatalogEntry(_state(entry.state), entry.checksum, _descriptor(entry.fields))
+
+    def add(self, descriptor: RecordingDescriptor) -> int:
+        """Append a copy of `descriptor` (a new recording id is assigned); returns the id."""
+        d = ffi.new("aa_archive_recording_descriptor_t *")
+        for name in ("start_timestamp", "stop_timestamp", "start_position", "stop_position", "initial_term_id",
+                     "segment_file_length", "term_buffer_length", "mtu_length", "session_id", "stream_id"):
+            setattr(d, name, getattr(descriptor, name))
+        keep = []
+        for name in ("stripped_channel", "original_channel", "source_identity"):
+            data = getattr(descriptor, name).encode("ascii")
+            buffer = ffi.new("uint8_t[]", data) if data else ffi.NULL
+            keep.append(buffer)
+            getattr(d, name).data = buffer
+            getattr(d, name).length = len(data)
+        recording_id = lib.aa_archive_catalog_add(self._checked(), d)
+        check(-1 if recording_id < 0 else 0, ConfigurationError)
+        if descriptor.stop_position >= 0:
+            check(lib.aa_archive_catalog_update_stop(self._checked(), recording_id, descriptor.stop_position,
+                                                     descriptor.stop_timestamp), ConfigurationError)
+        return int(recording_id)
+
+    def change_state(self, recording_id: int, state: RecordingState) -> None:
+        check(lib.aa_archive_catalog_change_state(self._checked(), recording_id, int(state)), ConfigurationError)
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            lib.aa_archive_catalog_close(ptr)
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def segment_files(archive_dir: str, recording_id: int) -> list[SegmentFile]:
+    """A recording's segment files, by base position."""
+    bases = ffi.new("int64_t[]", 1024)
+    count = check(lib.aa_archive_segment_list(archive_dir.encode(), recording_id, bases, 1024))
+    if count > 1024:
+        bases = ffi.new("int64_t[]", count)
+        count = check(lib.aa_archive_segment_list(archive_dir.encode(), recording_id, bases, count))
+    out = []
+    for i in range(count):
+        name = f"{recording_id}-{bases[i]}.rec"
+        path = os.path.join(archive_dir, name)
+        out.append(SegmentFile(int(bases[i]), path, os.path.getsize(path)))
+    return out
+
+
+def _segment_length(d: RecordingDescriptor) -> int:
+    return int(lib.aa_archive_segment_length_for(d.segment_file_length, d.term_buffer_length))
+
+
+def verify(archive_dir: str, descriptor: RecordingDescriptor, checksum: str | None = None) -> VerifyReport:
+    """Walk a recording's frames from its start position to its stop position (an active one: to
+    the end of its data) and check each frame belongs where it is (frame length, type, term
+    offset, term id, stream id) and, with `checksum` ("crc-32c" or "crc-32"), the checksum the
+    archive stored in its session id field."""
+    d = descriptor
+    problems: list[str] = []
+    checksum_type = lib.AA_ARCHIVE_CHECKSUM_NONE
+    if checksum:
+        checksum_type = lib.aa_archive_checksum_parse(checksum.encode())
+        if checksum_type < 0:
+            raise ConfigurationError(f"checksum {checksum!r}: give crc-32c or crc-32")
+    if d.start_position % 32:
+        problems.append(f"start position {d.start_position} is not 32-byte aligned")
+    if d.stop_position >= 0 and (d.stop_position % 32 or d.stop_position < d.start_position):
+        problems.append(f"stop position {d.stop_position} is not a 32-aligned position after the start "
+                        f"{d.start_position}")
+    if problems:
+        return VerifyReport(d.recording_id, 0, d.start_position, tuple(problems))
+    term_length = d.term_buffer_length
+    segment_length = _segment_length(d)
+    bits = term_length.bit_length() - 1
+    start_term_base = d.start_position - (d.start_position & (term_length - 1))
+    end = d.stop_position if d.stop_position >= 0 else None
+    position = d.start_position
+    frames = 0
+    bad = ffi.new("int64_t *")
+    files = {f.base_position: f for f in segment_files(archive_dir, d.recording_id)}
+    while end is None or position < end:
+        base = int(lib.aa_archive_segment_base_position(d.start_position, position, term_length, segment_length))
+        segment = files.get(base)
+        if segment is None:
+            if end is not None:
+                problems.append(f"segment file {d.recording_id}-{base}.rec (position {position}) is missing")
+            break
+        offset = (position - start_term_base) & (segment_length - 1)
+        length = min(READ_BLOCK, segment_length - offset, (end - position) if end is not None else READ_BLOCK)
+        with open(segment.path, "rb") as f:
+            block = os.pread(f.fileno(), length, offset)
+        if len(block) < FRAME_HEADER:
+            problems.append(f"segment {segment.path} ends at offset {offset + len(block)} before position {position}")
+            break
+        walked = 0
+        stop = False
+        while walked + FRAME_HEADER <= len(block):
+            frame_length, _v, _flags, frame_type, term_offset, _session, stream_id, term_id, _r = \
+                _FRAME.unpack_from(block, walked)
+            here = position + walked
+            if frame_length <= 0:
+                if end is not None:
+                    problems.append(f"no frame at position {here} (frame length {frame_length}) before the stop "
+                                    f"position {end}")
+                stop = True
+                break
+            aligned = (frame_length + 31) & ~31
+            expected_term_id = d.initial_term_id + (here >> bits)
+            if frame_type not in (HDR_TYPE_DATA, HDR_TYPE_PAD):
+                problems.append(f"frame at position {here} has type {frame_type}, not DATA or PAD")
+            if term_offset != here & (term_length - 1):
+                problems.append(f"frame at position {here} says term offset {term_offset}, expected "
+                                f"{here & (term_length - 1)}")
+            if (term_id - expected_term_id) & 0xFFFFFFFF:
+                problems.append(f"frame at position {here} says term id {term_id}, expected "
+                                f"{(expected_term_id + (1 << 31)) % (1 << 32) - (1 << 31)}")
+            if stream_id != d.stream_id:
+                problems.append(f"frame at position {here} says stream {stream_id}, expected {d.stream_id}")
+            if problems:
+                stop = True
+                break
+            frame_end = walked + aligned  # a PAD moves the position by its length; the file holds its header
+            if frame_end > len(block) and frame_type == HDR_TYPE_DATA:
+                if walked == 0:  # a frame longer than the block: read it whole
+                    with open(segment.path, "rb") as f:
+                        block = os.pread(f.fileno(), aligned, offset)
+                    if len(block) < aligned:
+                        problems.append(f"frame at position {here} runs past its segment file")
+                        stop = True
+                        break
+                    continue
+                break
+            if checksum_type != lib.AA_ARCHIVE_CHECKSUM_NONE and frame_type == HDR_TYPE_DATA:
+                frame = block[walked:walked + aligned]
+                if lib.aa_archive_frames_verify_checksum(frame, len(frame), checksum_type, bad) != 0:
+                    problems.append(f"frame at position {here}: its payload's {checksum} checksum does not match")
+                    stop = True
+                    break
+            walked = frame_end
+            frames += 1
+            if end is not None and position + walked >= end:
+                break
+        position += walked
+        if stop or walked == 0:
+            break
+    if end is not None and position != end and not problems:
+        problems.append(f"the frames end at {position}, not at the stop position {end}")
+    return VerifyReport(d.recording_id, frames, position, tuple(problems))
+
+
+def _archive_running(archive_dir: str) -> bool:
+    if not os.path.exists(os.path.join(archive_dir, "archive-mark.dat")):
+        return False
+    from .service import read_archive_mark
+
+    mark = read_archive_mark(archive_dir)
+    return time.time() * 1000 - mark.activity_timestamp_ms < ACTIVE_WITHIN_MS
+
+
+def migrate(source_dir: str, destination_dir: str, recording_ids: list[int] | None = None, *,
+            move: bool = False) -> dict[int, int]:
+    """Copy (or move) stopped recordings from one archive directory into another (created if
+    needed): each gets a new id in the destination's catalog, its segment files copied under that
+    id, at the same positions. Returns {old id: new id}. Neither archive may be running."""
+    for directory in (source_dir, destination_dir):
+        if _archive_running(directory):
+            raise ConfigurationError(f"the archive in {directory} is running (its mark file was updated in the last "
+                                     f"{ACTIVE_WITHIN_MS // 1000} s): stop it before migrating")
+    os.makedirs(destination_dir, exist_ok=True)
+    moved: dict[int, int] = {}
+    with Catalog(source_dir, writable=move) as source, Catalog(destination_dir, writable=True, create=True) as dest:
+        entries = {e.descriptor.recording_id: e for e in source.entries()}
+        wanted = sorted(e for e, v in entries.items() if v.state == RecordingState.VALID) \
+            if recording_ids is None else recording_ids
+        for recording_id in wanted:
+            entry = entries.get(recording_id)
+            if entry is None or entry.state != RecordingState.VALID:
+                raise ConfigurationError(f"recording {recording_id} is not a valid recording of {source_dir}: "
+                                         "`aeron-async recordings list` shows them")
+            if entry.descriptor.stop_position < 0:
+                raise ConfigurationError(f"recording {recording_id} has no stop position (it was active when its "
+                                         "archive stopped): run `aeron-async recordings verify` or start the "
+                                         "archive once so it recovers it")
+        for recording_id in wanted:
+            descriptor = entries[recording_id].descriptor
+            new_id = dest.add(descriptor)
+            for segment in segment_files(source_dir, recording_id):
+                target = os.path.join(destination_dir, f"{new_id}-{segment.base_position}.rec")
+                shutil.copyfile(segment.path, target)
+                with open(target, "rb+") as f:
+                    os.fsync(f.fileno())
+            moved[recording_id] = new_id
+        dest_fd = os.open(destination_dir, os.O_RDONLY)
+        try:
+            os.fsync(dest_fd)
+        finally:
+            os.close(dest_fd)
+        if move:
+            for recording_id in wanted:
+                source.change_state(recording_id, RecordingState.DELETED)
+                for segment in segment_files(source_dir, recording_id):
+                    os.unlink(segment.path)
+    return moved
+
+
+@contextlib.contextmanager
+def _catalog(archive_dir: str) -> Iterator[Catalog]:
+    catalog = Catalog(archive_dir)
+    try:
+        yield catalog
+    finally:
+        catalog.close()
+
+
+def _format_time(ms: int) -> str:
+    return "-" if ms < 0 else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+
+
+def command(args: Any) -> int:
+    """The `aeron-async recordings` subcommands (see cli.py)."""
+    if args.action == "list":
+        with _catalog(args.archive_dir) as catalog:
+            print(f"{'id':>6} {'state':7} {'start':>14} {'stop':>14} {'stream':>7} {'session':>11}  channel")
+            for entry in catalog.entries():
+                d = entry.descriptor
+                if entry.state != RecordingState.VALID and not args.all:
+                    continue
+                stop = "active" if d.stop_position < 0 else str(d.stop_position)
+                print(f"{d.recording_id:>6} {entry.state.name:7} {d.start_position:>14} {stop:>14} {d.stream_id:>7} "
+                      f"{d.session_id:>11}  {d.original_channel}")
+        return 0
+    if args.action == "describe":
+        with _catalog(args.archive_dir) as catalog:
+            found = catalog.find(args.recording_id)
+        if found is None:
+            print(f"aeron-async recordings: no recording {args.recording_id} in {args.archive_dir}")
+            return 1
+        d = found.descriptor
+        print(f"recording {d.recording_id} ({found.state.name}, descriptor checksum {found.checksum})")
+        for field in attrs.fields(RecordingDescriptor):
+            if field.name in ("control_session_id", "correlation_id", "recording_id"):
+                continue
+            value = getattr(d, field.name)
+            if field.name.endswith("timestamp"):
+                value = f"{value} ({_format_time(value)})"
+            print(f"  {field.name:20} {value}")
+        for segment in segment_files(args.archive_dir, d.recording_id):
+            print(f"  segment {os.path.basename(segment.path)} ({segment.size} bytes)")
+        return 0
+    if args.action == "verify":
+        failed = 0
+        with _catalog(args.archive_dir) as catalog:
+            entries = [e for e in catalog.entries() if e.state == RecordingState.VALID
+                       and (args.recording_id is None or e.descriptor.recording_id == args.recording_id)]
+        if args.recording_id is not None and not entries:
+            print(f"aeron-async recordings: no valid recording {args.recording_id} in {args.archive_dir}")
+            return 1
+        for entry in entries:
+            report = verify(args.archive_dir, entry.descriptor, args.checksum)
+            if report.ok:
+                print(f"recording {report.recording_id}: OK, {report.frames} frames up to {report.end_position}")
+            else:
+                failed += 1
+                print(f"recording {report.recording_id}: {len(report.problems)} problem(s) after {report.frames} "
+                      f"frames:")
+                for problem in report.problems:
+                    print(f"  {problem}")
+        return 1 if failed else 0
+    if args.action == "migrate":
+        moved = migrate(args.archive_dir, args.destination, args.recording_ids or None, move=args.move)
+        for old, new in moved.items():
+            print(f"recording {old} -> {args.destination} recording {new}")
+        return 0
+    raise AssertionError(args.action)
+
+
+def add_arguments(parser: Any) -> None:
+    actions = parser.add_subparsers(dest="action", required=True)
+    p = actions.add_parser("list", help="the catalog's recordings")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("--all", action="store_true", help="also invalid and deleted entries")
+    p = actions.add_parser("describe", help="one recording's descriptor and segment files")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("recording_id", type=int)
+    p = actions.add_parser("verify", help="check every frame (position, term, stream; checksums with --checksum)")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("recording_id", type=int, nargs="?", help="one recording (default: every valid one)")
+    p.add_argument("--checksum", help="crc-32c or crc-32: verify the checksums the archive recorded with")
+    p = actions.add_parser("migrate", help="copy (or --move) stopped recordings into another archive directory")
+    p.add_argument("--archive-dir", required=True, help="the source archive directory")
+    p.add_argument("destination", help="the destination archive directory (created if needed)")
+    p.add_argument("recording_ids", type=int, nargs="*", help="which (default: every valid one)")
+    p.add_argument("--move", action="store_true", help="delete them from the source afterwards")

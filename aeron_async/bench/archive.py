@@ -1,0 +1,317 @@
+"""Archive benchmarks (`aeron-async bench-archive`, docs/benchmarks.md "Archive"):
+
+- recording throughput of an IPC stream (32 B and 4 KiB messages) against the disk's sequential
+  write rate, measured in the same run with the same file size, block size (file_io_max_length)
+  and sync level in the same directory;
+- replay throughput to a local subscriber from the page cache and from a cold file (its pages
+  dropped with posix_fadvise(DONTNEED)), against plain sequential reads of the same segment files,
+  warm and cold;
+- the latency recording adds to a live IPC round trip (ping recorded against not recorded).
+
+One embedded driver and archive in this process (SHARED threading for the driver, the archive's
+own agents DEDICATED unless told), in a temporary directory on the disk under test (`--dir`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..archive import AeronArchive, RecordingSignal
+from ..client import Aeron
+from ..driver import MediaDriver
+from ..idle import IdleStrategy
+
+FILE_IO = 1 << 20
+TERM = 16 << 20
+SEGMENT = 128 << 20
+
+
+def _frame(size: int) -> int:
+    return (32 + size + 31) & ~31
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    idle = IdleStrategy("sleeping:200us")
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not done within {timeout} s")
+        idle.idle(0)
+
+
+def disk_write_rate(directory: str, total: int, sync_level: int) -> float:
+    """Bytes/s of writing `total` bytes sequentially in FILE_IO blocks into files of SEGMENT bytes
+    created sparse at full length, as the archive writes segments (fdatasync per block at sync
+    level 1, fsync at 2)."""
+    block = os.urandom(FILE_IO)
+    start = time.perf_counter()
+    written = 0
+    index = 0
+    while written < total:
+        path = os.path.join(directory, f"disk-{index}.bin")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.ftruncate(fd, SEGMENT)
+            offset = 0
+            while offset < SEGMENT and written < total:
+                n = min(FILE_IO, total - written)
+                os.pwrite(fd, block[:n], offset)
+                if sync_level == 1:
+                    os.fdatasync(fd)
+                elif sync_level >= 2:
+                    os.fsync(fd)
+                offset += n
+                written += n
+        finally:
+            os.close(fd)
+        index += 1
+    elapsed = time.perf_counter() - start
+    for name in os.listdir(directory):
+        if name.startswith("disk-"):
+            os.unlink(os.path.join(directory, name))
+    return total / elapsed
+
+
+def drop_cache(paths: list[str]) -> None:
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def plain_read_rate(paths: list[str], limit: int) -> float:
+    """Bytes/s of reading the first `limit` bytes of the segment files with sequential preads."""
+    buffer = bytearray(FILE_IO)
+    view = memoryview(buffer)
+    start = time.perf_counter()
+    done = 0
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            offset = 0
+            while done < limit:
+                n = os.preadv(fd, [view[:min(FILE_IO, limit - done)]], offset)
+                if n <= 0:
+                    break
+                offset += n
+                done += n
+        finally:
+            os.close(fd)
+    return done / (time.perf_counter() - start)
+
+
+class Bench:
+    def __init__(self, directory: str, sync_level: int, threading_mode: str) -> None:
+        Archive = importlib.import_module("aeron_async.archive.service").Archive  # noqa: N806
+
+        self.directory = directory
+        self.sync_level = sync_level
+        self.driver = MediaDriver.launch(aeron_dir=os.path.join(directory, "aeron"), threading_mode="SHARED",
+                                         shared_idle_strategy="backoff", dir_delete_on_shutdown=True,
+                                         spies_simulate_connection=True)
+        self.archive_dir = os.path.join(directory, "archive")
+        self.service = Archive.launch(archive_dir=self.archive_dir, aeron_dir=self.driver.aeron_dir,
+                                      threading_mode=threading_mode, file_sync_level=sync_level,
+                                      catalog_file_sync_level=sync_level, file_io_max_length=FILE_IO,
+                                      segment_file_length=SEGMENT)
+        self.client = Aeron.connect(self.driver.aeron_dir)
+        self.archive = AeronArchive.connect(self.client, timeout=30.0)
+        self.stream_id = 7000
+
+    def close(self) -> None:
+        self.archive.close()
+        self.client.close()
+        self.service.close()
+        self.driver.close()
+
+    def record(self, size: int, total_bytes: int) -> dict[str, Any]:
+        """Record an IPC stream of `size`-byte messages, about `total_bytes` of log; the rate is log
+        bytes over the time from the first offer to the recording position reaching the end."""
+        self.stream_id += 1
+        channel = f"aeron:ipc?term-length={TERM}"
+        publication = self.client.add_exclusive_publication(channel, self.stream_id)
+        subscription_id = self.archive.start_recording(channel, self.stream_id)
+        recording_id = self.archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id).recording_id
+        batch = [b"\x01" * size] * max(1, min(4096, (TERM // 4) // _frame(size)))
+        count = total_bytes // _frame(size)
+        idle = IdleStrategy("backoff")
+        start = time.perf_counter()
+        sent = 0
+        while sent < count:
+            n = publication.offer_batch(batch[:min(len(batch), count - sent)])
+            if n > 0:
+                sent += n
+            idle.idle(max(n, 0))
+        end = publication.position
+        _wait(lambda: self.archive.max_recorded_position(recording_id) >= end, 120, "recording")
+        elapsed = time.perf_counter() - start
+        self.archive.stop_recording(subscription_id=subscription_id)
+        self.archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id)
+        publication.close()
+        return {"recording_id": recording_id, "size": size, "messages": count, "bytes": end,
+                "rate": end / elapsed, "msgs_per_s": count / elapsed}
+
+    def segment_files(self, recording_id: int) -> list[str]:
+        names = sorted((n for n in os.listdir(self.archive_dir) if n.startswith(f"{recording_id}-")
+                        and n.endswith(".rec")), key=lambda n: int(n.split("-")[1].split(".")[0]))
+        return [os.path.join(self.archive_dir, n) for n in names]
+
+    def replay(self, recording_id: int, length: int) -> float:
+        """Bytes/s of a replay to a local subscriber reading whole blocks of frames."""
+        consumed = 0
+
+        def on_block(buffer: memoryview, offset: int, block_length: int, session_id: int, term_id: int) -> None:
+            nonlocal consumed
+            consumed += block_length
+
+        with self.archive.replay(recording_id, position=0, length=length, stream_id=self.stream_id + 5000) as replay:
+            _wait(lambda: replay.image is not None, 30, "replay image")
+            image = replay.image
+            assert image is not None
+            idle = IdleStrategy("backoff")
+            start = time.perf_counter()
+            while consumed < length:
+                work = image.block_poll(on_block, FILE_IO)
+                if not work and image.is_end_of_stream:
+                    break
+                idle.idle(work)
+            elapsed = time.perf_counter() - start
+        return consumed / elapsed
+
+    def round_trips(self, recorded: bool, count: int) -> list[float]:
+        """Round-trip times (s) of 32-byte ping/pong over IPC between this process and an echo
+        process (both spinning), the ping stream recorded by the archive or not."""
+        self.stream_id += 2
+        channel = "aeron:ipc?term-length=1m"
+        ping = self.client.add_exclusive_publication(channel, self.stream_id)
+        pong_sub = self.client.add_subscription(channel, self.stream_id + 1)
+        subscription_id = None
+        if recorded:
+            subscription_id = self.archive.start_recording(channel, self.stream_id)
+            self.archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
+        total = count + 1000
+        echo = subprocess.Popen([sys.executable, "-c", _ECHO, self.driver.aeron_dir, channel, str(self.stream_id),
+                                 str(total)])
+        times = []
+        payload = b"p" * 32
+        try:
+            _wait(lambda: ping.is_connected and pong_sub.is_connected, 30, "echo process connected")
+            for i in range(total):
+                start = time.perf_counter()
+                while ping.offer(payload) < 0:
+                    pass
+                while not pong_sub.poll_messages(1):
+                    pass
+                if i >= 1000:
+                    times.append(time.perf_counter() - start)
+        finally:
+            if echo.wait(30) != 0:
+                raise RuntimeError(f"echo process exited with {echo.returncode}")
+        if subscription_id is not None:
+            self.archive.stop_recording(subscription_id=subscription_id)
+        ping.close()
+        pong_sub.close()
+        return times
+
+
+# The echo side of the round trip, in a process of its own (two spinning threads of one process
+# would take turns on the GIL): sys.argv = aeron dir, channel, ping stream, count.
+_ECHO = """
+import sys, aeron_async
+aeron_dir, channel, stream, total = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with aeron_async.Aeron.connect(aeron_dir) as client:
+    ping = client.add_subscription(channel, stream)
+    pong = client.add_exclusive_publication(channel, stream + 1)
+    echoed = 0
+    while echoed < total:
+        for message in ping.poll_messages(16):
+            while pong.offer(message.data) < 0:
+                pass
+            echoed += 1
+"""
+
+
+def run(directory: str | None, sync_level: int, total_mb: int, threading_mode: str, round_trips: int) -> dict[str, Any]:
+    base = tempfile.mkdtemp(prefix="aeron-archive-bench-", dir=directory)
+    results: dict[str, Any] = {"dir": base, "sync_level": sync_level, "recording": [], "replay": [], "latency": {}}
+    bench = Bench(base, sync_level, threading_mode)
+    try:
+        total = total_mb << 20
+        for size in (32, 4096):
+            rec = bench.record(size, total)
+            rec["disk_write_rate"] = statistics.median(disk_write_rate(base, rec["bytes"], sync_level)
+                                                       for _ in range(3))
+            results["recording"].append(rec)
+        biggest = results["recording"][-1]
+        files = bench.segment_files(biggest["recording_id"])
+        length = biggest["bytes"]
+        warm_plain = plain_read_rate(files, length)
+        warm_replay = bench.replay(biggest["recording_id"], length)
+        drop_cache(files)
+        cold_replay = bench.replay(biggest["recording_id"], length)
+        drop_cache(files)
+        cold_plain = plain_read_rate(files, length)
+        results["replay"] = [
+            {"cache": "page cache", "rate": warm_replay, "plain_read_rate": warm_plain},
+            {"cache": "cold", "rate": cold_replay, "plain_read_rate": cold_plain},
+        ]
+        off = bench.round_trips(False, round_trips)
+        on = bench.round_trips(True, round_trips)
+        for name, times in (("off", off), ("on", on)):
+            times.sort()
+            results["latency"][name] = {"median_us": statistics.median(times) * 1e6,
+                                        "p99_us": times[int(len(times) * 0.99)] * 1e6}
+    finally:
+        bench.close()
+        shutil.rmtree(base, ignore_errors=True)
+    return results
+
+
+def markdown(results: dict[str, Any]) -> str:
+    mb = 1 << 20
+    lines = [f"sync level {results['sync_level']}", "",
+             "| recording | msgs/s | MiB/s | disk write MiB/s | ratio (target >= 0.8) |", "|---|---|---|---|---|"]
+    for r in results["recording"]:
+        lines.append(f"| IPC {r['size']} B | {r['msgs_per_s'] / 1e6:.2f} M | {r['rate'] / mb:.0f} | "
+                     f"{r['disk_write_rate'] / mb:.0f} | {r['rate'] / r['disk_write_rate']:.2f} |")
+    lines += ["", "| replay | MiB/s | plain sequential read MiB/s | ratio (target >= 0.8) |", "|---|---|---|---|"]
+    for r in results["replay"]:
+        lines.append(f"| {r['cache']} | {r['rate'] / mb:.0f} | {r['plain_read_rate'] / mb:.0f} | "
+                     f"{r['rate'] / r['plain_read_rate']:.2f} |")
+    off, on = results["latency"]["off"], results["latency"]["on"]
+    lines += ["", "| IPC round trip, 32 B, echo process | median us | p99 us |", "|---|---|---|",
+              f"| not recorded | {off['median_us']:.1f} | {off['p99_us']:.1f} |",
+              f"| ping stream recorded | {on['median_us']:.1f} | {on['p99_us']:.1f} |"]
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", help="directory on the disk under test (default: the temp directory)")
+    parser.add_argument("--sync-level", type=int, default=0, choices=(0, 1, 2))
+    parser.add_argument("--megabytes", type=int, default=512, help="log bytes recorded per message size")
+    parser.add_argument("--threading-mode", default="DEDICATED", help="the archive's threading mode")
+    parser.add_argument("--round-trips", type=int, default=20000)
+    parser.add_argument("--json", help="write the results to this file too")
+
+
+def command(args: argparse.Namespace) -> int:
+    results = run(args.dir, args.sync_level, args.megabytes, args.threading_mode, args.round_trips)
+    print(markdown(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
