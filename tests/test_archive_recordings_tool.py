@@ -78,13 +78,13 @@ def test_list_describe_verify_and_find_a_corrupt_frame(recorded: tuple[str, Stre
         f.seek(frame + 32)
         f.write(bytes([byte[0] ^ 0xFF]))
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[0]), "--checksum", "crc-32c")
-    assert code == 1 and f"frame at position {frame}: its payload's crc-32c checksum does not match" in out, out
+    assert code == 1 and f"position {frame}: " in out and "checksum" in out, out
     # and a frame that says another stream: found without checksums too
     with open(path, "r+b") as f:
         f.seek(frame + 16)
         f.write(struct.pack("<i", 7777))
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[0]))
-    assert code == 1 and f"frame at position {frame} says stream 7777, expected 6001" in out, out
+    assert code == 1 and f"position {frame}: " in out and "another stream id" in out, out
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[1]))
     assert code == 0, out
     code, out = run(capsys, "list", "--archive-dir", os.path.dirname(archive_dir))
