@@ -116,3 +116,24 @@ def test_migrate_into_another_archive_which_replays_it(recorded: tuple[str, Stre
             assert code == 1 and "is running" in out
     finally:
         shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+def test_an_active_recording_is_listed_and_verified_while_the_archive_runs(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    archive_dir = str(tmp_path / "archive")
+    aeron_dir = new_aeron_dir()
+    stream = Stream(3000, seed=8)
+    try:
+        with archive_beside_driver(aeron_dir, archive_dir) as service, \
+                aeron_async.Aeron.connect(service.aeron_dir) as client, AeronArchive.connect(client) as archive:
+            publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", 6003)
+            _, recording_id = record(archive, "aeron:ipc?term-length=256k", 6003)
+            end = stream.publish(publication)
+            wait_recorded(archive, recording_id, end)
+            code, out = run(capsys, "list", "--archive-dir", archive_dir)
+            assert code == 0 and out.splitlines()[1].split()[:4] == [str(recording_id), "VALID", "0", "active"], out
+            code, out = run(capsys, "verify", "--archive-dir", archive_dir)
+            assert code == 0 and out.strip().endswith(f"frames up to {end}"), out
+            publication.close()
+    finally:
+        shutil.rmtree(aeron_dir, ignore_errors=True)
