@@ -1,7 +1,7 @@
 """The archive client for async code on anyio (asyncio, uvloop, trio).
 
     async with aeron_async.archive.aio.connect(client) as archive:
-        await archive.start_recording("aeron:ipc", 10)
+        await archive.start_recording("aeron:ipc", 1001)
         ...
         async for message in archive.replay(recording_id, position=0, length=4096):
             ...
