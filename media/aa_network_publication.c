@@ -24,6 +24,8 @@ int aa_network_publication_init(
     pub->is_exclusive = params->is_exclusive;
     pub->signal_eos = params->signal_eos;
     pub->spies_simulate_connection = params->spies_simulate_connection;
+    pub->has_group_semantics = params->has_group_semantics;
+    pub->multicast_ttl = params->multicast_ttl;
     pub->max_spy_position = INT64_MIN;
     pub->term_window_length = params->term_window_length;
     pub->linger_timeout_ns = params->linger_timeout_ns;
@@ -48,6 +50,8 @@ int aa_network_publication_init(
     aa_retransmit_handler_params_default(&rt_params, params->term_length, params->initial_term_id);
     rt_params.delay_ns = params->retransmit_delay_ns;
     rt_params.linger_ns = params->retransmit_linger_ns;
+    rt_params.has_group_semantics = params->has_group_semantics;
+    rt_params.max_resend = params->max_resend;
     rt_params.max_retransmission_length =
         pub->flow_control->max_retransmission_length(pub->flow_control->state, params->term_length);
     if (aa_retransmit_handler_init(&pub->retransmit_handler, &rt_params) < 0)
@@ -295,11 +299,12 @@ static void aa_network_publication_setup_message_check(aa_network_publication_t 
     }
     uint8_t frame[AA_SETUP_HEADER_LENGTH];
     int32_t bits = pub->position_bits_to_shift;
-    /* multi-destination-cast streams have group semantics (reference 7.3): SETUP carries the GROUP flag */
+    /* multicast and multi-destination-cast streams have group semantics: SETUP carries the GROUP flag */
     int32_t length = aa_udp_frame_encode_setup(
-        frame, sizeof(frame), pub->endpoint->is_mdc ? AA_SETUP_HEADER_GROUP_FLAG : 0, aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
+        frame, sizeof(frame), pub->has_group_semantics ? AA_SETUP_HEADER_GROUP_FLAG : 0,
+        aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
         pub->stream_id, pub->initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id),
-        pub->term_length, pub->mtu_length, 0);
+        pub->term_length, pub->mtu_length, pub->multicast_ttl);
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
     {
         pub->time_of_last_setup_ns = now_ns;
@@ -588,8 +593,13 @@ void aa_network_publication_on_rttm(
         memset(&datagram, 0, sizeof(datagram));
         datagram.buffer = frame;
         datagram.length = (size_t)frame_length;
-        datagram.address = *source;
-        datagram.addr_len = source_length;
+        if (!pub->has_group_semantics || pub->endpoint->is_mdc)
+        {
+            /* multicast: receivers listen on the data group only, where the reply goes by default;
+             * multi-destination-cast: to the one receiver that asked */
+            datagram.address = *source;
+            datagram.addr_len = source_length;
+        }
         aa_send_channel_endpoint_send(pub->endpoint, &datagram, 1);
     }
 }

@@ -67,6 +67,10 @@ typedef struct aa_network_publication_params_stct
     int64_t connection_timeout_ns;
     int64_t retransmit_delay_ns;
     int64_t retransmit_linger_ns;
+    /* Multicast: a pool of max_resend retransmit actions, SETUP with the GROUP flag and ttl. */
+    bool has_group_semantics;
+    int32_t max_resend;
+    int32_t multicast_ttl;
     bool is_exclusive;
     bool signal_eos;
     /* The channel's flow control (aa_flow_control_strategy_select); options point into the
@@ -89,6 +93,8 @@ typedef struct aa_network_publication_stct
     bool is_exclusive;
     bool signal_eos;
     bool spies_simulate_connection;
+    bool has_group_semantics;
+    int32_t multicast_ttl;
     int64_t term_window_length;
     int64_t linger_timeout_ns;
     int64_t unblock_timeout_ns;

@@ -26,8 +26,13 @@ int aa_publication_image_init(
     image->join_position = aa_udp_compute_position(
         params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
 
+    image->is_group = params->is_group;
     aa_nak_delay_generator_t delay;
-    if (aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio) < 0 ||
+    int rc_delay = params->is_group ?
+        aa_nak_delay_generator_init_optimal_multicast(
+            &delay, params->nak_multicast_max_backoff_ns, params->nak_multicast_group_size, params->nak_delay_seed) :
+        aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio);
+    if (rc_delay < 0 ||
         aa_loss_detector_init(&image->loss_detector, &delay, params->term_length, params->initial_term_id) < 0 ||
         aa_receiver_window_init(
             &image->window, params->term_length, params->initial_term_id, params->window_length,

@@ -71,6 +71,13 @@ typedef struct aa_publication_image_params_stct
     int64_t nak_delay_ns;
     int32_t nak_retry_delay_ratio;
     bool is_reliable;
+    /* Group semantics (multicast, or group=true): every NAK delay drawn at random from
+     * [0, nak_multicast_max_backoff_ns) shaped for nak_multicast_group_size receivers (reference 4.3),
+     * from a generator seeded with nak_delay_seed; nak_delay_ns and the ratio are then unused. */
+    bool is_group;
+    int64_t nak_multicast_max_backoff_ns;
+    int32_t nak_multicast_group_size;
+    uint64_t nak_delay_seed;
 }
 aa_publication_image_params_t;
 
@@ -87,12 +94,13 @@ typedef struct aa_publication_image_stct
     int32_t window_length;
     int64_t join_position;
     bool is_reliable;
+    bool is_group;
     char log_path[PATH_MAX];
     char source_identity[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;
     struct aa_receive_channel_endpoint_stct *endpoint;
-    struct sockaddr_storage control_address;   /* where status messages and NAKs go: the source */
+    struct sockaddr_storage control_address;   /* where status messages and NAKs go: the source (multicast: the control group) */
     socklen_t control_address_length;
     const aa_media_services_t *services;  /* counters, error log, pre-faulting */
 

@@ -104,6 +104,7 @@ int aa_receive_destination_create(
     }
     destination->transport.clientd = endpoint;
     destination->channel = channel;
+    destination->local_sockaddr_counter_id = -1;
     *out = destination;
     return 0;
 }
@@ -306,6 +307,40 @@ void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *
 
 /* ---- dispatch (receiver) ---- */
 
+bool aa_receive_channel_endpoint_image_is_group(const aa_receive_channel_endpoint_t *endpoint, uint8_t setup_flags)
+{
+    switch (endpoint->params.group)
+    {
+        case AA_RECEIVE_GROUP_TRUE:
+            return true;
+        case AA_RECEIVE_GROUP_FALSE:
+            return false;
+        default:
+            return endpoint->channel->is_multicast || 0 != (setup_flags & AA_SETUP_HEADER_GROUP_FLAG);
+    }
+}
+
+void aa_receive_channel_endpoint_control_address(
+    const aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *source, socklen_t source_length,
+    struct sockaddr_storage *address, socklen_t *address_length)
+{
+    if (endpoint->channel->is_multicast)
+    {
+        *address = endpoint->channel->remote_control;
+        *address_length = aa_udp_address_length(address);
+        return;
+    }
+    if (endpoint->channel->has_explicit_control)
+    {
+        /* multi-destination-cast receiver: the publisher's control address */
+        *address = endpoint->channel->local_control;
+        *address_length = aa_udp_address_length(address);
+        return;
+    }
+    *address = *source;
+    *address_length = source_length;
+}
+
 int aa_receive_channel_endpoint_send_to(
     aa_receive_channel_endpoint_t *endpoint, const uint8_t *buffer, size_t length, const struct sockaddr_storage *address,
     socklen_t address_length)
@@ -342,19 +377,6 @@ int aa_receive_channel_endpoint_send_on(
         aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
     }
     return sent;
-}
-
-/* Where control frames for a source go: the publisher's control address of an MDC channel, else the source. */
-static const struct sockaddr_storage *aa_receive_channel_endpoint_control_address(
-    const aa_receive_channel_endpoint_t *endpoint, const aa_udp_datagram_t *datagram, socklen_t *length)
-{
-    if (endpoint->channel->has_explicit_control && !endpoint->channel->is_multicast)
-    {
-        *length = aa_udp_address_length(&endpoint->channel->local_control);
-        return &endpoint->channel->local_control;
-    }
-    *length = datagram->addr_len;
-    return &datagram->address;
 }
 
 static int aa_receive_channel_endpoint_send_setup_request(
@@ -456,10 +478,11 @@ static void aa_receive_channel_endpoint_on_data(
     session->state = AA_RECEIVE_SESSION_PENDING_SETUP;
     session->image = NULL;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    socklen_t control_length = 0;
-    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
+    struct sockaddr_storage control;
+    socklen_t control_length;
+    aa_receive_channel_endpoint_control_address(endpoint, &datagram->address, datagram->addr_len, &control, &control_length);
     aa_receive_channel_endpoint_send_setup_request(
-        endpoint, transport, header.session_id, header.stream_id, control, control_length);
+        endpoint, transport, header.session_id, header.stream_id, &control, control_length);
 }
 
 /* A SETUP whose stream could never be imaged, whatever this driver's settings: a term length that is
@@ -504,9 +527,8 @@ static void aa_receive_channel_endpoint_on_setup(
     session->image = NULL;
     session->setup_transport = transport;
     session->expiry_ns = now_ns + AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS;
-    socklen_t control_length = 0;
-    const struct sockaddr_storage *control = aa_receive_channel_endpoint_control_address(endpoint, datagram, &control_length);
-    aa_media_services_request_image(endpoint->services, endpoint, &setup, control, control_length);
+    aa_media_services_request_image(
+        endpoint->services, endpoint, &setup, &datagram->address, datagram->addr_len);
 }
 
 static void aa_receive_channel_endpoint_on_rttm(
@@ -523,7 +545,11 @@ static void aa_receive_channel_endpoint_on_rttm(
     int32_t length = aa_udp_frame_encode_rttm_reply(frame, sizeof(frame), &rttm);
     if (length > 0)
     {
-        aa_receive_channel_endpoint_send_on(endpoint, transport, frame, (size_t)length, &datagram->address, datagram->addr_len);
+        struct sockaddr_storage control;
+        socklen_t control_length;
+        aa_receive_channel_endpoint_control_address(
+            endpoint, &datagram->address, datagram->addr_len, &control, &control_length);
+        aa_receive_channel_endpoint_send_on(endpoint, transport, frame, (size_t)length, &control, control_length);
     }
 }
 

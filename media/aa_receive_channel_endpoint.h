@@ -62,6 +62,7 @@ typedef struct aa_receive_destination_stct
     aa_udp_transport_t transport;            /* clientd: the endpoint */
     aa_udp_transport_bindings_t *loss_bindings;
     volatile int32_t has_receiver_released;  /* set by the receiver once it let go of a removed one */
+    int32_t local_sockaddr_counter_id;       /* conductor: rcv-local-sockaddr of its bound address, or -1 */
 }
 aa_receive_destination_t;
 
@@ -85,12 +86,23 @@ typedef struct aa_receive_stream_stct
 }
 aa_receive_stream_t;
 
+/* group= on a subscription (reference 7.2): infer (the default) treats an image as a group when the
+ * channel is multicast or the SETUP carries the GROUP flag. */
+typedef enum aa_receive_group_mode_enum
+{
+    AA_RECEIVE_GROUP_INFER,
+    AA_RECEIVE_GROUP_TRUE,
+    AA_RECEIVE_GROUP_FALSE
+}
+aa_receive_group_mode_t;
+
 /* What the first subscription of the channel asked for; later ones share it. */
 typedef struct aa_receive_channel_endpoint_params_stct
 {
     int32_t window_length;
     int64_t nak_delay_ns;
     bool is_reliable;
+    aa_receive_group_mode_t group;  /* group=: whether images get group semantics */
 }
 aa_receive_channel_endpoint_params_t;
 
@@ -179,6 +191,15 @@ bool aa_receive_channel_endpoint_on_datagram(
 /* The same for a datagram received on transport (the endpoint's own, or one of its destinations'). */
 bool aa_receive_channel_endpoint_on_transport_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns);
+
+/* Whether an image of this endpoint created from a SETUP with these flags has group semantics. */
+bool aa_receive_channel_endpoint_image_is_group(const aa_receive_channel_endpoint_t *endpoint, uint8_t setup_flags);
+
+/* Where control frames (SMs, NAKs, RTTM replies) for a source go: multicast, the control group;
+ * a multi-destination-cast receiver (control=), the publisher's control address; unicast, the source. */
+void aa_receive_channel_endpoint_control_address(
+    const aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *source, socklen_t source_length,
+    struct sockaddr_storage *address, socklen_t *address_length);
 
 /* Receiver: sends a control frame to address; counts bytes sent and short sends. 1 sent, 0 not. */
 int aa_receive_channel_endpoint_send_to(

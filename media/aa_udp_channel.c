@@ -463,7 +463,9 @@ static int aa_udp_channel_resolve_interface(aa_udp_channel_t *channel, aa_name_r
     if (parts.has_prefix || channel->is_multicast)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter interface=%s: no local network interface has an address in %s/%d",
+            "channel parameter interface=%s: no local network interface has an address in %s/%d; give an address "
+            "of one of this host's interfaces, or its subnet (e.g. interface=192.168.1.10 or interface=192.168.1.0/24; "
+            "`ip -brief address` lists them)",
             aa_uri_find_param(&channel->uri, "interface"), parts.host, prefix);
         return -1;
     }

@@ -31,6 +31,28 @@ static int aa_udp_socket_option(aa_udp_transport_t *transport, int level, int na
     return 0;
 }
 
+/* A multicast join or send failing because the kernel has no route for the group. */
+static bool aa_udp_is_no_multicast_route(int error)
+{
+    return ENODEV == error || ENETUNREACH == error || EADDRNOTAVAIL == error;
+}
+
+static int aa_udp_multicast_error(aa_udp_transport_t *transport, const aa_udp_transport_params_t *params, const char *what, int error)
+{
+    if (!aa_udp_is_no_multicast_route(error))
+    {
+        return aa_udp_transport_error(transport, what, error);
+    }
+    char group[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH] = "?";
+    aa_udp_address_format(group, sizeof(group), &params->multicast_group);
+    bool v4 = AF_INET == params->multicast_group.ss_family;
+    AA_SET_ERR(AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR,
+        "UDP transport: %s for %s failed: %s: this host has no multicast route for the group; add one "
+        "(ip %sroute add %s dev <interface>) or choose the interface with interface=<an address of it> on the channel",
+        what, group, strerror(error), v4 ? "" : "-6 ", v4 ? "224.0.0.0/4" : "ff00::/8");
+    return -1;
+}
+
 static int aa_udp_socket_join(aa_udp_transport_t *transport, const aa_udp_transport_params_t *params)
 {
     if (AF_INET == params->bind_address.ss_family)
@@ -47,7 +69,7 @@ static int aa_udp_socket_join(aa_udp_transport_t *transport, const aa_udp_transp
             request.imr_interface = interface_address;
             if (setsockopt(transport->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &request, sizeof(request)) < 0)
             {
-                return aa_udp_transport_error(transport, "joining the multicast group (IP_ADD_MEMBERSHIP)", errno);
+                return aa_udp_multicast_error(transport, params, "joining the multicast group (IP_ADD_MEMBERSHIP)", errno);
             }
         }
         if (INADDR_ANY != interface_address.s_addr &&
@@ -71,7 +93,7 @@ static int aa_udp_socket_join(aa_udp_transport_t *transport, const aa_udp_transp
         request.ipv6mr_interface = params->interface_index;
         if (setsockopt(transport->fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &request, sizeof(request)) < 0)
         {
-            return aa_udp_transport_error(transport, "joining the multicast group (IPV6_JOIN_GROUP)", errno);
+            return aa_udp_multicast_error(transport, params, "joining the multicast group (IPV6_JOIN_GROUP)", errno);
         }
     }
     if ((0 != params->interface_index &&
@@ -326,7 +348,9 @@ void aa_udp_transport_params_from_channel(
         params->interface_index = channel->interface_index;
         params->multicast_group = *joined;
         params->destination = is_send ? channel->remote_data : channel->remote_control;
-        aa_udp_address_wildcard(&params->bind_address, joined->ss_family, aa_udp_address_port(joined));
+        /* Bound to the group itself (as Aeron on Linux): the socket receives that group's datagrams only,
+         * not the other group of the channel nor unicast traffic to the port. */
+        params->bind_address = *joined;
         return;
     }
     if (AA_UDP_TRANSPORT_ROLE_SEND == role)

@@ -127,6 +127,41 @@ int aa_unicast_flow_control_strategy_supplier(
     return 0;
 }
 
+/* ---- max (reference 5): the unicast rule on every callback, the fastest receiver paces the sender; a
+ * smaller retransmit multiple (4), as one resend reaches every receiver of the group ---- */
+
+static int32_t aa_max_flow_control_max_retransmission_length(void *state, int32_t term_length)
+{
+    (void)state;
+    return aa_retransmit_handler_max_retransmission_length(term_length, AA_FLOW_CONTROL_MAX_RETRANSMIT_MULTIPLE);
+}
+
+int aa_max_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
+{
+    if (NULL != params->fc_options && '\0' != *params->fc_options)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter fc=max takes no options, got '%s' (g: and t: belong to min and tagged)",
+            params->fc_options);
+        return -1;
+    }
+    aa_flow_control_strategy_params_t unicast = *params;
+    unicast.fc_options = NULL;
+    if (aa_unicast_flow_control_strategy_supplier(strategy, &unicast) < 0)
+    {
+        return -1;
+    }
+    (*strategy)->name = "max";
+    (*strategy)->max_retransmission_length = aa_max_flow_control_max_retransmission_length;
+    return 0;
+}
+
+static const aa_flow_control_strategy_table_t aa_max_flow_control_strategy_table =
+{
+    aa_max_flow_control_strategy_supplier
+};
+
 /* ---- the registry ---- */
 
 static const aa_flow_control_strategy_table_t aa_unicast_flow_control_strategy_table =
@@ -142,7 +177,10 @@ static void aa_flow_control_register_builtins_once(void)
     if (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
             "snd-lmt = max(snd-lmt, SM position + receiver window): the fastest receiver paces the sender; no options") < 0 ||
         aa_registry_register_alias(AA_STRATEGY_KIND_FLOW_CONTROL, "aa_unicast_flow_control_strategy_supplier", "unicast",
-            NULL, NULL) < 0)
+            NULL, NULL) < 0 ||
+        aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "max", &aa_max_flow_control_strategy_table, NULL,
+            "multicast default: snd-lmt = max(snd-lmt, SM position + receiver window), the fastest receiver paces the "
+            "sender and slower ones may fall behind; retransmit multiple 4; no options") < 0)
     {
         aa_flow_control_builtins_result = -1;
     }
@@ -176,8 +214,8 @@ int aa_flow_control_strategy_select(
         snprintf(reason, sizeof(reason), "%s", aa_errmsg());
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s%s: %s%s",
             NULL != fc ? "channel parameter fc=" : "the driver's default flow control ", spec, reason,
-            0 == strcmp(name, "max") || 0 == strcmp(name, "min") || 0 == strcmp(name, "tagged") ?
-            " (max, min and tagged are not implemented by this driver yet)" : "");
+            0 == strcmp(name, "min") || 0 == strcmp(name, "tagged") ?
+            " (min and tagged are not implemented by this driver yet)" : "");
         return -1;
     }
     if (NULL != entry.options && NULL != options)

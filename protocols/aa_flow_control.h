@@ -14,7 +14,8 @@
  * Built in: "unicast" (alias "aa_unicast_flow_control_strategy_supplier"): on an SM,
  * snd-lmt = max(snd-lmt, SM consumption position + SM receiver window); idle, SETUP and ERR leave it
  * unchanged; it always has its required receivers; retransmit multiple 16; it takes no options.
- * max, min and tagged of the reference are not implemented yet (issue 14), so they are unknown names.
+ * "max" (the multicast default): the same limit rule, the fastest receiver paces the sender; retransmit
+ * multiple 4; no options.
  *
  * Strategies only allocate in their supplier; every callback takes now_ns and reads no clock.
  */
@@ -131,6 +132,10 @@ void aa_flow_control_strategy_params_default(aa_flow_control_strategy_params_t *
 
 /* The unicast strategy's supplier (allocates; release with strategy->fini(strategy)). */
 int aa_unicast_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
+
+/* The max strategy's supplier (allocates; release with strategy->fini(strategy)). */
+int aa_max_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
 
 /* Registers the built-in strategies (once; later calls return at once). */

@@ -1,8 +1,9 @@
-"""Two hosts for multi-host tests: network namespaces joined by a veth pair, optionally with
-nftables dropping a share of the UDP packets in each direction.
+"""Hosts for multi-host tests: two network namespaces joined by a veth pair (two_hosts), or any
+number on a bridge with multicast routes (bridged_hosts), optionally with nftables dropping a share
+of the UDP packets of a host.
 
 Only addresses inside the namespaces this module creates are used (10.77.<n>.1 and .2 on the veth
-pair); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
+pair, 10.78.<n>.<i> on a bridge); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
 (nftables); `./dev test` installs both.
 """
 
@@ -39,6 +40,10 @@ class Host:
     namespace: str
     address: str
     device: str
+    # on a bridge (bridged_hosts): the bridge's namespace and this host's port on it
+    bridge_namespace: str | None = None
+    bridge_port: str | None = None
+    address6: str | None = None   # on a bridge: an IPv6 address too
 
     def command(self, *args: str) -> list[str]:
         """A command line that runs `args` inside this host's namespace."""
@@ -54,9 +59,36 @@ class Host:
             f"  chain output {{ type filter hook output priority 0; policy accept; {rule} }}\n"
             "}\n"))
 
-    def dropped_udp(self) -> int:
-        """Packets the drop rules have dropped so far (both directions)."""
-        out = run("ip", "netns", "exec", self.namespace, "nft", "list", "table", "inet", "aa_loss")
+    def drop_udp_sent(self, percent: float) -> None:
+        """Drop `percent` % of the UDP packets this host sends, at random, on the bridge as they arrive
+        from it (once per packet, before the bridge floods it): a multicast packet lost there is lost
+        for every receiver alike. (Rules on the host's own output would not do: the kernel answers the
+        sender with EPERM and the driver sends the packet again, so nothing is lost.)"""
+        if self.bridge_namespace is None or self.bridge_port is None:
+            raise ValueError(f"{self.namespace} is not on a bridge (bridged_hosts)")
+        permille = int(round(percent * 10))
+        run("ip", "netns", "exec", self.bridge_namespace, "nft", "-f", "-", input=(
+            f"table bridge aa_loss_{self.bridge_port} {{\n"
+            f"  chain prerouting {{ type filter hook prerouting priority 0; policy accept; "
+            f"iifname \"{self.bridge_port}\" meta l4proto udp numgen random mod 1000 < {permille} counter drop; }}\n"
+            "}\n"))
+
+    def dropped_udp_sent(self) -> int:
+        """Packets drop_udp_sent has dropped so far."""
+        assert self.bridge_namespace is not None
+        out = run("ip", "netns", "exec", self.bridge_namespace, "nft", "list", "table", "bridge",
+                  f"aa_loss_{self.bridge_port}")
+        words = out.split()
+        return int(words[words.index("packets") + 1])
+
+    def stop_dropping_udp(self) -> None:
+        """Removes the rules drop_udp added."""
+        run("ip", "netns", "exec", self.namespace, "nft", "delete", "table", "inet", "aa_loss")
+
+    def dropped_udp(self, chain: str | None = None) -> int:
+        """Packets the drop rules have dropped so far: both directions, or one chain ("input", "output")."""
+        args = ("table", "inet", "aa_loss") if chain is None else ("chain", "inet", "aa_loss", chain)
+        out = run("ip", "netns", "exec", self.namespace, "nft", "list", *args)
         total = 0
         for line in out.splitlines():
             words = line.split()
@@ -86,4 +118,44 @@ def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
         yield a, b
     finally:
         for namespace in created:  # deleting a namespace deletes its end of the veth pair, and the pair
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+
+
+@contextlib.contextmanager
+def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool = True) -> Iterator[list[Host]]:
+    """`count` namespaces on one Ethernet bridge (which lives in a namespace of its own): host i at
+    10.78.<subnet>.<i + 1>/24 and fd00:78:<subnet>::<i + 1>/64 (IPv6 has its multicast route per
+    interface from the kernel), each with its interface up and, unless multicast_route is False, an IPv4
+    multicast route (224.0.0.0/4 via that interface) so groups can be joined and sent to. Without it
+    the namespace has no route at all for a group (no default route either): joining one fails."""
+    tag = uuid.uuid4().hex[:6]
+    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
+    bridge_ns = f"aa-{tag}-br"
+    hosts = [Host(f"aa-{tag}-h{i}", f"10.78.{subnet}.{i + 1}", f"aa{tag}h{i}", bridge_ns, f"aa{tag}p{i}",
+                  f"fd00:78:{subnet:x}::{i + 1:x}") for i in range(count)]
+    created: list[str] = []
+    try:
+        run("ip", "netns", "add", bridge_ns)
+        created.append(bridge_ns)
+        run("ip", "-n", bridge_ns, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0")
+        run("ip", "-n", bridge_ns, "link", "set", "br0", "up")
+        for i, host in enumerate(hosts):
+            run("ip", "netns", "add", host.namespace)
+            created.append(host.namespace)
+            port = f"aa{tag}p{i}"
+            assert port == host.bridge_port
+            run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
+            run("ip", "link", "set", host.device, "netns", host.namespace)
+            run("ip", "link", "set", port, "netns", bridge_ns)
+            run("ip", "-n", bridge_ns, "link", "set", port, "master", "br0")
+            run("ip", "-n", bridge_ns, "link", "set", port, "up")
+            run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
+            run("ip", "-n", host.namespace, "-6", "addr", "add", f"{host.address6}/64", "dev", host.device, "nodad")
+            run("ip", "-n", host.namespace, "link", "set", host.device, "up")
+            run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+            if multicast_route:
+                run("ip", "-n", host.namespace, "route", "add", "224.0.0.0/4", "dev", host.device)
+        yield hosts
+    finally:
+        for namespace in created:  # deleting a namespace deletes the veth ends inside it, and the bridge
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)

@@ -208,6 +208,8 @@ def test_a_multi_destination_subscription_delivers_each_message_once_whichever_c
     receiver = Receiver(receiving, "aeron:udp?control-mode=manual")
     receiver.sub.add_destination(e1)
     receiver.sub.add_destination(e2)
+    addresses = sorted(e.split("=", 1)[1] for e in (e1, e2))
+    assert sorted(receiver.sub.local_socket_addresses) == addresses   # one bound socket per destination
     pub = publisher.client.add_publication("aeron:udp?control-mode=manual", STREAM)
     pub.add_destination(e1)
     pub.add_destination(e2)
@@ -221,6 +223,7 @@ def test_a_multi_destination_subscription_delivers_each_message_once_whichever_c
     pub.remove_destination(e2)
     stream.publish(300, [receiver], pause=0.0002)        # over the first channel only
     receiver.sub.remove_destination(e2)
+    assert receiver.sub.local_socket_addresses == [e1.split("=", 1)[1]]
     pub.add_destination(e2)
     stream.publish(300, [receiver], pause=0.0002)        # sent over both, received on the first
     stream.settle([receiver], 1199)
@@ -277,6 +280,7 @@ def test_destination_errors_name_the_fix(nodes: list[Node]) -> None:
         ("aeron:udp?control-mode=manual", "control= and control-mode= are not applied"),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:{port + 1}", "control= and control-mode= are not applied"),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|bogus=1", "bogus"),
+        ("aeron:udp?endpoint=224.0.1.1:40456", "multicast destinations of a multi-destination subscription"),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
             mds.add_destination(destination)
@@ -301,12 +305,16 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),
+        ("aeron:udp?endpoint=224.0.1.1:40456|control-mode=manual", "control-mode= .* is for unicast channels", True),
+        (f"aeron:udp?control=127.0.0.1:{port}|control-mode=dynamic|ttl=4", "ttl=4 applies to multicast channels only", True),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
             if publication:
                 client.add_publication(channel, STREAM)
             else:
                 client.add_subscription(channel, STREAM)
+    # multi-destination-cast publications are group publications: max-resend= applies
+    client.add_publication("aeron:udp?control-mode=manual|max-resend=4", STREAM).close()
 
 
 @pytest.mark.anyio

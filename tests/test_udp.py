@@ -318,7 +318,6 @@ def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) ->
 
 
 @pytest.mark.parametrize("channel, match", [
-    ("aeron:udp?endpoint=224.0.1.1:40999", "multicast"),
     ("aeron:udp?control=127.0.0.1:40998|control-mode=response", "response channels"),
     ("aeron:udp?endpoint=127.0.0.1:0", "port"),
 ])
@@ -333,8 +332,8 @@ def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron
 NOT_APPLIED = [
     # (role, channel, fragments the error names)
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=min",
-     ["fc=min", "unknown flow control 'min'", "registered: unicast", "max, min and tagged are not implemented"]),
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=max", ["fc=max", "registered: unicast"]),
+     ["fc=min", "unknown flow control 'min'", "registered: unicast", "min and tagged are not implemented"]),
+    ("pub", "aeron:udp?endpoint=224.0.1.1:40999|fc=max,t:2s", ["fc=max takes no options", "t:2s"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=tagged,g:1001/2,t:2s", ["fc=tagged,g:1001/2,t:2s", "registered: unicast"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=fastest", ["fc=fastest", "unknown flow control 'fastest'"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=unicast,t:5s", ["fc=unicast takes no options", "t:5s"]),
@@ -344,11 +343,20 @@ NOT_APPLIED = [
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|cc=cubic", ["cc=cubic", "registered: static"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|cc=static,rtt:1ms", ["cc=static takes no options", "rtt:1ms"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|gtag=1001", ["gtag=1001", "tagged flow control"]),
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|max-resend=4", ["max-resend=4", "one range at a time"]),
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4", "multicast"]),
+    # multicast parameters on a unicast address name the fix
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|max-resend=4",
+     ["max-resend=4 applies to multicast channels only", "endpoint=127.0.0.1:40999 is a unicast address", "remove max-resend="]),
+    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4 applies to multicast channels only", "224.0.0.0/4"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|ttl=4", ["ttl=4 applies to multicast channels only", "remove ttl="]),
+    # an interface= no interface of this host has
+    ("sub", "aeron:udp?endpoint=224.0.1.1:40999|interface=10.255.255.254",
+     ["interface=10.255.255.254: no local network interface has an address in 10.255.255.254/32", "ip -brief address"]),
+    ("pub", "aeron:udp?endpoint=224.0.1.1:40999|interface=10.255.255.0/24",
+     ["no local network interface has an address in 10.255.255.0/24", "interface=192.168.1.0/24"]),
+    ("sub", "aeron:udp?endpoint=224.0.1.2:40999", ["must end in an odd byte", "control address"]),
+    ("pub", "aeron:udp?endpoint=224.0.1.1:40999|fc=nosuch", ["fc=nosuch", "unknown flow control 'nosuch'"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc and spies only", "only tether=true"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|group=true", ["group=true", "group=false or group=infer"]),
+    ("sub", "aeron:ipc?group=true", ["group=true", "sends no NAKs", "group=false or group=infer"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|response-endpoint=127.0.0.1:40998", ["response-endpoint", "response channels"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|tags=1001", ["tags=1001", "tagged channels"]),
     ("sub", "aeron:ipc?rejoin=false", ["rejoin=false", "only rejoin=true"]),

@@ -1,7 +1,10 @@
 /*
  * Multi-destination-cast destinations: the destination table (dynamic add, refresh, move and timeout
- * with the test's clock; manual add and remove, no timeout; several expiring at once) and a send
- * channel endpoint that fans every datagram out to its destinations over a fake wire.
+ * with the test's clock; manual add and remove, no timeout; several expiring at once), a send
+ * channel endpoint that fans every datagram out to its destinations over a fake wire, a dynamic MDC
+ * receiver eliciting SETUP from the control address, and a multi-destination subscription's endpoint
+ * taking one session's frames from two transports into one image (each frame once) and answering
+ * over both.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -9,6 +12,8 @@
 
 #include "aa_media_fakes.h"
 #include "../../media/aa_send_channel_endpoint.h"
+#include "../../media/aa_receive_channel_endpoint.h"
+#include "../../media/aa_publication_image.h"
 #include "../../media/aa_udp_destination_tracker.h"
 #include "../../protocols/aa_udp_frames.h"
 
@@ -214,6 +219,189 @@ static void should_not_track_destinations_on_a_plain_unicast_endpoint(void)
     aa_send_channel_endpoint_delete(endpoint);
 }
 
+
+static void should_elicit_setup_from_the_control_address_until_the_stream_has_an_image(void)
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    fake_services_init(&services);
+    fake_wire_init(&wire);
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(
+        &channel, "aeron:udp?endpoint=127.0.0.1:41010|control=127.0.0.1:40456", NULL));
+    aa_receive_channel_endpoint_params_t params = { .window_length = 32 * 1024, .nak_delay_ns = MS, .is_reliable = true };
+    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));   /* no stream yet */
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
+
+    struct sockaddr_storage control = address_of("127.0.0.1", 40456);
+    AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));
+    AA_CHECK_EQ(1, wire.sent_count);
+    AA_CHECK_EQ(AA_HDR_TYPE_SM, fake_wire_sent_type(&wire, 0));
+    aa_udp_status_message_t sm;
+    AA_CHECK(0 == aa_udp_frame_decode_status_message(wire.sent[0].data, wire.sent[0].length, &sm));
+    AA_CHECK(0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
+    AA_CHECK_EQ(0, sm.header.session_id);
+    AA_CHECK_EQ(10, sm.header.stream_id);
+    AA_CHECK_EQ(endpoint->receiver_id, sm.header.receiver_id);
+    AA_CHECK(aa_udp_address_equals(&wire.sent[0].address, &control));
+
+    /* again after the pending-setup timeout, not before */
+    AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS - 1));
+    AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setups(endpoint, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS));
+    AA_CHECK_EQ(2, wire.sent_count);
+
+    /* a SETUP arriving from the publisher asks for an image; the image's control address is the
+     * publisher's control address whatever the source */
+    uint8_t setup[AA_SETUP_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_setup(setup, sizeof(setup), AA_SETUP_HEADER_GROUP_FLAG, 0, 77, 10, 5, 5,
+        64 * 1024, 1408, 0);
+    aa_udp_datagram_t in = { .buffer = setup, .length = (size_t)length, .address = address_of("127.0.0.1", 49999),
+        .addr_len = IN_LENGTH };
+    aa_receive_channel_endpoint_on_datagram(endpoint, &in, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS + 1);
+    AA_CHECK_EQ(1, services.image_requests);
+    struct sockaddr_storage image_control;
+    socklen_t image_control_length;
+    aa_receive_channel_endpoint_control_address(endpoint, &in.address, in.addr_len, &image_control, &image_control_length);
+    AA_CHECK(aa_udp_address_equals(&image_control, &control));
+    aa_receive_channel_endpoint_delete(endpoint);
+}
+
+#define MDS_TERM_LENGTH (64 * 1024)
+#define MDS_PAGE_SIZE 4096
+
+static void mds_receive(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination,
+    const struct sockaddr_storage *source, uint8_t *frame, size_t length, int64_t now_ns)
+{
+    aa_udp_datagram_t datagram = { .buffer = frame, .length = length, .address = *source, .addr_len = IN_LENGTH };
+    aa_receive_channel_endpoint_on_transport_datagram(endpoint, &destination->transport, &datagram, now_ns);
+}
+
+static void should_take_one_session_from_two_destinations_into_one_image_and_answer_over_both(void)
+{
+    fake_services_t services;
+    fake_wire_t own, wire1, wire2;
+    fake_services_init(&services);
+    fake_wire_init(&own);
+    fake_wire_init(&wire1);
+    fake_wire_init(&wire2);
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?control-mode=manual", NULL));
+    aa_receive_channel_endpoint_params_t params = { .window_length = 32 * 1024, .nak_delay_ns = MS, .is_reliable = true };
+    aa_loss_generator_settings_t own_transports = { NULL, NULL, 0, &own.bindings };
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &own_transports, &services.services));
+    AA_CHECK(endpoint->is_multi_destination);
+    AA_CHECK(NULL == own.transport);    /* no socket of its own */
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
+
+    aa_receive_destination_t *d1 = NULL;
+    aa_receive_destination_t *d2 = NULL;
+    aa_udp_channel_t *c1 = NULL;
+    aa_udp_channel_t *c2 = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&c1, "aeron:udp?endpoint=127.0.0.1:41001", NULL));
+    AA_CHECK(0 == aa_udp_channel_parse(&c2, "aeron:udp?endpoint=127.0.0.1:41002", NULL));
+    aa_loss_generator_settings_t t1 = { NULL, NULL, 0, &wire1.bindings };
+    aa_loss_generator_settings_t t2 = { NULL, NULL, 0, &wire2.bindings };
+    AA_CHECK(0 == aa_receive_destination_create(&d1, endpoint, c1, &t1));
+    AA_CHECK(0 == aa_receive_destination_create(&d2, endpoint, c2, &t2));
+    AA_CHECK(d1->transport.clientd == endpoint);
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, d1));
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, d2));
+    /* the conductor owns them: freed with the endpoint */
+    endpoint->conductor_destinations = calloc(2, sizeof(aa_receive_destination_t *));
+    AA_CHECK(NULL != endpoint->conductor_destinations);
+    endpoint->conductor_destinations[0] = d1;
+    endpoint->conductor_destinations[1] = d2;
+    endpoint->conductor_destinations_count = 2;
+    endpoint->conductor_destinations_capacity = 2;
+
+    /* the publisher's SETUP over the first destination asks for an image */
+    struct sockaddr_storage source1 = address_of("127.0.0.1", 40456);
+    struct sockaddr_storage source2 = address_of("127.0.0.2", 40456);
+    uint8_t setup[AA_SETUP_HEADER_LENGTH];
+    int32_t setup_length = aa_udp_frame_encode_setup(setup, sizeof(setup), AA_SETUP_HEADER_GROUP_FLAG, 0, 77, 10, 5, 5,
+        MDS_TERM_LENGTH, 1408, 0);
+    mds_receive(endpoint, d1, &source1, setup, (size_t)setup_length, 0);
+    mds_receive(endpoint, d2, &source2, setup, (size_t)setup_length, 0);
+    AA_CHECK_EQ(1, services.image_requests);
+
+    /* the image, as the conductor makes one */
+    aa_publication_image_t *image = calloc(1, sizeof(aa_publication_image_t));
+    AA_CHECK(NULL != image);
+    aa_publication_image_params_t image_params =
+    {
+        .correlation_id = 5, .session_id = 77, .stream_id = 10, .initial_term_id = 5, .active_term_id = 5,
+        .term_offset = 0, .term_length = MDS_TERM_LENGTH, .mtu_length = 1408, .window_length = 32 * 1024,
+        .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
+    };
+    AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));
+    size_t log_length = aa_logbuffer_compute_log_length(MDS_TERM_LENGTH, MDS_PAGE_SIZE);
+    uint8_t *memory = aligned_alloc(MDS_PAGE_SIZE, log_length);
+    AA_CHECK(NULL != memory);
+    memset(memory, 0, log_length);
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = 5, .initial_term_id = 5, .active_term_id = 5, .term_length = MDS_TERM_LENGTH,
+        .mtu_length = 1408, .page_size = MDS_PAGE_SIZE, .session_id = 77, .stream_id = 10,
+        .receiver_window_length = 32 * 1024, .reliable = true, .signal_eos = true, .max_resend = 16,
+    };
+    aa_mapped_log_init(&image->log, memory, log_length, MDS_TERM_LENGTH);
+    aa_logbuffer_metadata_init(&image->log, &log_params);
+    volatile int64_t rcv_hwm = 0, rcv_pos = 0, sub_pos = 0;
+    image->endpoint = endpoint;
+    image->control_address = source1;
+    image->control_address_length = IN_LENGTH;
+    image->rcv_hwm = &rcv_hwm;
+    image->rcv_pos = &rcv_pos;
+    AA_CHECK(0 == aa_publication_image_add_subscriber(image, 99, 1, 3, &sub_pos, 0));
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_image(endpoint, image));
+    AA_CHECK_EQ(1, image->connections_count);   /* the transport its SETUP came on */
+
+    /* the same frames arrive over both destinations; the second copy of each is not written again */
+    uint8_t payload[100];
+    uint8_t frame[256];
+    for (int32_t i = 0; i < 3; i++)
+    {
+        memset(payload, 'a' + i, sizeof(payload));
+        int32_t length = aa_udp_frame_encode_data(
+            frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, i * 160, 77, 10, 5, 0, payload, sizeof(payload));
+        AA_CHECK_EQ(160, length);
+        mds_receive(endpoint, d1, &source1, frame, 132, MS);
+        memset(frame + AA_DATA_HEADER_LENGTH, 'z', 4);   /* a copy that differs would show if rewritten */
+        mds_receive(endpoint, d2, &source2, frame, 132, MS);
+    }
+    AA_CHECK_EQ(2, image->connections_count);
+    uint8_t *term = image->log.term_buffers[0];
+    for (int32_t i = 0; i < 3; i++)
+    {
+        AA_CHECK_EQ(132, aa_frame_length_volatile(term, i * 160));
+        AA_CHECK_EQ('a' + i, term[i * 160 + AA_DATA_HEADER_LENGTH]);
+    }
+
+    /* status messages go back over both transports, each to the address its frames came from */
+    aa_publication_image_track_rebuild(image, 1000 * MS);
+    AA_CHECK_EQ(480, rcv_pos);
+    AA_CHECK_EQ(1, fake_wire_count_type(&wire1, AA_HDR_TYPE_SM));
+    AA_CHECK_EQ(1, fake_wire_count_type(&wire2, AA_HDR_TYPE_SM));
+    AA_CHECK(aa_udp_address_equals(&wire1.sent[wire1.sent_count - 1].address, &source1));
+    AA_CHECK(aa_udp_address_equals(&wire2.sent[wire2.sent_count - 1].address, &source2));
+
+    /* a removed destination takes its connection with it */
+    aa_receive_channel_endpoint_remove_destination(endpoint, d2);
+    AA_CHECK_EQ(1, endpoint->destinations_count);
+    AA_CHECK_EQ(1, image->connections_count);
+    aa_publication_image_track_rebuild(image, 2000 * MS);
+    AA_CHECK_EQ(2, fake_wire_count_type(&wire1, AA_HDR_TYPE_SM));
+    AA_CHECK_EQ(1, fake_wire_count_type(&wire2, AA_HDR_TYPE_SM));
+
+    aa_receive_channel_endpoint_delete(endpoint);
+    aa_publication_image_free(image);
+    free(memory);
+}
+
 int main(void)
 {
     AA_RUN(should_add_dynamic_destinations_on_first_status_message_and_refresh_them);
@@ -221,5 +409,7 @@ int main(void)
     AA_RUN(should_keep_manual_destinations_until_removed);
     AA_RUN(should_send_every_datagram_to_every_dynamic_destination_until_it_times_out);
     AA_RUN(should_not_track_destinations_on_a_plain_unicast_endpoint);
+    AA_RUN(should_elicit_setup_from_the_control_address_until_the_stream_has_an_image);
+    AA_RUN(should_take_one_session_from_two_destinations_into_one_image_and_answer_over_both);
     return 0;
 }

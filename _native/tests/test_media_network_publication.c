@@ -37,14 +37,17 @@ typedef struct fixture_stct
 }
 fixture_t;
 
-static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
+/* A unicast publication, or (max_resend > 0) a multicast one with group semantics and that pool. */
+static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, const char *uri, int32_t max_resend)
 {
     memset(f, 0, sizeof(*f));
     fake_services_init(&f->services);
     fake_wire_init(&f->wire);
 
     aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40456", NULL));
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, uri, NULL));
+    const bool is_group = channel->is_multicast;
+    const int32_t ttl = channel->multicast_ttl;
     aa_loss_generator_settings_t transports = { NULL, NULL, 0, &f->wire.bindings };
     AA_CHECK(0 == aa_send_channel_endpoint_create(&f->endpoint, channel, &transports, &f->services.services));
     AA_CHECK(f->wire.transport == &f->endpoint->transport);
@@ -67,8 +70,12 @@ static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
         .retransmit_linger_ns = 10 * MS,
         .is_exclusive = false,
         .signal_eos = true,
+        .has_group_semantics = is_group,
+        .max_resend = max_resend,
+        .multicast_ttl = ttl,
     };
-    AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &params.flow_control));  /* unicast */
+    /* unicast, or the multicast default (max) */
+    AA_CHECK(0 == aa_flow_control_strategy_select(is_group, NULL, NULL, &params.flow_control));
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
@@ -101,6 +108,11 @@ static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
     f->pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
     AA_CHECK(0 == aa_send_channel_endpoint_add_publication(f->endpoint, f->pub));
     aa_network_publication_on_added_to_sender(f->pub, T0);
+}
+
+static void fixture_init(fixture_t *f, int64_t retransmit_delay_ns)
+{
+    fixture_init_channel(f, retransmit_delay_ns, "aeron:udp?endpoint=127.0.0.1:40456", 0);
 }
 
 static void fixture_close(fixture_t *f)
@@ -453,6 +465,69 @@ static void should_dispatch_by_session_and_count_what_the_endpoint_sees(void)
     fixture_close(&f);
 }
 
+/* Multicast (reference 1.5, 4.4, 5): SETUP carries the GROUP flag and the channel's TTL; NAKs for
+ * different ranges each take an action from the max-resend pool and are resent to the group (the
+ * default destination); with the pool busy a NAK is dropped and counted; RTTM replies go to the group. */
+static void should_serve_a_group_with_a_retransmit_pool(void)
+{
+    fixture_t f;
+    fixture_init_channel(&f, 0, "aeron:udp?endpoint=224.0.1.1:40456|ttl=3", 2);
+    AA_CHECK(0 == strcmp(f.pub->flow_control->name, "max"));
+    aa_network_publication_send(f.pub, T0);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 0), AA_HDR_TYPE_SETUP);
+    aa_setup_header_t setup;
+    AA_CHECK(0 == aa_udp_frame_decode_setup(f.wire.sent[0].data, f.wire.sent[0].length, &setup));
+    AA_CHECK_EQ(setup.frame_header.flags, AA_SETUP_HEADER_GROUP_FLAG);
+    AA_CHECK_EQ(setup.ttl, 3);
+    AA_CHECK_EQ(f.wire.sent[0].address.ss_family, 0);   /* to the data group */
+
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    for (int i = 0; i < 4; i++)
+    {
+        append(&f, 100, (uint8_t)('a' + i));
+    }
+    AA_CHECK_EQ(aa_network_publication_send(f.pub, T0 + 2 * MS), 4 * 160);
+    f.wire.sent_count = 0;
+
+    int64_t t = T0 + 3 * MS;
+    receive_nak(&f, 0, 160, t);         /* two receivers lost different frames: both resent */
+    receive_nak(&f, 320, 160, t);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(sent_data_header(&f, 0).term_offset, 0);
+    AA_CHECK_EQ(sent_data_header(&f, 1).term_offset, 320);
+    AA_CHECK_EQ(f.wire.sent[1].address.ss_family, 0);
+    receive_nak(&f, 320, 160, t + 1 * MS);   /* a third receiver's NAK for a range resent: lingering, ignored */
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW), 0);
+    receive_nak(&f, 160, 160, t + 2 * MS);   /* both actions busy: dropped and counted */
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW), 1);
+    aa_network_publication_send(f.pub, t + 11 * MS);   /* the linger is over: the pool is free again */
+    receive_nak(&f, 160, 160, t + 11 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 3);
+    AA_CHECK_EQ(sent_data_header(&f, 2).term_offset, 160);
+
+    uint8_t rttm[AA_RTTM_HEADER_LENGTH];
+    memset(rttm, 0, sizeof(rttm));
+    aa_frame_header_t *header = (aa_frame_header_t *)rttm;
+    header->frame_length = AA_RTTM_HEADER_LENGTH;
+    header->flags = AA_RTTM_HEADER_REPLY_FLAG;
+    header->type = AA_HDR_TYPE_RTTM;
+    memcpy(rttm + 8, &(int32_t){ SESSION_ID }, sizeof(int32_t));
+    memcpy(rttm + 12, &(int32_t){ STREAM_ID }, sizeof(int32_t));
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = rttm;
+    datagram.length = sizeof(rttm);
+    datagram.address.ss_family = AF_INET;
+    datagram.addr_len = sizeof(struct sockaddr_in);
+    aa_send_channel_endpoint_on_datagram(f.endpoint, &datagram, t + 12 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 4);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 3), AA_HDR_TYPE_RTTM);
+    AA_CHECK_EQ(f.wire.sent[3].addr_len, 0);   /* to the data group, where the receivers listen */
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_send_setup_at_once_then_every_100ms_until_a_status_message);
@@ -463,5 +538,6 @@ int main(void)
     AA_RUN(should_flag_end_of_stream_in_heartbeats_once_drained);
     AA_RUN(should_disconnect_when_no_status_message_came_for_the_connection_timeout);
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
+    AA_RUN(should_serve_a_group_with_a_retransmit_pool);
     return 0;
 }

@@ -251,6 +251,66 @@ static void should_ask_an_unknown_session_for_setup_once_per_second(void)
     fixture_close(&f);
 }
 
+/* Multicast (reference 4.1, 7.2): control frames of a group go to the control group whatever the
+ * source, and group= decides whether images get group semantics (infer: multicast or a SETUP with
+ * the GROUP flag). */
+static void should_send_control_frames_of_a_group_to_the_control_group(void)
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    fake_services_init(&services);
+    fake_wire_init(&wire);
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=224.0.1.1:40457", NULL));
+    aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
+    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, STREAM_ID));
+
+    uint8_t frame[256];
+    uint8_t payload[4] = { 0 };
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, 0,
+        payload, sizeof(payload));
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = frame;
+    datagram.length = (size_t)length;
+    struct sockaddr_in *source = (struct sockaddr_in *)&datagram.address;
+    source->sin_family = AF_INET;
+    source->sin_port = htons(5000);
+    source->sin_addr.s_addr = htonl(0x0A000001);
+    datagram.addr_len = sizeof(struct sockaddr_in);
+    aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
+    AA_CHECK_EQ(wire.sent_count, 1);   /* the SETUP request, to the control group */
+    char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    aa_udp_address_format(text, sizeof(text), &wire.sent[0].address);
+    AA_CHECK(0 == strcmp(text, "224.0.1.2:40457"));
+
+    struct sockaddr_storage control;
+    socklen_t control_length = 0;
+    aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
+    AA_CHECK(aa_udp_address_equals(&control, &channel->remote_control));
+    AA_CHECK_EQ(control_length, sizeof(struct sockaddr_in));
+
+    AA_CHECK(aa_receive_channel_endpoint_image_is_group(endpoint, 0));
+    endpoint->params.group = AA_RECEIVE_GROUP_FALSE;
+    AA_CHECK(!aa_receive_channel_endpoint_image_is_group(endpoint, AA_SETUP_HEADER_GROUP_FLAG));
+    aa_receive_channel_endpoint_delete(endpoint);
+
+    /* unicast: the source, and a group only when the SETUP says so (or group=true) */
+    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
+    AA_CHECK(aa_udp_address_equals(&control, &datagram.address));
+    AA_CHECK(!aa_receive_channel_endpoint_image_is_group(endpoint, 0));
+    AA_CHECK(aa_receive_channel_endpoint_image_is_group(endpoint, AA_SETUP_HEADER_GROUP_FLAG));
+    endpoint->params.group = AA_RECEIVE_GROUP_TRUE;
+    AA_CHECK(aa_receive_channel_endpoint_image_is_group(endpoint, 0));
+    aa_receive_channel_endpoint_delete(endpoint);
+}
+
 /* ---- the image ---- */
 
 static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
@@ -425,6 +485,7 @@ int main(void)
 {
     AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
     AA_RUN(should_ask_an_unknown_session_for_setup_once_per_second);
+    AA_RUN(should_send_control_frames_of_a_group_to_the_control_group);
     AA_RUN(should_rebuild_data_and_send_status_messages_on_their_cadence);
     AA_RUN(should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay);
     AA_RUN(should_fill_a_gap_with_padding_when_unreliable);

@@ -517,12 +517,14 @@ static void should_fill_params_per_role(void)
     AA_CHECK(params.is_multicast && params.reuse_address && params.multicast_loop);
     AA_CHECK_EQ(params.multicast_ttl, 3);
     aa_udp_address_format(text, sizeof(text), &params.bind_address);
-    AA_CHECK(0 == strcmp(text, "0.0.0.0:40456"));
+    AA_CHECK(0 == strcmp(text, "224.0.1.1:40456"));   /* bound to the group: its datagrams only */
     aa_udp_address_format(text, sizeof(text), &params.multicast_group);
     AA_CHECK(0 == strcmp(text, "224.0.1.1:40456"));
     aa_udp_address_format(text, sizeof(text), &params.destination);
     AA_CHECK(0 == strcmp(text, "224.0.1.2:40456"));
     aa_udp_transport_params_from_channel(&params, channel, AA_UDP_TRANSPORT_ROLE_SEND);
+    aa_udp_address_format(text, sizeof(text), &params.bind_address);
+    AA_CHECK(0 == strcmp(text, "224.0.1.2:40456"));
     aa_udp_address_format(text, sizeof(text), &params.multicast_group);
     AA_CHECK(0 == strcmp(text, "224.0.1.2:40456"));
     aa_udp_address_format(text, sizeof(text), &params.destination);

@@ -289,6 +289,47 @@ static void should_draw_multicast_delays_from_the_reference_formula(void)
     AA_CHECK_EQ(aa_nak_delay_generator_init_optimal_multicast(&a, t, 0, 1), -1);
 }
 
+/* The draws follow the formula's distribution over [0, T): P(delay < x) = (e^(L x / T) - 1) / (e^L - 1),
+ * so the mean is T ((1 + a) ln(1 + a) - a) / (a L) with a = e^L - 1 (7.37 ms with the defaults), and
+ * only ~6% of the draws fall below T/2. Seeds differ per receiver, so do their sequences. */
+static void should_distribute_multicast_delays_as_the_formula_says(void)
+{
+    const int64_t t = 10 * MS;
+    const int32_t n = 10;
+    const double lambda = log((double)n) + 1.0;
+    const double a = exp(lambda) - 1.0;
+    aa_nak_delay_generator_t g;
+    AA_CHECK_EQ(aa_nak_delay_generator_init_optimal_multicast(&g, t, n, 7), 0);
+    const int draws = 200000;
+    double sum = 0.0;
+    int below_half = 0, below_quarter = 0;
+    for (int i = 0; i < draws; i++)
+    {
+        int64_t d = aa_nak_delay_generator_initial_delay(&g);
+        AA_CHECK(d >= 0 && d < t);
+        sum += (double)d;
+        below_half += d < t / 2;
+        below_quarter += d < t / 4;
+    }
+    double mean = sum / draws;
+    double expected_mean = (double)t * ((1.0 + a) * log(1.0 + a) - a) / (a * lambda);
+    AA_CHECK(fabs(mean - expected_mean) < 0.01 * expected_mean);
+    double p_half = (exp(lambda / 2.0) - 1.0) / a;
+    double p_quarter = (exp(lambda / 4.0) - 1.0) / a;
+    AA_CHECK(fabs((double)below_half / draws - p_half) < 0.005);
+    AA_CHECK(fabs((double)below_quarter / draws - p_quarter) < 0.005);
+
+    aa_nak_delay_generator_t r1, r2;
+    AA_CHECK_EQ(aa_nak_delay_generator_init_optimal_multicast(&r1, t, n, 1001), 0);
+    AA_CHECK_EQ(aa_nak_delay_generator_init_optimal_multicast(&r2, t, n, 1002), 0);
+    int same = 0;
+    for (int i = 0; i < 1000; i++)
+    {
+        same += aa_nak_delay_generator_initial_delay(&r1) == aa_nak_delay_generator_initial_delay(&r2);
+    }
+    AA_CHECK(same < 10);
+}
+
 static void should_use_random_delays_for_group_images(void)
 {
     fake_image_t image;
@@ -370,6 +411,7 @@ int main(void)
     AA_RUN(should_scan_to_term_end_when_hwm_is_in_a_later_term);
     AA_RUN(should_use_a_channel_nak_delay_and_immediate_delay);
     AA_RUN(should_draw_multicast_delays_from_the_reference_formula);
+    AA_RUN(should_distribute_multicast_delays_as_the_formula_says);
     AA_RUN(should_use_random_delays_for_group_images);
     AA_RUN(should_fill_a_gap_with_padding_when_unreliable);
     return 0;

@@ -30,7 +30,9 @@ from typing import Any, TypedDict
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCHES = ("throughput", "latency", "memory", "idle")
+BENCHES = ("throughput", "latency", "memory", "idle", "multicast")
+# multicast needs root (network namespaces) and minutes: run only when asked for (--bench multicast)
+DEFAULT_BENCHES = ("throughput", "latency", "memory", "idle")
 DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
@@ -57,8 +59,9 @@ class BenchError(RuntimeError):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bench", default=",".join(BENCHES),
-                   help=f"comma-separated benchmarks to run, of {', '.join(BENCHES)} (default all)")
+    p.add_argument("--bench", default=",".join(DEFAULT_BENCHES),
+                   help=f"comma-separated benchmarks to run, of {', '.join(BENCHES)} (default all but multicast, "
+                        "which needs root for its network namespaces)")
     p.add_argument("--sizes", help="comma-separated message sizes in bytes (default 32,256,4096)")
     p.add_argument("--duration", type=float, help="measured seconds per round (default 2)")
     p.add_argument("--warmup", type=float, help="seconds of traffic before each measured window (default 1)")
@@ -157,11 +160,11 @@ def _env() -> dict[str, str]:
 class Worker:
     """A worker process (aeron_async.bench.worker) and its line protocol."""
 
-    def __init__(self, spec: dict[str, Any], label: str) -> None:
+    def __init__(self, spec: dict[str, Any], label: str, prefix: list[str] | None = None) -> None:
         self.label = label
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "aeron_async.bench.worker", json.dumps(spec)],
+            [*(prefix or []), sys.executable, "-m", "aeron_async.bench.worker", json.dumps(spec)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=_env(),
             cwd=PACKAGE_ROOT)
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -627,6 +630,8 @@ def run(cfg: Config) -> dict[str, Any]:
             extra += len(cfg.memory_paths) + 1
         if "idle" in cfg.benches:
             extra += 1
+        if "multicast" in cfg.benches:
+            extra += 1
         total = sum(len(order) for _, order in plans) * len(cfg.sizes) * cfg.rounds + extra
         ui.start(total)
 
@@ -670,6 +675,15 @@ def run(cfg: Config) -> dict[str, Any]:
             except BenchError as exc:
                 results["native_alloc"] = {"error": str(exc)}
             ui.native(results["native_alloc"])
+        if "multicast" in cfg.benches:
+            from .multicast import markdown as multicast_markdown, run_multicast
+
+            ui.running("multicast: hosts in network namespaces on a bridge")
+            try:
+                results["multicast"] = run_multicast(cfg, ui.note)
+            except BenchError as exc:
+                results["multicast"] = {"skipped": f"failed: {exc}"}
+            ui.note(multicast_markdown(results["multicast"]))
         if "idle" in cfg.benches:
             ui.running("idle: async subscriber + embedded driver")
             try:

@@ -107,6 +107,13 @@ def render(results: dict[str, Any]) -> str:
                    f"(SHARED) in the same process used {i['cpu_percent']:.2f}% of a core over {i['seconds']:.1f} s "
                    f"({i['context_switches_per_s']:.0f} context switches/s).")
         out.append("")
+    m = results.get("multicast")
+    if m:
+        from .multicast import markdown as multicast_markdown
+
+        out.append("### Multicast (hosts in network namespaces on a bridge; `aeron-sync-batch`, msgs/s per receiver)")
+        out.append("")
+        out.append(multicast_markdown(m))
     for s in results.get("skipped") or []:
         out.append(f"Skipped `{s['channel']}`: {s['reason']}")
         out.append("")

@@ -1,12 +1,41 @@
-"""Publisher process: sends `count` messages (sizes per streams.py) and reports progress."""
+"""Publisher process: sends `count` messages (sizes per streams.py) and reports progress. With
+AA_PUBLISHER_WAIT_FOR_GO set it prints "connected" once connected and sends after reading "go"."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Callable
 
 import aeron_async
+from aeron_async.counters import CountersReader
 from procs import streams
+
+
+def pacer(spec: str | None, stream_id: int) -> Callable[[aeron_async.Publication], None] | None:
+    """AA_PUBLISHER_PACE="<aeron dir>,<aeron dir>,...:<max lead in bytes>": the publisher stays at most
+    that far ahead of the slowest subscriber of the stream on those drivers (their sub-pos counters,
+    read through their CnC files), whatever the flow control lets it do."""
+    if not spec:
+        return None
+    dirs, lead = spec.rsplit(":", 1)
+    max_lead = int(lead)
+    readers = [CountersReader(d) for d in dirs.split(",")]
+    ids = []
+    for reader in readers:
+        found = [c.id for c in reader if c.label.startswith("sub-pos:") and c.label.split()[3] == str(stream_id)]
+        if len(found) != 1:
+            raise SystemExit(f"{reader.aeron_dir}: {len(found)} sub-pos counters of stream {stream_id}")
+        ids.append(found[0])
+
+    def pace(pub: aeron_async.Publication) -> None:
+        stall = time.monotonic() + 60
+        while pub.position - min(r.value(i) for r, i in zip(readers, ids)) > max_lead:
+            if time.monotonic() > stall:
+                raise SystemExit("the slowest subscriber made no progress for 60 s")
+            time.sleep(0.0005)
+    return pace
 
 
 def main() -> int:
@@ -22,7 +51,15 @@ def main() -> int:
                 print("never connected", flush=True)
                 return 1
             time.sleep(0.001)
+        if os.environ.get("AA_PUBLISHER_WAIT_FOR_GO"):
+            # the test gets every receiver ready (e.g. an image on each host) before any data goes out
+            print("connected", flush=True)
+            if sys.stdin.readline().strip() != "go":
+                return 1
+        pace = pacer(os.environ.get("AA_PUBLISHER_PACE"), stream_id)
         for seq in range(total):
+            if pace is not None and seq % 256 == 0:
+                pace(pub)
             vectors = streams.build(seq, small)
             stall = time.monotonic() + 60
             while True:

@@ -25,6 +25,12 @@ PROFILE = os.environ.get("AA_STREAM_PROFILE", "wide")
 MTU_BODY = 1408 - 32 - HEADER.size
 FRAGMENTED_EVERY = 20
 FRAGMENTED_MAX = 16 * 1024
+# "small": a million messages that a loaded machine moves in seconds: bodies of 0..SMALL_BODY_MAX
+# bytes, and one in SMALL_FRAGMENTED_EVERY of MTU_BODY+1..MTU_BODY+SMALL_FRAGMENTED_EXTRA (2 or 3
+# fragments at the default MTU).
+SMALL_BODY_MAX = 64
+SMALL_FRAGMENTED_EVERY = 100
+SMALL_FRAGMENTED_EXTRA = 2000
 
 
 def _mix(seq: int) -> int:
@@ -36,6 +42,11 @@ def _mix(seq: int) -> int:
 
 
 def message_size(seq: int, small_count: int, profile: str | None = None) -> int:
+    if seq < small_count and (profile or PROFILE) == "small":
+        h = _mix(seq)
+        if h % SMALL_FRAGMENTED_EVERY == 0:
+            return MTU_BODY + 1 + (h >> 8) % SMALL_FRAGMENTED_EXTRA
+        return (h >> 8) % (SMALL_BODY_MAX + 1)
     if seq < small_count and (profile or PROFILE) == "mtu":
         h = _mix(seq)
         if h % FRAGMENTED_EVERY == 0:

@@ -1,3 +1,5 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +21,7 @@
 #define ALL (PUB | SUB)
 #define UDP (UDP_PUB | UDP_SUB)
 
-#define AA_CHANNEL_CARRIES "this driver carries aeron:ipc and unicast aeron:udp?endpoint=host:port"
+#define AA_CHANNEL_CARRIES "this driver carries aeron:ipc and aeron:udp?endpoint=host:port (unicast or a multicast group)"
 
 typedef struct aa_channel_param_support_stct
 {
@@ -54,7 +56,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "alias", ALL, ALL, NULL, NULL },  /* free text: the driver shows it in the channel of every counter */
     { "pub-wnd", PUB, PUB, NULL, NULL },
     { "endpoint", UDP, UDP, NULL, NULL },
-    { "interface", UDP_PUB, UDP_PUB, NULL, NULL },   /* a unicast subscription binds its endpoint */
+    /* unicast: the publication's local address (a unicast subscription binds its endpoint and takes it as
+     * meant for the publishing end); multicast: the interface joining and sending, at both ends */
+    { "interface", UDP, UDP, NULL, NULL },
     { "rcv-wnd", UDP_SUB, UDP_SUB, NULL, NULL },
     { "so-sndbuf", UDP, UDP, NULL, NULL },
     { "so-rcvbuf", UDP, UDP, NULL, NULL },
@@ -64,14 +68,13 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "cc", UDP_SUB, UDP_SUB, NULL, NULL },    /* likewise */
     { "ats", ALL, 0, aa_false, "the encrypted transport is not provided" },
     { "rejoin", SUB, 0, aa_true, "this driver always lets a subscription rejoin a stream" },
-    { "group", SUB, 0, aa_group_as_done,
-        "group semantics (multicast NAK delays, group flow control) come with multicast; " AA_CHANNEL_CARRIES },
+    /* true/false/infer: whether an image gets group semantics (random multicast NAK delays) */
+    { "group", SUB, UDP_SUB, aa_group_as_done, "an aeron:ipc or spy subscription sends no NAKs" },
     { "ssc", PUB, UDP_PUB, aa_false, "spies read network publications only; an aeron:ipc publication has none" },
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
     { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
-    { "max-resend", UDP_PUB, 0, NULL,
-        "a publication of this driver resends one range at a time; max-resend (concurrent retransmits, for multicast and "
-        "multi-destination-cast) is not applied yet" },
+    /* multicast and multi-destination-cast only: refused on other unicast channels when the channel is resolved */
+    { "max-resend", UDP_PUB, UDP_PUB, NULL, NULL },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
         "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
     { "untethered-resting-timeout", SUB, 0, NULL,
@@ -90,7 +93,8 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "control", UDP, UDP, NULL, NULL },
     /* dynamic and manual (publications), dynamic (subscriptions): the conductor checks the value */
     { "control-mode", UDP, UDP, NULL, NULL },
-    { "ttl", UDP_PUB, 0, NULL, "ttl= sets the time to live of multicast datagrams; " AA_CHANNEL_CARRIES },
+    /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
+    { "ttl", UDP_PUB, UDP, NULL, NULL },
     { "gtag", UDP_SUB, 0, NULL,
         "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
 };
@@ -248,13 +252,35 @@ int aa_channel_check_same_params(
 
 const char *const aa_channel_receive_endpoint_keys[] =
 {
-    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", NULL
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", NULL
 };
 const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
-static const char *const aa_channel_shared_publication_keys[] = { "fc", "pub-wnd", "linger", "eos", "sparse", NULL };
+static const char *const aa_channel_shared_publication_keys[] =
+{
+    "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", NULL
+};
 
 #define AA_CHANNEL_SHARED_KEYS_MAX 8
+
+/* endpoint= is an IPv4 or IPv6 multicast address literal (a host name resolving to a group is not
+ * recognised here: such a channel compares fc= against the unicast default). */
+static bool aa_channel_has_multicast_endpoint(const aa_uri_t *uri)
+{
+    const char *endpoint = aa_uri_find_param(uri, "endpoint");
+    aa_uri_address_t address;
+    if (NULL == endpoint || aa_uri_parse_address("endpoint", endpoint, false, false, &address) < 0)
+    {
+        return false;
+    }
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (1 == inet_pton(AF_INET, address.host, &v4))
+    {
+        return IN_MULTICAST(ntohl(v4.s_addr));
+    }
+    return 1 == inet_pton(AF_INET6, address.host, &v6) && IN6_IS_ADDR_MULTICAST(&v6);
+}
 
 int aa_channel_check_shared(
     const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
@@ -307,9 +333,18 @@ int aa_channel_check_shared(
         {
             snprintf(d, 32, "%s", "static");
         }
+        else if (0 == strcmp(key, "group"))
+        {
+            snprintf(d, 32, "%s", "infer");
+        }
+        else if (0 == strcmp(key, "max-resend"))
+        {
+            snprintf(d, 32, "%" PRId32, ctx->max_resend);
+        }
         else if (0 == strcmp(key, "fc"))
         {
-            snprintf(d, 32, "%s", "unicast");
+            /* both channels have the same endpoint: a multicast group takes the driver's multicast default */
+            snprintf(d, 32, "%s", aa_channel_has_multicast_endpoint(uri) ? ctx->multicast_flow_control_strategy : "unicast");
         }
         else
         {

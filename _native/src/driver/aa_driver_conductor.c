@@ -274,7 +274,7 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
-            rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ns);
+            rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ms);
             break;
         }
 

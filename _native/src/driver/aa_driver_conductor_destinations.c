@@ -189,7 +189,8 @@ static aa_subscription_link_t *aa_conductor_find_subscription_link(
 }
 
 static int aa_conductor_on_subscription_destination(
-    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command, const char *destination)
+    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command, const char *destination,
+    int64_t now_ms)
 {
     const char *verb = is_add ? "add_destination" : "remove_destination";
     aa_subscription_link_t *link =
@@ -230,6 +231,15 @@ static int aa_conductor_on_subscription_destination(
     {
         return -1;
     }
+    if (udp->is_multicast)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "destination %s: multicast destinations of a multi-destination subscription are not supported by this "
+            "driver yet; add a unicast endpoint=host:port, or subscribe to the group with its own subscription",
+            destination);
+        aa_udp_channel_delete(udp);
+        return -1;
+    }
     if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != udp->control_mode || udp->has_explicit_control)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
@@ -266,6 +276,8 @@ static int aa_conductor_on_subscription_destination(
         endpoint->conductor_destinations[index] =
             endpoint->conductor_destinations[--endpoint->conductor_destinations_count];
         endpoint->removed_destinations[endpoint->removed_destinations_count++] = existing;
+        aa_conductor_free_counter(conductor, existing->local_sockaddr_counter_id, now_ms);
+        existing->local_sockaddr_counter_id = -1;
         return 0;
     }
     if (NULL != existing)
@@ -291,8 +303,12 @@ static int aa_conductor_on_subscription_destination(
         aa_udp_channel_delete(udp);
         return -1;
     }
-    if (aa_driver_receiver_proxy_add_destination(conductor->receiver, endpoint, created) < 0)
+    created->local_sockaddr_counter_id = aa_conductor_allocate_local_sockaddr_counter(
+        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address, now_ms);
+    if (created->local_sockaddr_counter_id < 0 ||
+        aa_driver_receiver_proxy_add_destination(conductor->receiver, endpoint, created) < 0)
     {
+        aa_conductor_free_counter(conductor, created->local_sockaddr_counter_id, now_ms);
         aa_receive_destination_delete(created);
         return -1;
     }
@@ -315,9 +331,8 @@ void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endp
 
 int aa_conductor_on_destination_command(
     aa_driver_conductor_t *conductor, int32_t msg_type_id, const aa_destination_command_t *command,
-    const char *destination, int64_t now_ns)
+    const char *destination, int64_t now_ms)
 {
-    (void)now_ns;
     int rc;
     switch (msg_type_id)
     {
@@ -328,7 +343,7 @@ int aa_conductor_on_destination_command(
             break;
         default:
             rc = aa_conductor_on_subscription_destination(
-                conductor, AA_COMMAND_ADD_RCV_DESTINATION == msg_type_id, command, destination);
+                conductor, AA_COMMAND_ADD_RCV_DESTINATION == msg_type_id, command, destination, now_ms);
             break;
     }
     if (0 == rc)

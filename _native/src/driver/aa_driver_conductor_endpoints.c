@@ -19,6 +19,39 @@ int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publi
     return aa_channel_check_applied(channel, uri, is_publication);
 }
 
+/* Parameters that only multicast applies (reference 7.1, 7.2): on a unicast address they would be
+ * ignored, so they are refused, naming the fix. (interface= is the local address of a unicast
+ * publication; on a unicast subscription it is accepted as meant for the publishing end of a channel
+ * string both ends share, as every publication parameter is.) */
+static int aa_conductor_check_multicast_params(const char *channel, const aa_udp_channel_t *udp)
+{
+    if (udp->is_multicast)
+    {
+        return 0;
+    }
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
+    static const char *const multicast_only[] = { "ttl", "max-resend" };
+    for (size_t i = 0; i < sizeof(multicast_only) / sizeof(multicast_only[0]); i++)
+    {
+        if (is_mdc && 0 == strcmp("max-resend", multicast_only[i]))
+        {
+            continue;   /* multi-destination-cast publications have group semantics too */
+        }
+        const char *value = aa_uri_find_param(&udp->uri, multicast_only[i]);
+        if (NULL != value)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel %s: %s=%s applies to multicast channels only, and endpoint=%s is a unicast address; remove "
+                "%s=, or give a multicast group as the endpoint (224.0.0.0/4 or ff00::/8, e.g. endpoint=224.0.1.1:40456)",
+                channel, multicast_only[i], value, NULL != aa_uri_find_param(&udp->uri, "endpoint") ?
+                aa_uri_find_param(&udp->uri, "endpoint") : "(none)", multicast_only[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
 int aa_conductor_parse_udp_channel(
     aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out)
@@ -34,17 +67,24 @@ int aa_conductor_parse_udp_channel(
         return -1;
     }
     aa_udp_channel_t *udp = *out;
+    if (aa_conductor_check_multicast_params(channel, udp) < 0)
+    {
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
     const char *unsupported = NULL;
     const char *problem = NULL;
     const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
-    if (udp->is_multicast)
-    {
-        unsupported = "multicast";
-    }
-    else if (AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode)
+    if (AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode)
     {
         unsupported = "response channels (control-mode=response)";
+    }
+    else if (udp->is_multicast && is_mdc)
+    {
+        problem = "control-mode= (multi-destination-cast) is for unicast channels; a multicast group reaches its "
+            "receivers itself: remove control-mode=";
     }
     else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
         (udp->has_explicit_endpoint || udp->has_explicit_control))
@@ -76,9 +116,10 @@ int aa_conductor_parse_udp_channel(
     if (NULL != unsupported)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: %s is not supported by this driver; it carries aeron:ipc, unicast "
-            "aeron:udp?endpoint=host:port and multi-destination-cast (control-mode=dynamic or manual publications, "
-            "control= subscriptions)", channel, unsupported);
+            "channel %s: %s is not supported by this driver; it carries aeron:ipc, "
+            "aeron:udp?endpoint=host:port (a unicast address or a multicast group) and multi-destination-cast "
+            "(control-mode=dynamic or manual publications, control= and control-mode=manual subscriptions)",
+            channel, unsupported);
     }
     else if (NULL != problem)
     {
@@ -113,7 +154,7 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
 /* snd-local-sockaddr / rcv-local-sockaddr (type 14), as Aeron's LocalSocketAddressStatus: keyed by the
  * endpoint's status counter id, then the bound address ("host:port", the port the kernel picked for
  * port 0) as int32 length + ASCII; its value is the endpoint status (ACTIVE while bound). */
-static int32_t aa_conductor_allocate_local_sockaddr_counter(
+int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
     const struct sockaddr_storage *bound, int64_t now_ms)
 {
@@ -253,6 +294,9 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     {
         return NULL;
     }
+    const char *group = aa_uri_find_param(&(*udp)->uri, "group");   /* aa_uri checked: true, false or infer */
+    params.group = NULL == group || 0 == strcmp(group, "infer") ? AA_RECEIVE_GROUP_INFER :
+        (0 == strcmp(group, "true") ? AA_RECEIVE_GROUP_TRUE : AA_RECEIVE_GROUP_FALSE);
     if (aa_receiver_window_validate_initial(params.window_length, (*udp)->socket_rcvbuf_length) < 0)
     {
         AA_APPEND_ERR("channel %s: rcv-wnd", channel);
@@ -354,6 +398,10 @@ void aa_conductor_check_receive_endpoints(aa_driver_conductor_t *conductor, int6
         else if (endpoint->conductor_removals == aa_get_int32_acquire(&endpoint->receiver_removals) &&
             0 == endpoint->image_refs)
         {
+            for (size_t j = 0; j < endpoint->conductor_destinations_count; j++)
+            {
+                aa_conductor_free_counter(conductor, endpoint->conductor_destinations[j]->local_sockaddr_counter_id, now_ms);
+            }
             aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
             aa_conductor_free_counter(conductor, endpoint->status_counter_id, now_ms);
             conductor->receive_endpoints[i] = conductor->receive_endpoints[--conductor->receive_endpoints_count];

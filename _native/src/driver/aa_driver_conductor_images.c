@@ -228,6 +228,11 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .nak_delay_ns = endpoint->params.nak_delay_ns,
         .nak_retry_delay_ratio = ctx->nak_unicast_retry_delay_ratio,
         .is_reliable = endpoint->params.is_reliable,
+        .is_group = aa_receive_channel_endpoint_image_is_group(endpoint, setup->frame_header.flags),
+        .nak_multicast_max_backoff_ns = ctx->nak_multicast_max_backoff_ns,
+        .nak_multicast_group_size = ctx->nak_multicast_group_size,
+        /* every receiver of a group draws different delays */
+        .nak_delay_seed = (uint64_t)endpoint->receiver_id ^ ((uint64_t)correlation_id << 32) ^ (uint64_t)now_ns,
     };
     aa_logbuffer_init_params_t log_params =
     {
@@ -246,7 +251,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .tether = true,
         .reliable = endpoint->params.is_reliable,
         .signal_eos = true,
-        .group = false,
+        .group = params.is_group,
         .spies_simulate_connection = false,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
@@ -263,8 +268,8 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         return;
     }
     image->endpoint = endpoint;
-    image->control_address = args->source;
-    image->control_address_length = args->source_length;
+    aa_receive_channel_endpoint_control_address(
+        endpoint, &args->source, args->source_length, &image->control_address, &image->control_address_length);
     snprintf(image->source_identity, sizeof(image->source_identity), "%s", source);
     image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
     image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;

@@ -97,6 +97,9 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .connection_timeout_ns = ctx->publication_connection_timeout_ns,
         .retransmit_delay_ns = ctx->retransmit_unicast_delay_ns,
         .retransmit_linger_ns = ctx->retransmit_unicast_linger_ns,
+        .has_group_semantics = params->has_group_semantics,
+        .max_resend = params->max_resend,
+        .multicast_ttl = params->multicast_ttl,
         .is_exclusive = is_exclusive,
         .signal_eos = params->signal_eos,
         .flow_control = params->flow_control,
@@ -111,6 +114,11 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
 
     aa_logbuffer_init_params_t log_params = aa_conductor_publication_log_params(
         conductor, params, registration_id, session_id, stream_id, initial_term_id);
+    log_params.group = params->has_group_semantics;
+    if (params->has_group_semantics)
+    {
+        log_params.max_resend = params->max_resend;
+    }
     if (aa_conductor_create_log(
         conductor, "publications", &log_params, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {
@@ -193,6 +201,37 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     return pub;
 }
 
+/* A multicast or multi-destination-cast channel has group semantics (reference 4.4, 5, 7.3): the driver's multicast flow control
+ * unless fc= names one, a pool of max-resend= retransmit actions (else AERON_MAX_RESEND), SETUP with
+ * the GROUP flag and the channel's TTL. The flow control's options stay valid: they point into the
+ * caller's URI (fc=) or into the registry (the default). */
+static int aa_conductor_apply_group_params(
+    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_publication_params_t *params)
+{
+    /* multi-destination-cast (reference 7.3) has group semantics as multicast has, without a TTL */
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
+    params->has_group_semantics = udp->is_multicast || is_mdc;
+    params->max_resend = conductor->ctx->max_resend;
+    params->multicast_ttl = udp->is_multicast ? udp->multicast_ttl : 0;
+    if (!params->has_group_semantics)
+    {
+        return 0;
+    }
+    if (aa_uri_get_int32(&udp->uri, "max-resend", &params->max_resend) < 0)
+    {
+        return -1;
+    }
+    if (NULL == aa_uri_find_param(&udp->uri, "fc") &&
+        aa_flow_control_strategy_select(true, NULL, conductor->ctx->multicast_flow_control_strategy,
+            &params->flow_control) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_MULTICAST_FLOW_CONTROL_STRATEGY");
+        return -1;
+    }
+    return 0;
+}
+
 int aa_conductor_on_add_network_publication(
     aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel,
     const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
@@ -202,6 +241,13 @@ int aa_conductor_on_add_network_publication(
     {
         return -1;
     }
+    aa_publication_params_t group_params = *params;
+    if (aa_conductor_apply_group_params(conductor, udp, &group_params) < 0)
+    {
+        aa_udp_channel_delete(udp);
+        return -1;
+    }
+    params = &group_params;
     int64_t correlation_id = command->correlated.correlation_id;
     aa_network_publication_t *pub = NULL;
     if (!is_exclusive)

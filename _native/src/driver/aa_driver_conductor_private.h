@@ -110,6 +110,10 @@ typedef struct aa_publication_params_stct
     bool tether;
     aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
     bool spies_simulate_connection;
+    /* UDP, set once the channel is resolved: multicast (group semantics), its max-resend= and ttl */
+    bool has_group_semantics;
+    int32_t max_resend;
+    int32_t multicast_ttl;
 }
 aa_publication_params_t;
 
@@ -228,7 +232,12 @@ void aa_conductor_remove_subscription_link_at(
  * multi-destination subscriptions. Answers the client itself on success. */
 int aa_conductor_on_destination_command(
     aa_driver_conductor_t *conductor, int32_t msg_type_id, const aa_destination_command_t *command,
-    const char *destination, int64_t now_ns);
+    const char *destination, int64_t now_ms);
+/* rcv-local-sockaddr / snd-local-sockaddr (type 14) of an endpoint (or a multi-destination
+ * subscription's destination), keyed by the endpoint's status counter id; -1 on failure. */
+int32_t aa_conductor_allocate_local_sockaddr_counter(
+    aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
+    const struct sockaddr_storage *bound, int64_t now_ms);
 /* Timer: frees the removed destinations of a multi-destination subscription the receiver let go of. */
 void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endpoint);
 

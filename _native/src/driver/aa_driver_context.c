@@ -155,6 +155,20 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(retransmit_unicast_linger_ns), "10ms", "a sender ignores NAKs for a range it just resent this long" },
     { "AERON_SEND_TO_STATUS_POLL_RATIO", "aeron.send.to.status.poll.ratio", AA_OPT_INT32,
         AA_FIELD(send_to_status_poll_ratio), "6", "a busy sender reads status messages and NAKs every this many cycles" },
+    { "AERON_NAK_MULTICAST_MAX_BACKOFF", "aeron.nak.multicast.max.backoff", AA_OPT_DURATION_NS,
+        AA_FIELD(nak_multicast_max_backoff_ns), "10ms",
+        "a receiver of a group image (multicast, or group=true) NAKs a gap after a random delay below this "
+        "(reference 4.3), so one loss seen by many receivers brings few NAKs" },
+    { "AERON_NAK_MULTICAST_GROUP_SIZE", "aeron.nak.multicast.group.size", AA_OPT_INT32,
+        AA_FIELD(nak_multicast_group_size), "10",
+        "the number of receivers the random multicast NAK delay is shaped for (at least 1)" },
+    { "AERON_MAX_RESEND", "aeron.max.resend", AA_OPT_INT32, AA_FIELD(max_resend), "16",
+        "retransmissions a multicast publication runs at once, 1 to 256 (max-resend= per channel); "
+        "a NAK arriving when all are busy is dropped and counted as a retransmit pool overflow" },
+    { "AERON_MULTICAST_FLOW_CONTROL_STRATEGY", "aeron.multicast.flow.control.strategy", AA_OPT_STRING,
+        AA_FIELD(multicast_flow_control_strategy), "max",
+        "flow control of multicast publications without fc=, by its name in the strategy registry "
+        "(max: the fastest receiver paces the publication)" },
     { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
         "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
     { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
@@ -512,6 +526,24 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_RCV_STATUS_MESSAGE_TIMEOUT must be positive, AERON_NAK_UNICAST_RETRY_DELAY_RATIO and "
             "AERON_SEND_TO_STATUS_POLL_RATIO at least 1");
+        return -1;
+    }
+    if (ctx->nak_multicast_max_backoff_ns <= 0 || ctx->nak_multicast_group_size < 1)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_NAK_MULTICAST_MAX_BACKOFF=%" PRId64 "ns must be positive and AERON_NAK_MULTICAST_GROUP_SIZE=%" PRId32
+            " at least 1", ctx->nak_multicast_max_backoff_ns, ctx->nak_multicast_group_size);
+        return -1;
+    }
+    if (ctx->max_resend < 1 || ctx->max_resend > 256)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_MAX_RESEND=%" PRId32 " must be from 1 to 256", ctx->max_resend);
+        return -1;
+    }
+    if ('\0' == ctx->multicast_flow_control_strategy[0])
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_MULTICAST_FLOW_CONTROL_STRATEGY is empty; name a registered flow control strategy (e.g. max)");
         return -1;
     }
     if (ctx->rcv_initial_window_length < 256 || ctx->rcv_initial_window_length > INT32_MAX ||

@@ -79,6 +79,12 @@ typedef struct aa_driver_context_stct
     int64_t retransmit_unicast_linger_ns; /* sender: ignore NAKs for the same range this long */
     int32_t send_to_status_poll_ratio;   /* sender: read control frames every this many busy cycles */
 
+    /* Multicast (reference 4.3, 4.4, 5, 11). */
+    int64_t nak_multicast_max_backoff_ns; /* group images: NAK delays drawn from [0, this) */
+    int32_t nak_multicast_group_size;    /* group images: the expected receivers, shaping the draw */
+    int32_t max_resend;                  /* group publications without max-resend=: retransmit pool size */
+    char multicast_flow_control_strategy[128]; /* multicast channels without fc=: a registered strategy */
+
     int64_t socket_so_rcvbuf;            /* UDP channels without so-rcvbuf=; 0 = OS default */
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
     int32_t socket_multicast_ttl;        /* UDP channels without ttl=; 0 = OS default */
