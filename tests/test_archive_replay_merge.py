@@ -181,7 +181,7 @@ async def test_async_live_replay_and_replay_merge(anyio_backend: Any, running: A
             try:
                 with anyio.fail_after(60):
                     async with archive.replay_merge(
-                        started.recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
+                        started.recording_id, replay_destination="aeron:udp?endpoint=127.0.0.1:0",
                         live_destination=live_destination,
                     ) as merge:
                         live.start()

@@ -473,7 +473,7 @@ class AeronArchive:
     ) -> ReplayMerge:
         """Catch up on an active recording from `position` (its start when None) and join its live
         stream: a multi-destination subscription on `channel` (`control-mode=manual`) with the
-        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, a fixed port) and
+        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, port 0 for any) and
         then the live stream received at `live_destination` (`aeron:udp?endpoint=host:port`, where
         the live publication sends: a destination of a manual MDC publication, say). Poll it with `merge.poll_messages()`: each position arrives once, replayed
         then live; `merge.is_merged` says when the replay was dropped. See replay_merge.py."""
