@@ -575,15 +575,16 @@ class AeronArchive:
         return self._closed
 
     def close(self) -> None:
-        """Close the replays' subscriptions, end the control session (CloseSession) and close the
-        control publication and response subscription (and the Aeron client if `connect` made it)."""
+        """Stop the replays still running and close their subscriptions, end the control session
+        (CloseSession) and close the control publication and response subscription (and the Aeron
+        client if `connect` made it)."""
         with self._lock:
             if self._closed:
                 return
+            replays, self._replays = self._replays, []
+            for replay in replays:
+                replay.close()  # stops the replay if it still runs (quietly: the archive may be gone)
             self._closed = True
-            for replay in self._replays:
-                replay.subscription.close()
-            self._replays.clear()
             try:
                 if self.control_session_id != NULL_VALUE and self.control_publication.is_connected:
                     self.control_publication.offer(_codec.close_session(self.control_session_id))
