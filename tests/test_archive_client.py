@@ -325,3 +325,21 @@ async def test_async_archive_that_goes_away_fails_waiters(anyio_backend: Any, ae
                         await archive.wait_for_signal(RecordingSignal.START, timeout=6.0)
                 with pytest.raises(ArchiveConnectionError):
                     await archive.archive_id()
+
+
+def test_connect_by_directory_owns_its_client(running: Any) -> None:
+    archive = AeronArchive.connect(aeron_dir=running.aeron_dir, timeout=5.0)
+    try:
+        assert archive.archive_id() == running.archive_id
+        assert archive.list_recordings() == []
+    finally:
+        archive.close()
+    assert archive.aeron.is_closed and archive.is_closed
+
+
+@pytest.mark.anyio
+async def test_async_connect_by_directory(anyio_backend: Any, running: Any) -> None:
+    async with archive_aio.connect(aeron_dir=running.aeron_dir, timeout=5.0) as archive:
+        assert await archive.archive_id() == running.archive_id
+        client = archive.aeron.client
+    assert client.is_closed

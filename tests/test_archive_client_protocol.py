@@ -13,9 +13,12 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import aeron_async
 from aeron_async.archive import AeronArchive, RecordingSignal, SourceLocation
+from aeron_async.archive import _codec
 from aeron_async.archive import aio as archive_aio
 from aeron_async.errors import (
     ActiveRecordingError,
@@ -372,3 +375,17 @@ async def test_async_signal_callback(anyio_backend: Any, client: aeron_async.Aer
             event = await archive.wait_for_signal(RecordingSignal.START, timeout=3)
             assert seen == [RecordingSignal.START] and event.recording_id == 3
             assert archive.poll_recording_signals() == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.sampled_from([1, 22, 23, 24, 59, 106, 7]), st.integers(0, 120))
+def test_any_response_bytes_decode_or_are_refused(tail: bytes, template: int, block_length: int) -> None:
+    """Whatever arrives on the response stream: a record, None (not for the client), or
+    MalformedMessageError, which the client counts and skips; never another exception."""
+    for data in (tail, struct.pack("<HHHH", block_length, template, 101, 14) + tail):
+        try:
+            decoded = _codec.decode(data)
+        except _codec.MalformedMessageError as exc:
+            assert str(exc)
+        else:
+            assert decoded is None or decoded.__class__.__module__ == "aeron_async.archive.records"

@@ -78,13 +78,13 @@ def test_list_describe_verify_and_find_a_corrupt_frame(recorded: tuple[str, Stre
         f.seek(frame + 32)
         f.write(bytes([byte[0] ^ 0xFF]))
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[0]), "--checksum", "crc-32c")
-    assert code == 1 and f"frame at position {frame}: its payload's crc-32c checksum does not match" in out, out
+    assert code == 1 and f"position {frame}: " in out and "checksum" in out, out
     # and a frame that says another stream: found without checksums too
     with open(path, "r+b") as f:
         f.seek(frame + 16)
         f.write(struct.pack("<i", 7777))
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[0]))
-    assert code == 1 and f"frame at position {frame} says stream 7777, expected 6001" in out, out
+    assert code == 1 and f"position {frame}: " in out and "another stream id" in out, out
     code, out = run(capsys, "verify", "--archive-dir", archive_dir, str(ids[1]))
     assert code == 0, out
     code, out = run(capsys, "list", "--archive-dir", os.path.dirname(archive_dir))
@@ -114,5 +114,26 @@ def test_migrate_into_another_archive_which_replays_it(recorded: tuple[str, Stre
                 assert_same_stream(stream, 0, len(stream), collect(replay))
             code, out = run(capsys, "migrate", "--archive-dir", destination, str(tmp_path / "third"))
             assert code == 1 and "is running" in out
+    finally:
+        shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+def test_an_active_recording_is_listed_and_verified_while_the_archive_runs(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    archive_dir = str(tmp_path / "archive")
+    aeron_dir = new_aeron_dir()
+    stream = Stream(3000, seed=8)
+    try:
+        with archive_beside_driver(aeron_dir, archive_dir) as service, \
+                aeron_async.Aeron.connect(service.aeron_dir) as client, AeronArchive.connect(client) as archive:
+            publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", 6003)
+            _, recording_id = record(archive, "aeron:ipc?term-length=256k", 6003)
+            end = stream.publish(publication)
+            wait_recorded(archive, recording_id, end)
+            code, out = run(capsys, "list", "--archive-dir", archive_dir)
+            assert code == 0 and out.splitlines()[1].split()[:4] == [str(recording_id), "VALID", "0", "active"], out
+            code, out = run(capsys, "verify", "--archive-dir", archive_dir)
+            assert code == 0 and out.strip().endswith(f"frames up to {end}"), out
+            publication.close()
     finally:
         shutil.rmtree(aeron_dir, ignore_errors=True)

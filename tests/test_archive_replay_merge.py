@@ -58,22 +58,31 @@ class Publisher(threading.Thread):
         super().__init__(daemon=True)
         self.publication, self.first, self.last, self.positions, self.rate = publication, first, last, positions, rate
         self.error: BaseException | None = None
+        self.stop = threading.Event()
+        self.published = first
 
     def run(self) -> None:
         try:
             start = time.monotonic()
             idle = aeron_async.IdleStrategy("backoff")
             for i in range(self.first, self.last):
+                if self.stop.is_set():
+                    return
                 deadline = time.monotonic() + 30
                 while (result := self.publication.offer(numbered(i))) < 0:
                     assert time.monotonic() < deadline, f"offer {i} stalled: {result}"
                     idle.idle(0)
                 self.positions[i] = result
+                self.published = i + 1
                 ahead = (i - self.first) / self.rate - (time.monotonic() - start)
                 if ahead > 0.001:
                     time.sleep(ahead)
         except BaseException as exc:
             self.error = exc
+
+
+LIVE_CAP = 2_000_000  # the live publisher's most messages; it is stopped once the merge is proven
+AFTER_MERGE = 2000  # live messages read after the merge before the test stops the publisher
 
 
 def check_sequence(received: list[tuple[bytes, int]], positions: array, count: int) -> None:
@@ -121,34 +130,36 @@ def live_stream(publisher: aeron_async.Aeron, stream_id: int) -> tuple[aeron_asy
 
 
 def test_replay_merge_joins_the_live_udp_stream(running: Any, publisher: aeron_async.Aeron) -> None:
-    count = 60_000
-    positions = array("q", [0]) * count
+    recorded_first = 30_000
+    positions = array("q", [0]) * LIVE_CAP
     with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
         publication, recording_channel, live_destination = live_stream(publisher, 5002)
         subscription_id, recording_id = record(archive, recording_channel, 5002, source_location="remote")
-        Publisher(publication, 0, count // 2, positions, rate=1e9).run()  # recorded before the merge starts
-        live = Publisher(publication, count // 2, count, positions, rate=20_000)
+        Publisher(publication, 0, recorded_first, positions, rate=1e9).run()  # recorded before the merge starts
+        live = Publisher(publication, recorded_first, LIVE_CAP, positions, rate=20_000)
         live.start()
         received: list[tuple[bytes, int]] = []
         merged_at = -1
-        with archive.replay_merge(
-            recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
-            live_destination=live_destination,
-        ) as merge:
-            deadline = time.monotonic() + 60
-            idle = aeron_async.IdleStrategy("backoff")
-            while len(received) < count:
-                assert time.monotonic() < deadline, f"{len(received)} of {count} in 60 s, state {merge.state}"
-                batch = merge.poll_messages()
-                received.extend((bytes(m.data), m.position) for m in batch)
-                if merge.is_merged and merged_at < 0:
-                    merged_at = len(received)
-                idle.idle(len(batch))
-            assert merge.is_merged, merge.state
-        live.join(30)
+        try:
+            with archive.replay_merge(
+                recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
+                live_destination=live_destination,
+            ) as merge:
+                deadline = time.monotonic() + 60
+                idle = aeron_async.IdleStrategy("backoff")
+                while merged_at < 0 or len(received) < merged_at + AFTER_MERGE:
+                    assert time.monotonic() < deadline, f"{len(received)} messages in 60 s, state {merge.state}"
+                    batch = merge.poll_messages()
+                    received.extend((bytes(m.data), m.position) for m in batch)
+                    if merge.is_merged and merged_at < 0:
+                        merged_at = len(received)
+                    idle.idle(len(batch))
+        finally:
+            live.stop.set()
+            live.join(30)
         assert live.error is None
-        assert 0 < merged_at < count, "the merge happened while the live stream ran"
-        check_sequence(received, positions, count)
+        assert merged_at > recorded_first, "the replay caught up before the merge"
+        check_sequence(received, positions, len(received))
         archive.stop_recording(subscription_id=subscription_id)
         publication.close()
 
@@ -156,36 +167,47 @@ def test_replay_merge_joins_the_live_udp_stream(running: Any, publisher: aeron_a
 @pytest.mark.anyio
 async def test_async_live_replay_and_replay_merge(anyio_backend: Any, running: Any,
                                                   publisher: aeron_async.Aeron) -> None:
-    count = 10_000
-    positions = array("q", [0]) * count
+    recorded_first = 5000
+    positions = array("q", [0]) * LIVE_CAP
     async with aeron_async.connect(running.aeron_dir) as aeron:
         async with archive_aio.connect(aeron) as archive:
             publication, recording_channel, live_destination = live_stream(publisher, 5003)
             subscription_id = await archive.start_recording(recording_channel, 5003, source_location="remote")
             started = await archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
-            Publisher(publication, 0, count // 2, positions, rate=1e9).run()
-            live = Publisher(publication, count // 2, count, positions, rate=20_000)
+            Publisher(publication, 0, recorded_first, positions, rate=1e9).run()
+            live = Publisher(publication, recorded_first, LIVE_CAP, positions, rate=20_000)
             received: list[tuple[bytes, int]] = []
-            with anyio.fail_after(60):
-                async with archive.replay_merge(
-                    started.recording_id, replay_destination=f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
-                    live_destination=live_destination,
-                ) as merge:
-                    live.start()
-                    async for message in merge:
-                        received.append((bytes(message.data), message.position))
-                        if len(received) == count:
-                            break
-                    assert merge.is_merged
-            await anyio.to_thread.run_sync(live.join, 30)
-            check_sequence(received, positions, count)
+            merged_at = -1
+            try:
+                with anyio.fail_after(60):
+                    async with archive.replay_merge(
+                        started.recording_id, replay_destination="aeron:udp?endpoint=127.0.0.1:0",
+                        live_destination=live_destination,
+                    ) as merge:
+                        live.start()
+                        async for message in merge:
+                            received.append((bytes(message.data), message.position))
+                            if merge.is_merged and merged_at < 0:
+                                merged_at = len(received)
+                            if merged_at >= 0 and len(received) >= merged_at + AFTER_MERGE:
+                                break
+            finally:
+                live.stop.set()
+                await anyio.to_thread.run_sync(live.join, 30)
+            assert live.error is None and merged_at > recorded_first
+            check_sequence(received, positions, len(received))
             # a live replay of the same recording from the middle follows it until it stops
+            wait_recorded_to = live.published
+            with anyio.fail_after(30):
+                while await archive.max_recorded_position(started.recording_id) < positions[wait_recorded_to - 1]:
+                    await anyio.sleep(0.01)
+            middle = wait_recorded_to // 2
             follow: list[int] = []
             with anyio.fail_after(30):
-                async with archive.replay(started.recording_id, position=positions[count // 2 - 1]) as replay:
+                async with archive.replay(started.recording_id, position=positions[middle - 1]) as replay:
                     async for message in replay:
                         follow.append(message.position)
-                        if len(follow) == count - count // 2:
+                        if len(follow) == wait_recorded_to - middle:
                             await archive.stop_recording(subscription_id=subscription_id)
-            assert follow == list(positions[count // 2:])
+            assert follow == list(positions[middle:wait_recorded_to])
             publication.close()

@@ -2,7 +2,7 @@
 position, compatible with Aeron Archive (its control protocol, SBE schema 101 version 14).
 
     with AeronArchive.connect(aeron) as archive:
-        archive.start_recording("aeron:ipc", 10)
+        archive.start_recording("aeron:ipc", 1001)  # not 10 or 20: the archive's own control streams
         ...
         recording = archive.list_recordings()[-1]
         with archive.replay(recording.recording_id, position=0) as replay:
@@ -13,7 +13,22 @@ position, compatible with Aeron Archive (its control protocol, SBE schema 101 ve
 `aeron_async.errors.ArchiveError` subclasses naming the archive's code and the fix.
 """
 
+from ..errors import (
+    ActiveRecordingError,
+    ArchiveConnectionError,
+    ArchiveError,
+    ArchiveLimitError,
+    ArchiveStorageError,
+    ArchiveTimeoutError,
+    AuthenticationError,
+    InvalidExtensionError,
+    RecordingPositionError,
+    UnknownRecordingError,
+    UnknownReplayError,
+    UnknownSubscriptionError,
+)
 from .client import AeronArchive, Replay
+from .replay_merge import MergeState, ReplayMerge
 from .service import Archive, ArchiveContext
 from .records import (
     NULL_POSITION,
@@ -37,6 +52,20 @@ from ._session import (
 )
 
 __all__ = [
+    "ActiveRecordingError",
+    "ArchiveConnectionError",
+    "ArchiveError",
+    "ArchiveLimitError",
+    "ArchiveStorageError",
+    "ArchiveTimeoutError",
+    "AuthenticationError",
+    "InvalidExtensionError",
+    "MergeState",
+    "RecordingPositionError",
+    "ReplayMerge",
+    "UnknownRecordingError",
+    "UnknownReplayError",
+    "UnknownSubscriptionError",
     "CONTROL_STREAM_ID",
     "DEFAULT_REPLAY_CHANNEL",
     "DEFAULT_REPLAY_STREAM_ID",

@@ -1,7 +1,7 @@
 """The archive client for async code on anyio (asyncio, uvloop, trio).
 
     async with aeron_async.archive.aio.connect(client) as archive:
-        await archive.start_recording("aeron:ipc", 10)
+        await archive.start_recording("aeron:ipc", 1001)
         ...
         async for message in archive.replay(recording_id, position=0, length=4096):
             ...
@@ -50,10 +50,11 @@ from ._session import (
 )
 from .client import ChallengeHandler, SignalHandler
 from .replay_merge import (
-    _ENDPOINT,
     DEFAULT_PROGRESS_TIMEOUT,
     MergeState,
+    bound_port,
     check_merge_channels,
+    destination_endpoint,
     merge_window,
     replay_channel_for,
 )
@@ -680,11 +681,20 @@ class AsyncReplayMerge:
         stream_id = descriptor.stream_id if self._stream_id is None else _session.check_stream_id(self._stream_id)
         self._stream_id = stream_id
         self.subscription = await archive.aeron.add_subscription(self.channel, stream_id)
-        await anyio.to_thread.run_sync(self.subscription.subscription.add_destination, self.replay_destination)
+        sync = self.subscription.subscription
+        before = set(sync.local_socket_addresses)
+        await anyio.to_thread.run_sync(sync.add_destination, self.replay_destination)
         self._replay_added = True
-        endpoint = _ENDPOINT.search(self.replay_destination)
-        assert endpoint is not None
-        self._replay_channel = replay_channel_for(self.replay_destination, endpoint.group(1), self._session_id)
+        host_port = destination_endpoint(self.replay_destination)
+        if host_port.endswith(":0"):
+            try:
+                with anyio.fail_after(archive.timeout):
+                    while (host_port := bound_port(sync.local_socket_addresses, before, host_port)).endswith(":0"):
+                        await anyio.sleep(0.001)
+            except TimeoutError:
+                raise await self._fail(f"the port replay destination {self.replay_destination} bound was not "
+                                       f"reported within {archive.timeout} s; give a fixed port") from None
+        self._replay_channel = replay_channel_for(self.replay_destination, host_port, self._session_id)
         self._target = await self._recording_position()
         self.replay_session_id = await archive._merge_replay(self.recording_id, self._position, self._replay_channel,
                                                              stream_id)

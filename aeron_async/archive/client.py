@@ -473,7 +473,7 @@ class AeronArchive:
     ) -> ReplayMerge:
         """Catch up on an active recording from `position` (its start when None) and join its live
         stream: a multi-destination subscription on `channel` (`control-mode=manual`) with the
-        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, a fixed port) and
+        replay sent to `replay_destination` (`aeron:udp?endpoint=host:port`, port 0 for any) and
         then the live stream received at `live_destination` (`aeron:udp?endpoint=host:port`, where
         the live publication sends: a destination of a manual MDC publication, say). Poll it with `merge.poll_messages()`: each position arrives once, replayed
         then live; `merge.is_merged` says when the replay was dropped. See replay_merge.py."""
@@ -575,15 +575,16 @@ class AeronArchive:
         return self._closed
 
     def close(self) -> None:
-        """Close the replays' subscriptions, end the control session (CloseSession) and close the
-        control publication and response subscription (and the Aeron client if `connect` made it)."""
+        """Stop the replays still running and close their subscriptions, end the control session
+        (CloseSession) and close the control publication and response subscription (and the Aeron
+        client if `connect` made it)."""
         with self._lock:
             if self._closed:
                 return
+            replays, self._replays = self._replays, []
+            for replay in replays:
+                replay.close()  # stops the replay if it still runs (quietly: the archive may be gone)
             self._closed = True
-            for replay in self._replays:
-                replay.subscription.close()
-            self._replays.clear()
             try:
                 if self.control_session_id != NULL_VALUE and self.control_publication.is_connected:
                     self.control_publication.offer(_codec.close_session(self.control_session_id))

@@ -6,7 +6,8 @@ replay and the live stream arrive as one image, because the replay is sent with 
 stream's session id, initial term id, term length and MTU (the recording's), so its positions are
 the live stream's. The image takes each position once, from whichever transport brings it first.
 
-Steps (Aeron's states): add the replay destination (a fixed port); ask the archive how far the recording has got
+Steps (Aeron's states): add the replay destination (port 0: the port it bound, as the
+subscription's local socket addresses report it); ask the archive how far the recording has got
 (the target); replay from `position` to the replay destination, unbounded; once the image reaches
 the target, ask again; when it is within a window of the target (a quarter term, at most 32 MiB)
 add the live destination; once the image has reached the target asked for after that, remove the
@@ -56,17 +57,25 @@ def check_merge_channels(subscription_channel: str, replay_destination: str, liv
     for what, channel in (("replay_destination", replay_destination), ("live_destination", live_destination)):
         if not channel.startswith("aeron:udp?") or "endpoint=" not in channel:
             raise ValueError(f"{what} {channel!r} must be a UDP destination such as 'aeron:udp?endpoint=host:port'")
-    endpoint = _ENDPOINT.search(replay_destination)
-    if endpoint is not None and endpoint.group(1).endswith(":0"):
-        raise ValueError(
-            f"replay_destination {replay_destination!r}: give a fixed port; the port a multi-destination "
-            "subscription binds for port 0 cannot be read back yet, and the archive must be told where to replay")
 
 
 def replay_channel_for(replay_destination: str, resolved_endpoint: str, session_id: int) -> str:
     """The channel the archive replays to: the replay destination's (resolved) endpoint, with the
     recording's session id so the replay joins the live stream's image."""
     return f"aeron:udp?endpoint={resolved_endpoint}|session-id={session_id}"
+
+
+def destination_endpoint(destination: str) -> str:
+    endpoint = _ENDPOINT.search(destination)
+    assert endpoint is not None  # check_merge_channels made sure
+    return endpoint.group(1)
+
+
+def bound_port(addresses: list[str], before: set[str], host_port: str) -> str:
+    """The replay destination's address once the subscription reports the port it bound for port
+    0 (its rcv-local-sockaddr counter), else `host_port` unchanged."""
+    fresh = [address for address in addresses if address not in before]
+    return fresh[0] if fresh else host_port
 
 
 def merge_window(term_length: int) -> int:
@@ -120,12 +129,18 @@ class ReplayMerge:
         return ArchiveError(f"replay_merge of recording {self.recording_id}: {why}")
 
     def _resolve(self) -> None:
+        before = set(self.subscription.local_socket_addresses)
         self.subscription.add_destination(self.replay_destination)
         self._replay_added = True
-        endpoint = _ENDPOINT.search(self.replay_destination)
-        assert endpoint is not None
-        self._replay_channel = replay_channel_for(self.replay_destination, endpoint.group(1),
-                                                  self.descriptor.session_id)
+        host_port = destination_endpoint(self.replay_destination)
+        if host_port.endswith(":0"):
+            deadline = time.monotonic() + self.archive.timeout
+            while (host_port := bound_port(self.subscription.local_socket_addresses, before, host_port)).endswith(":0"):
+                if time.monotonic() > deadline:
+                    raise self._fail(f"the port replay destination {self.replay_destination} bound was not reported "
+                                     f"within {self.archive.timeout} s; give a fixed port")
+                time.sleep(0.001)
+        self._replay_channel = replay_channel_for(self.replay_destination, host_port, self.descriptor.session_id)
         self.state = MergeState.GET_RECORDING_POSITION
 
     def _recording_position(self) -> int:

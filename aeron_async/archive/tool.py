@@ -3,9 +3,9 @@ running (Aeron's ArchiveTool): list, describe, verify (frames and checksums), mi
 recordings into another archive directory).
 
 It reads `archive.catalog` through the native catalog (read-only, so a running archive is not
-disturbed; migrate refuses an archive that is running) and the segment files
-`<recordingId>-<segmentBase>.rec` with positional reads, walking the frames from the start
-position to the stop position (or to the end of the data of an active recording).
+disturbed; migrate refuses an archive that is running) and checks the segment files
+`<recordingId>-<segmentBase>.rec` with the native segment verifier, from the start position to the
+stop position (or to the end of the data of an active recording).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import struct
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,11 +23,6 @@ from .._ffi import ffi, lib
 from ..errors import ConfigurationError, check
 from .records import RecordingDescriptor, RecordingState
 
-FRAME_HEADER = 32
-_FRAME = struct.Struct("<iBBhiiiiq")  # frame_length, version, flags, type, term_offset, session, stream, term_id
-HDR_TYPE_PAD = 0
-HDR_TYPE_DATA = 1
-READ_BLOCK = 1 << 20
 ACTIVE_WITHIN_MS = 10_000  # Aeron's rule: a mark file updated this recently is a running archive
 
 
@@ -172,101 +166,34 @@ def _segment_length(d: RecordingDescriptor) -> int:
 
 
 def verify(archive_dir: str, descriptor: RecordingDescriptor, checksum: str | None = None) -> VerifyReport:
-    """Walk a recording's frames from its start position to its stop position (an active one: to
-    the end of its data) and check each frame belongs where it is (frame length, type, term
-    offset, term id, stream id) and, with `checksum` ("crc-32c" or "crc-32"), the checksum the
-    archive stored in its session id field."""
+    """Check a recording's frames from its start position to its stop position (an active one's:
+    to the end of its data, found by the recovery scan) with the native segment verifier: every
+    frame's type, term offset, term id, stream id and extent, and with `checksum` ("crc-32c" or
+    "crc-32") the checksum the archive stored in each DATA frame's session id field. The report
+    names the first problem and its position."""
     d = descriptor
-    problems: list[str] = []
     checksum_type = lib.AA_ARCHIVE_CHECKSUM_NONE
     if checksum:
         checksum_type = lib.aa_archive_checksum_parse(checksum.encode())
         if checksum_type < 0:
             raise ConfigurationError(f"checksum {checksum!r}: give crc-32c or crc-32")
-    if d.start_position % 32:
-        problems.append(f"start position {d.start_position} is not 32-byte aligned")
-    if d.stop_position >= 0 and (d.stop_position % 32 or d.stop_position < d.start_position):
-        problems.append(f"stop position {d.stop_position} is not a 32-aligned position after the start "
-                        f"{d.start_position}")
-    if problems:
-        return VerifyReport(d.recording_id, 0, d.start_position, tuple(problems))
-    term_length = d.term_buffer_length
     segment_length = _segment_length(d)
-    bits = term_length.bit_length() - 1
-    start_term_base = d.start_position - (d.start_position & (term_length - 1))
-    end = d.stop_position if d.stop_position >= 0 else None
-    position = d.start_position
-    frames = 0
-    bad = ffi.new("int64_t *")
-    files = {f.base_position: f for f in segment_files(archive_dir, d.recording_id)}
-    while end is None or position < end:
-        base = int(lib.aa_archive_segment_base_position(d.start_position, position, term_length, segment_length))
-        segment = files.get(base)
-        if segment is None:
-            if end is not None:
-                problems.append(f"segment file {d.recording_id}-{base}.rec (position {position}) is missing")
-            break
-        offset = (position - start_term_base) & (segment_length - 1)
-        length = min(READ_BLOCK, segment_length - offset, (end - position) if end is not None else READ_BLOCK)
-        with open(segment.path, "rb") as f:
-            block = os.pread(f.fileno(), length, offset)
-        if len(block) < FRAME_HEADER:
-            problems.append(f"segment {segment.path} ends at offset {offset + len(block)} before position {position}")
-            break
-        walked = 0
-        stop = False
-        while walked + FRAME_HEADER <= len(block):
-            frame_length, _v, _flags, frame_type, term_offset, _session, stream_id, term_id, _r = \
-                _FRAME.unpack_from(block, walked)
-            here = position + walked
-            if frame_length <= 0:
-                if end is not None:
-                    problems.append(f"no frame at position {here} (frame length {frame_length}) before the stop "
-                                    f"position {end}")
-                stop = True
-                break
-            aligned = (frame_length + 31) & ~31
-            expected_term_id = d.initial_term_id + (here >> bits)
-            if frame_type not in (HDR_TYPE_DATA, HDR_TYPE_PAD):
-                problems.append(f"frame at position {here} has type {frame_type}, not DATA or PAD")
-            if term_offset != here & (term_length - 1):
-                problems.append(f"frame at position {here} says term offset {term_offset}, expected "
-                                f"{here & (term_length - 1)}")
-            if (term_id - expected_term_id) & 0xFFFFFFFF:
-                problems.append(f"frame at position {here} says term id {term_id}, expected "
-                                f"{(expected_term_id + (1 << 31)) % (1 << 32) - (1 << 31)}")
-            if stream_id != d.stream_id:
-                problems.append(f"frame at position {here} says stream {stream_id}, expected {d.stream_id}")
-            if problems:
-                stop = True
-                break
-            frame_end = walked + aligned  # a PAD moves the position by its length; the file holds its header
-            if frame_end > len(block) and frame_type == HDR_TYPE_DATA:
-                if walked == 0:  # a frame longer than the block: read it whole
-                    with open(segment.path, "rb") as f:
-                        block = os.pread(f.fileno(), aligned, offset)
-                    if len(block) < aligned:
-                        problems.append(f"frame at position {here} runs past its segment file")
-                        stop = True
-                        break
-                    continue
-                break
-            if checksum_type != lib.AA_ARCHIVE_CHECKSUM_NONE and frame_type == HDR_TYPE_DATA:
-                frame = block[walked:walked + aligned]
-                if lib.aa_archive_frames_verify_checksum(frame, len(frame), checksum_type, bad) != 0:
-                    problems.append(f"frame at position {here}: its payload's {checksum} checksum does not match")
-                    stop = True
-                    break
-            walked = frame_end
-            frames += 1
-            if end is not None and position + walked >= end:
-                break
-        position += walked
-        if stop or walked == 0:
-            break
-    if end is not None and position != end and not problems:
-        problems.append(f"the frames end at {position}, not at the stop position {end}")
-    return VerifyReport(d.recording_id, frames, position, tuple(problems))
+    stop = d.stop_position
+    if stop < 0:
+        recovery = ffi.new("aa_archive_recovery_t *")
+        check(lib.aa_archive_segment_recover(archive_dir.encode(), d.recording_id, d.start_position,
+                                             d.initial_term_id, d.term_buffer_length, segment_length, d.stream_id,
+                                             checksum_type, False, 0, recovery), ConfigurationError)
+        stop = int(recovery.stop_position)
+    result = ffi.new("aa_archive_verify_t *")
+    rc = check(lib.aa_archive_segment_verify(archive_dir.encode(), d.recording_id, d.start_position, stop,
+                                             d.initial_term_id, d.term_buffer_length, segment_length, d.stream_id,
+                                             checksum_type, result), ConfigurationError)
+    problems: tuple[str, ...] = ()
+    if rc == 1:
+        problems = (f"position {result.bad_position}: {ffi.string(result.message).decode('utf-8', 'replace')}",)
+    end = d.start_position + int(result.bytes)
+    return VerifyReport(d.recording_id, int(result.frames), end, problems)
 
 
 def _archive_running(archive_dir: str) -> bool:
