@@ -44,8 +44,25 @@ static void reset_sync_counts(void)
 
 static char g_dir[256];
 
+static void remove_temp_dir(void);
+
+/* the directory goes even when a check fails (AA_CHECK exits, and exit runs this) */
+static void remove_temp_dir_at_exit(void)
+{
+    if ('\0' != g_dir[0])
+    {
+        remove_temp_dir();
+    }
+}
+
 static const char *make_temp_dir(void)
 {
+    static int registered;
+    if (!registered)
+    {
+        atexit(remove_temp_dir_at_exit);
+        registered = 1;
+    }
     snprintf(g_dir, sizeof(g_dir), "/tmp/aa-archive-test-XXXXXX");
     if (NULL == mkdtemp(g_dir))
     {
@@ -63,6 +80,7 @@ static void remove_temp_dir(void)
     {
         fprintf(stderr, "could not remove %s\n", g_dir);
     }
+    g_dir[0] = '\0';
 }
 
 #endif

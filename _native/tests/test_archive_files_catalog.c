@@ -276,7 +276,14 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
     aa_archive_catalog_info(catalog, &info);
     AA_CHECK_EQ(info.entry_count, 2);
     AA_CHECK_EQ(info.next_entry_offset, 416);
-    AA_CHECK_EQ(info.repaired_entries, 0);
+    AA_CHECK_EQ(info.repaired_entries, 1); /* its remnant zeroed */
+    size_t length;
+    uint8_t *bytes = read_file(&length);
+    for (size_t i = 416; i < 416 + 192; i++)
+    {
+        AA_CHECK_EQ(bytes[i], 0);
+    }
+    free(bytes);
     /* the next append takes its place, whole */
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 2);
     aa_archive_catalog_entry_t entry;
@@ -293,8 +300,7 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
     AA_CHECK_EQ(info.next_recording_id, 3);
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 3);
     aa_archive_catalog_close(catalog);
-    size_t length;
-    uint8_t *bytes = read_file(&length);
+    bytes = read_file(&length);
     AA_CHECK_EQ(get64(bytes + 8), 4);
     free(bytes);
 
@@ -329,6 +335,20 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
     AA_CHECK_EQ(info.entry_count, 5);
     AA_CHECK_EQ(info.repaired_entries, 0);
     aa_archive_catalog_close(catalog);
+
+    /* damage in the middle: entry 1's length zeroed, committed entries after it: refused writable,
+     * readable (up to the damage) read-only, and nothing was changed */
+    int32_t zero = 0;
+    write_file_at(224, &zero, 4);
+    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_NONE, 0), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "the entry at offset 224 is empty, yet entries follow it (the next at offset 416)"));
+    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_NONE, AA_ARCHIVE_CATALOG_READ_ONLY), 0);
+    aa_archive_catalog_info(catalog, &info);
+    AA_CHECK_EQ(info.entry_count, 1);
+    aa_archive_catalog_close(catalog);
+    bytes = read_file(&length);
+    AA_CHECK_EQ(get64(bytes + 416 + 32 + 16), 2);
+    free(bytes);
     remove_temp_dir();
 }
 

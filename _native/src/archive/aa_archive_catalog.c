@@ -200,10 +200,12 @@ static int aa_catalog_read_entry(const aa_archive_catalog_t *catalog, int32_t of
     return 0;
 }
 
-/* zeroes [offset, capacity) where it is not zero already (so untouched sparse pages stay holes) */
-static void aa_catalog_zero_tail(aa_archive_catalog_t *catalog, size_t offset)
+/* zeroes [offset, capacity) where it is not zero already (so untouched sparse pages stay holes);
+ * whether anything was not zero */
+static bool aa_catalog_zero_tail(aa_archive_catalog_t *catalog, size_t offset)
 {
     size_t end = catalog->capacity;
+    bool dirty = false;
     while (offset < end)
     {
         size_t chunk_end = (offset & ~(size_t)(AA_PAGE - 1)) + AA_PAGE;
@@ -216,11 +218,30 @@ static void aa_catalog_zero_tail(aa_archive_catalog_t *catalog, size_t offset)
             if (0 != catalog->map[i])
             {
                 memset(catalog->map + offset, 0, chunk_end - offset);
+                dirty = true;
                 break;
             }
         }
         offset = chunk_end;
     }
+    return dirty;
+}
+
+/* the offset of a well-formed entry with an id above last_id at or after from (stepping by the
+ * alignment), or -1: whether committed entries lie beyond where the scan stopped */
+static int32_t aa_catalog_entry_beyond(const aa_archive_catalog_t *catalog, size_t from, int64_t last_id)
+{
+    for (size_t offset = from; offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH <= catalog->capacity;
+        offset += (size_t)catalog->alignment)
+    {
+        aa_archive_catalog_entry_t entry;
+        if (0 != aa_get_i32(catalog->map + offset) && 0 == aa_catalog_read_entry(catalog, (int32_t)offset, &entry) &&
+            entry.recording_id > last_id)
+        {
+            return (int32_t)offset;
+        }
+    }
+    return -1;
 }
 
 static int aa_catalog_scan(aa_archive_catalog_t *catalog)
@@ -236,17 +257,7 @@ static int aa_catalog_scan(aa_archive_catalog_t *catalog)
         aa_archive_catalog_entry_t entry;
         if (aa_catalog_read_entry(catalog, offset, &entry) < 0)
         {
-            /* a torn append (pages lost at sync level 0): the catalog ends before it */
-            if (!catalog->read_only)
-            {
-                aa_catalog_zero_tail(catalog, (size_t)offset);
-                if (aa_catalog_force(catalog, (size_t)offset, catalog->capacity - (size_t)offset) < 0)
-                {
-                    return -1;
-                }
-                catalog->repaired++;
-            }
-            break;
+            break; /* a torn append (pages lost at sync level 0): the catalog ends before it */
         }
         if (aa_catalog_index_add(catalog, entry.recording_id, offset) < 0)
         {
@@ -259,6 +270,31 @@ static int aa_catalog_scan(aa_archive_catalog_t *catalog)
         offset += AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + entry.length;
     }
     catalog->next_offset = offset;
+    if (!catalog->read_only && (size_t)offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH <= catalog->capacity)
+    {
+        /* damage in the middle (committed entries follow where the scan stopped) is not a torn
+         * append: refuse rather than cut those entries off */
+        int32_t beyond = aa_catalog_entry_beyond(catalog, (size_t)offset + (size_t)catalog->alignment, max_id);
+        if (beyond >= 0)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "catalog %s is damaged: the entry at offset %d is %s, yet "
+                "entries follow it (the next at offset %d); open it read-only to list what is readable, and repair "
+                "it with Aeron's ArchiveTool", catalog->path, offset,
+                0 == aa_get_i32(catalog->map + offset) ? "empty" : "malformed", beyond);
+            return -1;
+        }
+    }
+    /* nothing may follow the last entry: a torn entry, or the descriptor of an append that never
+     * reached its commit point, is cut off, so the next append starts on zeros and leaves none of
+     * it behind for a later scan to misread */
+    if (!catalog->read_only && aa_catalog_zero_tail(catalog, (size_t)offset))
+    {
+        if (aa_catalog_force(catalog, (size_t)offset, catalog->capacity - (size_t)offset) < 0)
+        {
+            return -1;
+        }
+        catalog->repaired++;
+    }
     int64_t header_next = aa_get_i64(catalog->map + 8);
     catalog->next_recording_id = header_next > max_id + 1 ? header_next : max_id + 1;
     if (!catalog->read_only && header_next != catalog->next_recording_id)

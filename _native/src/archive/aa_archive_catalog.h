@@ -20,9 +20,12 @@
  * On open, nextRecordingId is taken as max(the header's, the highest recording id + 1), so a crash
  * between 3 and 4 does not reuse an id. An entry that cannot be what step 3 commits (a length that
  * is not the aligned size of a descriptor, runs past the file, or a descriptor that does not
- * decode: possible only when pages were lost in a power failure at sync level 0) ends the scan;
- * opened writable, its length is zeroed so the next append reuses its place (counted in
- * aa_archive_catalog_info's repaired_entries).
+ * decode: possible only when pages were lost in a power failure at sync level 0) ends the scan.
+ * Opened writable, everything after the last entry is zeroed (a torn entry, or the descriptor of
+ * an append that never reached its commit point), so the next append starts on zeros and no
+ * remnant is misread by a later scan (counted in aa_archive_catalog_info's repaired_entries).
+ * Damage that cannot come from an append (well-formed entries with higher ids follow where the
+ * scan stopped) is refused when opened writable, naming the offset: nothing committed is cut off.
  * Updates (stop position and timestamp, start position, extend, state) write the fields in place,
  * recompute the entry's checksum when the catalog keeps checksums, and force the pages at sync
  * level >= 1 (msync; level 2 also fsyncs the file).
@@ -84,7 +87,7 @@ typedef struct aa_archive_catalog_info_stct
     int32_t next_entry_offset; /* where the next entry goes */
     int32_t entry_count;       /* entries of any state */
     int32_t valid_count;
-    int32_t repaired_entries;  /* torn entries cut off when opened */
+    int32_t repaired_entries;  /* 1 when a torn or uncommitted entry was cut off when opened */
     int32_t sync_level;
     int32_t checksum_type;
 }
