@@ -10,6 +10,7 @@ from ._ffi import ffi, lib
 
 from .counters import (  # noqa: F401 - re-exported: the type ids and records tools have read from here
     TYPE_CLIENT_HEARTBEAT,
+    TYPE_FC_RECEIVERS,
     TYPE_LOCAL_SOCKET_ADDRESS,
     TYPE_PUBLISHER_LIMIT,
     TYPE_PUBLISHER_POSITION,

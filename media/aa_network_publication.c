@@ -1,3 +1,5 @@
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,10 @@ int aa_network_publication_init(
     fc_params.stream_id = params->stream_id;
     fc_params.initial_term_id = params->initial_term_id;
     fc_params.term_length = params->term_length;
+    fc_params.receiver_timeout_ns = params->flow_control_receiver_timeout_ns > 0 ?
+        params->flow_control_receiver_timeout_ns : fc_params.receiver_timeout_ns;
+    fc_params.group_min_size = params->flow_control_group_min_size;
+    fc_params.group_tag = params->flow_control_group_tag;
     if (aa_flow_control_strategy_create(&pub->flow_control, &params->flow_control, &fc_params) < 0)
     {
         pub->flow_control = NULL;
@@ -275,10 +281,12 @@ static void aa_network_publication_set_connected(aa_network_publication_t *pub, 
     }
 }
 
-/* Connected while it has receivers or, with ssc, while spies read the log (Aeron's rule). */
+/* Connected while it has receivers that its flow control counts as enough (the group min size of
+ * min/tagged) or, with ssc, while spies read the log (Aeron's rule, reference 4.6). */
 static void aa_network_publication_update_connected(aa_network_publication_t *pub)
 {
-    aa_network_publication_set_connected(pub, pub->has_receivers ||
+    aa_flow_control_strategy_t *fc = pub->flow_control;
+    aa_network_publication_set_connected(pub, (pub->has_receivers && fc->has_required_receivers(fc->state)) ||
         (pub->spies_simulate_connection && 1 == aa_get_int32_acquire(&pub->has_spies)));
 }
 
@@ -500,7 +508,6 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     {
         pub->has_receivers = false;
     }
-    aa_network_publication_update_connected(pub);
     aa_retransmit_handler_process_timeouts(
         &pub->retransmit_handler, now_ns, snd_pos, aa_network_publication_resend, pub);
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
@@ -510,7 +517,20 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns)
     {
         aa_put_int64_release(pub->snd_lmt, new_lmt);
     }
+    /* after idle, which may have dropped receivers the strategy requires */
+    aa_network_publication_update_connected(pub);
     return bytes_sent;
+}
+
+/* Reference 1.6: extra bytes other than an 8-byte group tag are logged, and the SM counts as untagged. */
+static void aa_network_publication_log_malformed_tag(aa_network_publication_t *pub, const aa_udp_status_message_t *sm)
+{
+    char message[256];
+    snprintf(message, sizeof(message),
+        "status message of %" PRId32 " bytes from receiver %" PRId64 " (session %" PRId32 ", stream %" PRId32 "): "
+        "only exactly 8 extra bytes (44 in all) carry a group tag, so flow control treats it as untagged",
+        sm->header.frame_header.frame_length, sm->header.receiver_id, sm->header.session_id, sm->header.stream_id);
+    aa_media_services_log_error(pub->services, AA_ERROR_CODE_GENERIC_ERROR, message);
 }
 
 bool aa_network_publication_on_status_message(
@@ -523,6 +543,10 @@ bool aa_network_publication_on_status_message(
         return false;
     }
     aa_flow_control_strategy_t *fc = pub->flow_control;
+    if (AA_STATUS_MESSAGE_HEADER_LENGTH != sm.header.frame_header.frame_length && !sm.has_group_tag)
+    {
+        aa_network_publication_log_malformed_tag(pub, &sm);
+    }
     if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG))
     {
         pub->is_setup_elicited = true;
@@ -546,12 +570,10 @@ bool aa_network_publication_on_status_message(
         changed = changed || 0 == aa_get_int32_volatile(&pub->has_received_unicast_eos);
         aa_put_int32_release(&pub->has_received_unicast_eos, 1);
     }
-    if (fc->has_required_receivers(fc->state))
-    {
-        pub->has_receivers = true;
-        aa_network_publication_update_connected(pub);
-    }
-    return changed;
+    bool was_connected = pub->is_connected;
+    pub->has_receivers = true;
+    aa_network_publication_update_connected(pub);
+    return changed || was_connected != pub->is_connected;
 }
 
 void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)

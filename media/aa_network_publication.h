@@ -12,7 +12,8 @@
  *   heartbeats after 100 ms without data (with the end-of-stream flag once the conductor says the
  *   stream ended), and resends what NAKs ask for through the retransmit handler. It runs flow
  *   control on status messages (snd-lmt), and alone writes the log's is_connected: connected while
- *   it has receivers (a status message within the publication connection timeout) or, with
+ *   it has receivers (a status message within the publication connection timeout) and its flow
+ *   control has the receivers it requires (min/tagged: the group min size), or, with
  *   spies-simulate-connection (ssc), while spies read the log.
  * - Spies (aeron-spy: subscriptions, linked by the conductor) read the log in place, as IPC
  *   subscribers do, each with a sub-pos counter. As in Aeron, a spy that is not resting holds the
@@ -76,6 +77,10 @@ typedef struct aa_network_publication_params_stct
     /* The channel's flow control (aa_flow_control_strategy_select); options point into the
      * caller's URI and need only outlive aa_network_publication_init. */
     aa_flow_control_strategy_choice_t flow_control;
+    /* The driver's flow control defaults, for strategies whose channel gives no t: or g: option. */
+    int64_t flow_control_receiver_timeout_ns;
+    int32_t flow_control_group_min_size;
+    int64_t flow_control_group_tag;
     bool spies_simulate_connection;
 }
 aa_network_publication_params_t;
@@ -111,6 +116,7 @@ typedef struct aa_network_publication_stct
     int32_t snd_pos_counter_id;
     int32_t snd_lmt_counter_id;
     int32_t snd_bpe_counter_id;
+    int32_t fc_receivers_counter_id;      /* fc-receivers, for strategies that track receivers; else -1 */
     volatile int64_t *pub_lmt;
     volatile int64_t *pub_pos;
     volatile int64_t *snd_pos;

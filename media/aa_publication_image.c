@@ -283,11 +283,13 @@ static void aa_publication_image_send_nak(aa_publication_image_t *image, const a
 
 static void aa_publication_image_send_status_message(aa_publication_image_t *image, const aa_receiver_window_sm_t *sm)
 {
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    uint8_t frame[AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH];
     uint8_t flags = 1 == aa_get_int32_acquire(&image->is_draining) ? AA_STATUS_MESSAGE_HEADER_EOS_FLAG : 0;
+    const aa_receive_channel_endpoint_params_t *endpoint_params = &image->endpoint->params;
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), flags, image->session_id, image->stream_id, sm->term_id, sm->term_offset,
-        sm->window_length, image->endpoint->receiver_id, NULL);
+        sm->window_length, image->endpoint->receiver_id,
+        endpoint_params->has_group_tag ? &endpoint_params->group_tag : NULL);
     if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
     {
         aa_media_services_count(image->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);

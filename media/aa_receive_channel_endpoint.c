@@ -383,10 +383,10 @@ static int aa_receive_channel_endpoint_send_setup_request(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, int32_t session_id, int32_t stream_id,
     const struct sockaddr_storage *address, socklen_t address_length)
 {
-    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    uint8_t frame[AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH];
     int32_t length = aa_udp_frame_encode_status_message(
         frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0,
-        endpoint->receiver_id, NULL);
+        endpoint->receiver_id, endpoint->params.has_group_tag ? &endpoint->params.group_tag : NULL);
     if (length > 0 && 1 == aa_receive_channel_endpoint_send_on(endpoint, transport, frame, (size_t)length, address, address_length))
     {
         aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT, 1);

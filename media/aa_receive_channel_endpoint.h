@@ -103,6 +103,10 @@ typedef struct aa_receive_channel_endpoint_params_stct
     int64_t nak_delay_ns;
     bool is_reliable;
     aa_receive_group_mode_t group;  /* group=: whether images get group semantics */
+    /* gtag= or the driver's receiver group tag: every SM of the endpoint is then 44 bytes with it
+     * (tagged flow control, reference 1.6 and 5) */
+    bool has_group_tag;
+    int64_t group_tag;
 }
 aa_receive_channel_endpoint_params_t;
 

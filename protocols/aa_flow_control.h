@@ -17,7 +17,24 @@
  * "max" (the multicast default): the same limit rule, the fastest receiver paces the sender; retransmit
  * multiple 4; no options.
  *
- * Strategies only allocate in their supplier; every callback takes now_ns and reads no clock.
+ * "min" and "tagged" (reference 5; one implementation, min is tagged with a tag that always matches):
+ * receivers are tracked by receiver id (last position, position + window, time of the last SM, EOS);
+ * a newcomer is admitted unless its SM has EOS, its tag does not match (tagged: only 44-byte SMs whose
+ * tag equals the group tag match; any other extra length counts as no tag), or it is more than one
+ * window behind the slowest tracked receiver. On an SM: fewer than the group min size tracked -> the
+ * limit stays; none tracked (min size 0) -> max(limit, position + window); else max(limit, min over
+ * the tracked of position + window). On idle, receivers whose last SM is older than the receiver
+ * timeout, or that said EOS (an SM with EOS, an ERR frame with their receiver id), are dropped, and
+ * with at least the group min size (and one) tracked the limit becomes that minimum (it may fall).
+ * A SEND_SETUP SM with a matching tag while receivers are tracked makes the next SETUP hold the limit
+ * where it is, as a cap, for one receiver timeout or until a receiver is added. Required receivers:
+ * tracked >= group min size (this gates is_connected). Retransmit multiple 16.
+ * Options: g:<tag>[/<min size>] (min: g:/<min size> only, it does not filter by tag) and t:<receiver
+ * timeout> with a unit (t:500ms); without them the driver's defaults apply (params below). They
+ * count the receivers they track into receivers_counter (the publication's fc-receivers counter).
+ *
+ * Strategies allocate in their supplier; min and tagged grow their receiver table only when more
+ * receivers join than it holds (8 at first). Every callback takes now_ns and reads no clock.
  */
 #ifndef AA_FLOW_CONTROL_H
 #define AA_FLOW_CONTROL_H
@@ -88,6 +105,11 @@ struct aa_flow_control_strategy_stct
     aa_flow_control_strategy_max_retransmission_length_func_t max_retransmission_length;
     aa_flow_control_strategy_fini_func_t fini;
     void *state;
+    /* Set by the supplier: the strategy tracks receivers and wants a counter of them (fc-receivers). */
+    bool tracks_receivers;
+    /* Set by the publication's owner before the strategy is used, or NULL: the strategy stores the
+     * number of receivers it tracks there (release) whenever it changes. */
+    volatile int64_t *receivers_counter;
 };
 
 /* What a supplier may use to build a strategy for one publication. */
@@ -134,6 +156,30 @@ void aa_flow_control_strategy_params_default(aa_flow_control_strategy_params_t *
 int aa_unicast_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
 
+/* min and tagged (see above). */
+int aa_min_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
+int aa_tagged_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
+
+/* The options of the reference's group strategies, fc=<name>,g:<tag>[/<min size>],t:<timeout>. */
+typedef struct aa_flow_control_group_options_stct
+{
+    bool has_group;                 /* a g: option */
+    bool has_group_tag;             /* g:<tag>..., not g:/<size> */
+    int64_t group_tag;
+    bool has_group_min_size;
+    int32_t group_min_size;
+    bool has_receiver_timeout;
+    int64_t receiver_timeout_ns;
+}
+aa_flow_control_group_options_t;
+
+/* Parses the options (NULL or "": none) of strategy `name`; -1 with AA_ERROR_CODE_INVALID_CHANNEL
+ * naming the bad option and the grammar for anything else (unknown, repeated or malformed). */
+int aa_flow_control_parse_group_options(
+    const char *name, const char *options, aa_flow_control_group_options_t *parsed);
+
 /* The max strategy's supplier (allocates; release with strategy->fini(strategy)). */
 int aa_max_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params);
@@ -147,6 +193,12 @@ int aa_flow_control_strategy_register_builtins(void);
  * are checked by the supplier, when the publication builds its strategy. */
 int aa_flow_control_strategy_select(
     bool has_group_semantics, const char *fc, const char *multicast_default, aa_flow_control_strategy_choice_t *choice);
+
+/* As aa_flow_control_strategy_select, with the driver's default for unicast channels too
+ * (AERON_UNICAST_FLOW_CONTROL_STRATEGY; NULL or "": "unicast"). */
+int aa_flow_control_strategy_select_with_defaults(
+    bool has_group_semantics, const char *fc, const char *unicast_default, const char *multicast_default,
+    aa_flow_control_strategy_choice_t *choice);
 
 /* Builds the strategy of a choice for one publication (params->fc_options and clientd are set from
  * the choice). Returns 0, or -1 naming the strategy. */

@@ -81,6 +81,11 @@ class Host:
         words = out.split()
         return int(words[words.index("packets") + 1])
 
+    def stop_dropping_udp_sent(self) -> None:
+        """Removes the rule drop_udp_sent added."""
+        assert self.bridge_namespace is not None
+        run("ip", "netns", "exec", self.bridge_namespace, "nft", "delete", "table", "bridge", f"aa_loss_{self.bridge_port}")
+
     def stop_dropping_udp(self) -> None:
         """Removes the rules drop_udp added."""
         run("ip", "netns", "exec", self.namespace, "nft", "delete", "table", "inet", "aa_loss")

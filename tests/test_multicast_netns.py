@@ -4,7 +4,8 @@ own client process. A million messages of mixed sizes (one in a hundred fragment
 MTU of 1408) reach all four subscribers complete, in order and once (each checks every sequence
 number and compares every payload with the one expected); then a million more with nftables
 dropping 5% of the UDP packets at each receiver independently; then, with the bridge dropping 5% of
-what the sender sends (a loss every receiver shares), 200,000 more. The test reports the NAKs sent
+what the sender sends (a loss every receiver shares), 150,000 more, twice: with the group's random
+NAK delay and without it (group=false). The test reports the NAKs sent
 per lost packet and holds them below bounds explained with NAKS_PER_LOSS_BOUND."""
 
 from __future__ import annotations
@@ -46,12 +47,15 @@ DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_I
 #   retransmissions that do not fill gaps).
 # - Shared loss, 5% of what the sender sends dropped on the bridge: all four receivers miss the same
 #   packet. With the group's random delay in [0, 10 ms) the first NAK brings a retransmission to the
-#   whole group before most other receivers' timers fire. Measured 1.41-1.51 NAKs per lost packet;
-#   with group=false (every receiver NAKs after the same 100 us) 2.10, and with every receiver NAKing
-#   every loss it would be 4. Bound 1.9: between the two, so losing the random delay fails the test.
+#   whole group before most other receivers' timers fire. Measured 1.41-1.51 NAKs per lost packet
+#   on a quiet machine, 1.91 when other work starved the drivers (a receiver that runs late scans
+#   before it reads the retransmission); with group=false (every receiver NAKs after the same
+#   100 us) 2.10-2.30 quiet. Since load moves both, the test runs both, one after the other, and
+#   asserts the random delay saves NAKs (group=infer below group=false), and below 3 in any case:
+#   with every receiver NAKing every loss it would be 4.
 NAKS_PER_LOSS_BOUND = 1.5
-SHARED_LOSS_MESSAGES = 200_000
-SHARED_NAKS_PER_LOSS_BOUND = 1.9
+SHARED_LOSS_MESSAGES = 150_000
+SHARED_NAKS_PER_LOSS_BOUND = 3.0
 
 
 def client(host: netns.Host, name: str, *args: object, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -76,12 +80,12 @@ def system_counters(aeron_dir: str) -> dict[str, int]:
 
 
 def stream(sender: netns.Host, receivers: list[netns.Host], dirs: list[str], stream_id: int, messages: int,
-           lose: Callable[[], None] = lambda: None) -> float:
+           lose: Callable[[], None] = lambda: None, parameters: str = "") -> float:
     """Sends `messages` on the group from the first host to every other; returns the seconds it took.
     Every receiving host has its image (it joined at the start of the stream) before `lose` sets up
     the loss and the first message goes out: a receiver whose SETUP was lost would join later, where
     the stream then is, as Aeron's receivers do."""
-    channel = f"aeron:udp?endpoint={GROUP}:{PORT}"
+    channel = f"aeron:udp?endpoint={GROUP}:{PORT}{parameters}"
     subs: list[subprocess.Popen[str]] = []
     pub = None
     try:
@@ -116,6 +120,7 @@ def stream(sender: netns.Host, receivers: list[netns.Host], dirs: list[str], str
                 p.communicate()
 
 
+@pytest.mark.timeout(600)  # 80 s on 2 quiet cores, 150 s measured at load average 24
 def test_multicast_reaches_four_hosts_complete_in_order_also_under_loss() -> None:
     with netns.bridged_hosts(1 + RECEIVERS) as hosts:
         sender, receivers = hosts[0], hosts[1:]
@@ -146,18 +151,25 @@ def test_multicast_reaches_four_hosts_complete_in_order_also_under_loss() -> Non
             assert sent["Retransmits sent"] > 0
             assert ratio < NAKS_PER_LOSS_BOUND, ratio
 
-            # Shared loss: the bridge drops 5% of what the sender sends, so every receiver misses the same packets.
+            # Shared loss: the bridge drops 5% of what the sender sends, so every receiver misses the same
+            # packets; once with the group's random NAK delay, once without it (group=false), same load.
             for host in receivers:
                 host.stop_dropping_udp()
-            before = [system_counters(d)["NAKs sent"] for d in dirs[1:]]
-            shared = stream(sender, receivers, dirs, 1003, SHARED_LOSS_MESSAGES, lambda: sender.drop_udp_sent(5.0))
-            naks = [system_counters(d)["NAKs sent"] - b for d, b in zip(dirs[1:], before)]
-            lost_once = sender.dropped_udp_sent()
-            ratio = sum(naks) / lost_once
-            print(f"5% loss at the sender: {SHARED_LOSS_MESSAGES} messages to {RECEIVERS} hosts in {shared:.1f} s; "
-                  f"packets lost for every receiver {lost_once}, NAKs sent {naks}: {ratio:.2f} NAKs per lost packet")
-            assert lost_once > SHARED_LOSS_MESSAGES // 1000
-            assert ratio < SHARED_NAKS_PER_LOSS_BOUND, ratio
+            ratios = {}
+            for group, stream_id in (("infer", 1003), ("false", 1004)):
+                before = [system_counters(d)["NAKs sent"] for d in dirs[1:]]
+                shared = stream(sender, receivers, dirs, stream_id, SHARED_LOSS_MESSAGES,
+                                lambda: sender.drop_udp_sent(5.0), f"|group={group}")
+                naks = [system_counters(d)["NAKs sent"] - b for d, b in zip(dirs[1:], before)]
+                lost_once = sender.dropped_udp_sent()
+                sender.stop_dropping_udp_sent()
+                ratios[group] = sum(naks) / lost_once
+                print(f"5% loss at the sender, group={group}: {SHARED_LOSS_MESSAGES} messages to {RECEIVERS} hosts in "
+                      f"{shared:.1f} s; packets lost for every receiver {lost_once}, NAKs sent {naks}: "
+                      f"{ratios[group]:.2f} NAKs per lost packet")
+                assert lost_once > SHARED_LOSS_MESSAGES // 1000
+            assert ratios["infer"] < SHARED_NAKS_PER_LOSS_BOUND, ratios
+            assert ratios["infer"] < ratios["false"], ratios
         finally:
             for driver in drivers:
                 out = stop_driver(driver)

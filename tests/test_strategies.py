@@ -97,7 +97,7 @@ def test_register_refuses_taken_and_malformed_names_and_null_tables() -> None:
     with pytest.raises(aeron_async.ConfigurationError, match="cffi pointer"):
         strategies.register(StrategyKind.FLOW_CONTROL, unique("str"), "unicast")
     with pytest.raises(aeron_async.ConfigurationError, match="not registered; registered: unicast"):
-        strategies.register_alias(StrategyKind.FLOW_CONTROL, unique("alias"), "min")
+        strategies.register_alias(StrategyKind.FLOW_CONTROL, unique("alias"), "fastest")
     name = unique("twice")
     strategies.register_alias(StrategyKind.IDLE, name, "spin")
     with pytest.raises(aeron_async.ConfigurationError, match="already registered as an alias of spin"):

@@ -331,18 +331,14 @@ def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron
 
 NOT_APPLIED = [
     # (role, channel, fragments the error names)
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=min",
-     ["fc=min", "unknown flow control 'min'", "registered: unicast", "min and tagged are not implemented"]),
     ("pub", "aeron:udp?endpoint=224.0.1.1:40999|fc=max,t:2s", ["fc=max takes no options", "t:2s"]),
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=tagged,g:1001/2,t:2s", ["fc=tagged,g:1001/2,t:2s", "registered: unicast"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=fastest", ["fc=fastest", "unknown flow control 'fastest'"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|fc=unicast,t:5s", ["fc=unicast takes no options", "t:5s"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|fc=min", ["fc=min", "registered: unicast"]),
+    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|fc=fastest", ["fc=fastest", "registered: unicast"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|cc=cubic",
      ["cc=cubic", "unknown congestion control 'cubic'", "registered: static", "cubic is not implemented"]),
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|cc=cubic", ["cc=cubic", "registered: static"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|cc=static,rtt:1ms", ["cc=static takes no options", "rtt:1ms"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|gtag=1001", ["gtag=1001", "tagged flow control"]),
     # multicast parameters on a unicast address name the fix
     ("pub", "aeron:udp?endpoint=127.0.0.1:40999|max-resend=4",
      ["max-resend=4 applies to multicast channels only", "endpoint=127.0.0.1:40999 is a unicast address", "remove max-resend="]),

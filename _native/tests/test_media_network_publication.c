@@ -37,6 +37,9 @@ typedef struct fixture_stct
 }
 fixture_t;
 
+/* The fc= value of the publication fixture_init makes (NULL: the unicast default). */
+static const char *fixture_fc = NULL;
+
 /* A unicast publication, or (max_resend > 0) a multicast one with group semantics and that pool. */
 static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, const char *uri, int32_t max_resend)
 {
@@ -74,8 +77,8 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
         .max_resend = max_resend,
         .multicast_ttl = ttl,
     };
-    /* unicast, or the multicast default (max) */
-    AA_CHECK(0 == aa_flow_control_strategy_select(is_group, NULL, NULL, &params.flow_control));
+    /* fixture_fc, else unicast or the multicast default (max) */
+    AA_CHECK(0 == aa_flow_control_strategy_select(is_group, fixture_fc, NULL, &params.flow_control));
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
@@ -173,6 +176,21 @@ static aa_data_header_t sent_data_header(const fixture_t *f, size_t i)
     AA_CHECK(i < f->wire.sent_count && f->wire.sent[i].length >= sizeof(header));
     memcpy(&header, f->wire.sent[i].data, sizeof(header));
     return header;
+}
+
+/* An SM from receiver `receiver_id` of `length` bytes (36; 44 with the tag; other lengths malformed). */
+static bool receive_sm_from(
+    fixture_t *f, int64_t receiver_id, uint8_t flags, int64_t position, size_t length, int64_t tag, int64_t now_ns)
+{
+    uint8_t frame[64];
+    memset(frame, 0, sizeof(frame));
+    int32_t bits = f->pub->position_bits_to_shift;
+    AA_CHECK(aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), flags, SESSION_ID, STREAM_ID, aa_compute_term_id_from_position(position, bits, INITIAL_TERM_ID),
+        aa_compute_term_offset_from_position(position, bits), RECEIVER_WINDOW, receiver_id, &tag) == 44);
+    int32_t frame_length = (int32_t)length;
+    memcpy(frame, &frame_length, sizeof(frame_length));
+    return receive(f, frame, frame_length, now_ns);
 }
 
 /* ---- tests ---- */
@@ -422,6 +440,54 @@ static void should_disconnect_when_no_status_message_came_for_the_connection_tim
     fixture_close(&f);
 }
 
+static void should_connect_only_with_the_group_min_size_of_receivers_and_count_them(void)
+{
+    fixture_t f;
+    volatile int64_t fc_receivers = -1;
+    fixture_fc = "min,g:/2,t:1s";
+    fixture_init(&f, 0);
+    fixture_fc = NULL;
+    AA_CHECK(f.pub->flow_control->tracks_receivers && 0 == strcmp(f.pub->flow_control->name, "min"));
+    AA_CHECK_EQ(f.pub->flow_control->max_retransmission_length(f.pub->flow_control->state, TERM_LENGTH), 16 * RECEIVER_WINDOW);
+    f.pub->flow_control->receivers_counter = &fc_receivers;
+    aa_network_publication_send(f.pub, T0);
+
+    /* one receiver: tracked, but not connected, and the limit stays at the sender position */
+    receive_sm_from(&f, 1, 0, 0, 36, 0, T0 + 1 * MS);
+    aa_network_publication_send(f.pub, T0 + 2 * MS);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.snd_lmt, 0);
+    /* the second: connected, limit = the slower + window */
+    AA_CHECK(receive_sm_from(&f, 2, 0, 0, 44, 5, T0 + 3 * MS));
+    AA_CHECK_EQ(fc_receivers, 2);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    AA_CHECK_EQ(f.snd_lmt, RECEIVER_WINDOW);
+
+    /* an SM whose extra length is no group tag is logged, and counts as an untagged SM */
+    AA_CHECK_EQ(f.services.errors, 0);
+    receive_sm_from(&f, 1, 0, 1024, 40, 0, T0 + 4 * MS);
+    AA_CHECK_EQ(f.services.errors, 1);
+    AA_CHECK(NULL != strstr(f.services.last_error, "status message of 40 bytes from receiver 1"));
+    AA_CHECK_EQ(fc_receivers, 2);
+
+    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more */
+    uint8_t err[64];
+    int32_t err_length = aa_udp_frame_encode_error(err, sizeof(err), SESSION_ID, STREAM_ID, 2, NULL, 13, "no", 2);
+    receive(&f, err, err_length, T0 + 5 * MS);
+    aa_network_publication_send(f.pub, T0 + 6 * MS);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    /* it comes back; then receiver 1 falls silent past t:1s */
+    receive_sm_from(&f, 2, 0, 2048, 36, 0, T0 + 7 * MS);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+    receive_sm_from(&f, 2, 0, 2048, 36, 0, T0 + 900 * MS);
+    aa_network_publication_send(f.pub, T0 + 1004 * MS + 1);
+    AA_CHECK_EQ(fc_receivers, 1);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    fixture_close(&f);
+}
+
 static void should_dispatch_by_session_and_count_what_the_endpoint_sees(void)
 {
     fixture_t f;
@@ -537,6 +603,7 @@ int main(void)
     AA_RUN(should_delay_a_retransmit_by_the_configured_delay);
     AA_RUN(should_flag_end_of_stream_in_heartbeats_once_drained);
     AA_RUN(should_disconnect_when_no_status_message_came_for_the_connection_timeout);
+    AA_RUN(should_connect_only_with_the_group_min_size_of_receivers_and_count_them);
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
     AA_RUN(should_serve_a_group_with_a_retransmit_pool);
     return 0;

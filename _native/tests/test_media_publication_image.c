@@ -311,6 +311,42 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     aa_receive_channel_endpoint_delete(endpoint);
 }
 
+/* gtag= (or AERON_RECEIVER_GROUP_TAG): every SM of the endpoint is 44 bytes with the tag at 36,
+ * the SETUP requests too; without it they are 36 bytes (reference 1.6). */
+static void should_send_the_group_tag_in_every_status_message(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    receive_data(&f, SESSION_ID, 0, 'a', T0);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.wire.sent[0].length, 36);
+    fixture_close(&f);
+
+    fixture_init_endpoint(&f);
+    f.endpoint->params.has_group_tag = true;
+    f.endpoint->params.group_tag = -1001;
+    receive_data(&f, SESSION_ID, 0, 'a', T0);
+    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.wire.sent[0].length, 44);
+    aa_udp_status_message_t sm;
+    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.wire.sent[0].data, f.wire.sent[0].length, &sm), 0);
+    AA_CHECK(sm.has_group_tag && 0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
+    AA_CHECK_EQ(sm.header.frame_header.frame_length, 44);
+    int64_t tag;
+    memcpy(&tag, f.wire.sent[0].data + 36, sizeof(tag));
+    AA_CHECK_EQ(tag, -1001);
+
+    aa_receive_channel_endpoint_expire_sessions(f.endpoint, T0 + 2000 * MS);
+    fixture_add_image(&f, true, T0 + 2000 * MS);
+    aa_publication_image_track_rebuild(f.image, T0 + 2000 * MS);
+    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(f.wire.sent[1].length, 44);
+    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.wire.sent[1].data, f.wire.sent[1].length, &sm), 0);
+    AA_CHECK(sm.has_group_tag && -1001 == sm.group_tag && 0 == sm.header.frame_header.flags);
+    AA_CHECK_EQ(sm.header.receiver_window, WINDOW);
+    fixture_close(&f);
+}
+
 /* ---- the image ---- */
 
 static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
@@ -486,6 +522,7 @@ int main(void)
     AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
     AA_RUN(should_ask_an_unknown_session_for_setup_once_per_second);
     AA_RUN(should_send_control_frames_of_a_group_to_the_control_group);
+    AA_RUN(should_send_the_group_tag_in_every_status_message);
     AA_RUN(should_rebuild_data_and_send_status_messages_on_their_cadence);
     AA_RUN(should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay);
     AA_RUN(should_fill_a_gap_with_padding_when_unreliable);

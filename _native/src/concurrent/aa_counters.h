@@ -45,6 +45,7 @@
 #define AA_COUNTER_TYPE_PUBLISHER_POSITION 12
 #define AA_COUNTER_TYPE_SENDER_BPE 13
 #define AA_COUNTER_TYPE_LOCAL_SOCKADDR 14
+#define AA_COUNTER_TYPE_FC_RECEIVERS 17   /* fc-receivers: receivers tracked by min/tagged flow control */
 
 typedef struct aa_counters_manager_stct
 {

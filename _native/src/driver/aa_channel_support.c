@@ -1,5 +1,4 @@
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,8 +94,7 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "control-mode", UDP, UDP, NULL, NULL },
     /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
     { "ttl", UDP_PUB, UDP, NULL, NULL },
-    { "gtag", UDP_SUB, 0, NULL,
-        "the receiver group tag is sent for tagged flow control, which this driver does not implement yet" },
+    { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */
 };
 
 static const aa_channel_param_support_t *aa_channel_find_support(const char *name)
@@ -187,10 +185,19 @@ int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_p
     /* Strategy names, checked at both ends: a name the driver does not know is a mistake anywhere. */
     const char *fc = aa_uri_find_param(uri, "fc");
     aa_flow_control_strategy_choice_t fc_choice;
-    if (NULL != fc && aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0)
+    if (NULL != fc)
     {
-        AA_APPEND_ERR("channel %s", channel);
-        return -1;
+        /* the options too, by building the strategy once */
+        aa_flow_control_strategy_params_t fc_params;
+        aa_flow_control_strategy_t *probe = NULL;
+        aa_flow_control_strategy_params_default(&fc_params);
+        if (aa_flow_control_strategy_select(false, fc, NULL, &fc_choice) < 0 ||
+            aa_flow_control_strategy_create(&probe, &fc_choice, &fc_params) < 0)
+        {
+            AA_APPEND_ERR("channel %s", channel);
+            return -1;
+        }
+        probe->fini(probe);
     }
     const char *cc = aa_uri_find_param(uri, "cc");
     aa_congestion_control_choice_t cc_choice;
@@ -252,7 +259,7 @@ int aa_channel_check_same_params(
 
 const char *const aa_channel_receive_endpoint_keys[] =
 {
-    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", NULL
+    "rcv-wnd", "nak-delay", "reliable", "cc", "sparse", "so-rcvbuf", "so-sndbuf", "group", "gtag", NULL
 };
 const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", NULL };
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
@@ -261,25 +268,38 @@ static const char *const aa_channel_shared_publication_keys[] =
     "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", NULL
 };
 
-#define AA_CHANNEL_SHARED_KEYS_MAX 8
+#define AA_CHANNEL_SHARED_KEYS_MAX 12
 
-/* endpoint= is an IPv4 or IPv6 multicast address literal (a host name resolving to a group is not
- * recognised here: such a channel compares fc= against the unicast default). */
-static bool aa_channel_has_multicast_endpoint(const aa_uri_t *uri)
+/* A multicast group literal as endpoint (224.0.0.0/4, ff00::/8) or a control mode (multi-destination
+ * cast): the channel's publications take the driver's multicast flow control default. */
+static bool aa_channel_has_group_semantics(const aa_uri_t *uri)
 {
+    if (NULL != aa_uri_find_param(uri, "control-mode"))
+    {
+        return true;
+    }
     const char *endpoint = aa_uri_find_param(uri, "endpoint");
-    aa_uri_address_t address;
-    if (NULL == endpoint || aa_uri_parse_address("endpoint", endpoint, false, false, &address) < 0)
+    if (NULL == endpoint)
     {
         return false;
     }
+    char host[128];
+    const char *end = '[' == endpoint[0] ? strchr(endpoint, ']') : strrchr(endpoint, ':');
+    const char *start = '[' == endpoint[0] ? endpoint + 1 : endpoint;
+    size_t length = NULL != end ? (size_t)(end - start) : strlen(start);
+    if (length >= sizeof(host))
+    {
+        return false;
+    }
+    memcpy(host, start, length);
+    host[length] = '\0';
     struct in_addr v4;
     struct in6_addr v6;
-    if (1 == inet_pton(AF_INET, address.host, &v4))
+    if (1 == inet_pton(AF_INET, host, &v4))
     {
-        return IN_MULTICAST(ntohl(v4.s_addr));
+        return 0xE0 == (((const uint8_t *)&v4.s_addr)[0] & 0xF0);
     }
-    return 1 == inet_pton(AF_INET6, address.host, &v6) && IN6_IS_ADDR_MULTICAST(&v6);
+    return 1 == inet_pton(AF_INET6, host, &v6) && 0xFF == v6.s6_addr[0];
 }
 
 int aa_channel_check_shared(
@@ -343,8 +363,19 @@ int aa_channel_check_shared(
         }
         else if (0 == strcmp(key, "fc"))
         {
-            /* both channels have the same endpoint: a multicast group takes the driver's multicast default */
-            snprintf(d, 32, "%s", aa_channel_has_multicast_endpoint(uri) ? ctx->multicast_flow_control_strategy : "unicast");
+            snprintf(d, 32, "%s", aa_channel_has_group_semantics(uri) ?
+                ctx->multicast_flow_control_strategy : ctx->unicast_flow_control_strategy);
+        }
+        else if (0 == strcmp(key, "gtag"))
+        {
+            if (ctx->has_receiver_group_tag)
+            {
+                snprintf(d, 32, "%" PRId64, ctx->receiver_group_tag);
+            }
+            else
+            {
+                snprintf(d, 32, "%s", "(none)");
+            }
         }
         else
         {

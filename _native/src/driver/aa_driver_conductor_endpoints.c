@@ -284,7 +284,15 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
         .window_length = (int32_t)ctx->rcv_initial_window_length,
         .nak_delay_ns = ctx->nak_unicast_delay_ns,
         .is_reliable = ctx->reliable_stream,
+        .has_group_tag = ctx->has_receiver_group_tag,
+        .group_tag = ctx->receiver_group_tag,
     };
+    int rc_gtag = aa_uri_get_int64(&(*udp)->uri, "gtag", &params.group_tag);
+    if (rc_gtag < 0)
+    {
+        return NULL;
+    }
+    params.has_group_tag = params.has_group_tag || 1 == rc_gtag;
     if ((*udp)->receiver_window_length > 0)
     {
         params.window_length = (*udp)->receiver_window_length;

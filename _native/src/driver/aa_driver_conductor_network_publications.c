@@ -61,6 +61,7 @@ static void aa_conductor_free_network_publication_counters(
     aa_conductor_free_counter(conductor, pub->snd_pos_counter_id, now_ms);
     aa_conductor_free_counter(conductor, pub->snd_lmt_counter_id, now_ms);
     aa_conductor_free_counter(conductor, pub->snd_bpe_counter_id, now_ms);
+    aa_conductor_free_counter(conductor, pub->fc_receivers_counter_id, now_ms);
 }
 
 static aa_network_publication_t *aa_conductor_create_network_publication(
@@ -81,6 +82,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     pub->snd_pos_counter_id = -1;
     pub->snd_lmt_counter_id = -1;
     pub->snd_bpe_counter_id = -1;
+    pub->fc_receivers_counter_id = -1;
     int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
     int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_network_publication_params_t init =
@@ -103,6 +105,9 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .is_exclusive = is_exclusive,
         .signal_eos = params->signal_eos,
         .flow_control = params->flow_control,
+        .flow_control_receiver_timeout_ns = ctx->flow_control_receiver_timeout_ns,
+        .flow_control_group_min_size = ctx->flow_control_group_min_size,
+        .flow_control_group_tag = ctx->flow_control_group_tag,
         .spies_simulate_connection = params->spies_simulate_connection,
     };
     if (aa_network_publication_init(pub, &init, &conductor->services) < 0)
@@ -161,6 +166,23 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
             return NULL;
         }
         *(int32_t *)((uint8_t *)pub + counters[i].offset) = id;
+    }
+    if (pub->flow_control->tracks_receivers)
+    {
+        /* fc-receivers (type 17), as Aeron's min and tagged flow control keep one */
+        pub->fc_receivers_counter_id = aa_conductor_allocate_stream_counter(
+            conductor, AA_COUNTER_TYPE_FC_RECEIVERS, "fc-receivers", registration_id, session_id, stream_id, channel,
+            now_ms);
+        if (pub->fc_receivers_counter_id < 0)
+        {
+            aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
+            unlink(pub->log_path);
+            aa_network_publication_free(pub);
+            return NULL;
+        }
+        pub->flow_control->receivers_counter =
+            aa_counters_manager_addr(&conductor->counters, pub->fc_receivers_counter_id);
+        aa_put_int64_release(pub->flow_control->receivers_counter, 0);
     }
     if (AA_ARRAY_ENSURE(conductor->network_publications, aa_network_publication_t *) < 0)
     {

@@ -148,7 +148,8 @@ static int aa_conductor_parse_publication_params(
         return -1;
     }
     params->has_session_id = 1 == rc_session;
-    if (is_udp && aa_flow_control_strategy_select(false, aa_uri_find_param(uri, "fc"), NULL, &params->flow_control) < 0)
+    if (is_udp && aa_flow_control_strategy_select_with_defaults(
+        false, aa_uri_find_param(uri, "fc"), ctx->unicast_flow_control_strategy, NULL, &params->flow_control) < 0)
     {
         return -1;
     }

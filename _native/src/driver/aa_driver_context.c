@@ -16,6 +16,7 @@
 #include "../util/aa_fs.h"
 #include "../util/aa_registry.h"
 #include "../../../media/aa_udp_channel.h"
+#include "../../../protocols/aa_flow_control.h"
 
 typedef enum aa_option_kind_enum
 {
@@ -30,7 +31,9 @@ typedef enum aa_option_kind_enum
     AA_OPT_LOSS,
     AA_OPT_DURATION_NS,
     AA_OPT_DURATION_MS,
-    AA_OPT_THREADING_MODE
+    AA_OPT_THREADING_MODE,
+    AA_OPT_FLOW_CONTROL,        /* a flow control strategy of the registry with its options */
+    AA_OPT_RECEIVER_GROUP_TAG   /* "" = none, else a 64-bit integer (has_receiver_group_tag says which) */
 }
 aa_option_kind_t;
 
@@ -165,10 +168,10 @@ static const aa_driver_option_t aa_driver_options[] =
     { "AERON_MAX_RESEND", "aeron.max.resend", AA_OPT_INT32, AA_FIELD(max_resend), "16",
         "retransmissions a multicast publication runs at once, 1 to 256 (max-resend= per channel); "
         "a NAK arriving when all are busy is dropped and counted as a retransmit pool overflow" },
-    { "AERON_MULTICAST_FLOW_CONTROL_STRATEGY", "aeron.multicast.flow.control.strategy", AA_OPT_STRING,
+    { "AERON_MULTICAST_FLOW_CONTROL_STRATEGY", "aeron.multicast.flow.control.strategy", AA_OPT_FLOW_CONTROL,
         AA_FIELD(multicast_flow_control_strategy), "max",
-        "flow control of multicast publications without fc=, by its name in the strategy registry "
-        "(max: the fastest receiver paces the publication)" },
+        "flow control of multicast publications without fc=, a registered name with its options "
+        "(max: the fastest receiver paces the publication; min,g:/2: the slowest, once two are there)" },
     { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
         "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
     { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
@@ -180,6 +183,20 @@ static const aa_driver_option_t aa_driver_options[] =
         "name resolver of the host names in UDP channels, by its name in the strategy registry" },
     { "AERON_NAME_RESOLVER_INIT_ARGS", "aeron.name.resolver.init.args", AA_OPT_STRING,
         AA_FIELD(name_resolver_init_args), "", "arguments of the name resolver (the default takes none)" },
+    { "AERON_UNICAST_FLOW_CONTROL_STRATEGY", "aeron.unicast.flow.control.strategy", AA_OPT_FLOW_CONTROL,
+        AA_FIELD(unicast_flow_control_strategy), "unicast",
+        "flow control of unicast publications without fc=, a registered name with its options (e.g. min,t:2s)" },
+    { "AERON_FLOW_CONTROL_RECEIVER_TIMEOUT", "aeron.flow.control.receiver.timeout", AA_OPT_DURATION_NS,
+        AA_FIELD(flow_control_receiver_timeout_ns), "5s",
+        "min and tagged flow control drop a receiver without status messages this long (t: per channel)" },
+    { "AERON_FLOW_CONTROL_GROUP_MIN_SIZE", "aeron.flow.control.group.min.size", AA_OPT_INT32,
+        AA_FIELD(flow_control_group_min_size), "0",
+        "min and tagged flow control: receivers needed before the publication is connected (g:/N per channel)" },
+    { "AERON_FLOW_CONTROL_GROUP_TAG", "aeron.flow.control.group.tag", AA_OPT_INT64, AA_FIELD(flow_control_group_tag),
+        "-1", "tagged flow control tracks the receivers sending this group tag (g:<tag> per channel)" },
+    { "AERON_RECEIVER_GROUP_TAG", "aeron.receiver.group.tag", AA_OPT_RECEIVER_GROUP_TAG, AA_FIELD(receiver_group_tag), "",
+        "group tag this driver's receivers send in their status messages (44-byte SMs) for tagged flow control, "
+        "a 64-bit integer (gtag= per subscription; empty = none)" },
     { "AERON_UDP_RECEIVE_LOSS", "aeron.udp.receive.loss", AA_OPT_LOSS, AA_FIELD(udp_receive_loss), "",
         "testing only: drop, duplicate or reorder received UDP datagrams by frame type and rate, e.g. "
         "drop:data:0.05,dup:any:1% (see docs/loss-generator.md; empty = off)" },
@@ -369,6 +386,53 @@ static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_opti
             return 0;
         }
 
+        case AA_OPT_FLOW_CONTROL:
+        {
+            aa_flow_control_strategy_choice_t choice;
+            aa_flow_control_strategy_params_t params;
+            aa_flow_control_strategy_t *probe = NULL;
+            aa_flow_control_strategy_params_default(&params);
+            if (aa_flow_control_strategy_select_with_defaults(false, NULL, value, NULL, &choice) < 0 ||
+                aa_flow_control_strategy_create(&probe, &choice, &params) < 0)
+            {
+                char cause[768];
+                snprintf(cause, sizeof(cause), "%s", aa_errmsg());
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "invalid %s=%s: %s", opt->env_name, value, cause);
+                return -1;
+            }
+            probe->fini(probe);
+            if (strlen(value) >= opt->size)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
+                return -1;
+            }
+            snprintf((char *)field, opt->size, "%s", value);
+            return 0;
+        }
+
+        case AA_OPT_RECEIVER_GROUP_TAG:
+        {
+            if ('\0' == value[0])
+            {
+                ctx->has_receiver_group_tag = false;
+                ctx->receiver_group_tag = 0;
+                return 0;
+            }
+            char *end = NULL;
+            errno = 0;
+            long long v = strtoll(value, &end, 10);
+            if (0 != errno || end == value || '\0' != *end)
+            {
+                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                    "%s=%s is not a 64-bit integer; give the group tag as an integer (e.g. 1001), or leave it empty for "
+                    "none", opt->env_name, value);
+                return -1;
+            }
+            ctx->has_receiver_group_tag = true;
+            ctx->receiver_group_tag = (int64_t)v;
+            return 0;
+        }
+
         case AA_OPT_THREADING_MODE:
         {
             static const char *names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
@@ -518,6 +582,13 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_MDC_DESTINATION_TIMEOUT must be positive (e.g. 5s, the default)");
+        return -1;
+    }
+    if (ctx->flow_control_group_min_size < 0 || ctx->flow_control_receiver_timeout_ns <= 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_FLOW_CONTROL_GROUP_MIN_SIZE=%" PRId32 " must be at least 0 and AERON_FLOW_CONTROL_RECEIVER_TIMEOUT "
+            "above 0 (e.g. 5s)", ctx->flow_control_group_min_size);
         return -1;
     }
     if (ctx->status_message_timeout_ns <= 0 || ctx->nak_unicast_retry_delay_ratio < 1 ||

@@ -89,6 +89,14 @@ typedef struct aa_driver_context_stct
     int64_t socket_so_sndbuf;            /* UDP channels without so-sndbuf=; 0 = OS default */
     int32_t socket_multicast_ttl;        /* UDP channels without ttl=; 0 = OS default */
     char name_resolver_supplier[128];    /* a name resolver of the strategy registry */
+
+    /* Flow control (reference 5, 11): the sender's strategy defaults and the receivers' group tag. */
+    char unicast_flow_control_strategy[128];   /* fc= of unicast channels without one ("unicast") */
+    int64_t flow_control_receiver_timeout_ns;  /* min/tagged drop a receiver silent this long */
+    int32_t flow_control_group_min_size;       /* min/tagged: receivers needed (g:/N per channel) */
+    int64_t flow_control_group_tag;            /* tagged: the group's tag (g:<tag> per channel) */
+    bool has_receiver_group_tag;               /* receivers send this tag in their SMs (gtag= per channel) */
+    int64_t receiver_group_tag;
     char name_resolver_init_args[256];
 
     /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
