@@ -161,6 +161,40 @@ def test_dynamic_receivers_join_at_their_positions_and_a_killed_one_is_dropped_a
     assert pub.is_connected
 
 
+def test_dynamic_mdc_with_min_flow_control_is_held_to_its_slowest_receiver(nodes: list[Node]) -> None:
+    """MDC has group semantics: fc=min makes a receiver that stops reading hold the publisher back,
+    while under the default (max) the other would pace it."""
+    publisher, node1, node2 = Node(), Node(), Node()
+    nodes.extend([publisher, node1, node2])
+    control = free_udp_port()
+    pub = publisher.client.add_publication(
+        f"aeron:udp?control=127.0.0.1:{control}|control-mode=dynamic|fc=min|term-length=64k", STREAM)
+    fast, slow = (Receiver(node, f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}|control=127.0.0.1:{control}")
+                  for node in (node1, node2))
+    wait_for(lambda: fast.sub.images and slow.sub.images and pub.is_connected, timeout=10, what="both receivers")
+    sent = 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and sent < 1000:   # the slow receiver reads nothing: the publisher stops
+        if pub.offer(sent.to_bytes(8, "little") + bytes(1000)) > 0:
+            sent += 1
+            deadline = time.monotonic() + 1.0   # until nothing has gone in for a second
+        fast.poll()
+    # the log takes a publication window (32 KiB) beyond what was sent; the sender sends only one
+    # receiver window (32 KiB) beyond the slow receiver, so the fast one gets about half of it
+    assert 0 < sent < 64
+    assert 0 < len(fast.seqs) < sent, f"the fast receiver got {len(fast.seqs)} of {sent}: not held by the slow one"
+    for _ in range(200):                        # the slow one reads again: both get everything
+        seq = sent
+        while pub.offer(seq.to_bytes(8, "little") + bytes(1000)) < 0:
+            fast.poll()
+            slow.poll()
+        sent += 1
+        fast.poll()
+        slow.poll()
+    Stream(pub).settle([fast, slow], sent - 1)
+    assert fast.seqs == list(range(sent)) and slow.seqs == list(range(sent))
+
+
 def test_manual_destinations_added_and_removed_while_streaming(nodes: list[Node]) -> None:
     publisher, node1, node2 = Node(), Node(), Node()
     nodes.extend([publisher, node1, node2])
