@@ -171,8 +171,8 @@ def group(receivers: int, *, publisher_options: tuple[str, ...] = (),
             if publisher_driver is not None:
                 stops.append(publisher_driver(hosts[0], pub_dir))
             else:
-                driver = start_driver(pub_dir, *DRIVER_OPTIONS, *publisher_options, prefix=tuple(hosts[0].command()))
-                stops.append(lambda: _stop(driver))
+                pub_driver = start_driver(pub_dir, *DRIVER_OPTIONS, *publisher_options, prefix=tuple(hosts[0].command()))
+                stops.append(lambda d=pub_driver: _stop(d))
             for host in hosts[1:]:
                 sub_dir = new_aeron_dir()
                 dirs.append(sub_dir)
@@ -189,10 +189,16 @@ def group(receivers: int, *, publisher_options: tuple[str, ...] = (),
             for client in clients:
                 with contextlib.suppress(aeron_async.AeronError):
                     client.close()
-            for stop in stops:
-                stop()
+            failures: list[BaseException] = []
+            for stop in stops:  # every driver is stopped even when one of them fails to stop
+                try:
+                    stop()
+                except BaseException as e:  # noqa: BLE001 - re-raised below, after the others stopped
+                    failures.append(e)
             for path in dirs:  # a killed driver leaves its directory behind
                 shutil.rmtree(path, ignore_errors=True)
+            if failures:
+                raise failures[0]
 
 
 def _stop(driver: subprocess.Popen) -> None:
