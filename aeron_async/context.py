@@ -100,6 +100,8 @@ class DriverContext:
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
+    # the loss report (issue 18)
+    loss_report_buffer_length: Size | None = _field("AERON_LOSS_REPORT_BUFFER_LENGTH", "1m", "length of loss-report.dat, where the receiver records every image's loss (aeron-async loss)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

@@ -109,6 +109,10 @@ typedef struct aa_driver_context_stct
     aa_loss_generator_params_t udp_send_loss;
     int64_t udp_loss_seed;
 
+    /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
+     * file_page_size as Aeron does. */
+    int64_t loss_report_buffer_length;
+
     /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
      * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
     aa_clock_t clock;
