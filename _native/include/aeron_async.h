@@ -263,73 +263,14 @@ const char *aa_strategy_kind_name(int32_t kind);
  * event into a wait-free ring per publication and answers from atomics; a worker thread drains a
  * driver's host (poll), calls the strategy and publishes its answers (answer), or replaces a failed
  * one with the native min (fail: logged in the driver's error log). The sender never waits. */
-typedef struct aa_flow_control_proxy_host_stct aa_flow_control_proxy_host_t;
 #if AA_CDEF
 #define AA_FLOW_CONTROL_PROXY_NO_ANSWER ...
 #define AA_FLOW_CONTROL_PROXY_IDLE_INTERVAL_NS ...
 #define AA_FLOW_CONTROL_PROXY_RING_CAPACITY ...
-#define AA_FLOW_CONTROL_PROXY_EVENT_CREATE 1
-#define AA_FLOW_CONTROL_PROXY_EVENT_STATUS_MESSAGE 2
-#define AA_FLOW_CONTROL_PROXY_EVENT_IDLE 3
-#define AA_FLOW_CONTROL_PROXY_EVENT_SETUP 4
-#define AA_FLOW_CONTROL_PROXY_EVENT_ERROR 5
-#define AA_FLOW_CONTROL_PROXY_EVENT_TRIGGER_SEND_SETUP 6
-#define AA_FLOW_CONTROL_PROXY_EVENT_CLOSE 7
-#define AA_FLOW_CONTROL_PROXY_OPTION_GROUP 1
-#define AA_FLOW_CONTROL_PROXY_OPTION_TIMEOUT 2
-#define AA_FLOW_CONTROL_PROXY_OPTION_GROUP_TAG_REQUIRED 4
-#define AA_FLOW_CONTROL_PROXY_OPTION_TRACKS_RECEIVERS 8
-
-typedef struct aa_flow_control_proxy_event_stct
-{
-    int64_t instance_id;
-    int32_t type;
-    int32_t flags;
-    int64_t now_ns;
-    int64_t receiver_id;
-    int64_t position;
-    int64_t sender_limit;
-    int64_t group_tag;
-    int32_t window;
-    int32_t has_group_tag;
-    char source[64];
-}
-aa_flow_control_proxy_event_t;
-
-typedef struct aa_flow_control_proxy_info_stct
-{
-    int64_t instance_id;
-    int64_t registration_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
-    int32_t term_length;
-    int32_t group_min_size;
-    int64_t group_tag;
-    int64_t receiver_timeout_ns;
-    int64_t events_dropped;
-    int64_t events_coalesced;
-    bool has_failed;
-    char name[64];
-    char options[256];
-}
-aa_flow_control_proxy_info_t;
 #endif
-int aa_flow_control_proxy_register(
-    const char *name, int32_t retransmit_multiple, int32_t options, const char *description);
+/* CDEF INCLUDE _native/src/strategy/aa_flow_control_proxy.h */
 /* The driver's host (lives as long as the driver). */
 aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *driver);
-void aa_flow_control_proxy_host_attach(aa_flow_control_proxy_host_t *host, bool attached);
-int aa_flow_control_proxy_host_poll(
-    aa_flow_control_proxy_host_t *host, aa_flow_control_proxy_event_t *events, int32_t capacity);
-int aa_flow_control_proxy_host_wait(aa_flow_control_proxy_host_t *host, int64_t timeout_ns);
-void aa_flow_control_proxy_host_wake(aa_flow_control_proxy_host_t *host);
-int aa_flow_control_proxy_host_answer(
-    aa_flow_control_proxy_host_t *host, int64_t instance_id, int64_t sender_limit, bool has_required_receivers,
-    int64_t receiver_count);
-int aa_flow_control_proxy_host_fail(aa_flow_control_proxy_host_t *host, int64_t instance_id, const char *message);
-void aa_flow_control_proxy_host_log_error(aa_flow_control_proxy_host_t *host, const char *message);
-int aa_flow_control_proxy_host_describe(
-    aa_flow_control_proxy_host_t *host, int64_t instance_id, aa_flow_control_proxy_info_t *info);
 
 /* ---- clocks ----
  * The driver and the client read every timer (liveness, linger, flow-control and connection

@@ -49,6 +49,8 @@
 /* The sender limit before the strategy's first answer. */
 #define AA_FLOW_CONTROL_PROXY_NO_ANSWER INT64_MIN
 
+/* CDEF BEGIN */
+
 /* Event types (aa_flow_control_proxy_event_t.type). */
 #define AA_FLOW_CONTROL_PROXY_EVENT_CREATE 1
 #define AA_FLOW_CONTROL_PROXY_EVENT_STATUS_MESSAGE 2
@@ -57,6 +59,7 @@
 #define AA_FLOW_CONTROL_PROXY_EVENT_ERROR 5
 #define AA_FLOW_CONTROL_PROXY_EVENT_TRIGGER_SEND_SETUP 6
 #define AA_FLOW_CONTROL_PROXY_EVENT_CLOSE 7
+
 
 /* Options a registration accepts (the reference grammar, checked when the publication is created). */
 #define AA_FLOW_CONTROL_PROXY_OPTION_GROUP 1            /* g:<tag>[/<min size>] */
@@ -104,31 +107,7 @@ typedef struct aa_flow_control_proxy_info_stct
 }
 aa_flow_control_proxy_info_t;
 
-typedef struct aa_flow_control_proxy_stct aa_flow_control_proxy_t;
-
-/* One per driver (the conductor's); handed to suppliers through the flow control params' host. */
-typedef struct aa_flow_control_proxy_host_stct
-{
-    pthread_mutex_t mutex;
-    aa_doorbell_t doorbell;
-    aa_flow_control_proxy_t **proxies;
-    size_t proxies_count;
-    size_t proxies_capacity;
-    int64_t *closed_ids;        /* closed since the worker's last poll */
-    size_t closed_count;
-    size_t closed_capacity;
-    int64_t next_instance_id;
-    volatile int32_t worker_attached;
-    void (*log_error)(void *clientd, int32_t code, const char *message);
-    void *log_error_clientd;
-}
-aa_flow_control_proxy_host_t;
-
-int aa_flow_control_proxy_host_init(
-    aa_flow_control_proxy_host_t *host, void (*log_error)(void *clientd, int32_t code, const char *message),
-    void *log_error_clientd);
-/* After every proxy of the host was released. */
-void aa_flow_control_proxy_host_close(aa_flow_control_proxy_host_t *host);
+typedef struct aa_flow_control_proxy_host_stct aa_flow_control_proxy_host_t;
 
 /* Registers a proxied strategy under name: its publications queue their events to the host of the
  * driver that creates them. options: AA_FLOW_CONTROL_PROXY_OPTION_*; retransmit_multiple: the
@@ -158,5 +137,32 @@ int aa_flow_control_proxy_host_fail(aa_flow_control_proxy_host_t *host, int64_t 
 void aa_flow_control_proxy_host_log_error(aa_flow_control_proxy_host_t *host, const char *message);
 int aa_flow_control_proxy_host_describe(
     aa_flow_control_proxy_host_t *host, int64_t instance_id, aa_flow_control_proxy_info_t *info);
+
+/* CDEF END */
+
+typedef struct aa_flow_control_proxy_stct aa_flow_control_proxy_t;
+
+/* One per driver (the conductor's); handed to suppliers through the flow control params' host. */
+struct aa_flow_control_proxy_host_stct
+{
+    pthread_mutex_t mutex;
+    aa_doorbell_t doorbell;
+    aa_flow_control_proxy_t **proxies;
+    size_t proxies_count;
+    size_t proxies_capacity;
+    int64_t *closed_ids;        /* closed since the worker's last poll */
+    size_t closed_count;
+    size_t closed_capacity;
+    int64_t next_instance_id;
+    volatile int32_t worker_attached;
+    void (*log_error)(void *clientd, int32_t code, const char *message);
+    void *log_error_clientd;
+};
+
+int aa_flow_control_proxy_host_init(
+    aa_flow_control_proxy_host_t *host, void (*log_error)(void *clientd, int32_t code, const char *message),
+    void *log_error_clientd);
+/* After every proxy of the host was released. */
+void aa_flow_control_proxy_host_close(aa_flow_control_proxy_host_t *host);
 
 #endif
