@@ -15,6 +15,10 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     from .context import DriverContext, native_options
     from .driver import MediaDriver
 
+    if args.terminate or args.info:
+        from .driver_control import command as control_command
+
+        return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout)
     if args.help_options:
         if args.markdown:
             print("| environment variable | property | default | meaning |")
@@ -59,8 +63,10 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         return 1
     with driver:
         print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
-        while not stop.wait(0.2):
-            pass
+        while not stop.wait(0.1):
+            if driver.termination_requested:
+                print("aeron-async driver: terminated by a TERMINATE_DRIVER request", flush=True)
+                break
         print("aeron-async driver: shutting down", flush=True)
     return 0
 
@@ -208,6 +214,13 @@ def main(argv: list[str] | None = None) -> int:
                    "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
+    p.add_argument("--terminate", action="store_true", help="ask the driver running in --aeron-dir to stop "
+                   "(TERMINATE_DRIVER; it must allow it: AERON_DRIVER_TERMINATION_VALIDATOR=token or allow)")
+    p.add_argument("--token", help="with --terminate: the token the driver expects "
+                   "(default $AERON_DRIVER_TERMINATION_TOKEN)")
+    p.add_argument("--timeout", type=float, default=5.0, help="with --terminate: seconds to wait for the answer")
+    p.add_argument("--info", action="store_true", help="print the running driver's pid, start time, version, "
+                   "directory and options")
     p.set_defaults(func=_cmd_driver)
 
     p = sub.add_parser("archive", help="run a standalone archive (recording and replay) until SIGINT/SIGTERM")
