@@ -128,16 +128,15 @@ def _cmd_archive(args: argparse.Namespace) -> int:
 
 
 def _cmd_stat(args: argparse.Namespace) -> int:
-    from .errors import AeronError
-    from .monitor import run_stat
+    from .stat import command
 
-    try:
-        return run_stat(args.aeron_dir, args.interval, args.count, sys.stdout)
-    except AeronError as exc:
-        print(f"aeron-async stat: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 0
+    return command(args)
+
+
+def _cmd_exporter(args: argparse.Namespace) -> int:
+    from .exporter import command
+
+    return command(args)
 
 
 def _cmd_errors(args: argparse.Namespace) -> int:
@@ -235,11 +234,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_archive)
 
-    p = sub.add_parser("stat", help="show a driver's counters, refreshing once a second")
-    p.add_argument("--aeron-dir")
-    p.add_argument("--interval", type=float, default=1.0)
-    p.add_argument("--count", type=int, default=None, help="stop after this many refreshes")
+    p = sub.add_parser("stat", help="a driver's counters with their rates, live (or --once / --json), with "
+                       "AeronStat's filters")
+    from .stat import add_arguments as add_stat_arguments
+
+    add_stat_arguments(p)
     p.set_defaults(func=_cmd_stat)
+
+    p = sub.add_parser("exporter", help="serve a driver's counters, loss report and error count to Prometheus at "
+                       "/metrics (the 'monitor' extra)")
+    from .exporter import add_arguments as add_exporter_arguments
+
+    add_exporter_arguments(p)
+    p.set_defaults(func=_cmd_exporter)
 
     p = sub.add_parser("errors", help="print a driver's distinct error log")
     p.add_argument("--aeron-dir")
