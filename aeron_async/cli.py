@@ -1,5 +1,5 @@
 """`aeron-async` command line: `driver` (standalone media driver), `archive` (standalone archive),
-`stat` (counters), `errors`,
+`stat` (counters, aeron_async.stat), `exporter` (Prometheus, aeron_async.exporter), `errors`,
 `bench` (benchmarks against peers, aeron_async.bench)."""
 
 from __future__ import annotations
