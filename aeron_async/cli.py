@@ -1,5 +1,6 @@
 """`aeron-async` command line: `driver` (standalone media driver), `archive` (standalone archive),
-`stat` (counters, aeron_async.stat), `exporter` (Prometheus, aeron_async.exporter), `errors`,
+`stat` (counters, aeron_async.stat), `exporter` (Prometheus, aeron_async.exporter), `errors`, `loss` (the
+loss report),
 `bench` (benchmarks against peers, aeron_async.bench)."""
 
 from __future__ import annotations
@@ -157,6 +158,12 @@ def _cmd_errors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_loss(args: argparse.Namespace) -> int:
+    from .loss import command
+
+    return command(args.aeron_dir, args.json)
+
+
 def _cmd_strategies(args: argparse.Namespace) -> int:
     from . import strategies
 
@@ -251,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("errors", help="print a driver's distinct error log")
     p.add_argument("--aeron-dir")
     p.set_defaults(func=_cmd_errors)
+
+    p = sub.add_parser("loss", help="print a driver's loss report (every image's loss, as Aeron's LossStat)")
+    p.add_argument("--aeron-dir")
+    p.add_argument("--json", action="store_true", help="print the entries as a JSON list")
+    p.set_defaults(func=_cmd_loss)
 
     p = sub.add_parser("strategies", help="list the registered flow control, congestion control, name resolver and "
                        "idle strategies (the names fc=, cc=, AERON_NAME_RESOLVER_SUPPLIER and *_IDLE_STRATEGY take)")

@@ -25,6 +25,7 @@
 #include "../src/archive/aa_archive_segment.h"
 #include "../src/archive/aa_archive_catalog.h"
 #include "../src/archive/aa_archive_context.h"
+#include "../src/concurrent/aa_loss_reporter.h"
 #endif
 
 /* CDEF BEGIN */
@@ -577,6 +578,21 @@ typedef struct aa_archive_mark_reader_stct aa_archive_mark_reader_t;
 int aa_archive_mark_reader_open(aa_archive_mark_reader_t **reader, const char *archive_dir, aa_archive_mark_info_t *info);
 int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record);
 void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
+
+/* ---- the loss report (issue 18) ----
+ * src/concurrent/aa_loss_reporter.h: <aeron_dir>/<aa_loss_report_file_name()>, Aeron's LossReport
+ * layout, written by the driver's receiver; aeron_async/loss.py reads it in place at these offsets. */
+#if AA_CDEF
+#define AA_LOSS_REPORT_ENTRY_ALIGNMENT ...
+#define AA_LOSS_REPORT_OBSERVATION_COUNT_OFFSET ...
+#define AA_LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET ...
+#define AA_LOSS_REPORT_FIRST_OBSERVATION_OFFSET ...
+#define AA_LOSS_REPORT_LAST_OBSERVATION_OFFSET ...
+#define AA_LOSS_REPORT_SESSION_ID_OFFSET ...
+#define AA_LOSS_REPORT_STREAM_ID_OFFSET ...
+#define AA_LOSS_REPORT_CHANNEL_OFFSET ...
+#endif
+const char *aa_loss_report_file_name(void);
 
 /* ---- the archive (issue 16): codecs and files ----
  * Declared once, in their own headers (build_ffi.py splices their CDEF blocks in here): the SBE

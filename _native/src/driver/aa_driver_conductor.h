@@ -21,6 +21,7 @@
 #include "../concurrent/aa_command_queue.h"
 #include "../concurrent/aa_counters.h"
 #include "../concurrent/aa_error_log.h"
+#include "../concurrent/aa_loss_reporter.h"
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../strategy/aa_flow_control_proxy.h"
 #include "../util/aa_fs.h"
@@ -95,6 +96,10 @@ typedef struct aa_driver_conductor_stct
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
+    /* <aeron_dir>/loss-report.dat (aa_loss_reporter.h): mapped and unmapped here, written by the
+     * receiver alone (services' loss_reporter). */
+    aa_mapped_file_t loss_report_file;
+    aa_loss_reporter_t loss_reporter;
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);

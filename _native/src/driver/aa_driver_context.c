@@ -222,6 +222,11 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(termination_token), "",
         "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
         "(never written to driver-options.properties)" },
+    /* the loss report (issue 18) */
+    { "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length", AA_OPT_SIZE,
+        AA_FIELD(loss_report_buffer_length), "1m",
+        "length of the loss report file loss-report.dat (rounded up to AERON_FILE_PAGE_SIZE), where the receiver "
+        "records the loss of every image; `aeron-async loss` reads it" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
@@ -581,6 +586,13 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_ERROR_BUFFER_LENGTH=%" PRId64 " must be a multiple of 8, at least 4096",
             ctx->error_buffer_length);
+        return -1;
+    }
+    if (ctx->loss_report_buffer_length < 1024 || ctx->loss_report_buffer_length > INT32_MAX)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_LOSS_REPORT_BUFFER_LENGTH=%" PRId64 " must be from 1k to 2g (default 1m)",
+            ctx->loss_report_buffer_length);
         return -1;
     }
     if (ctx->socket_so_rcvbuf > INT32_MAX || ctx->socket_so_sndbuf > INT32_MAX)

@@ -110,9 +110,12 @@ typedef struct aa_driver_context_stct
     aa_loss_generator_params_t udp_send_loss;
     int64_t udp_loss_seed;
 
-    /* Driver control (TERMINATE_DRIVER, aa_driver_termination.c): "deny", "allow" or "token". */
+    /* Driver control (TERMINATE_DRIVER, aa_driver_control.c): "deny", "allow" or "token". */
     char termination_validator[16];
     char termination_token[256];
+    /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
+     * file_page_size as Aeron does. */
+    int64_t loss_report_buffer_length;
 
     /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
      * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
@@ -128,7 +131,7 @@ int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char
 /* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
 int aa_driver_context_validate(aa_driver_context_t *ctx);
 
-/* TERMINATE_DRIVER validation (aa_driver_termination.c) */
+/* TERMINATE_DRIVER validation (aa_driver_control.c) */
 typedef enum aa_termination_validator_enum
 {
     AA_TERMINATION_DENY = 0,
