@@ -220,13 +220,15 @@ class AeronCollector:
     def _loss(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+        from .errors import AeronError
+
         try:
             from .loss import read_loss_report  # type: ignore[import-not-found,unused-ignore]
         except ImportError:  # a build without the loss report
             return
         try:
             entries = read_loss_report(self.aeron_dir)
-        except (OSError, ValueError):  # no loss report (yet), or one being created
+        except (AeronError, OSError, ValueError):  # no loss report (no driver there yet), or one being created
             entries = []
         labels = ["channel", "stream", "session", "source"]
         observations = CounterMetricFamily("aeron_loss_observations",
