@@ -100,6 +100,9 @@ class DriverContext:
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
+    # driver control (issue 18): who may stop the driver with TERMINATE_DRIVER (`aeron-async driver --terminate`)
+    driver_termination_validator: str | None = _field("AERON_DRIVER_TERMINATION_VALIDATOR", "deny", "deny (nobody may stop the driver with TERMINATE_DRIVER), allow (anybody), or token (requests carrying driver_termination_token)")
+    driver_termination_token: str | None = _field("AERON_DRIVER_TERMINATION_TOKEN", "", "the token a TERMINATE_DRIVER request must carry with driver_termination_validator='token'")
     # the loss report (issue 18)
     loss_report_buffer_length: Size | None = _field("AERON_LOSS_REPORT_BUFFER_LENGTH", "1m", "length of loss-report.dat, where the receiver records every image's loss (aeron-async loss)")
 

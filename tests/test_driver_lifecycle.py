@@ -65,7 +65,8 @@ def test_readme_first_example_runs_back_to_back(private_dir: str, tmp_path: Any)
         assert result.stdout.strip() == "b'hello' 64", result.stdout
         assert took < 2.0, f"run {run + 1} took {took:.2f} s"
     # the loss report stays readable after the driver stopped (aeron-async loss), as Aeron's does
-    assert sorted(os.listdir(private_dir)) == ["cnc.dat", "driver.lock", "images", "loss-report.dat", "publications"]
+    assert sorted(os.listdir(private_dir)) == ["cnc.dat", "driver-options.properties", "driver.lock", "images",
+                                              "loss-report.dat", "publications"]
     for kind in ("publications", "images"):
         assert os.listdir(os.path.join(private_dir, kind)) == [], f"log buffers left in {kind}/"
     assert not aeron_async.is_driver_active(private_dir, LONG_TIMEOUT)

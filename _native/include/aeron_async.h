@@ -467,6 +467,15 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
 
+/* ---- driver control (issue 18, src/driver/aa_driver_control.c) ----
+ * Asks the reader's driver to stop: writes Aeron's TERMINATE_DRIVER (0x0E) with the token into its
+ * to-driver buffer. The driver accepts or refuses it by AERON_DRIVER_TERMINATION_VALIDATOR; a refusal
+ * is recorded in its error log ("TERMINATE_DRIVER refused: ..."), an accepted request sets the flag
+ * that aa_driver_termination_requested reads, and the driver's owner then closes it. */
+#define AA_TERMINATION_TOKEN_MAX_LENGTH 1024
+int aa_cnc_reader_request_termination(aa_cnc_reader_t *reader, const uint8_t *token, size_t token_length);
+bool aa_driver_termination_requested(aa_driver_t *driver);
+
 /* ---- the archive service (issue 16): records streams to segment files and replays them, with
  * Aeron Archive's control protocol (local control over IPC, optional UDP control channel) ----
  * A context holds every option (AERON_ARCHIVE_* environment variables, then aa_archive_context_set

@@ -198,6 +198,12 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
     }
     const aa_correlated_command_t *correlated = buffer;
     correlation_id = correlated->correlation_id;
+    if (AA_COMMAND_TERMINATE_DRIVER == msg_type_id)
+    {
+        /* from a requester that is no client (Aeron's requestDriverTermination): no client entry */
+        aa_driver_conductor_on_terminate_driver(conductor, buffer, length);
+        return;
+    }
     aa_driver_client_t *client = aa_conductor_get_or_add_client(conductor, correlated->client_id, cc->now_ms);
     if (NULL == client)
     {

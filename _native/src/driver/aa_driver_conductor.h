@@ -122,6 +122,8 @@ typedef struct aa_driver_conductor_stct
      * writing an image, the sender reading a publication nor cleaning takes page faults */
     aa_prefault_t prefault;
     uint8_t response[AA_RB_RECORD_HEADER_LENGTH + 8192];
+    /* set (release) when a TERMINATE_DRIVER request was accepted (aa_driver_control.c) */
+    volatile int32_t termination_requested;
 }
 aa_driver_conductor_t;
 
@@ -132,6 +134,10 @@ void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+
+/* TERMINATE_DRIVER (aa_driver_control.c): validates the request; sets termination_requested or
+ * records the refusal in the error log. */
+void aa_driver_conductor_on_terminate_driver(aa_driver_conductor_t *conductor, const void *buffer, size_t length);
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)
