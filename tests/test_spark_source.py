@@ -2,7 +2,7 @@
 SparkSession (the shared `spark` fixture) over an archive beside a driver.
 
 The module's recordings are made once: 1,000,000 small messages (8 bytes: their index) over IPC,
-and a few thousand of mixed sizes, fragmented ones included. Every check compares what Spark
+and 12,000 of mixed sizes, fragmented ones included. Every check compares what Spark
 returns with what was published: bytes, start positions, reserved values, each message once.
 """
 
@@ -33,6 +33,7 @@ FRAME = 64  # an 8-byte message: 32-byte header + 8, aligned to 32
 BIG_STREAM = 4101
 MIXED_STREAM = 4102
 LIVE_STREAM = 4103
+MIXED_TERM = 256 * 1024  # the mixed recording's term length: 12,000 messages in 6 terms
 
 
 @dataclass
@@ -82,9 +83,9 @@ def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
                 _, big = record(archive, "aeron:ipc", BIG_STREAM)
                 reserved = array("q")
                 publish_million(big_publication, reserved)
-                mixed_publication = client.add_exclusive_publication("aeron:ipc", MIXED_STREAM)
+                mixed_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", MIXED_STREAM)
                 _, mixed = record(archive, "aeron:ipc", MIXED_STREAM)
-                stream = Stream(4000)
+                stream = Stream(12000)
                 stream.publish(mixed_publication)
                 wait_recorded(archive, big, big_publication.position)
                 wait_recorded(archive, mixed, mixed_publication.position)
@@ -114,3 +115,198 @@ def test_a_million_messages_are_read_once_each_with_their_positions(spark: Any, 
     assert set(table.column("channel").to_pylist()) == {"aeron:ipc"}
     descriptor = recorded.archive.list_recording(recorded.big)
     assert set(table.column("session_id").to_pylist()) == {descriptor.session_id}
+
+
+# --- ranges and partitions: exact ------------------------------------------------------------
+
+def framed_length(size: int, max_payload: int = 1376) -> int:
+    """The bytes a message of `size` takes in the log: its frames (IPC MTU 1408), each aligned to 32."""
+    whole, rest = divmod(size, max_payload)
+    frames = whole * (max_payload + 32) + ((rest + 32 + 31) // 32 * 32 if rest or not whole else 0)
+    return frames
+
+
+def start_of(stream: Stream, index: int) -> int:
+    """Where message `index` starts: its end (what its offer returned) less its frames (the end of
+    the message before it, unless padding ended the term between them)."""
+    return stream.positions[index] - framed_length(stream.sizes[index])
+
+
+def expected_messages(stream: Stream, start: int, end: int) -> list[tuple[int, bytes]]:
+    """(start position, bytes) of the messages of `stream` whose start position is in [start, end)."""
+    found = []
+    for i in range(len(stream)):
+        position = start_of(stream, i)
+        if start <= position < end:
+            found.append((position, stream.blob[stream.offsets[i]:stream.offsets[i + 1]]))
+    return found
+
+
+def rows_of(table: Any) -> list[tuple[int, bytes]]:
+    table = table.sort_by("position")
+    return list(zip(table.column("position").to_pylist(), table.column("data").to_pylist()))
+
+
+def test_partitions_split_a_recording_exactly_at_whole_terms(recorded: Recorded) -> None:
+    """Without Spark: every range a plan makes is read by its own replay, and together they hold
+    each message once, fragmented ones whole, whatever the split size and the positions given."""
+    from aeron_async.spark.options import parse_read_options
+    from aeron_async.spark.reader import AeronBatchReader
+
+    stream = recorded.mixed_stream
+    end = stream.positions[-1]
+    term = MIXED_TERM
+    cases = [("0", "latest", 1), (str(3 * term), "latest", 1),  # 1 byte: one term per partition
+             (str(start_of(stream, 100) + 8), str(start_of(stream, 3500) - 8), 100_000)]
+    for starting, ending, size in cases:
+        options = {"aeronDir": recorded.aeron_dir, "recordingIds": str(recorded.mixed),
+                   "startingPositions": json.dumps({str(recorded.mixed): int(starting)}),
+                   "maxBytesPerPartition": str(size)}
+        if ending != "latest":
+            options["endingPositions"] = json.dumps({str(recorded.mixed): int(ending)})
+        reader = AeronBatchReader(parse_read_options({k.lower(): v for k, v in options.items()}, streaming=False))
+        partitions = reader.partitions()
+        low, high = int(starting), end if ending == "latest" else int(ending)
+        ranges = [(p.part.start, p.part.end) for p in partitions]
+        assert ranges[0][0] == low and ranges[-1][1] == high
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:])), ranges
+        assert all(r[1] % term == 0 for r in ranges[:-1]), ranges  # cut at term boundaries only
+        if size == 1:
+            assert len(ranges) == -(-high // term) - low // term
+        got = []
+        for partition in partitions:
+            for batch in reader.read(partition):
+                part_rows = rows_of(pa.Table.from_batches([batch]))
+                assert all(partition.part.start <= position < partition.part.end for position, _ in part_rows)
+                got.extend(part_rows)
+        assert sorted(got) == expected_messages(stream, low, high)
+
+
+def test_a_position_range_read_by_spark_is_exact(spark: Any, recorded: Recorded) -> None:
+    stream = recorded.mixed_stream
+    low, high = start_of(stream, 997 * 2 + 500) + 32, start_of(stream, 11000)  # from inside a fragmented message
+    df = load(spark, recorded.options(recordingIds=recorded.mixed, maxBytesPerPartition="256k",
+                                      startingPositions=json.dumps({str(recorded.mixed): low}),
+                                      endingPositions=json.dumps({str(recorded.mixed): high})))
+    assert rows_of(df.toArrow()) == expected_messages(stream, low, high)
+
+
+def test_recordings_are_chosen_by_channel_and_stream(spark: Any, recorded: Recorded) -> None:
+    df = load(spark, recorded.options(channel="aeron:ipc", streamId=MIXED_STREAM))
+    table = df.toArrow()
+    assert set(table.column("recording_id").to_pylist()) == {recorded.mixed}
+    assert rows_of(table) == expected_messages(recorded.mixed_stream, 0, 1 << 62)
+
+
+# --- streaming ----------------------------------------------------------------------------------
+
+def run_available_now(spark: Any, options: dict[str, str], checkpoint: str, sink: str, timeout: float = 120) -> Any:
+    query = (spark.readStream.format("aeron").options(**options).load()
+             .writeStream.format("parquet").option("path", sink).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    assert query.awaitTermination(timeout), f"the query did not end within {timeout} s"
+    assert query.exception() is None, query.exception()
+    return query
+
+
+def test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once(
+        spark: Any, recorded: Recorded, tmp_path: Any) -> None:
+    """maxRecordsPerTrigger=3000 over 12,000 messages: four micro-batches of 3000. Then the query
+    is 'killed' after batch 2 was planned (its offsets logged; its output and commit never made)
+    and restarted from the checkpoint: batch 2 is re-run over the same offsets, batch 3 planned
+    again, and the file sink holds every message exactly once."""
+    checkpoint, sink = str(tmp_path / "checkpoint"), str(tmp_path / "out")
+    options = recorded.options(recordingIds=recorded.mixed, startingPositions="earliest", maxRecordsPerTrigger=3000)
+    query = run_available_now(spark, options, checkpoint, sink)
+    batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    assert [p["numInputRows"] for p in batches] == [3000, 3000, 3000, 3000]
+    offsets = [json.loads(p["sources"][0]["endOffset"]) for p in batches]
+    stream = recorded.mixed_stream
+    assert offsets[-1] == {str(recorded.mixed): stream.positions[-1]}
+    assert offsets[0] == {str(recorded.mixed): stream.positions[2999]}  # after the 3000th message
+    with open(os.path.join(checkpoint, "offsets", "2")) as f:
+        logged = f.read()
+    # the kill: batch 2 planned (offsets/2 kept), nothing after it done
+    for name in ("commits/2", "commits/3", "offsets/3", "sources/0/3", "_spark_metadata/2", "_spark_metadata/3"):
+        folder, _, file = name.rpartition("/")
+        root = sink if folder == "_spark_metadata" else checkpoint
+        for path in (os.path.join(root, folder, file), os.path.join(root, folder, f".{file}.crc")):  # and its checksum
+            if os.path.exists(path):
+                os.remove(path)
+    query = run_available_now(spark, options, checkpoint, sink)
+    with open(os.path.join(checkpoint, "offsets", "2")) as f:
+        assert f.read() == logged
+    assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0] == [3000, 3000]
+    output = spark.read.parquet(sink)
+    assert rows_of(output.toArrow()) == expected_messages(stream, 0, 1 << 62)
+
+
+def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
+        spark: Any, recorded: Recorded, tmp_path: Any) -> None:
+    """A publisher keeps publishing while the query runs: the query reads in several batches,
+    ends without waiting for it, and what it read is the recording from its start up to a position
+    at least where the recording stood when the query was started: every message once, in order."""
+    publication = recorded.client.add_exclusive_publication("aeron:ipc", LIVE_STREAM)
+    subscription_id, live = record(recorded.archive, "aeron:ipc", LIVE_STREAM)
+    stop = threading.Event()
+    published = [0]
+
+    def publish() -> None:
+        """30,000 messages at once, then about 1,000 a second until stopped."""
+        count = 0
+        while not stop.is_set():
+            batch = [i.to_bytes(8, "little") for i in range(count, count + (1000 if count < 30_000 else 10))]
+            accepted = publication.offer_batch(batch)
+            if accepted > 0:
+                count += accepted
+                published[0] = count
+            if count >= 30_000:
+                time.sleep(0.01)
+
+    publisher = threading.Thread(target=publish, daemon=True)
+    publisher.start()
+    try:
+        wait_recorded(recorded.archive, live, 30_000 * FRAME)
+        before = recorded.archive.max_recorded_position(live)
+        checkpoint, sink = str(tmp_path / "checkpoint"), str(tmp_path / "out")
+        options = recorded.options(recordingIds=live, startingPositions="earliest", maxRecordsPerTrigger=12_000)
+        query = run_available_now(spark, options, checkpoint, sink)
+        assert publisher.is_alive()
+        batches = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0]
+        end = json.loads(query.recentProgress[-1]["sources"][0]["endOffset"])[str(live)]
+        assert len(batches) >= 3 and all(n <= 12_000 for n in batches), batches
+        assert end >= before and end % FRAME == 0
+        table = spark.read.parquet(sink).toArrow().sort_by("position")
+        assert table.column("position").to_pylist() == list(range(0, end, FRAME))
+        assert table.column("data").to_pylist() == [i.to_bytes(8, "little") for i in range(end // FRAME)]
+        assert recorded.archive.max_recorded_position(live) > end  # the publisher went on past it
+    finally:
+        stop.set()
+        publisher.join(10)
+        recorded.archive.stop_recording(subscription_id=subscription_id)
+        publication.close()
+
+
+# --- bad input: clear errors at query start --------------------------------------------------------
+
+@pytest.mark.parametrize("options, expected", [
+    ({"recordingIds": "987654"}, "recording 987654 \\(recordingIds\\) is not in the archive"),
+    ({"recordingIds": "{mixed}", "endingPositions": '{{"{mixed}": 999999999}}'}, "past its end"),
+    ({"recordingIds": "{mixed}", "controlChannel": "aeron:ipc?term-length=64k", "controlStreamId": "4999",
+      "timeout": "1"}, "no archive is listening"),
+    ({"recordingIds": "{mixed}", "startPosition": "0"}, "unknown option 'startposition'"),
+    ({"recordingIds": "{mixed}", "maxRecordsPerTrigger": "10"}, "applies to spark.readStream only"),
+])
+def test_bad_input_is_a_clear_error_at_query_start(
+        spark: Any, recorded: Recorded, options: dict[str, str], expected: str) -> None:
+    resolved = {key: value.format(mixed=recorded.mixed) for key, value in options.items()}
+    with pytest.raises(Exception, match=expected):
+        load(spark, recorded.options(**resolved)).count()
+
+
+def test_a_stream_of_an_unknown_recording_fails_at_start(spark: Any, recorded: Recorded, tmp_path: Any) -> None:
+    query = (spark.readStream.format("aeron").options(**recorded.options(recordingIds=987654)).load()
+             .writeStream.format("parquet").option("path", str(tmp_path / "out"))
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+    with pytest.raises(Exception, match="987654"):
+        query.awaitTermination(60)
