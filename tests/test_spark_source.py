@@ -310,3 +310,106 @@ def test_a_stream_of_an_unknown_recording_fails_at_start(spark: Any, recorded: R
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     with pytest.raises(Exception, match="987654"):
         query.awaitTermination(60)
+
+
+# --- without Spark: options, offsets, limits, data loss ------------------------------------------
+
+def read_options(**given: Any) -> Any:
+    from aeron_async.spark.options import parse_read_options
+
+    streaming = bool(given.pop("streaming", False))
+    return parse_read_options({key.lower(): str(value) for key, value in given.items()}, streaming=streaming)
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({}, "choose the recordings"),
+    ({"recordingIds": "3", "channel": "aeron:ipc", "streamId": "1"}, "not both"),
+    ({"channel": "aeron:ipc"}, "channel and streamId go together"),
+    ({"recordingIds": "x"}, "recordingIds='x' is not an integer"),
+    ({"recordingIds": "3", "startingPositions": "soon"}, "earliest or latest, or a JSON object"),
+    ({"recordingIds": "3", "startingPositions": '{"3": -7}'}, "position of recording 3 is -7"),
+    ({"recordingIds": "3", "startingPositions": '{"4": 0}'}, "names recordings \\[4\\] that recordingIds"),
+    ({"recordingIds": "3", "endingPositions": "earliest"}, "endingPositions='earliest': give latest"),
+    ({"recordingIds": "3", "maxBytesPerPartition": "lots"}, "is not a size"),
+    ({"recordingIds": "3", "failOnDataLoss": "maybe"}, "must be true or false"),
+    ({"recordingIds": "3", "replayChannel": "udp://x"}, "is not an Aeron channel"),
+    ({"recordingIds": "3", "timeout": "0"}, "between 0 and 3600"),
+    ({"recordingIds": "3", "endingPositions": '{"3": 5}', "streaming": True}, "applies to spark.read only"),
+    ({"recordingIds": "3", "maxRecordsPerTrigger": "0", "streaming": True}, "between 1 and"),
+])
+def test_bad_options_are_named_with_the_fix(given: dict[str, Any], expected: str) -> None:
+    from aeron_async.spark.options import OptionError
+
+    with pytest.raises(OptionError, match=expected):
+        read_options(**given)
+
+
+def test_options_parse_to_their_values() -> None:
+    options = read_options(recordingIds="5, 3,5", startingPositions='{"3": 64, "5": -2}', maxBytesPerPartition="2m",
+                           failOnDataLoss="false", maxRecordsPerTrigger=10, maxBytesPerTrigger="1k", streaming=True)
+    assert options.recording_ids == (5, 3)
+    assert options.starting == {3: 64, 5: -2}
+    assert options.max_bytes_per_partition == 2 << 20 and options.max_bytes_per_trigger == 1024
+    assert options.max_records_per_trigger == 10 and options.fail_on_data_loss is False
+    assert read_options(channel="aeron:udp", streamId=7).starting == -2  # batch: earliest
+    assert read_options(channel="aeron:udp", streamId=7, streaming=True).starting == -1  # streaming: latest
+    assert read_options(recordingIds=1, path="").recording_ids == (1,)  # load() without a path
+
+
+def test_offsets_list_recordings_in_id_order_and_limits_are_shared() -> None:
+    from aeron_async.spark.stream_reader import decode_offset, encode_offset, share
+
+    assert json.dumps(encode_offset({10: 5, 2: 7})) == '{"2": 7, "10": 5}'
+    assert decode_offset({"2": 7, "10": 5}) == {2: 7, 10: 5}
+    assert share(100, {1: 30, 2: 50}) == {1: 30, 2: 50}  # all fits
+    shares = share(10, {1: 300, 2: 100, 3: 1})
+    assert sum(shares.values()) == 10 and shares[1] > shares[2]
+
+
+def test_byte_limits_cut_micro_batches_anywhere_and_each_message_is_read_once(recorded: Recorded) -> None:
+    """maxBytesPerTrigger without Spark: the stream reader's offsets cut the recording at byte
+    positions inside messages; the batches between them hold each message exactly once."""
+    from pyspark.sql.streaming.datasource import ReadMaxBytes
+
+    from aeron_async.spark.stream_reader import AeronStreamReader
+
+    reader = AeronStreamReader(read_options(aeronDir=recorded.aeron_dir, recordingIds=recorded.mixed,
+                                            startingPositions="earliest", maxBytesPerTrigger=100_000, streaming=True))
+    try:
+        assert isinstance(reader.getDefaultReadLimit(), ReadMaxBytes)
+        start = reader.initialOffset()
+        reader.prepareForTriggerAvailableNow()
+        got: list[tuple[int, bytes]] = []
+        for _ in range(50):
+            end = reader.latestOffset(start, reader.getDefaultReadLimit())
+            if end == start:
+                break
+            assert end[str(recorded.mixed)] - start[str(recorded.mixed)] <= 100_000
+            for partition in reader.partitions(start, end):
+                for batch in reader.read(partition):
+                    got.extend(rows_of(pa.Table.from_batches([batch])))
+            start = end
+        assert got == expected_messages(recorded.mixed_stream, 0, 1 << 62)
+    finally:
+        reader.stop()
+
+
+def test_a_truncated_range_fails_or_is_read_as_far_as_it_is_left(recorded: Recorded) -> None:
+    from aeron_async.spark.columns import DataLossError
+    from aeron_async.spark.reader import AeronBatchReader
+
+    publication = recorded.client.add_exclusive_publication("aeron:ipc", 4104)
+    subscription_id, recording = record(recorded.archive, "aeron:ipc", 4104)
+    for i in range(100):
+        assert publication.offer(i.to_bytes(8, "little")) > 0 or time.sleep(0.01) is None
+    wait_recorded(recorded.archive, recording, 100 * FRAME)
+    recorded.archive.stop_recording(subscription_id=subscription_id)
+    publication.close()
+    strict = AeronBatchReader(read_options(aeronDir=recorded.aeron_dir, recordingIds=recording))
+    lenient = AeronBatchReader(read_options(aeronDir=recorded.aeron_dir, recordingIds=recording, failOnDataLoss="false"))
+    [partition] = strict.partitions()
+    recorded.archive.truncate_recording(recording, 40 * FRAME)  # after planning, before the tasks read
+    with pytest.raises(DataLossError, match="now stops at 2560 \\(truncated\\).*failOnDataLoss=false"):
+        list(strict.read(partition))
+    rows = [row for batch in lenient.read(partition) for row in rows_of(pa.Table.from_batches([batch]))]
+    assert rows == [(i * FRAME, i.to_bytes(8, "little")) for i in range(40)]
