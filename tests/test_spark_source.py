@@ -103,13 +103,17 @@ def load(spark: Any, options: dict[str, str]) -> Any:
 
 
 def test_a_million_messages_are_read_once_each_with_their_positions(spark: Any, recorded: Recorded) -> None:
-    df = load(spark, recorded.options(recordingIds=recorded.big, maxBytesPerPartition="16m"))
-    assert df.rdd.getNumPartitions() == 4  # 64 MB in four ranges of 16 MB: four tasks read the one recording
-    table = df.toArrow().sort_by("position")
+    from aeron_async.spark.reader import AeronBatchReader
+
+    options = recorded.options(recordingIds=recorded.big, maxBytesPerPartition="16m")
+    plan = AeronBatchReader(read_options(**options)).partitions()
+    assert len(plan) == 4  # 64 MB in four ranges of 16 MB: four tasks read the one recording
+    table = load(spark, options).toArrow().sort_by("position")
     assert table.num_rows == MILLION
-    assert table.column("position").to_pylist() == list(range(0, MILLION * FRAME, FRAME))
-    assert table.column("data").to_pylist() == [i.to_bytes(8, "little") for i in range(MILLION)]
-    assert table.column("reserved_value").to_pylist() == recorded.big_reserved.tolist()
+    assert table.column("position").combine_chunks().equals(pa.array(range(0, MILLION * FRAME, FRAME), pa.int64()))
+    assert table.column("data").combine_chunks().equals(
+        pa.array([i.to_bytes(8, "little") for i in range(MILLION)], pa.binary()))
+    assert table.column("reserved_value").combine_chunks().equals(pa.array(recorded.big_reserved, pa.int64()))
     assert set(table.column("recording_id").to_pylist()) == {recorded.big}
     assert set(table.column("stream_id").to_pylist()) == {BIG_STREAM}
     assert set(table.column("channel").to_pylist()) == {"aeron:ipc"}
@@ -191,11 +195,27 @@ def test_a_position_range_read_by_spark_is_exact(spark: Any, recorded: Recorded)
     assert rows_of(df.toArrow()) == expected_messages(stream, low, high)
 
 
-def test_recordings_are_chosen_by_channel_and_stream(spark: Any, recorded: Recorded) -> None:
-    df = load(spark, recorded.options(channel="aeron:ipc", streamId=MIXED_STREAM))
-    table = df.toArrow()
-    assert set(table.column("recording_id").to_pylist()) == {recorded.mixed}
+def test_recordings_are_chosen_by_channel_and_stream(recorded: Recorded) -> None:
+    from aeron_async.spark.reader import AeronBatchReader
+
+    reader = AeronBatchReader(read_options(aeronDir=recorded.aeron_dir, channel="aeron:ipc", streamId=MIXED_STREAM))
+    partitions = reader.partitions()
+    assert {p.part.recording_id for p in partitions} == {recorded.mixed}
+    table = pa.Table.from_batches([batch for p in partitions for batch in reader.read(p)])
+    assert set(table.column("stream_id").to_pylist()) == {MIXED_STREAM}
     assert rows_of(table) == expected_messages(recorded.mixed_stream, 0, 1 << 62)
+
+
+def test_spark_finds_the_source_when_installed() -> None:
+    """Spark's data source discovery registers DefaultSource of top-level `pyspark_*` modules."""
+    import pkgutil
+
+    import pyspark_aeron
+
+    from aeron_async.spark import AeronDataSource
+
+    assert "pyspark_aeron" in {module.name for module in pkgutil.iter_modules()}
+    assert pyspark_aeron.DefaultSource is AeronDataSource and AeronDataSource.name() == "aeron"
 
 
 # --- streaming ----------------------------------------------------------------------------------
@@ -211,32 +231,32 @@ def run_available_now(spark: Any, options: dict[str, str], checkpoint: str, sink
 
 def test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once(
         spark: Any, recorded: Recorded, tmp_path: Any) -> None:
-    """maxRecordsPerTrigger=3000 over 12,000 messages: four micro-batches of 3000. Then the query
-    is 'killed' after batch 2 was planned (its offsets logged; its output and commit never made)
-    and restarted from the checkpoint: batch 2 is re-run over the same offsets, batch 3 planned
+    """maxRecordsPerTrigger=4000 over 12,000 messages: three micro-batches of 4000. Then the query
+    is 'killed' after batch 1 was planned (its offsets logged; its output and commit never made)
+    and restarted from the checkpoint: batch 1 is re-run over the same offsets, batch 2 planned
     again, and the file sink holds every message exactly once."""
     checkpoint, sink = str(tmp_path / "checkpoint"), str(tmp_path / "out")
-    options = recorded.options(recordingIds=recorded.mixed, startingPositions="earliest", maxRecordsPerTrigger=3000)
+    options = recorded.options(recordingIds=recorded.mixed, startingPositions="earliest", maxRecordsPerTrigger=4000)
     query = run_available_now(spark, options, checkpoint, sink)
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
-    assert [p["numInputRows"] for p in batches] == [3000, 3000, 3000, 3000]
+    assert [p["numInputRows"] for p in batches] == [4000, 4000, 4000]
     offsets = [json.loads(p["sources"][0]["endOffset"]) for p in batches]
     stream = recorded.mixed_stream
     assert offsets[-1] == {str(recorded.mixed): stream.positions[-1]}
-    assert offsets[0] == {str(recorded.mixed): stream.positions[2999]}  # after the 3000th message
-    with open(os.path.join(checkpoint, "offsets", "2")) as f:
+    assert offsets[0] == {str(recorded.mixed): stream.positions[3999]}  # after the 4000th message
+    with open(os.path.join(checkpoint, "offsets", "1")) as f:
         logged = f.read()
-    # the kill: batch 2 planned (offsets/2 kept), nothing after it done
-    for name in ("commits/2", "commits/3", "offsets/3", "sources/0/3", "_spark_metadata/2", "_spark_metadata/3"):
+    # the kill: batch 1 planned (offsets/1 kept), nothing after it done
+    for name in ("commits/1", "commits/2", "offsets/2", "_spark_metadata/1", "_spark_metadata/2"):
         folder, _, file = name.rpartition("/")
         root = sink if folder == "_spark_metadata" else checkpoint
         for path in (os.path.join(root, folder, file), os.path.join(root, folder, f".{file}.crc")):  # and its checksum
             if os.path.exists(path):
                 os.remove(path)
     query = run_available_now(spark, options, checkpoint, sink)
-    with open(os.path.join(checkpoint, "offsets", "2")) as f:
+    with open(os.path.join(checkpoint, "offsets", "1")) as f:
         assert f.read() == logged
-    assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0] == [3000, 3000]
+    assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0] == [4000, 4000]
     output = spark.read.parquet(sink)
     assert rows_of(output.toArrow()) == expected_messages(stream, 0, 1 << 62)
 
@@ -295,7 +315,6 @@ def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
     ({"recordingIds": "{mixed}", "controlChannel": "aeron:ipc?term-length=64k", "controlStreamId": "4999",
       "timeout": "1"}, "no archive is listening"),
     ({"recordingIds": "{mixed}", "startPosition": "0"}, "unknown option 'startposition'"),
-    ({"recordingIds": "{mixed}", "maxRecordsPerTrigger": "10"}, "applies to spark.readStream only"),
 ])
 def test_bad_input_is_a_clear_error_at_query_start(
         spark: Any, recorded: Recorded, options: dict[str, str], expected: str) -> None:
@@ -335,6 +354,8 @@ def read_options(**given: Any) -> Any:
     ({"recordingIds": "3", "replayChannel": "udp://x"}, "is not an Aeron channel"),
     ({"recordingIds": "3", "timeout": "0"}, "between 0 and 3600"),
     ({"recordingIds": "3", "endingPositions": '{"3": 5}', "streaming": True}, "applies to spark.read only"),
+    ({"recordingIds": "3", "maxRecordsPerTrigger": "10"}, "applies to spark.readStream only"),
+    ({"recordingIds": "3", "sometimes": "1"}, "unknown option 'sometimes'; the options here are: aeronDir"),
     ({"recordingIds": "3", "maxRecordsPerTrigger": "0", "streaming": True}, "between 1 and"),
 ])
 def test_bad_options_are_named_with_the_fix(given: dict[str, Any], expected: str) -> None:
