@@ -434,3 +434,42 @@ def test_a_truncated_range_fails_or_is_read_as_far_as_it_is_left(recorded: Recor
         list(strict.read(partition))
     rows = [row for batch in lenient.read(partition) for row in rows_of(pa.Table.from_batches([batch]))]
     assert rows == [(i * FRAME, i.to_bytes(8, "little")) for i in range(40)]
+
+
+def test_a_stream_picks_up_new_recordings_from_their_start(recorded: Recorded) -> None:
+    """Selected by channel + stream: a recording that appears while the query runs is in the next
+    offset and read from its own start; the offsets keep recordings in id order."""
+    from aeron_async.spark.stream_reader import AeronStreamReader
+
+    stream_id = 4105
+    first = recorded.client.add_exclusive_publication("aeron:ipc", stream_id)
+    subscription_id, recording = record(recorded.archive, "aeron:ipc", stream_id)
+    reader = AeronStreamReader(read_options(aeronDir=recorded.aeron_dir, channel="aeron:ipc", streamId=stream_id,
+                                            startingPositions="earliest", streaming=True))
+    second = None
+    try:
+        for i in range(10):
+            assert first.offer(i.to_bytes(8, "little")) > 0
+        wait_recorded(recorded.archive, recording, 10 * FRAME)
+        start = reader.initialOffset()
+        assert start == {str(recording): 0}
+        end = reader.latestOffset(start, reader.getDefaultReadLimit())
+        assert end == {str(recording): 10 * FRAME}
+        first.close()
+        recorded.archive.wait_for_signal(aeron_async.archive.RecordingSignal.STOP, recording_id=recording, timeout=10)
+        second = recorded.client.add_exclusive_publication("aeron:ipc", stream_id)
+        newer = recorded.archive.wait_for_signal(aeron_async.archive.RecordingSignal.START, timeout=10).recording_id
+        for i in range(5):
+            assert second.offer(b"new" + bytes([i])) > 0
+        wait_recorded(recorded.archive, newer, 5 * FRAME)
+        later = reader.latestOffset(end, reader.getDefaultReadLimit())
+        assert list(later) == [str(recording), str(newer)] and later[str(newer)] == 5 * FRAME
+        rows = [row for p in reader.partitions(end, later) for batch in reader.read(p)
+                for row in rows_of(pa.Table.from_batches([batch]))]
+        assert rows == [(i * FRAME, b"new" + bytes([i])) for i in range(5)]
+    finally:
+        reader.stop()
+        recorded.archive.stop_recording(subscription_id=subscription_id)
+        if second is not None:
+            second.close()
+        first.close()
