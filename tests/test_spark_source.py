@@ -365,6 +365,15 @@ def test_bad_options_are_named_with_the_fix(given: dict[str, Any], expected: str
         read_options(**given)
 
 
+def test_no_driver_in_aeron_dir_is_named_at_query_start(tmp_path: Any) -> None:
+    from aeron_async.errors import DriverNotFoundError
+    from aeron_async.spark.reader import AeronBatchReader
+
+    reader = AeronBatchReader(read_options(aeronDir=str(tmp_path / "no-driver"), recordingIds=1, timeout=1))
+    with pytest.raises(DriverNotFoundError, match="no-driver"):
+        reader.partitions()
+
+
 def test_options_parse_to_their_values() -> None:
     options = read_options(recordingIds="5, 3,5", startingPositions='{"3": 64, "5": -2}', maxBytesPerPartition="2m",
                            failOnDataLoss="false", maxRecordsPerTrigger=10, maxBytesPerTrigger="1k", streaming=True)
