@@ -31,9 +31,10 @@ startingPositions       batch: earliest;                earliest | latest | JSON
                         streaming: latest               (-2 earliest, -1 latest; a recording left
                                                         out starts at its start); a streaming query
                                                         uses it only without a checkpoint
-endingPositions         latest (batch only)             latest | JSON {"3": 8192} (-1 latest): the
-                                                        position each recording is read up to,
-                                                        exclusive; latest = where it stands at start
+endingPositions         latest (batch only)             latest | JSON {"3": 8192} (-1 latest; one
+                                                        left out: latest): the position each
+                                                        recording is read up to, exclusive; latest =
+                                                        where it stands when the query starts
 maxBytesPerPartition    64m                             bytes of one recording a task reads at most
                                                         (rounded to whole terms)
 replayChannel           aeron:ipc                       where the archive replays to each task (a
