@@ -22,7 +22,7 @@ import pytest
 
 import aeron_async
 from aeron_async.archive import AeronArchive
-from archive_e2e import Stream, archive_beside_driver, record, wait_recorded
+from archive_e2e import Stream, archive_beside_driver, free_udp_port, record, wait_recorded
 from conftest import new_aeron_dir
 
 pa = pytest.importorskip("pyarrow")
@@ -482,3 +482,36 @@ def test_a_stream_picks_up_new_recordings_from_their_start(recorded: Recorded) -
         if second is not None:
             second.close()
         first.close()
+
+
+def test_a_remote_archive_answers_and_replays_to_each_executor_address(tmp_path: Any, monkeypatch: Any) -> None:
+    """Control over UDP, answers and replays over UDP to `{host}` (here AERON_SPARK_HOST): what a
+    cluster's executors do with an archive on another machine, with the same options everywhere."""
+    from aeron_async.spark.reader import AeronBatchReader
+
+    aeron_dir = new_aeron_dir()
+    control, response, replay = free_udp_port(), free_udp_port(), free_udp_port()
+    try:
+        with archive_beside_driver(aeron_dir, str(tmp_path / "archive"),
+                                   control_channel=f"aeron:udp?endpoint=127.0.0.1:{control}"):
+            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
+                    AeronArchive.connect(client, timeout=10.0) as archive:
+                publication = client.add_exclusive_publication("aeron:ipc?term-length=64k", 4106)
+                subscription_id, recording = record(archive, "aeron:ipc", 4106)
+                for i in range(3000):  # three terms
+                    while publication.offer(i.to_bytes(8, "little")) < 0:
+                        time.sleep(0.001)
+                wait_recorded(archive, recording, 3000 * FRAME)
+                archive.stop_recording(subscription_id=subscription_id)
+            monkeypatch.setenv("AERON_SPARK_HOST", "127.0.0.1")
+            reader = AeronBatchReader(read_options(
+                aeronDir=aeron_dir, recordingIds=recording, maxBytesPerPartition="64k",
+                controlChannel=f"aeron:udp?endpoint=127.0.0.1:{control}",
+                responseChannel=f"aeron:udp?endpoint={{host}}:{response}",
+                replayChannel=f"aeron:udp?endpoint={{host}}:{replay}"))
+            partitions = reader.partitions()
+            assert len(partitions) == 3
+            rows = [row for p in partitions for batch in reader.read(p) for row in rows_of(pa.Table.from_batches([batch]))]
+            assert rows == [(i * FRAME, i.to_bytes(8, "little")) for i in range(3000)]
+    finally:
+        shutil.rmtree(aeron_dir, ignore_errors=True)
