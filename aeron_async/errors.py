@@ -222,3 +222,10 @@ class ArchiveStorageError(ArchiveError, OSError):
 
 class AuthenticationError(ArchiveError, PermissionError):
     """The archive rejected the credentials, or the action is not authorised."""
+
+
+# ---- the Spark sink (aeron_async/spark/sink.py) ----
+
+class SinkTimeoutError(AeronError, TimeoutError):
+    """The Spark sink waited its bound (connectTimeoutMs, offerTimeoutMs, durableTimeoutMs) for a
+    subscriber, for back pressure to ease, or for the archive to record what it published."""

@@ -1,0 +1,333 @@
+"""The aeron sink: batch and Structured Streaming writes of a DataFrame to a channel and stream.
+
+The writer objects are built in a driver-side planner process (where the schema and options are
+checked, so bad input fails at query start) and pickled to the executors' Python workers, which
+receive the rows as Arrow record batches (`DataSourceArrowWriter` / `DataSourceStreamArrowWriter`).
+Each task attempt connects its own client (one per worker process, reused by later tasks), adds its
+own exclusive publication (so each attempt is one session, and one recording), offers the messages
+in batches (`offer_batch`: one native call per chunk, back pressure waited out, bounded by
+`offerTimeoutMs` without progress), ends with an empty end-marker message, and with `durable=true`
+waits until the archive has recorded everything it published before it returns. Each message's
+reserved value says which micro-batch (or batch write), partition and attempt wrote it
+(`provenance.py`; docs/spark.md), which is what the source's `dropRepeats=true` reads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructType
+
+from ..client import Aeron, ExclusivePublication, OfferResult
+from ..errors import ConfigurationError, SinkTimeoutError
+from ..idle import IdleStrategy
+from . import provenance
+from .sink_options import SinkOptions, parse_sink_options
+
+DATA_COLUMN = "data"
+RESERVED_COLUMN = "reserved_value"
+# messages handed to one offer_batch call: large enough to amortise the call, small enough that a
+# back-pressured retry re-slices little
+OFFER_CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class SinkCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+    """What one task attempt published: its session, how many messages, where its stream ended."""
+
+    partition: int
+    attempt: int
+    session_id: int
+    messages: int
+    position: int
+    recording_id: int | None
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """The task attempt a write belongs to (from Spark's TaskContext, or given by a test)."""
+
+    kind: int
+    batch: int
+    partition: int
+    attempt: int
+
+
+def check_schema(schema: StructType) -> tuple[bool, bool]:
+    """Check the DataFrame's schema for the sink; returns (data is a string, has reserved_value).
+    Raises ConfigurationError naming what is wrong and how to fix it."""
+    names = [field.name for field in schema.fields]
+    if DATA_COLUMN not in names:
+        raise ConfigurationError(
+            f"the aeron sink needs a column named 'data' (binary or string) holding each message; the DataFrame "
+            f"has {names}: select or alias one, e.g. df.selectExpr('to_json(struct(*)) AS data')")
+    extra = [name for name in names if name not in (DATA_COLUMN, RESERVED_COLUMN)]
+    if extra:
+        raise ConfigurationError(
+            f"the aeron sink writes only 'data' and the optional 'reserved_value'; the DataFrame also has {extra}: "
+            "select just those columns (Spark's functions such as to_json or concat build 'data')")
+    data_type = schema[DATA_COLUMN].dataType
+    if not isinstance(data_type, (BinaryType, StringType)):
+        raise ConfigurationError(
+            f"the aeron sink's 'data' column must be binary or string, not {data_type.simpleString()}: "
+            "cast it, e.g. CAST(data AS BINARY), or build it with to_json")
+    has_reserved = RESERVED_COLUMN in names
+    if has_reserved and not isinstance(schema[RESERVED_COLUMN].dataType, (LongType, IntegerType)):
+        raise ConfigurationError(
+            f"the aeron sink's 'reserved_value' column must be a long (bigint), not "
+            f"{schema[RESERVED_COLUMN].dataType.simpleString()}: cast it with CAST(reserved_value AS BIGINT)")
+    return isinstance(data_type, StringType), has_reserved
+
+
+# ---- one client per worker process ---------------------------------------------------------------
+
+_clients: dict[str | None, Aeron] = {}
+_clients_pid = 0
+_clients_lock = threading.Lock()
+
+
+def _client(aeron_dir: str | None, timeout: float) -> Aeron:
+    """This worker's client of the driver in `aeron_dir` (Python workers are reused across tasks,
+    so later tasks skip the connect); a new one after a fork or once the old one closed."""
+    global _clients_pid
+    with _clients_lock:
+        if _clients_pid != os.getpid():
+            _clients.clear()
+            _clients_pid = os.getpid()
+        client = _clients.get(aeron_dir)
+        if client is None or client.is_closed:
+            client = Aeron.connect(aeron_dir, driver_timeout=timeout)
+            _clients[aeron_dir] = client
+        return client
+
+
+@atexit.register
+def _close_clients() -> None:
+    if _clients_pid == os.getpid():
+        for client in _clients.values():
+            client.close()
+    _clients.clear()
+
+
+# ---- the write path --------------------------------------------------------------------------------
+
+class _Publisher:
+    """One task attempt's exclusive publication and the bounded waits around it."""
+
+    def __init__(self, options: SinkOptions, identity: TaskIdentity) -> None:
+        self.options = options
+        self.identity = identity
+        self.reserved = provenance.encode(identity.kind, identity.batch, identity.partition, identity.attempt)
+        self.client = _client(options.aeron_dir, options.connect_timeout)
+        self.publication: ExclusivePublication = self.client.add_exclusive_publication(
+            options.channel, options.stream_id)
+        self.idle = IdleStrategy("backoff")
+        self.messages = 0
+        self._wait_connected()
+
+    def _where(self) -> str:
+        return f"{self.options.channel} stream {self.options.stream_id} (session {self.publication.session_id})"
+
+    def _wait_connected(self) -> None:
+        deadline = time.monotonic() + self.options.connect_timeout
+        while not self.publication.is_connected:
+            if time.monotonic() > deadline:
+                self.publication.close()
+                raise SinkTimeoutError(
+                    f"no subscriber connected to {self._where()} within {self.options.connect_timeout:g} s: the "
+                    "sink publishes only to a stream someone reads (start the subscriber, or the archive's "
+                    "recording of it, first), or raise connectTimeoutMs")
+            self.idle.idle(0)
+        self.idle.reset()
+
+    def offer(self, messages: Sequence[Any], reserved: int) -> None:
+        """Offer every message (in chunks), waiting out back pressure; no progress for
+        offerTimeoutMs raises SinkTimeoutError."""
+        publication = self.publication
+        timeout = self.options.offer_timeout
+        for start in range(0, len(messages), OFFER_CHUNK):
+            chunk = messages[start:start + OFFER_CHUNK]
+            done = 0
+            deadline = 0.0
+            while done < len(chunk):
+                result = publication.offer_batch(chunk if done == 0 else chunk[done:], reserved)
+                if result > 0:
+                    done += result
+                    deadline = 0.0
+                    self.idle.reset()
+                    continue
+                if result == OfferResult.MAX_POSITION_EXCEEDED:
+                    raise ConfigurationError(
+                        f"{self._where()} reached its maximum position: use a longer term-length on the channel")
+                now = time.monotonic()
+                if deadline == 0.0:
+                    deadline = now + timeout
+                elif now > deadline:
+                    state = "not connected" if result == OfferResult.NOT_CONNECTED else "back-pressured"
+                    raise SinkTimeoutError(
+                        f"{self._where()} stayed {state} for {timeout:g} s with {len(chunk) - done} messages of this "
+                        f"chunk unsent ({self.messages + start + done} sent by this task): the reader is too slow "
+                        "or gone; raise offerTimeoutMs if it only pauses")
+                self.idle.idle(0)
+        self.messages += len(messages)
+
+    def finish(self) -> SinkCommitMessage:
+        """End the attempt (the end marker), wait for the archive with durable=true, and close."""
+        identity = self.identity
+        end = provenance.encode(identity.kind, identity.batch, identity.partition, identity.attempt, end=True)
+        self.offer([b""], end)
+        self.messages -= 1
+        position = self.publication.position
+        recording_id = None
+        if self.options.durable:
+            recording_id = self._wait_recorded(position)
+        return SinkCommitMessage(identity.partition, identity.attempt, self.publication.session_id,
+                                 self.messages, position, recording_id)
+
+    def _wait_recorded(self, position: int) -> int:
+        from ..archive import AeronArchive
+
+        options = self.options
+        deadline = time.monotonic() + options.durable_timeout
+        archive = AeronArchive.connect(
+            self.client, control_channel=options.archive_control_channel,
+            control_stream_id=options.archive_control_stream_id, response_channel=options.archive_response_channel,
+            timeout=max(1.0, options.durable_timeout))
+        try:
+            recording_id: int | None = None
+            while True:
+                if recording_id is None:
+                    recording_id = archive.find_last_matching_recording(
+                        "", options.stream_id, session_id=self.publication.session_id)
+                if recording_id is not None and archive.max_recorded_position(recording_id) >= position:
+                    return recording_id
+                if time.monotonic() > deadline:
+                    what = ("no recording of it appeared" if recording_id is None
+                            else f"recording {recording_id} is at {archive.max_recorded_position(recording_id)}")
+                    raise SinkTimeoutError(
+                        f"durable=true: the archive did not record {self._where()} up to position {position} "
+                        f"within {options.durable_timeout:g} s ({what}): start a recording of the sink's channel "
+                        "and stream on the archive (archive.start_recording), or raise durableTimeoutMs")
+                time.sleep(0.002)
+        finally:
+            archive.close()
+
+    def close(self) -> None:
+        self.publication.close()
+
+
+def _messages(column: pa.Array | pa.ChunkedArray, as_string: bool) -> list[Any]:
+    """The column's values as bytes objects (strings as UTF-8); a null is an empty message."""
+    if as_string or pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
+        column = column.cast(pa.binary())
+    if column.null_count:
+        column = column.fill_null(b"")
+    values: list[Any] = column.to_pylist()
+    return values
+
+
+def publish(options: SinkOptions, identity: TaskIdentity, batches: Iterable[pa.RecordBatch],
+            data_is_string: bool, has_reserved: bool) -> SinkCommitMessage:
+    """Publish every row of `batches` as one task attempt (the whole write path of a task)."""
+    publisher = _Publisher(options, identity)
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            messages = _messages(batch.column(DATA_COLUMN), data_is_string)
+            if not has_reserved:
+                publisher.offer(messages, publisher.reserved)
+                continue
+            # runs of equal reserved values go in one offer each; a null takes the sink's value
+            reserved = batch.column(RESERVED_COLUMN).fill_null(publisher.reserved).to_pylist()
+            start = 0
+            for index in range(1, len(reserved) + 1):
+                if index == len(reserved) or reserved[index] != reserved[start]:
+                    publisher.offer(messages[start:index], int(reserved[start]))
+                    start = index
+        return publisher.finish()
+    finally:
+        publisher.close()
+
+
+def _task_identity(kind: int, write_id: int) -> TaskIdentity:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        raise RuntimeError("the aeron sink's write() runs in a Spark task (no TaskContext here)")
+    if kind == provenance.KIND_STREAM:
+        batch_id = context.getLocalProperty("streaming.sql.batchId")
+        if batch_id is None:
+            raise RuntimeError("the aeron stream sink found no micro-batch id in its task's properties")
+        batch = int(batch_id)
+    else:
+        batch = write_id
+    return TaskIdentity(kind, batch, context.partitionId(), context.attemptNumber())
+
+
+class _SinkWriter:
+    """What the batch and stream writers share: the options and schema checked at query start."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.sink_options = parse_sink_options(options)
+        self.data_is_string, self.has_reserved = check_schema(schema)
+
+    def _check_messages(self, messages: list[WriterCommitMessage | None], what: str) -> None:
+        failed = sum(1 for message in messages if message is None)
+        if failed:
+            raise RuntimeError(f"{what}: {failed} of {len(messages)} tasks failed")
+
+
+class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):  # type: ignore[misc]
+    """`df.write.format("aeron").mode("append")...save()`: every row published once per
+    successful task attempt; the write's id (random, 32 bits) goes in the reserved values."""
+
+    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool = False) -> None:
+        super().__init__(options, schema)
+        if overwrite:
+            raise ConfigurationError(
+                "the aeron sink appends to a stream and cannot overwrite it: use .mode('append')")
+        self.write_id = secrets.randbits(32)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
+        identity = _task_identity(provenance.KIND_BATCH_WRITE, self.write_id)
+        return publish(self.sink_options, identity, iterator, self.data_is_string, self.has_reserved)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        self._check_messages(messages, "aeron batch write")
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        # what finished attempts published stays on the stream (a stream cannot be taken back);
+        # the source's dropRepeats=true keeps only finished attempts (docs/spark.md)
+        return None
+
+
+class AeronStreamWriter(_SinkWriter, DataSourceStreamArrowWriter):  # type: ignore[misc]
+    """`df.writeStream.format("aeron")...start()`: each micro-batch's rows, the batch id in the
+    reserved values (a batch re-run after a restart carries the same id)."""
+
+    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool = False) -> None:
+        super().__init__(options, schema)
+        if overwrite:
+            raise ConfigurationError(
+                "the aeron sink appends to a stream: use outputMode('append') or 'update', not 'complete'")
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
+        identity = _task_identity(provenance.KIND_STREAM, 0)
+        return publish(self.sink_options, identity, iterator, self.data_is_string, self.has_reserved)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self._check_messages(messages, f"aeron stream write of batch {batchId}")
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        return None
