@@ -34,6 +34,15 @@ PARTITION_MAX = (1 << 20) - 1
 ATTEMPT_MASK = 0xFF
 
 
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+# the bits that tell an end marker (tag and end bit), as signed 64-bit values for Arrow compute
+TAG_AND_END_MASK = _signed((0b11 << _TAG_SHIFT) | (1 << _END_SHIFT))
+TAG_AND_END_VALUE = _signed((TAG << _TAG_SHIFT) | (1 << _END_SHIFT))
+
+
 class Provenance(NamedTuple):
     """The sink's identification of one task attempt (and whether a message ends it)."""
 
@@ -60,7 +69,7 @@ def encode(kind: int, batch: int, partition: int, attempt: int, end: bool = Fals
                          "repartition the DataFrame into fewer partitions before writing it")
     value = ((TAG << _TAG_SHIFT) | (kind << _KIND_SHIFT) | (int(end) << _END_SHIFT) | (batch << _BATCH_SHIFT)
              | (partition << _PARTITION_SHIFT) | (attempt & ATTEMPT_MASK))
-    return value - (1 << 64) if value >= 1 << 63 else value
+    return _signed(value)
 
 
 def decode(reserved_value: int) -> Provenance | None:
