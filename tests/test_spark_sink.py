@@ -124,7 +124,7 @@ def test_publish_delivers_every_row_with_its_provenance_and_reserved_values(driv
 
 def test_no_subscriber_is_a_bounded_clear_error(driver_dir: str) -> None:
     options = parse_sink_options({"channel": "aeron:ipc", "streamId": "32", "aeronDir": driver_dir,
-                                  "connectTimeoutMs": "200"})
+                                  "connectTimeout": "0.2"})
     with pytest.raises(SinkTimeoutError, match="no subscriber connected to aeron:ipc stream 32"):
         sink.publish(options, sink.TaskIdentity(1, 1, 0, 0), iter(_batches([b"x"], 1)), False, False)
 
@@ -147,7 +147,7 @@ def test_retried_and_speculative_attempts_are_dropped_exactly_and_durable_waits_
         with archive_beside_driver(aeron_dir, archive_dir), AeronArchive.connect(aeron_dir=aeron_dir) as archive:
             archive.start_recording(channel, stream)
             options = parse_sink_options({"channel": channel, "streamId": str(stream), "aeronDir": aeron_dir,
-                                          "durable": "true", "durableTimeoutMs": "20000"})
+                                          "durable": "true", "durableTimeout": "20"})
             part0 = [f"p0-{i}".encode() for i in range(5000)]
             part1 = [f"p1-{i}".encode() for i in range(3000)]
             kind, batch = provenance.KIND_BATCH_WRITE, 4242

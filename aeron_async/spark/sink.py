@@ -6,7 +6,7 @@ receive the rows as Arrow record batches (`DataSourceArrowWriter` / `DataSourceS
 Each task attempt connects its own client (one per worker process, reused by later tasks), adds its
 own exclusive publication (so each attempt is one session, and one recording), offers the messages
 in batches (`offer_batch`: one native call per chunk, back pressure waited out, bounded by
-`offerTimeoutMs` without progress), ends with an empty end-marker message, and with `durable=true`
+`offerTimeout` without progress), ends with an empty end-marker message, and with `durable=true`
 waits until the archive has recorded everything it published before it returns. Each message's
 reserved value says which micro-batch (or batch write), partition and attempt wrote it
 (`provenance.py`; docs/spark.md), which is what the source's `dropRepeats=true` reads.
@@ -145,13 +145,13 @@ class _Publisher:
                 raise SinkTimeoutError(
                     f"no subscriber connected to {self._where()} within {self.options.connect_timeout:g} s: the "
                     "sink publishes only to a stream someone reads (start the subscriber, or the archive's "
-                    "recording of it, first), or raise connectTimeoutMs")
+                    "recording of it, first), or raise connectTimeout")
             self.idle.idle(0)
         self.idle.reset()
 
     def offer(self, messages: Sequence[Any], reserved: int) -> None:
         """Offer every message (in chunks), waiting out back pressure; no progress for
-        offerTimeoutMs raises SinkTimeoutError."""
+        offerTimeout raises SinkTimeoutError."""
         publication = self.publication
         timeout = self.options.offer_timeout
         for start in range(0, len(messages), OFFER_CHUNK):
@@ -176,7 +176,7 @@ class _Publisher:
                     raise SinkTimeoutError(
                         f"{self._where()} stayed {state} for {timeout:g} s with {len(chunk) - done} messages of this "
                         f"chunk unsent ({self.messages + start + done} sent by this task): the reader is too slow "
-                        "or gone; raise offerTimeoutMs if it only pauses")
+                        "or gone; raise offerTimeout if it only pauses")
                 self.idle.idle(0)
         self.messages += len(messages)
 
@@ -199,9 +199,9 @@ class _Publisher:
         options = self.options
         deadline = time.monotonic() + options.durable_timeout
         archive = AeronArchive.connect(
-            self.client, control_channel=options.archive_control_channel,
-            control_stream_id=options.archive_control_stream_id, response_channel=options.archive_response_channel,
-            timeout=max(1.0, options.durable_timeout))
+            self.client, control_channel=options.control_channel, control_stream_id=options.control_stream_id,
+            response_channel=options.response_channel, response_stream_id=options.response_stream_id,
+            timeout=options.timeout)
         try:
             recording_id: int | None = None
             while True:
@@ -216,7 +216,7 @@ class _Publisher:
                     raise SinkTimeoutError(
                         f"durable=true: the archive did not record {self._where()} up to position {position} "
                         f"within {options.durable_timeout:g} s ({what}): start a recording of the sink's channel "
-                        "and stream on the archive (archive.start_recording), or raise durableTimeoutMs")
+                        "and stream on the archive (archive.start_recording), or raise durableTimeout")
                 time.sleep(0.002)
         finally:
             archive.close()

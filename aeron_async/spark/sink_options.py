@@ -17,12 +17,14 @@ SINK_OPTIONS = {
     "streamid": "the stream id to publish on (required)",
     "aerondir": "the media driver directory on each executor (default: the client's default)",
     "durable": "true: a task (so a batch) commits only once the archive recorded all it published",
-    "archivecontrolchannel": f"the archive's control channel for durable=true (default {DEFAULT_CONTROL_CHANNEL})",
-    "archivecontrolstreamid": f"the archive's control stream id (default {DEFAULT_CONTROL_STREAM_ID})",
-    "archiveresponsechannel": f"the channel the archive answers on (default {DEFAULT_RESPONSE_CHANNEL})",
-    "connecttimeoutms": "how long a task waits for the stream to have a subscriber (default 10000)",
-    "offertimeoutms": "how long a task waits out back pressure without progress (default 30000)",
-    "durabletimeoutms": "how long a durable task waits for the archive to record its messages (default 30000)",
+    "controlchannel": f"the archive's control channel, for durable=true (default {DEFAULT_CONTROL_CHANNEL})",
+    "controlstreamid": f"the archive's control stream id (default {DEFAULT_CONTROL_STREAM_ID})",
+    "responsechannel": f"the channel the archive answers on (default {DEFAULT_RESPONSE_CHANNEL})",
+    "responsestreamid": "the stream id the archive answers on (default 20)",
+    "timeout": "seconds for each archive request (default 10)",
+    "connecttimeout": "seconds a task waits for the stream to have a subscriber (default 10)",
+    "offertimeout": "seconds a task waits out back pressure without progress (default 30)",
+    "durabletimeout": "seconds a durable task waits for the archive to record its messages (default 30)",
 }
 
 
@@ -32,9 +34,11 @@ class SinkOptions:
     stream_id: int
     aeron_dir: str | None
     durable: bool
-    archive_control_channel: str
-    archive_control_stream_id: int
-    archive_response_channel: str
+    control_channel: str
+    control_stream_id: int
+    response_channel: str
+    response_stream_id: int
+    timeout: float
     connect_timeout: float
     offer_timeout: float
     durable_timeout: float
@@ -72,6 +76,19 @@ def _int(options: Mapping[str, str], key: str, default: int | None, low: int, hi
     return value
 
 
+def _seconds(options: Mapping[str, str], key: str, default: float) -> float:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"option {key}={raw!r} must be a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise ConfigurationError(f"option {key}={raw!r} must be between 0 and 3600 seconds")
+    return value
+
+
 def _bool(options: Mapping[str, str], key: str) -> bool:
     raw = options.get(key, "false").strip().lower()
     if raw not in ("true", "false"):
@@ -92,17 +109,18 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     if "channel" not in lowered:
         raise ConfigurationError(f"the aeron sink needs option 'channel': {SINK_OPTIONS['channel']}")
     channel = _channel(lowered["channel"], "channel")
+    stream = (-(1 << 31), (1 << 31) - 1)
     return SinkOptions(
         channel=channel,
-        stream_id=_int(lowered, "streamid", None, -(1 << 31), (1 << 31) - 1),
+        stream_id=_int(lowered, "streamid", None, *stream),
         aeron_dir=lowered.get("aerondir") or None,
         durable=_bool(lowered, "durable"),
-        archive_control_channel=_channel(lowered.get("archivecontrolchannel", DEFAULT_CONTROL_CHANNEL),
-                                         "archiveControlChannel"),
-        archive_control_stream_id=_int(lowered, "archivecontrolstreamid", DEFAULT_CONTROL_STREAM_ID,
-                                       -(1 << 31), (1 << 31) - 1),
-        archive_response_channel=lowered.get("archiveresponsechannel", DEFAULT_RESPONSE_CHANNEL),
-        connect_timeout=_int(lowered, "connecttimeoutms", 10_000, 1, 3_600_000) / 1000,
-        offer_timeout=_int(lowered, "offertimeoutms", 30_000, 1, 3_600_000) / 1000,
-        durable_timeout=_int(lowered, "durabletimeoutms", 30_000, 1, 3_600_000) / 1000,
+        control_channel=_channel(lowered.get("controlchannel", DEFAULT_CONTROL_CHANNEL), "controlChannel"),
+        control_stream_id=_int(lowered, "controlstreamid", DEFAULT_CONTROL_STREAM_ID, *stream),
+        response_channel=_channel(lowered.get("responsechannel", DEFAULT_RESPONSE_CHANNEL), "responseChannel"),
+        response_stream_id=_int(lowered, "responsestreamid", 20, *stream),
+        timeout=_seconds(lowered, "timeout", 10.0),
+        connect_timeout=_seconds(lowered, "connecttimeout", 10.0),
+        offer_timeout=_seconds(lowered, "offertimeout", 30.0),
+        durable_timeout=_seconds(lowered, "durabletimeout", 30.0),
     )
