@@ -41,7 +41,7 @@ OFFER_CHUNK = 4096
 
 
 @dataclass(frozen=True)
-class SinkCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+class SinkCommitMessage(WriterCommitMessage):
     """What one task attempt published: its session, how many messages, where its stream ended."""
 
     partition: int
@@ -288,7 +288,7 @@ class _SinkWriter:
             raise RuntimeError(f"{what}: {failed} of {len(messages)} tasks failed")
 
 
-class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):  # type: ignore[misc]
+class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):
     """`df.write.format("aeron").mode("append")...save()`: every row published once per
     successful task attempt; the write's id (random, 32 bits) goes in the reserved values."""
 
@@ -312,7 +312,7 @@ class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):  # type: ignore[misc
         return None
 
 
-class AeronStreamWriter(_SinkWriter, DataSourceStreamArrowWriter):  # type: ignore[misc]
+class AeronStreamWriter(_SinkWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("aeron")...start()`: each micro-batch's rows, the batch id in the
     reserved values (a batch re-run after a restart carries the same id)."""
 
