@@ -13,6 +13,7 @@ import importlib.util
 # extra -> (module imported at run time, the distribution on PyPI that provides it)
 EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
     "bench": (("rich", "rich"), ("zmq", "pyzmq"), ("hdrh", "hdrhistogram")),
+    "spark": (("pyspark", "pyspark"), ("pyarrow", "pyarrow")),
 }
 
 

@@ -20,6 +20,7 @@ import pytest
 import uvloop
 
 import aeron_async
+from spark_fixtures import spark  # noqa: F401  (the shared SparkSession fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

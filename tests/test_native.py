@@ -71,10 +71,11 @@ def test_python_suite_under_sanitizers(tmp_path) -> None:
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", REPO, "-k",
          # what drives the native core; not the long runs between processes and namespaces (they
          # check the network, and their native paths are covered by the tests that do run: multicast,
-         # flow control, MDC and cubic over loopback), nor the wheel builds of test_packaging
+         # flow control, MDC and cubic over loopback), nor the wheel builds of test_packaging, nor the
+         # Spark tests (a JVM; their native part, aa_columns.c, has its own C test)
          "not million and not native and not between_driver_processes and not namespaces and not veth "
          "and not netns and not flow_control_group and not python_group and not packaging "
-         "and not bench and not examples", tests],
+         "and not bench and not examples and not spark", tests],
         cwd=tests, env=env, capture_output=True, text=True, timeout=1200,
     )
     output = result.stdout + result.stderr

@@ -579,6 +579,37 @@ void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
 /* CDEF INCLUDE _native/src/archive/aa_archive_segment.h */
 /* CDEF INCLUDE _native/src/archive/aa_archive_catalog.h */
 
+/* ---- columnar polling (the Spark source, issue 17; src/client/aa_columns.c) ----
+ * Whole messages of one image into caller-owned column buffers: data bytes back to back with
+ * Arrow's int32 offsets (offsets[0] = 0, offsets[i + 1] = end of message i), each message's START
+ * position and reserved value. Fragmented messages are reassembled in place. Messages starting
+ * before from_position are skipped; once the image stands at or past to_position between messages,
+ * done is set; when the next message does not fit, full. The subscriber position moves only to message boundaries (position: the last one). */
+typedef struct aa_columns_stct
+{
+    uint8_t *data;
+    int32_t *offsets;          /* row_capacity + 1 entries */
+    int64_t *positions;        /* row_capacity entries */
+    int64_t *reserved_values;  /* row_capacity entries */
+    int64_t data_capacity;     /* <= INT32_MAX */
+    int64_t data_length;
+    int32_t row_capacity;
+    int32_t rows;
+    int64_t from_position;
+    int64_t to_position;
+    int64_t position;          /* out: the message boundary the image stands at after the last poll */
+    int64_t required;          /* out, with -2: data bytes the next message needs at least */
+    int32_t done;              /* out: to_position reached */
+    int32_t full;              /* out: the next message does not fit beside the rows there */
+}
+aa_columns_t;
+/* Empties the columns (rows, data_length, offsets[0]); -1 when a buffer or capacity is invalid. */
+int aa_columns_reset(aa_columns_t *columns);
+/* Appends the whole messages available (up to the capacities); returns the rows added (0: nothing
+ * new, or the next message does not fit beside the rows already there), or -2 with `required` set
+ * when the next message does not fit even in the empty data buffer. */
+int32_t aa_columns_poll(aa_image_t *image, aa_columns_t *columns);
+
 /* CDEF END */
 
 #endif

@@ -1,0 +1,244 @@
+/* Columnar polling (src/client/aa_columns.c) on a log in memory: whole messages into column
+ * buffers, fragmented ones reassembled, start positions, the from/to range, batches that fill up
+ * inside a message, a data buffer too small for one message, and padding at the term's end. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aa_test.h"
+#include "../include/aeron_async.h"
+#include "../src/client/aa_client.h"
+#include "../src/logbuffer/aa_term.h"
+
+#define TERM (64 * 1024)
+#define INITIAL_TERM_ID 5
+#define MAX_PAYLOAD 1376
+#define ROWS 64
+
+typedef struct
+{
+    aa_mapped_log_t log;
+    uint8_t *memory;
+    aa_image_t image;
+    int64_t subscriber_position;
+}
+test_image_t;
+
+typedef struct
+{
+    uint8_t data[65536];
+    int32_t offsets[ROWS + 1];
+    int64_t positions[ROWS];
+    int64_t reserved_values[ROWS];
+    aa_columns_t columns;
+}
+test_columns_t;
+
+static void new_image(test_image_t *t)
+{
+    size_t length = aa_logbuffer_compute_log_length(TERM, 4096);
+    memset(t, 0, sizeof(*t));
+    t->memory = aligned_alloc(4096, length);
+    memset(t->memory, 0, length);
+    aa_mapped_log_init(&t->log, t->memory, length, TERM);
+    aa_logbuffer_init_params_t p = {
+        .correlation_id = 7, .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID, .term_offset = 0,
+        .term_length = TERM, .mtu_length = MAX_PAYLOAD + 32, .page_size = 4096, .session_id = 3, .stream_id = 22,
+        .publication_window_length = TERM / 2, .max_resend = 16,
+    };
+    aa_logbuffer_metadata_init(&t->log, &p);
+    t->image.log = t->log;
+    t->image.session_id = 3;
+    t->image.stream_id = 22;
+    t->image.term_length = TERM;
+    t->image.position_bits_to_shift = aa_position_bits_to_shift(TERM);
+    t->image.initial_term_id = INITIAL_TERM_ID;
+    t->image.subscriber_position = &t->subscriber_position;
+}
+
+static void new_columns(test_columns_t *c, int64_t data_capacity, int32_t row_capacity, int64_t from, int64_t to)
+{
+    memset(c, 0, sizeof(*c));
+    c->columns = (aa_columns_t){
+        .data = c->data, .offsets = c->offsets, .positions = c->positions, .reserved_values = c->reserved_values,
+        .data_capacity = data_capacity, .row_capacity = row_capacity, .from_position = from, .to_position = to,
+    };
+    AA_CHECK_EQ(aa_columns_reset(&c->columns), 0);
+}
+
+/* Appends a message of `length` bytes, byte i = tag + i, with reserved value `tag`; returns its
+ * start position, or -1 when it tripped the term end (padding written). */
+static int64_t append(test_image_t *t, size_t length, uint8_t tag)
+{
+    uint8_t data[8192];
+    for (size_t i = 0; i < length; i++)
+    {
+        data[i] = (uint8_t)(tag + i);
+    }
+    aa_iovec_t iov = { .base = data, .length = length };
+    int32_t term_id;
+    volatile int64_t *tail = &t->log.metadata->term_tail_counters[0];
+    int64_t start = *tail & 0xFFFFFFFF;
+    int32_t r = length > MAX_PAYLOAD ?
+        aa_term_appender_append_fragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
+            &iov, 1, length, MAX_PAYLOAD, tag, &term_id) :
+        aa_term_appender_append_unfragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
+            &iov, 1, length, tag, &term_id);
+    return r > 0 ? start : -1;
+}
+
+static void check_message(test_columns_t *c, int32_t row, size_t length, uint8_t tag, int64_t start)
+{
+    AA_CHECK_EQ(c->offsets[row + 1] - c->offsets[row], (int32_t)length);
+    AA_CHECK_EQ(c->positions[row], start);
+    AA_CHECK_EQ(c->reserved_values[row], tag);
+    for (size_t i = 0; i < length; i++)
+    {
+        AA_CHECK_EQ(c->data[c->offsets[row] + (int32_t)i], (uint8_t)(tag + i));
+    }
+}
+
+static void messages_fill_the_columns_with_start_positions(void)
+{
+    test_image_t t;
+    new_image(&t);
+    size_t sizes[5] = { 1, 100, 5000, 0, 3000 }; /* two of them fragmented */
+    int64_t starts[5];
+    for (int i = 0; i < 5; i++)
+    {
+        starts[i] = append(&t, sizes[i], (uint8_t)(10 * i + 1));
+    }
+    test_columns_t c;
+    new_columns(&c, sizeof(c.data), ROWS, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 5);
+    AA_CHECK_EQ(c.columns.rows, 5);
+    for (int i = 0; i < 5; i++)
+    {
+        check_message(&c, i, sizes[i], (uint8_t)(10 * i + 1), starts[i]);
+    }
+    AA_CHECK_EQ(c.columns.data_length, 1 + 100 + 5000 + 0 + 3000);
+    AA_CHECK(0 == c.columns.full);
+    AA_CHECK_EQ(t.subscriber_position, c.columns.position);
+    AA_CHECK(0 == c.columns.done);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0); /* nothing new */
+    free(t.memory);
+}
+
+static void the_range_skips_earlier_messages_and_ends_at_its_limit(void)
+{
+    test_image_t t;
+    new_image(&t);
+    int64_t starts[6];
+    for (int i = 0; i < 6; i++)
+    {
+        starts[i] = append(&t, i == 2 ? 4000 : 50, (uint8_t)(i + 1));
+    }
+    /* from inside message 1, to inside message 4: messages 2 and 3 (start in [from, to)) */
+    test_columns_t c;
+    new_columns(&c, sizeof(c.data), ROWS, starts[1] + 32, starts[4] + 32);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 3);
+    AA_CHECK_EQ(c.columns.rows, 3);
+    check_message(&c, 0, 4000, 3, starts[2]);
+    check_message(&c, 1, 50, 4, starts[3]);
+    check_message(&c, 2, 50, 5, starts[4]);
+    /* message 4 starts at starts[4] < starts[4] + 32: it is in; done once past to, between messages */
+    AA_CHECK(1 == c.columns.done);
+    AA_CHECK_EQ(t.subscriber_position, starts[5]);
+    free(t.memory);
+}
+
+static void a_full_batch_stops_at_a_message_boundary(void)
+{
+    test_image_t t;
+    new_image(&t);
+    int64_t starts[3];
+    starts[0] = append(&t, 2000, 1);
+    starts[1] = append(&t, 6000, 2); /* does not fit beside the first in 7000 bytes */
+    starts[2] = append(&t, 10, 3);
+    test_columns_t c;
+    new_columns(&c, 7000, ROWS, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 1);
+    AA_CHECK(1 == c.columns.full);
+    check_message(&c, 0, 2000, 1, starts[0]);
+    AA_CHECK_EQ(t.subscriber_position, starts[1]); /* its copied fragments dropped, read again whole */
+    AA_CHECK_EQ(c.columns.data_length, 2000);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0);
+    AA_CHECK_EQ(aa_columns_reset(&c.columns), 0);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 2);
+    check_message(&c, 0, 6000, 2, starts[1]);
+    check_message(&c, 1, 10, 3, starts[2]);
+    /* the row capacity bounds a poll too */
+    int64_t more[3];
+    for (int i = 0; i < 3; i++)
+    {
+        more[i] = append(&t, 8, (uint8_t)(20 + i));
+    }
+    new_columns(&c, sizeof(c.data), 2, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 2);
+    AA_CHECK(1 == c.columns.full);
+    AA_CHECK_EQ(t.subscriber_position, more[2]);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0);
+    free(t.memory);
+}
+
+static void a_message_larger_than_the_data_buffer_asks_for_more(void)
+{
+    test_image_t t;
+    new_image(&t);
+    append(&t, 5000, 7);
+    test_columns_t c;
+    new_columns(&c, 3000, ROWS, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), -2);
+    AA_CHECK(c.columns.required > 3000);
+    AA_CHECK_EQ(c.columns.rows, 0);
+    AA_CHECK_EQ(t.subscriber_position, 0);
+    new_columns(&c, 5000, ROWS, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 1);
+    check_message(&c, 0, 5000, 7, 0);
+    /* bad buffers are refused */
+    c.columns.data = NULL;
+    AA_CHECK_EQ(aa_columns_reset(&c.columns), -1);
+    free(t.memory);
+}
+
+static void padding_ends_the_term_and_a_torn_start_is_skipped(void)
+{
+    test_image_t t;
+    new_image(&t);
+    int count = 0;
+    while (append(&t, 1000, 9) >= 0)
+    {
+        count++;
+    }
+    test_columns_t c;
+    new_columns(&c, sizeof(c.data), ROWS, 0, INT64_MAX);
+    int32_t total = 0;
+    int32_t n;
+    while ((n = aa_columns_poll(&t.image, &c.columns)) > 0)
+    {
+        total += n;
+        AA_CHECK_EQ(aa_columns_reset(&c.columns), 0);
+    }
+    AA_CHECK_EQ(total, count);
+    AA_CHECK_EQ(t.subscriber_position, TERM); /* the padding consumed */
+    /* a read that begins on a middle fragment skips the rest of that message */
+    test_image_t u;
+    new_image(&u);
+    append(&u, 4000, 1);
+    int64_t second = append(&u, 20, 2);
+    u.subscriber_position = AA_ALIGN(MAX_PAYLOAD + 32, 32);
+    new_columns(&c, sizeof(c.data), ROWS, 0, INT64_MAX);
+    AA_CHECK_EQ(aa_columns_poll(&u.image, &c.columns), 1);
+    check_message(&c, 0, 20, 2, second);
+    free(t.memory);
+    free(u.memory);
+}
+
+int main(void)
+{
+    AA_RUN(messages_fill_the_columns_with_start_positions);
+    AA_RUN(the_range_skips_earlier_messages_and_ends_at_its_limit);
+    AA_RUN(a_full_batch_stops_at_a_message_boundary);
+    AA_RUN(a_message_larger_than_the_data_buffer_asks_for_more);
+    AA_RUN(padding_ends_the_term_and_a_torn_start_is_skipped);
+    return 0;
+}
