@@ -115,8 +115,8 @@ def test_bad_sink_input_fails_at_query_start(spark: Any, aeron_dir: str) -> None
     cases = [
         (df, {"channel": "aeron:ipc", "streamId": "42"}, "needs a column named 'data'"),
         (df.selectExpr("id AS data"), {"channel": "aeron:ipc", "streamId": "42"}, "must be binary or string"),
-        (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "ipc", "streamId": "42"}, "not an Aeron channel"),
-        (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "aeron:ipc"}, "needs option 'streamid'"),
+        (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "ipc", "streamId": "42"}, "not a channel to publish on"),
+        (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "aeron:ipc"}, "needs option 'streamId'"),
     ]
     for frame, options, message in cases:
         start = time.monotonic()

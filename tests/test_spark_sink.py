@@ -21,7 +21,7 @@ import aeron_async  # noqa: E402
 from aeron_async.archive import AeronArchive  # noqa: E402
 from aeron_async.errors import ConfigurationError, SinkTimeoutError  # noqa: E402
 from aeron_async.spark import provenance, repeats, sink  # noqa: E402
-from aeron_async.spark.sink_options import parse_sink_options  # noqa: E402
+from aeron_async.spark.options import parse_sink_options  # noqa: E402
 from archive_e2e import archive_beside_driver  # noqa: E402
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, wait_for  # noqa: E402
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType  # noqa: E402
@@ -50,13 +50,13 @@ def test_options_and_schema_errors_name_the_fix() -> None:
     assert (parsed.channel, parsed.stream_id, parsed.durable, parsed.offer_timeout) == ("aeron:ipc", 7, False, 30.0)
     for options, message in [
         ({"streamId": "7"}, "needs option 'channel'"),
-        ({"channel": "aeron:ipc"}, "needs option 'streamid'"),
-        ({**good, "channel": "udp://x"}, "not an Aeron channel"),
-        ({**good, "channel": "aeron:udp?term-length=64k"}, "needs endpoint"),
+        ({"channel": "aeron:ipc"}, "needs option 'streamId'"),
+        ({**good, "channel": "udp://x"}, "not a channel to publish on"),
+        ({**good, "channel": "aeron:udp?term-length=64k"}, "needs endpoint=host:port"),
         ({**good, "channel": "aeron:ipc?term-length"}, "not key=value"),
-        ({**good, "streamId": "seven"}, "must be an integer"),
-        ({**good, "durable": "yes"}, "true or false"),
-        ({**good, "startingPositions": "earliest"}, "does not know option"),
+        ({**good, "streamId": "seven"}, "is not an integer"),
+        ({**good, "durable": "maybe"}, "true or false"),
+        ({**good, "startingPositions": "earliest"}, "unknown option 'startingPositions'"),
         ({**good, "path": "x"}, "takes no path"),
     ]:
         with pytest.raises(ConfigurationError, match=message):

@@ -30,15 +30,22 @@ END_MARKER_FRAME = 32  # an empty message: a bare DATA frame header
 PROBE_TIMEOUT = 5.0
 
 
-def _first_reserved(archive: AeronArchive, recording_id: int, position: int, length: int) -> int | None:
+Replays = tuple[str, int]  # the channel and stream id the probes are replayed to
+LOCAL_REPLAYS: Replays = ("aeron:ipc", 1001)
+
+
+def _first_reserved(archive: AeronArchive, recording_id: int, position: int, length: int,
+                    replays: Replays) -> int | None:
     """The reserved value of the first message from `position` within `length`, if any."""
-    with archive.replay(recording_id, position, length, follow=False) as replay:
+    with archive.replay(recording_id, position, length, follow=False, channel=replays[0],
+                        stream_id=replays[1]) as replay:
         for message in replay.messages(timeout=PROBE_TIMEOUT):
             return message.reserved_value
     return None
 
 
-def classify(archive: AeronArchive, descriptor: Any) -> tuple[provenance.Provenance | None, bool]:
+def classify(archive: AeronArchive, descriptor: Any,
+             replays: Replays = LOCAL_REPLAYS) -> tuple[provenance.Provenance | None, bool]:
     """(provenance of the recording's attempt, or None when the sink did not write it; finished)."""
     start, stop = descriptor.start_position, descriptor.stop_position
     if stop < 0:
@@ -50,23 +57,24 @@ def classify(archive: AeronArchive, descriptor: Any) -> tuple[provenance.Provena
         return None, False
     if not active and stop - start >= END_MARKER_FRAME:
         try:
-            last = _first_reserved(archive, descriptor.recording_id, stop - END_MARKER_FRAME, END_MARKER_FRAME)
+            last = _first_reserved(archive, descriptor.recording_id, stop - END_MARKER_FRAME, END_MARKER_FRAME,
+                                   replays)
         except ArchiveError:  # not a frame boundary: the last message is longer than a bare header
             last = None
         found = provenance.decode(last) if last is not None else None
         if found is not None and found.end:
             return found, True
-    first = _first_reserved(archive, descriptor.recording_id, start, stop - start)
+    first = _first_reserved(archive, descriptor.recording_id, start, stop - start, replays)
     return (provenance.decode(first) if first is not None else None), False
 
 
-def recordings_to_drop(archive: AeronArchive, descriptors: Sequence[Any]) -> set[int]:
+def recordings_to_drop(archive: AeronArchive, descriptors: Sequence[Any], replays: Replays = LOCAL_REPLAYS) -> set[int]:
     """The ids, among `descriptors` (RecordingDescriptors), of recordings that dropRepeats leaves
     out: repeats of a finished attempt read from another recording, and unfinished attempts."""
     finished: dict[tuple[int, int, int], list[int]] = {}
     drop: set[int] = set()
     for descriptor in descriptors:
-        found, done = classify(archive, descriptor)
+        found, done = classify(archive, descriptor, replays)
         if found is None:
             continue
         if done:

@@ -31,7 +31,7 @@ from ..client import Aeron, ExclusivePublication, OfferResult
 from ..errors import ConfigurationError, SinkTimeoutError
 from ..idle import IdleStrategy
 from . import provenance
-from .sink_options import SinkOptions, parse_sink_options
+from .options import SinkOptions, parse_sink_options
 
 DATA_COLUMN = "data"
 RESERVED_COLUMN = "reserved_value"
@@ -127,7 +127,7 @@ class _Publisher:
         self.options = options
         self.identity = identity
         self.reserved = provenance.encode(identity.kind, identity.batch, identity.partition, identity.attempt)
-        self.client = _client(options.aeron_dir, options.connect_timeout)
+        self.client = _client(options.archive.aeron_dir, options.connect_timeout)
         self.publication: ExclusivePublication = self.client.add_exclusive_publication(
             options.channel, options.stream_id)
         self.idle = IdleStrategy("backoff")
@@ -198,10 +198,11 @@ class _Publisher:
 
         options = self.options
         deadline = time.monotonic() + options.durable_timeout
+        where = options.archive
         archive = AeronArchive.connect(
-            self.client, control_channel=options.control_channel, control_stream_id=options.control_stream_id,
-            response_channel=options.response_channel, response_stream_id=options.response_stream_id,
-            timeout=options.timeout)
+            self.client, control_channel=where.control_channel, control_stream_id=where.control_stream_id,
+            response_channel=where.response_channel, response_stream_id=where.response_stream_id,
+            timeout=where.timeout)
         try:
             recording_id: int | None = None
             while True:
