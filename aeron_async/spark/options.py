@@ -283,6 +283,7 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
 # --- the sink's options (owner: sparksink; sink.py, docs/spark.md) ------------------------------
 
 SINK_OPTIONS: Final = ("channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout")
+SPARK_STREAM_WRITE_OPTIONS: Final = ("checkpointlocation",)  # Spark's own, handed to stream writers too
 
 
 @dataclass(frozen=True)
@@ -330,7 +331,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """The write options (batch and streaming), checked; `path` (`save(path)`) is refused."""
     if any(key.lower() == "path" and value for key, value in options.items()):
         raise OptionError("the sink takes no path: give .option('channel', ...) and .option('streamId', ...)")
-    found = _lookup(options, ARCHIVE_OPTIONS + SINK_OPTIONS)
+    found = _lookup({key: value for key, value in options.items() if key.lower() not in SPARK_STREAM_WRITE_OPTIONS},
+                    ARCHIVE_OPTIONS + SINK_OPTIONS)
     for name in ("channel", "streamId"):
         if name not in found:
             raise OptionError(f"the sink needs option {name!r}: the channel and stream id to publish on")
