@@ -73,9 +73,9 @@ async def _publish(client: aeron_async.AsyncAeron, seconds: float, rate: int, ou
             await anyio.sleep(max(0.0, tick - (time.monotonic() - batch_start)))
 
 
-async def _subscribe(client: aeron_async.AsyncAeron, stop: threading.Event, outcome: Outcome,
-                     show: Callable[[str], None]) -> None:
-    async with await client.add_subscription(*RESULTS) as subscription:
+async def _subscribe(client: aeron_async.AsyncAeron, results: tuple[str, int], stop: threading.Event,
+                     outcome: Outcome, show: Callable[[str], None]) -> None:
+    async with await client.add_subscription(*results) as subscription:
         while not stop.is_set():
             with anyio.move_on_after(0.2):
                 for message in await subscription.receive_batch():
@@ -89,7 +89,7 @@ async def _subscribe(client: aeron_async.AsyncAeron, stop: threading.Event, outc
 
 
 def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, checkpoint: str,
-              archive_options: dict[str, str]) -> Any:
+              archive_options: dict[str, str], results: tuple[str, int]) -> Any:
     """The Structured Streaming job: trades in, per-symbol window aggregates out."""
     from pyspark.sql import functions as F
 
@@ -113,16 +113,18 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
         F.date_format("window.start", "yyyy-MM-dd HH:mm:ss.SSS").alias("window_start"),
         "symbol", "trades", "volume", F.round("vwap", 4).alias("vwap"), "low", "high")).alias("data"))
     return (out.writeStream.format("aeron").outputMode("update")
-            .option("channel", RESULTS[0]).option("streamId", RESULTS[1]).option("aeronDir", aeron_dir)
+            .option("channel", results[0]).option("streamId", results[1]).option("aeronDir", aeron_dir)
             .option("checkpointLocation", checkpoint).trigger(processingTime="1 second")
             .queryName("trades_per_symbol").start())
 
 
 def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 2.0, max_per_trigger: int = 20_000,
         aeron_dir: str | None = None, archive_options: dict[str, str] | None = None,
-        show: Callable[[str], None] = print, timeout: float = 300.0) -> Outcome:
+        results: tuple[str, int] = RESULTS, show: Callable[[str], None] = print, timeout: float = 300.0) -> Outcome:
     """Run the pipeline once, bounded: embedded driver + archive unless `aeron_dir` names a running
-    driver with its archive."""
+    driver with its archive. `archive_options` go to the source (controlChannel, responseChannel,
+    replayChannel, ...); `results` is where the job publishes (a UDP endpoint of this host on a
+    cluster, since the executors publish from theirs)."""
     workdir = tempfile.mkdtemp(prefix="aeron-spark-pipeline-")
     archive: Any = None
     if aeron_dir is None:
@@ -141,7 +143,7 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
 
     async def async_side() -> None:
         async with aeron_async.connect(aeron_dir) as client, anyio.create_task_group() as tasks:
-            tasks.start_soon(_subscribe, client, stop, outcome, show)
+            tasks.start_soon(_subscribe, client, results, stop, outcome, show)
             await _publish(client, seconds, rate, outcome)
             published.set()
 
@@ -164,7 +166,7 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
                     raise TimeoutError("the trades recording did not start")
                 time.sleep(0.02)
             query = start_job(spark, aeron_dir, window, max_per_trigger, os.path.join(workdir, "checkpoint"),
-                              archive_options or {})
+                              archive_options or {}, results)
             published.wait(timeout)
             if errors:
                 raise errors[0]
@@ -205,6 +207,9 @@ def main() -> int:
     parser.add_argument("--aeron-dir", help="a running driver (with its archive) instead of embedded ones")
     parser.add_argument("--control-channel", help="the archive's control channel (with --aeron-dir)")
     parser.add_argument("--response-channel", help="where the archive answers (with --aeron-dir)")
+    parser.add_argument("--replay-channel", help="where the archive replays to the executors (a UDP endpoint there)")
+    parser.add_argument("--results-channel", default=RESULTS[0],
+                        help="where the job publishes its results (on a cluster: a UDP endpoint of this host)")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -215,10 +220,12 @@ def main() -> int:
     spark = builder.config("spark.sql.shuffle.partitions", "2").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     archive_options = {key: value for key, value in (("controlChannel", args.control_channel),
-                                                     ("responseChannel", args.response_channel)) if value}
+                                                     ("responseChannel", args.response_channel),
+                                                     ("replayChannel", args.replay_channel)) if value}
     try:
         outcome = run(spark, seconds=args.seconds, rate=args.rate, window=args.window,
-                      max_per_trigger=args.max_per_trigger, aeron_dir=args.aeron_dir, archive_options=archive_options)
+                      max_per_trigger=args.max_per_trigger, aeron_dir=args.aeron_dir, archive_options=archive_options,
+                      results=(args.results_channel, RESULTS[1]))
     finally:
         spark.stop()
     windows = len({key[0] for key in outcome.last})

@@ -25,19 +25,24 @@ pytest.importorskip("pyarrow")
 import aeron_async  # noqa: E402
 from aeron_async.archive import AeronArchive  # noqa: E402
 from aeron_async.spark import provenance  # noqa: E402
-from archive_e2e import archive_beside_driver  # noqa: E402
-from conftest import REPO, new_aeron_dir, python_env, wait_for  # noqa: E402
+from conftest import REPO, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, wait_for  # noqa: E402
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
 def aeron_dir() -> Iterator[str]:
-    """One driver with an archive beside it for the whole module."""
+    """One driver with an archive beside it for the whole module. Clients are timed out after 10 s,
+    not the suite's 2 s: the JVMs of a Spark test (a cluster's four) starve a loaded machine, and
+    an executor's client must not be dropped because its heartbeat thread waited for a CPU."""
+    from aeron_async.archive.service import Archive
+
     path = new_aeron_dir()
     archive_dir = tempfile.mkdtemp(prefix="aa-spark-sink-")
+    settings = {**TEST_DRIVER_SETTINGS, "spies_simulate_connection": True, "client_liveness_timeout": 10.0}
     try:
-        with archive_beside_driver(path, archive_dir):
+        with aeron_async.MediaDriver.launch(aeron_dir=path, **settings), \
+                Archive.launch(archive_dir=archive_dir, aeron_dir=path, threading_mode="SHARED", idle_strategy="backoff"):
             yield path
     finally:
         shutil.rmtree(archive_dir, ignore_errors=True)

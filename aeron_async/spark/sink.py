@@ -28,7 +28,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructType
 
 from ..client import Aeron, ExclusivePublication, OfferResult
-from ..errors import ConfigurationError, SinkTimeoutError
+from ..errors import AeronError, ConfigurationError, SinkTimeoutError
 from ..idle import IdleStrategy
 from . import provenance
 from .options import SinkOptions, parse_sink_options
@@ -104,6 +104,12 @@ def _client(aeron_dir: str | None, timeout: float) -> Aeron:
             _clients.clear()
             _clients_pid = os.getpid()
         client = _clients.get(aeron_dir)
+        if client is not None and not client.is_closed:
+            try:
+                client._raise_if_dead()  # timed out by the driver (a worker that stalled), or the driver is gone
+            except AeronError:
+                client.close()
+                client = None
         if client is None or client.is_closed:
             client = Aeron.connect(aeron_dir, driver_timeout=timeout)
             _clients[aeron_dir] = client
@@ -140,6 +146,7 @@ class _Publisher:
     def _wait_connected(self) -> None:
         deadline = time.monotonic() + self.options.connect_timeout
         while not self.publication.is_connected:
+            self.client._raise_if_dead()
             if time.monotonic() > deadline:
                 self.publication.close()
                 raise SinkTimeoutError(
