@@ -127,6 +127,9 @@ def test_no_subscriber_is_a_bounded_clear_error(driver_dir: str) -> None:
                                   "connectTimeout": "0.2"})
     with pytest.raises(SinkTimeoutError, match="no subscriber connected to aeron:ipc stream 32"):
         sink.publish(options, sink.TaskIdentity(1, 1, 0, 0), iter(_batches([b"x"], 1)), False, False)
+    # an attempt without rows publishes nothing, so it needs no subscriber
+    empty = pa.record_batch({"data": pa.array([], pa.binary())})
+    assert sink.publish(options, sink.TaskIdentity(1, 1, 1, 0), iter([empty]), False, False).messages == 0
 
 
 class _Dies(Exception):

@@ -235,7 +235,9 @@ class _Publisher:
 
 def _messages(column: pa.Array | pa.ChunkedArray, as_string: bool) -> list[Any]:
     """The column's values as bytes objects (strings as UTF-8); a null is an empty message."""
-    if as_string or pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
+    if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
+        column = column.cast(pa.large_binary())
+    elif as_string or pa.types.is_string(column.type):
         column = column.cast(pa.binary())
     if column.null_count:
         column = column.fill_null(b"")
@@ -245,12 +247,15 @@ def _messages(column: pa.Array | pa.ChunkedArray, as_string: bool) -> list[Any]:
 
 def publish(options: SinkOptions, identity: TaskIdentity, batches: Iterable[pa.RecordBatch],
             data_is_string: bool, has_reserved: bool) -> SinkCommitMessage:
-    """Publish every row of `batches` as one task attempt (the whole write path of a task)."""
-    publisher = _Publisher(options, identity)
+    """Publish every row of `batches` as one task attempt (the whole write path of a task). An
+    attempt without rows publishes nothing (no session, no end marker): nothing of it can repeat."""
+    publisher: _Publisher | None = None
     try:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
+            if publisher is None:
+                publisher = _Publisher(options, identity)
             messages = _messages(batch.column(DATA_COLUMN), data_is_string)
             if not has_reserved:
                 publisher.offer(messages, publisher.reserved)
@@ -262,9 +267,12 @@ def publish(options: SinkOptions, identity: TaskIdentity, batches: Iterable[pa.R
                 if index == len(reserved) or reserved[index] != reserved[start]:
                     publisher.offer(messages[start:index], int(reserved[start]))
                     start = index
+        if publisher is None:
+            return SinkCommitMessage(identity.partition, identity.attempt, 0, 0, 0, None)
         return publisher.finish()
     finally:
-        publisher.close()
+        if publisher is not None:
+            publisher.close()
 
 
 def _task_identity(kind: int, write_id: int) -> TaskIdentity:
