@@ -6,7 +6,8 @@
   aeron:ipc stream 3001, which the archive records;
 - a Structured Streaming job reads the recording (`format("aeron")`, from its start, at most
   --max-per-trigger trades a micro-batch), computes per-symbol aggregates over tumbling event-time
-  windows (trades, volume, VWAP, low, high) and writes them (`update` mode) to aeron:ipc stream 3002;
+  windows (trades, volume, VWAP, low, high) and writes each window's result once it closes (append
+  mode: the watermark, 1 s behind the latest trade, has passed its end) to aeron:ipc stream 3002;
 - an async subscriber prints each result as it arrives.
 
 By default everything runs in this process's reach: Spark in local mode, a media driver and an
@@ -71,6 +72,10 @@ async def _publish(client: aeron_async.AsyncAeron, seconds: float, rate: int, ou
                 await publication.offer(json.dumps(trade).encode())
                 outcome.published += 1
             await anyio.sleep(max(0.0, tick - (time.monotonic() - batch_start)))
+        # an event an hour ahead moves the watermark past every window, so the job closes (emits)
+        # them all; its own window never closes, so it is never counted
+        await publication.offer(json.dumps({"symbol": "_END", "price": 0.0, "quantity": 0,
+                                            "time": int(time.time() * 1000) + 3_600_000}).encode())
 
 
 async def _subscribe(client: aeron_async.AsyncAeron, results: tuple[str, int], stop: threading.Event,
@@ -104,7 +109,7 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
     schema = "symbol STRING, price DOUBLE, quantity BIGINT, time BIGINT"
     parsed = (trades.select(F.from_json(F.col("data").cast("string"), schema).alias("t")).select("t.*")
               .withColumn("event_time", F.timestamp_millis("time")))
-    aggregates = (parsed.withWatermark("event_time", "10 seconds")
+    aggregates = (parsed.withWatermark("event_time", "1 second")
                   .groupBy(F.window("event_time", f"{window} seconds"), "symbol")
                   .agg(F.count("*").alias("trades"), F.sum("quantity").alias("volume"),
                        (F.sum(F.col("price") * F.col("quantity")) / F.sum("quantity")).alias("vwap"),
@@ -112,7 +117,7 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
     out = aggregates.select(F.to_json(F.struct(
         F.date_format("window.start", "yyyy-MM-dd HH:mm:ss.SSS").alias("window_start"),
         "symbol", "trades", "volume", F.round("vwap", 4).alias("vwap"), "low", "high")).alias("data"))
-    return (out.writeStream.format("aeron").outputMode("update")
+    return (out.writeStream.format("aeron").outputMode("append")
             .option("channel", results[0]).option("streamId", results[1]).option("aeronDir", aeron_dir)
             .option("checkpointLocation", checkpoint).trigger(processingTime="1 second")
             .queryName("trades_per_symbol").start())

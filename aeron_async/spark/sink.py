@@ -336,7 +336,7 @@ class AeronStreamWriter(_SinkWriter, DataSourceStreamArrowWriter):
         super().__init__(options, schema)
         if overwrite:
             raise ConfigurationError(
-                "the aeron sink appends to a stream: use outputMode('append') or 'update', not 'complete'")
+                "the aeron sink appends to a stream: use outputMode('append'), not 'complete'")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         identity = _task_identity(provenance.KIND_STREAM, 0)
