@@ -283,7 +283,7 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
 # --- the sink's options (owner: sparksink; sink.py, docs/spark.md) ------------------------------
 
 SINK_OPTIONS: Final = ("channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout")
-SPARK_STREAM_WRITE_OPTIONS: Final = ("checkpointlocation",)  # Spark's own, handed to stream writers too
+SPARK_STREAM_WRITE_OPTIONS: Final = ("checkpointlocation", "queryname")  # Spark's own, handed to stream writers too
 
 
 @dataclass(frozen=True)
