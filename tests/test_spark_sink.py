@@ -61,6 +61,13 @@ def test_options_and_schema_errors_name_the_fix() -> None:
     ]:
         with pytest.raises(ConfigurationError, match=message):
             parse_sink_options(options)
+    # dropRepeats is a batch-read option: a streaming read cannot know whether an attempt will finish
+    from aeron_async.spark.options import parse_read_options
+
+    source = {"channel": "aeron:ipc", "streamId": "7", "dropRepeats": "true"}
+    assert parse_read_options(source, streaming=False).drop_repeats
+    with pytest.raises(ConfigurationError, match="dropRepeats applies to spark.read only"):
+        parse_read_options(source, streaming=True)
     data = StructField("data", BinaryType())
     assert sink.check_schema(StructType([data])) == (False, False)
     assert sink.check_schema(StructType([StructField("data", StringType()),
