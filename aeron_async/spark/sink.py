@@ -19,14 +19,16 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructType
 
+from .._ffi import ffi, lib
 from ..client import Aeron, ExclusivePublication, OfferResult
 from ..errors import AeronError, ConfigurationError, SinkTimeoutError
 from ..idle import IdleStrategy
@@ -34,10 +36,9 @@ from . import provenance
 from .options import SinkOptions, parse_sink_options
 
 DATA_COLUMN = "data"
+_VECTOR_BYTES = 16  # sizeof(aa_iovec_t): a pointer and a size_t
+_EMPTY_MESSAGE = np.zeros((1, 2), dtype=np.uint64)  # the end marker: no bytes
 RESERVED_COLUMN = "reserved_value"
-# messages handed to one offer_batch call: large enough to amortise the call, small enough that a
-# back-pressured retry re-slices little
-OFFER_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ class _Publisher:
             options.channel, options.stream_id)
         self.idle = IdleStrategy("backoff")
         self.messages = 0
+        self._accepted = ffi.new("size_t *")
         self._wait_connected()
 
     def _where(self) -> str:
@@ -156,42 +158,48 @@ class _Publisher:
             self.idle.idle(0)
         self.idle.reset()
 
-    def offer(self, messages: Sequence[Any], reserved: int) -> None:
-        """Offer every message (in chunks), waiting out back pressure; no progress for
-        offerTimeout raises SinkTimeoutError."""
+    def offer(self, vectors: Any, reserved: int) -> None:
+        """Offer every message of `vectors` (an n x 2 uint64 array of address, length: Arrow's
+        buffers, see `_vectors`) with the native offer_batch (the GIL released), waiting out back
+        pressure; no progress for offerTimeout raises SinkTimeoutError."""
         publication = self.publication
         timeout = self.options.offer_timeout
-        for start in range(0, len(messages), OFFER_CHUNK):
-            chunk = messages[start:start + OFFER_CHUNK]
-            done = 0
-            deadline = 0.0
-            while done < len(chunk):
-                result = publication.offer_batch(chunk if done == 0 else chunk[done:], reserved)
-                if result > 0:
-                    done += result
-                    deadline = 0.0
-                    self.idle.reset()
-                    continue
-                if result == OfferResult.MAX_POSITION_EXCEEDED:
-                    raise ConfigurationError(
-                        f"{self._where()} reached its maximum position: use a longer term-length on the channel")
-                now = time.monotonic()
-                if deadline == 0.0:
-                    deadline = now + timeout
-                elif now > deadline:
-                    state = "not connected" if result == OfferResult.NOT_CONNECTED else "back-pressured"
-                    raise SinkTimeoutError(
-                        f"{self._where()} stayed {state} for {timeout:g} s with {len(chunk) - done} messages of this "
-                        f"chunk unsent ({self.messages + start + done} sent by this task): the reader is too slow "
-                        "or gone; raise offerTimeout if it only pauses")
-                self.idle.idle(0)
-        self.messages += len(messages)
+        count = len(vectors)
+        base = vectors.ctypes.data
+        accepted = self._accepted
+        done = 0
+        deadline = 0.0
+        while done < count:
+            ptr = publication._checked()  # ClosedError once closed
+            result = lib.aa_publication_offer_batch(
+                ptr, ffi.cast("aa_iovec_t *", base + done * _VECTOR_BYTES), count - done, reserved, accepted)
+            if accepted[0] > 0:
+                done += accepted[0]
+                deadline = 0.0
+                self.idle.reset()
+                continue
+            if result < OfferResult.ADMIN_ACTION:
+                result = publication._fail(result)  # raises for errors and closure
+            if result == OfferResult.MAX_POSITION_EXCEEDED:
+                raise ConfigurationError(
+                    f"{self._where()} reached its maximum position: use a longer term-length on the channel")
+            now = time.monotonic()
+            if deadline == 0.0:
+                deadline = now + timeout
+            elif now > deadline:
+                state = "not connected" if result == OfferResult.NOT_CONNECTED else "back-pressured"
+                raise SinkTimeoutError(
+                    f"{self._where()} stayed {state} for {timeout:g} s with {count - done} messages of this batch "
+                    f"unsent ({self.messages + done} sent by this task): the reader is too slow or gone; raise "
+                    "offerTimeout if it only pauses")
+            self.idle.idle(0)
+        self.messages += count
 
     def finish(self) -> SinkCommitMessage:
         """End the attempt (the end marker), wait for the archive with durable=true, and close."""
         identity = self.identity
         end = provenance.encode(identity.kind, identity.batch, identity.partition, identity.attempt, end=True)
-        self.offer([b""], end)
+        self.offer(_EMPTY_MESSAGE, end)
         self.messages -= 1
         position = self.publication.position
         recording_id = None
@@ -233,16 +241,25 @@ class _Publisher:
         self.publication.close()
 
 
-def _messages(column: pa.Array | pa.ChunkedArray, as_string: bool) -> list[Any]:
-    """The column's values as bytes objects (strings as UTF-8); a null is an empty message."""
-    if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
-        column = column.cast(pa.large_binary())
-    elif as_string or pa.types.is_string(column.type):
-        column = column.cast(pa.binary())
+def _vectors(column: pa.Array | pa.ChunkedArray, as_string: bool) -> tuple[Any, pa.Array]:
+    """The column's messages as an n x 2 uint64 array of (address, length) into its own Arrow
+    buffers (strings are their UTF-8 bytes; a null is an empty message), and the Arrow array those
+    addresses point into (keep it alive while offering). No Python object per message."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    large = pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type)
+    column = column.cast(pa.large_binary() if large else pa.binary())
     if column.null_count:
         column = column.fill_null(b"")
-    values: list[Any] = column.to_pylist()
-    return values
+    rows = len(column)
+    _, offsets_buffer, data_buffer = column.buffers()
+    width = 8 if large else 4
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64 if large else np.int32, count=rows + 1,
+                            offset=column.offset * width).astype(np.uint64)
+    vectors = np.empty((rows, 2), dtype=np.uint64)
+    vectors[:, 0] = offsets[:-1] + np.uint64(data_buffer.address if data_buffer is not None else 0)
+    vectors[:, 1] = offsets[1:] - offsets[:-1]
+    return vectors, column
 
 
 def publish(options: SinkOptions, identity: TaskIdentity, batches: Iterable[pa.RecordBatch],
@@ -256,7 +273,7 @@ def publish(options: SinkOptions, identity: TaskIdentity, batches: Iterable[pa.R
                 continue
             if publisher is None:
                 publisher = _Publisher(options, identity)
-            messages = _messages(batch.column(DATA_COLUMN), data_is_string)
+            messages, keep = _vectors(batch.column(DATA_COLUMN), data_is_string)
             if not has_reserved:
                 publisher.offer(messages, publisher.reserved)
                 continue
