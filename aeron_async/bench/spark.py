@@ -91,12 +91,15 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     parquet = spark.read.parquet(parquet_dir)
     result: dict[str, Any] = {"messages": messages}
     for name, frame in (("aeron", aeron), ("parquet", parquet)):
-        seconds, count = _timed(frame.count)
+        # each query twice, the second timed: the first pays Spark's and the Python workers' start
+        for _ in range(2):
+            seconds, count = _timed(frame.count)
         assert count == messages, f"{name}: count {count} != {messages}"
         result[f"{name}_count_rows_s"] = messages / seconds
         grouped = frame.groupBy(F.substring("data", 1, 1).alias("k")).agg(F.count("*").alias("n"),
                                                                           F.max("position").alias("p"))
-        seconds, rows = _timed(grouped.collect)
+        for _ in range(2):
+            seconds, rows = _timed(grouped.collect)
         assert sum(row.n for row in rows) == messages
         result[f"{name}_groupby_rows_s"] = messages / seconds
     return result
@@ -189,9 +192,10 @@ def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, A
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
     try:
-        seconds, _ = _timed(lambda: frame.write.format("aeron").mode("append").option("channel", SINK[0])
-                            .option("streamId", SINK[1]).option("aeronDir", aeron_dir).save())
-        parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
+        write = frame.write.format("aeron").mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
+        for _ in range(2):  # the second timed, as above
+            seconds, _ = _timed(lambda: write.option("aeronDir", aeron_dir).save())
+            parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
     finally:
         stop.set()
         drainer.join(10)
