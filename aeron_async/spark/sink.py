@@ -4,9 +4,10 @@ The writer objects are built in a driver-side planner process (where the schema 
 checked, so bad input fails at query start) and pickled to the executors' Python workers, which
 receive the rows as Arrow record batches (`DataSourceArrowWriter` / `DataSourceStreamArrowWriter`).
 Each task attempt connects its own client (one per worker process, reused by later tasks), adds its
-own exclusive publication (so each attempt is one session, and one recording), offers the messages
-in batches (`offer_batch`: one native call per chunk, back pressure waited out, bounded by
-`offerTimeout` without progress), ends with an empty end-marker message, and with `durable=true`
+own exclusive publication (so each attempt is one session, and one recording), offers each Arrow
+batch's messages straight from its buffers (the native `offer_batch` over an address/length vector
+per message; back pressure waited out, bounded by `offerTimeout` without progress), ends with an
+empty end-marker message, and with `durable=true`
 waits until the archive has recorded everything it published before it returns. Each message's
 reserved value says which micro-batch (or batch write), partition and attempt wrote it
 (`provenance.py`; docs/spark.md), which is what the source's `dropRepeats=true` reads.
