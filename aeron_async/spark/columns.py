@@ -13,6 +13,8 @@ read by exactly one range.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -63,12 +65,22 @@ class RecordingRange:
     term_length: int
 
 
+def local_channel(channel: str) -> str:
+    """`channel` with `{host}` replaced by this host's address (the environment variable
+    AERON_SPARK_HOST where set, else the address its host name resolves to): a remote archive
+    answers and replays to each executor at its own address, with the same options everywhere."""
+    if "{host}" not in channel:
+        return channel
+    host = os.environ.get("AERON_SPARK_HOST") or socket.gethostbyname(socket.gethostname())
+    return channel.replace("{host}", host)
+
+
 def open_archive(options: ArchiveOptions) -> AeronArchive:
     """A control session with the archive the options name, over a new client of the local driver
     in `aeronDir` (closed with the session)."""
     return AeronArchive.connect(
         aeron_dir=options.aeron_dir, control_channel=options.control_channel,
-        control_stream_id=options.control_stream_id, response_channel=options.response_channel,
+        control_stream_id=options.control_stream_id, response_channel=local_channel(options.response_channel),
         response_stream_id=options.response_stream_id, timeout=options.timeout)
 
 
@@ -186,7 +198,7 @@ def poll_range(
     low, high, replay_from, replay_to = bounds
     timeout = options.archive.timeout
     replay = archive.replay(part.recording_id, position=replay_from, length=replay_to - replay_from,
-                            channel=options.replay_channel, stream_id=options.replay_stream_id)
+                            channel=local_channel(options.replay_channel), stream_id=options.replay_stream_id)
     with replay:
         deadline = time.monotonic() + timeout
         idle = IdleStrategy("backoff")

@@ -14,7 +14,8 @@ controlChannel          aeron:ipc?term-length=64k       the archive's control re
                                                         UDP channel for a remote archive)
 controlStreamId         10                              its stream id
 responseChannel         aeron:ipc?term-length=64k       where the archive answers (UDP, reachable
-                                                        from the archive, for a remote one)
+                                                        from the archive, for a remote one; `{host}`
+                                                        stands for each executor's address*)
 responseStreamId        20                              its stream id
 timeout                 10                              seconds for each archive request and for a
                                                         replay to make progress
@@ -31,20 +32,25 @@ startingPositions       batch: earliest;                earliest | latest | JSON
                         streaming: latest               (-2 earliest, -1 latest; a recording left
                                                         out starts at its start); a streaming query
                                                         uses it only without a checkpoint
-endingPositions         latest (batch only)             latest | JSON {"3": 8192} (-1 latest): the
-                                                        position each recording is read up to,
-                                                        exclusive; latest = where it stands at start
+endingPositions         latest (batch only)             latest | JSON {"3": 8192} (-1 latest; one
+                                                        left out: latest): the position each
+                                                        recording is read up to, exclusive; latest =
+                                                        where it stands when the query starts
 maxBytesPerPartition    64m                             bytes of one recording a task reads at most
                                                         (rounded to whole terms)
 replayChannel           aeron:ipc                       where the archive replays to each task (a
                                                         UDP endpoint of the executor for a remote
-                                                        archive)
+                                                        archive: aeron:udp?endpoint={host}:40125*)
 replayStreamId          1001                            its stream id
 failOnDataLoss          true                            fail when a range was truncated or purged
                                                         (false: read what is left, log a warning)
 maxRecordsPerTrigger    none (streaming only)           messages per micro-batch at most
 maxBytesPerTrigger      none (streaming only)           recorded bytes per micro-batch at most
 ======================  ==============================  ===========================================
+
+* `{host}` in responseChannel and replayChannel is replaced on each executor by its own address:
+the environment variable AERON_SPARK_HOST where set, else what its host name resolves to. Tasks on
+one host may share a port: their driver tells their streams apart by session id.
 
 A message belongs to a range [from, to) when its START position is in it: each message of a
 recording is in exactly one partition and one micro-batch, whatever the positions given.

@@ -210,7 +210,12 @@ class AeronStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin, finish = decode_offset(start), decode_offset(end)
         ranges: list[RecordingRange] = []
         for recording_id in sorted(finish):
-            descriptor = self._descriptor(recording_id)
+            try:
+                descriptor = self._descriptor(recording_id)
+            except UnknownRecordingError:
+                data_loss(self.options, f"recording {recording_id} is gone from the archive (purged): its range "
+                                        f"[{begin.get(recording_id)}, {finish[recording_id]}) cannot be read")
+                continue
             low = begin.get(recording_id, descriptor.start_position)
             if finish[recording_id] > low:
                 ranges.extend(split_range(descriptor, low, finish[recording_id], self.options.max_bytes_per_partition))
