@@ -203,6 +203,12 @@ def _cmd_bench_archive(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _cmd_bench_spark(args: argparse.Namespace) -> int:
+    from .bench.spark import command
+
+    return command(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
 
@@ -288,6 +294,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_archive_bench_arguments(p)
     p.set_defaults(func=_cmd_bench_archive)
+
+    p = sub.add_parser("bench-spark", help="Spark benchmarks: the aeron source and sink against Parquet, streaming "
+                       "rows/s and latency (docs/benchmarks.md; needs the spark extra)")
+    from .bench.spark import add_arguments as add_spark_bench_arguments
+
+    add_spark_bench_arguments(p)
+    p.set_defaults(func=_cmd_bench_spark)
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

@@ -231,3 +231,10 @@ class TerminationRefusedError(AeronError, PermissionError):
 
 class TerminationTimeoutError(AeronError, TimeoutError):
     """A driver neither stopped nor said it refused a TERMINATE_DRIVER request within the wait."""
+
+
+# ---- the Spark sink (aeron_async/spark/sink.py) ----
+
+class SinkTimeoutError(AeronError, TimeoutError):
+    """The Spark sink waited its bound (connectTimeoutMs, offerTimeoutMs, durableTimeoutMs) for a
+    subscriber, for back pressure to ease, or for the archive to record what it published."""

@@ -14,7 +14,7 @@ import importlib.util
 EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
     "bench": (("rich", "rich"), ("zmq", "pyzmq"), ("hdrh", "hdrhistogram"), ("matplotlib", "matplotlib")),
     "monitor": (("rich", "rich"), ("prometheus_client", "prometheus-client")),
-    "spark": (("pyspark", "pyspark"), ("pyarrow", "pyarrow")),
+    "spark": (("pyspark", "pyspark"), ("pyarrow", "pyarrow"), ("numpy", "numpy")),
 }
 
 

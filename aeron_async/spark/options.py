@@ -81,8 +81,8 @@ ARCHIVE_OPTIONS: Final = ("aeronDir", "controlChannel", "controlStreamId", "resp
                           "timeout")
 READ_OPTIONS: Final = ("recordingIds", "channel", "streamId", "startingPositions", "endingPositions",
                        "maxBytesPerPartition", "replayChannel", "replayStreamId", "failOnDataLoss",
-                       "maxRecordsPerTrigger", "maxBytesPerTrigger")
-BATCH_ONLY: Final = ("endingPositions",)
+                       "maxRecordsPerTrigger", "maxBytesPerTrigger", "dropRepeats")
+BATCH_ONLY: Final = ("endingPositions", "dropRepeats")
 STREAM_ONLY: Final = ("maxRecordsPerTrigger", "maxBytesPerTrigger")
 IGNORED_BY_SPARK: Final = ("path",)  # `load(path)` adds it: refused below unless empty
 
@@ -124,6 +124,7 @@ class ReadOptions:
     max_records_per_trigger: int | None
     max_bytes_per_trigger: int | None
     streaming: bool
+    drop_repeats: bool = False  # sparksink: read a recorded sink stream's finished attempts only (repeats.py)
 
     def selects(self, recording_id: int) -> bool:
         return self.recording_ids is None or recording_id in self.recording_ids
@@ -281,4 +282,72 @@ def parse_read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOp
         max_records_per_trigger=None if max_records is None else _int("maxRecordsPerTrigger", max_records, 1),
         max_bytes_per_trigger=None if max_bytes is None else _size("maxBytesPerTrigger", max_bytes, 1),
         streaming=streaming,
+        drop_repeats=_bool("dropRepeats", found.get("dropRepeats", "false")),
+    )
+
+
+# --- the sink's options (owner: sparksink; sink.py, docs/spark.md) ------------------------------
+
+SINK_OPTIONS: Final = ("channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout")
+SPARK_STREAM_WRITE_OPTIONS: Final = ("checkpointlocation", "queryname")  # Spark's own, handed to stream writers too
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """What the sink's tasks need (pickled to the executors): where to publish, how to reach the
+    archive for durable=true, and the bounds of each wait (seconds)."""
+
+    archive: ArchiveOptions
+    channel: str
+    stream_id: int
+    durable: bool = False
+    connect_timeout: float = 10.0
+    offer_timeout: float = 30.0
+    durable_timeout: float = 30.0
+
+
+def _sink_channel(text: str) -> str:
+    media, _, params = text.partition("?")
+    if media not in ("aeron:ipc", "aeron:udp"):
+        raise OptionError(f"channel={text!r} is not a channel to publish on: give aeron:ipc or "
+                          "aeron:udp?endpoint=host:port, then |key=value parameters")
+    for pair in filter(None, params.split("|")):
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise OptionError(f"channel={text!r}: parameter {pair!r} is not key=value")
+    if media == "aeron:udp" and "endpoint=" not in params and "control=" not in params:
+        raise OptionError(f"channel={text!r}: a UDP channel to publish on needs endpoint=host:port (or "
+                          "control=host:port for multi-destination-cast)")
+    return text
+
+
+def _seconds(name: str, text: str | None, default: float) -> float:
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(f"{name}={text!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise OptionError(f"{name}={text!r} must be between 0 and 3600 seconds")
+    return value
+
+
+def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    """The write options (batch and streaming), checked; `path` (`save(path)`) is refused."""
+    if any(key.lower() == "path" and value for key, value in options.items()):
+        raise OptionError("the sink takes no path: give .option('channel', ...) and .option('streamId', ...)")
+    found = _lookup({key: value for key, value in options.items() if key.lower() not in SPARK_STREAM_WRITE_OPTIONS},
+                    ARCHIVE_OPTIONS + SINK_OPTIONS)
+    for name in ("channel", "streamId"):
+        if name not in found:
+            raise OptionError(f"the sink needs option {name!r}: the channel and stream id to publish on")
+    return SinkOptions(
+        archive=parse_archive_options(found),
+        channel=_sink_channel(found["channel"]),
+        stream_id=_int("streamId", found["streamId"], -(1 << 31), (1 << 31) - 1),
+        durable=_bool("durable", found.get("durable", "false")),
+        connect_timeout=_seconds("connectTimeout", found.get("connectTimeout"), 10.0),
+        offer_timeout=_seconds("offerTimeout", found.get("offerTimeout"), 30.0),
+        durable_timeout=_seconds("durableTimeout", found.get("durableTimeout"), 30.0),
     )

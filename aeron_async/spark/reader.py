@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from ..archive import NULL_POSITION, AeronArchive, RecordingDescriptor
 from ..errors import UnknownRecordingError
 from .columns import RecordingRange, open_archive, read_range
+from .repeats import drop_end_markers, recordings_to_drop
 from .options import EARLIEST, LATEST, OptionError, ReadOptions
 
 
@@ -92,9 +93,22 @@ def split_range(descriptor: RecordingDescriptor, start: int, end: int, max_bytes
     return ranges
 
 
+def drop_repeated_recordings(archive: AeronArchive, options: ReadOptions,
+                             descriptors: list[RecordingDescriptor]) -> list[RecordingDescriptor]:
+    """The recordings a read plans: all of them, but with dropRepeats=true those of a recorded sink
+    stream that repeat a finished task attempt or never finished (repeats.py, docs/spark.md)."""
+    if not options.drop_repeats:
+        return descriptors
+    dropped = recordings_to_drop(archive, descriptors, (options.replay_channel, options.replay_stream_id))
+    return [descriptor for descriptor in descriptors if descriptor.recording_id not in dropped]
+
+
 def output(batches: Iterator[pa.RecordBatch], options: ReadOptions) -> Iterator[pa.RecordBatch]:
     """What a task hands Spark of the batches it read: the one place where the reader filters rows
-    (batch and streaming reads alike). It hands every batch on as it is."""
+    (batch and streaming reads alike). It hands every batch on as it is, but for dropRepeats=true,
+    which drops the sink's end markers (repeats.py)."""
+    if options.drop_repeats:
+        return (kept for kept in map(drop_end_markers, batches) if kept.num_rows)
     return batches
 
 
@@ -115,7 +129,7 @@ class AeronBatchReader(DataSourceReader):
     def plan(self, archive: AeronArchive) -> list[RecordingRange]:
         options = self.options
         ranges: list[RecordingRange] = []
-        for descriptor in select_recordings(archive, options, required=True):
+        for descriptor in drop_repeated_recordings(archive, options, select_recordings(archive, options, required=True)):
             end_now = recorded_end(archive, descriptor)
             start = resolve_position("startingPositions", options.starting, EARLIEST, descriptor, end_now)
             end = resolve_position("endingPositions", options.ending, LATEST, descriptor, end_now)

@@ -1,0 +1,268 @@
+"""Spark benchmarks (`aeron-async bench-spark`, docs/benchmarks.md "Spark"), in one local-mode run:
+
+- batch read of a recording of `--messages` 32-byte messages into `count()` and a `groupBy`,
+  against Spark reading the same rows (same columns and types) from Parquet in the same run;
+- streaming read rows/s with a fixed `maxRecordsPerTrigger` (AvailableNow over the recording), and
+  the latency from publish to the row reaching a `foreachBatch` sink (p50, p99) for a live stream;
+- sink rows/s (`df.write.format("aeron")` to an IPC stream drained by a subscriber) against
+  writing the same DataFrame to Parquet.
+
+An embedded driver and archive (SHARED threading) in a temporary directory; Spark `local[*]`
+unless `--master` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..archive import AeronArchive
+from ..client import Aeron
+from ..idle import IdleStrategy
+
+TRADES = ("aeron:ipc?term-length=16m", 5001)
+LIVE = ("aeron:ipc?term-length=16m", 5002)
+SINK = ("aeron:ipc?term-length=16m", 5003)
+
+
+def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = action()
+    return time.perf_counter() - start, result
+
+
+def _publish(client: Aeron, channel: str, stream_id: int, count: int, size: int) -> None:
+    publication = client.add_exclusive_publication(channel, stream_id)
+    idle = IdleStrategy("backoff")
+    while not publication.is_connected:
+        idle.idle(0)
+    chunk = [i.to_bytes(8, "little") + bytes(size - 8) for i in range(1024)]
+    sent = 0
+    while sent < count:
+        batch = chunk[:min(len(chunk), count - sent)]
+        done = 0
+        while done < len(batch):
+            accepted = publication.offer_batch(batch[done:] if done else batch)
+            if accepted > 0:
+                done += accepted
+                idle.reset()
+            else:
+                idle.idle(0)
+        sent += len(batch)
+    publication.close()
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, messages: int) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    client = archive.aeron
+    archive.start_recording(*TRADES)
+    _publish(client, *TRADES, messages, 32)
+    recording = archive.list_recordings(*TRADES)[-1]
+    deadline = time.monotonic() + 600
+    while archive.max_recorded_position(recording.recording_id) < recording.start_position + messages * 64:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the archive did not record the benchmark stream")
+        time.sleep(0.01)
+    archive.stop_recording(*TRADES)
+    aeron = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+             .option("aeronDir", aeron_dir).load())
+    parquet_dir = os.path.join(workdir, "trades.parquet")
+    (spark.range(0, messages).select(
+        F.concat(F.unhex(F.lpad(F.hex("id"), 16, "0")), F.lit(bytes(24))).alias("data"),
+        F.lit(recording.recording_id).cast("long").alias("recording_id"),
+        F.lit(recording.session_id).cast("int").alias("session_id"),
+        F.lit(TRADES[1]).cast("int").alias("stream_id"), (F.col("id") * 64).alias("position"),
+        F.lit(0).cast("long").alias("reserved_value"), F.lit(TRADES[0]).alias("channel"))
+     .write.mode("overwrite").parquet(parquet_dir))
+    parquet = spark.read.parquet(parquet_dir)
+    result: dict[str, Any] = {"messages": messages}
+    for name, frame in (("aeron", aeron), ("parquet", parquet)):
+        # each query twice, the second timed: the first pays Spark's and the Python workers' start
+        for _ in range(2):
+            seconds, count = _timed(frame.count)
+        assert count == messages, f"{name}: count {count} != {messages}"
+        result[f"{name}_count_rows_s"] = messages / seconds
+        grouped = frame.groupBy(F.substring("data", 1, 1).alias("k")).agg(F.count("*").alias("n"),
+                                                                          F.max("position").alias("p"))
+        for _ in range(2):
+            seconds, rows = _timed(grouped.collect)
+        assert sum(row.n for row in rows) == messages
+        result[f"{name}_groupby_rows_s"] = messages / seconds
+    return result
+
+
+def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int) -> dict[str, Any]:
+    batches: list[int] = []
+
+    def count(frame: Any, batch_id: int) -> None:
+        batches.append(frame.count())
+
+    query = (spark.readStream.format("aeron").option("channel", TRADES[0]).option("streamId", TRADES[1])
+             .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
+             .option("aeronDir", aeron_dir).load()
+             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, "ck-read"))
+             .trigger(availableNow=True).start())
+    seconds, _ = _timed(lambda: query.awaitTermination(900))
+    assert sum(batches) == messages, f"streaming read {sum(batches)} of {messages}"
+    return {"streaming_rows_s": messages / seconds, "streaming_batches": len(batches),
+            "max_records_per_trigger": max_per_trigger}
+
+
+def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, seconds: float,
+            rate: int) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    archive.start_recording(*LIVE)
+    client = archive.aeron
+    publication = client.add_exclusive_publication(*LIVE)
+    idle = IdleStrategy("backoff")
+    while not publication.is_connected:
+        idle.idle(0)
+    publication.offer(b"0" * 32)  # the recording exists before the query starts
+    latencies: list[float] = []
+
+    def measure(frame: Any, batch_id: int) -> None:
+        now = time.time_ns()
+        for row in frame.select(F.col("data")).collect():
+            sent = int.from_bytes(bytes(row.data)[:8], "little")
+            if sent:
+                latencies.append((now - sent) / 1e6)
+
+    query = (spark.readStream.format("aeron").option("channel", LIVE[0]).option("streamId", LIVE[1])
+             .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load()
+             .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, "ck-live"))
+             .trigger(processingTime="0 seconds").start())
+    try:
+        interval = 1.0 / rate
+        end = time.monotonic() + seconds
+        next_send = time.monotonic()
+        sent = 0
+        while time.monotonic() < end:
+            now = time.monotonic()
+            if now < next_send:
+                time.sleep(min(next_send - now, 0.001))
+                continue
+            while publication.offer(time.time_ns().to_bytes(8, "little") + bytes(24)) < 0:
+                idle.idle(0)
+            sent += 1
+            next_send += interval
+        deadline = time.monotonic() + 60
+        while len(latencies) < sent and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        query.stop()
+        publication.close()
+    return {"latency_messages": len(latencies), "latency_rate": rate,
+            "latency_p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            "latency_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+
+
+def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    frame = spark.range(0, messages, numPartitions=max(1, spark.sparkContext.defaultParallelism)).select(
+        F.concat(F.unhex(F.lpad(F.hex("id"), 16, "0")), F.lit(bytes(24))).alias("data")).cache()
+    frame.count()
+    client = Aeron.connect(aeron_dir)
+    subscription = client.add_subscription(*SINK)
+    received = [0]
+    stop = threading.Event()
+
+    def drain() -> None:
+        idle = IdleStrategy("backoff")
+        while not stop.is_set():
+            got = len(subscription.poll_messages(8192))
+            received[0] += got
+            idle.idle(got)
+
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
+    try:
+        write = frame.write.format("aeron").mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
+        for _ in range(2):  # the second timed, as above
+            seconds, _ = _timed(lambda: write.option("aeronDir", aeron_dir).save())
+            parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
+    finally:
+        stop.set()
+        drainer.join(10)
+        client.close()
+        frame.unpersist()
+    return {"sink_rows_s": messages / seconds, "parquet_write_rows_s": messages / parquet_seconds}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from ..archive.service import Archive
+    from ..context import DriverContext
+    from ..spark import register
+
+    workdir = tempfile.mkdtemp(prefix="aa-bench-spark-", dir=args.dir)
+    aeron_dir = os.path.join("/dev/shm", os.path.basename(workdir))
+    builder = (SparkSession.builder.appName("aeron-async bench-spark").master(args.master)
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", args.driver_memory))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    archive_service = Archive.launch(
+        embedded_driver=DriverContext(aeron_dir=aeron_dir, dir_delete_on_shutdown=True, threading_mode="SHARED",
+                                      ipc_term_buffer_length=str(16 << 20)),
+        archive_dir=os.path.join(workdir, "archive"))
+    result: dict[str, Any] = {"master": args.master}
+    try:
+        with AeronArchive.connect(aeron_dir=aeron_dir) as archive:
+            result.update(batch_read(spark, aeron_dir, archive, workdir, args.messages))
+            print(json.dumps(result), flush=True)
+            result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
+            print(json.dumps(result), flush=True)
+            result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
+            print(json.dumps(result), flush=True)
+            result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
+    finally:
+        spark.stop()
+        archive_service.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--messages", type=int, default=10_000_000, help="messages of the recording read in batch")
+    parser.add_argument("--sink-messages", type=int, default=0, help="rows the sink writes (default --messages)")
+    parser.add_argument("--max-per-trigger", type=int, default=1_000_000, help="maxRecordsPerTrigger of the stream")
+    parser.add_argument("--latency-seconds", type=float, default=20.0)
+    parser.add_argument("--latency-rate", type=int, default=1000, help="messages/s of the latency stream")
+    parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--driver-memory", default="2g")
+    parser.add_argument("--dir", help="where the archive and Parquet files go (default: the temp directory)")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+
+def command(args: argparse.Namespace) -> int:
+    result = run(args)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for key, value in result.items():
+        shown = f"{value:,.0f}" if isinstance(value, float) and value > 100 else value
+        print(f"{key:28s} {shown}")
+    ratio = result["aeron_count_rows_s"] / result["parquet_count_rows_s"]
+    print(f"aeron/parquet count {ratio:.2f}x, groupBy "
+          f"{result['aeron_groupby_rows_s'] / result['parquet_groupby_rows_s']:.2f}x; sink/parquet write "
+          f"{result['sink_rows_s'] / result['parquet_write_rows_s']:.2f}x (one run)")
+    return 0
