@@ -185,6 +185,12 @@ def _cmd_recordings(args: argparse.Namespace) -> int:
         return 1
 
 
+def _cmd_ready(args: argparse.Namespace) -> int:
+    from .ready import command
+
+    return command(args)
+
+
 def _cmd_bench_archive(args: argparse.Namespace) -> int:
     from .bench.archive import command
 
@@ -249,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_recordings_arguments(p)
     p.set_defaults(func=_cmd_recordings)
+
+    p = sub.add_parser("ready", help="exit 0 when a media driver is alive in the aeron directory (its CnC heartbeat): "
+                       "a container's readiness probe")
+    from .ready import add_arguments as add_ready_arguments
+
+    add_ready_arguments(p)
+    p.set_defaults(func=_cmd_ready)
 
     p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
                        "latency added by recording (docs/benchmarks.md)")
