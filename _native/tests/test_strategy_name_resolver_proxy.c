@@ -9,7 +9,11 @@
 
 #include "aa_test.h"
 #include "../src/strategy/aa_name_resolver_proxy.h"
+#include "../src/concurrent/aa_error_log.h"
+#include "../src/util/aa_clock.h"
 #include "../src/util/aa_error.h"
+#include "../src/util/aa_registry.h"
+#include "../../media/aa_udp_channel.h"
 
 #define MS (1000 * 1000LL)
 
@@ -64,7 +68,7 @@ static void *worker(void *arg)
             {
                 case AA_NAME_RESOLVER_PROXY_REQUEST_CREATE:
                     created_count++;
-                    AA_CHECK(0 == strcmp(r->resolver, "services"));
+                    AA_CHECK(NULL != strstr(r->resolver, "services"));
                     aa_name_resolver_proxy_host_answer(r->request_id, 0 == strcmp(r->name, "bad") ? -1 : 0, 0, "",
                         "ValueError: bad init args");
                     break;
@@ -236,6 +240,11 @@ static void should_post_do_work_without_waiting_and_not_pile_it_up(void)
     aa_name_resolver_proxy_registration_t r = registration(AA_NAME_RESOLVER_PROXY_HAS_DO_WORK, 100);
     aa_name_resolver_proxy_t *proxy = NULL;
     aa_name_resolver_proxy_host_attach(true);   /* no worker thread yet: requests stay queued */
+    aa_name_resolver_proxy_request_t stale[8];
+    while (aa_name_resolver_proxy_host_poll(stale, 8) > 0)
+    {
+        /* CLOSE of the last test's proxies, deleted after its worker stopped */
+    }
     AA_CHECK_EQ(aa_name_resolver_proxy_create(&proxy, &r, "", record_error, NULL), 0);
     AA_CHECK_EQ(aa_name_resolver_proxy_do_work(proxy, 1000), 1);
     AA_CHECK_EQ(aa_name_resolver_proxy_do_work(proxy, 1050), 0);    /* within the interval */
@@ -282,6 +291,76 @@ static void should_log_a_failed_create_and_fail_waiters_when_the_worker_detaches
     aa_name_resolver_proxy_delete(proxy);
 }
 
+static int fake_default_resolve(
+    void *state, const char *key, const char *host, int family, bool is_re_resolution, struct sockaddr_storage *address)
+{
+    (void)state;
+    (void)key;
+    (void)family;
+    (void)is_re_resolution;
+    memset(address, 0, sizeof(*address));
+    address->ss_family = AF_INET;
+    ((struct sockaddr_in *)address)->sin_addr.s_addr = inet_addr(0 == strcmp(host, "from-default") ? "192.0.2.1" : "0.0.0.0");
+    return 0;
+}
+
+static char error_log_text[2048];
+
+static void read_error(int32_t count, int64_t first, int64_t last, const char *error, size_t length, void *clientd)
+{
+    (void)count;
+    (void)first;
+    (void)last;
+    (void)clientd;
+    size_t used = strlen(error_log_text);
+    snprintf(error_log_text + used, sizeof(error_log_text) - used, "%.*s\n", (int)length, error);
+}
+
+static void should_supply_a_driver_resolver_from_the_registry(void)
+{
+    AA_CHECK_EQ(aa_name_resolver_proxy_register("py-services", AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 100 * MS, 1000, ""), 0);
+    AA_CHECK_EQ(aa_name_resolver_proxy_register("py-services", AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 100 * MS, 1000, ""), -1);
+    AA_CHECK_EQ(aa_name_resolver_proxy_register("py-bad", 64, 100 * MS, 1000, ""), -1);
+    AA_CHECK_EQ(aa_name_resolver_proxy_register("py-bad", 0, 0, 1000, ""), -1);
+    aa_strategy_t entry;
+    AA_CHECK_EQ(aa_registry_lookup(AA_STRATEGY_KIND_NAME_RESOLVER, "py-services", &entry), 0);
+    static uint8_t buffer[16 * 1024];
+    aa_distinct_error_log_t log;
+    AA_CHECK_EQ(aa_distinct_error_log_init(&log, buffer, sizeof(buffer)), 0);
+    aa_name_resolver_t fallback = { "default", NULL, fake_default_resolve, NULL, NULL, NULL };
+    aa_clock_t clock = aa_clock_system();
+    aa_name_resolver_context_t context;
+    memset(&context, 0, sizeof(context));
+    context.error_log = &log;
+    context.default_resolver = &fallback;
+    context.clock = &clock;
+
+    const aa_name_resolver_table_t *table = entry.table;
+    aa_name_resolver_t *resolver = NULL;
+    AA_CHECK_EQ(table->supplier(&resolver, "", &context, entry.clientd), -1);   /* no worker yet */
+    start_worker();
+    AA_CHECK_EQ(table->supplier(&resolver, "", &context, entry.clientd), 0);
+    AA_CHECK(0 == strcmp(resolver->name, "py-services"));
+    AA_CHECK(NULL != resolver->lookup && NULL == resolver->do_work);
+    char out[64];
+    AA_CHECK_EQ(resolver->lookup(resolver->state, "endpoint", "svc", false, out, sizeof(out)), 0);
+    AA_CHECK(0 == strcmp(out, "svc.internal:1"));
+    struct sockaddr_storage address;   /* resolve is not overridden: the default resolver answers */
+    AA_CHECK_EQ(resolver->resolve(resolver->state, "endpoint", "from-default", AF_UNSPEC, false, &address), 0);
+    AA_CHECK_EQ(((struct sockaddr_in *)&address)->sin_addr.s_addr, inet_addr("192.0.2.1"));
+    AA_CHECK_EQ(resolver->lookup(resolver->state, "endpoint", "hang", false, out, sizeof(out)), -1);
+    AA_CHECK_EQ(resolver->lookup(resolver->state, "control", "boom", false, out, sizeof(out)), -1);
+    error_log_text[0] = '\0';
+    AA_CHECK_EQ(aa_error_log_read(buffer, sizeof(buffer), read_error, NULL, 0), 2);
+    AA_CHECK(NULL != strstr(error_log_text, "name resolver 'py-services' (Python): lookup of endpoint=hang did not answer within 100 ms"));
+    AA_CHECK(NULL != strstr(error_log_text, "lookup of control=boom: RuntimeError: boom"));
+    resolver->close(resolver);
+    stop_worker();
+    int64_t hung = __atomic_load_n(&hung_request_id, __ATOMIC_ACQUIRE);
+    aa_name_resolver_proxy_host_answer(hung, 0, 0, "late:1", "");
+    aa_distinct_error_log_close(&log);
+}
+
 int main(void)
 {
     AA_RUN(should_refuse_without_a_worker);
@@ -289,5 +368,6 @@ int main(void)
     AA_RUN(should_time_out_a_hung_call_and_serve_later_ones);
     AA_RUN(should_post_do_work_without_waiting_and_not_pile_it_up);
     AA_RUN(should_log_a_failed_create_and_fail_waiters_when_the_worker_detaches);
+    AA_RUN(should_supply_a_driver_resolver_from_the_registry);
     return 0;
 }

@@ -9,7 +9,11 @@
 #include <time.h>
 
 #include "aa_name_resolver_proxy.h"
+#include "../concurrent/aa_error_log.h"
+#include "../util/aa_clock.h"
 #include "../util/aa_error.h"
+#include "../util/aa_registry.h"
+#include "../../../media/aa_udp_channel.h"
 
 #define AA_NAME_RESOLVER_PROXY_ANSWER_LENGTH AA_NAME_RESOLVER_PROXY_NAME_LENGTH
 
@@ -646,4 +650,139 @@ void aa_name_resolver_proxy_host_after_fork(void)
     }
     aa_nrp_host.proxies_count = 0;   /* the parent's drivers do not exist here */
     aa_nrp_host.closed_count = 0;
+}
+
+/* ---- the registry entry: the supplier and the resolver the driver calls ---- */
+
+typedef struct aa_name_resolver_proxy_resolver_state_stct
+{
+    aa_name_resolver_proxy_t *proxy;
+    aa_name_resolver_context_t context;     /* its pointers outlive the resolver */
+}
+aa_name_resolver_proxy_resolver_state_t;
+
+static void aa_nrp_log_to_driver(void *clientd, int32_t code, const char *message)
+{
+    aa_name_resolver_proxy_resolver_state_t *state = clientd;
+    if (NULL != state->context.error_log)
+    {
+        int64_t now_ms = NULL != state->context.clock ? aa_clock_epoch_time(state->context.clock) : aa_epoch_clock();
+        aa_distinct_error_log_record(state->context.error_log, now_ms, code, message);
+    }
+}
+
+static int aa_nrp_resolver_lookup(
+    void *state, const char *key, const char *name, bool is_re_lookup, char *out, size_t out_length)
+{
+    return aa_name_resolver_proxy_lookup(
+        ((aa_name_resolver_proxy_resolver_state_t *)state)->proxy, key, name, is_re_lookup, out, out_length);
+}
+
+static int aa_nrp_resolver_resolve(
+    void *state_ptr, const char *key, const char *host, int family, bool is_re_resolution,
+    struct sockaddr_storage *address)
+{
+    aa_name_resolver_proxy_resolver_state_t *state = state_ptr;
+    return aa_name_resolver_proxy_resolve(state->proxy, key, host, family, is_re_resolution, address);
+}
+
+static int aa_nrp_resolver_default_resolve(
+    void *state_ptr, const char *key, const char *host, int family, bool is_re_resolution,
+    struct sockaddr_storage *address)
+{
+    aa_name_resolver_t *fallback = ((aa_name_resolver_proxy_resolver_state_t *)state_ptr)->context.default_resolver;
+    return fallback->resolve(fallback->state, key, host, family, is_re_resolution, address);
+}
+
+static int aa_nrp_resolver_do_work(void *state, int64_t now_ms)
+{
+    return aa_name_resolver_proxy_do_work(((aa_name_resolver_proxy_resolver_state_t *)state)->proxy, now_ms);
+}
+
+static void aa_nrp_resolver_close(aa_name_resolver_t *resolver)
+{
+    aa_name_resolver_proxy_resolver_state_t *state = resolver->state;
+    if (NULL != state)
+    {
+        aa_name_resolver_proxy_delete(state->proxy);
+        free(state);
+    }
+    free(resolver);
+}
+
+static int aa_nrp_supplier(
+    aa_name_resolver_t **resolver, const char *init_args, const aa_name_resolver_context_t *context, void *clientd)
+{
+    const aa_name_resolver_proxy_registration_t *registration = clientd;
+    *resolver = NULL;
+    if (NULL == context || NULL == context->default_resolver)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "name resolver '%s' needs its driver's context", registration->name);
+        return -1;
+    }
+    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
+    aa_name_resolver_proxy_resolver_state_t *state = calloc(1, sizeof(aa_name_resolver_proxy_resolver_state_t));
+    if (NULL == r || NULL == state)
+    {
+        free(r);
+        free(state);
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a Python name resolver");
+        return -1;
+    }
+    state->context = *context;
+    if (aa_name_resolver_proxy_create(&state->proxy, registration, init_args, aa_nrp_log_to_driver, state) < 0)
+    {
+        free(r);
+        free(state);
+        return -1;
+    }
+    int32_t flags = registration->flags;
+    r->name = state->proxy->registration.name;
+    r->lookup = 0 != (flags & AA_NAME_RESOLVER_PROXY_HAS_LOOKUP) ? aa_nrp_resolver_lookup : NULL;
+    r->resolve = 0 != (flags & AA_NAME_RESOLVER_PROXY_HAS_RESOLVE) ?
+        aa_nrp_resolver_resolve : aa_nrp_resolver_default_resolve;
+    r->do_work = 0 != (flags & AA_NAME_RESOLVER_PROXY_HAS_DO_WORK) ? aa_nrp_resolver_do_work : NULL;
+    r->close = aa_nrp_resolver_close;
+    r->state = state;
+    *resolver = r;
+    return 0;
+}
+
+static const aa_name_resolver_table_t aa_name_resolver_proxy_table = { aa_nrp_supplier };
+
+int aa_name_resolver_proxy_register(
+    const char *name, int32_t flags, int64_t timeout_ns, int64_t work_interval_ms, const char *description)
+{
+    if (NULL == name || strlen(name) >= AA_NAME_RESOLVER_PROXY_RESOLVER_LENGTH)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "a name resolver's name is 1 to %d characters",
+            AA_NAME_RESOLVER_PROXY_RESOLVER_LENGTH - 1);
+        return -1;
+    }
+    if (timeout_ns <= 0 || work_interval_ms <= 0 ||
+        0 != (flags & ~(AA_NAME_RESOLVER_PROXY_HAS_LOOKUP | AA_NAME_RESOLVER_PROXY_HAS_RESOLVE |
+        AA_NAME_RESOLVER_PROXY_HAS_DO_WORK)))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+            "name resolver '%s': the timeout and work interval must be positive and the flags HAS_*, got %" PRId64
+            " ns, %" PRId64 " ms, 0x%x", name, timeout_ns, work_interval_ms, (unsigned)flags);
+        return -1;
+    }
+    aa_name_resolver_proxy_registration_t *registration = calloc(1, sizeof(aa_name_resolver_proxy_registration_t));
+    if (NULL == registration)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory");
+        return -1;
+    }
+    aa_nrp_copy(registration->name, sizeof(registration->name), name);
+    registration->flags = flags;
+    registration->timeout_ns = timeout_ns;
+    registration->work_interval_ms = work_interval_ms;
+    if (aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, name, &aa_name_resolver_proxy_table, registration,
+        NULL == description || '\0' == *description ? "a name resolver written in Python" : description) < 0)
+    {
+        free(registration);
+        return -1;
+    }
+    return 0;
 }
