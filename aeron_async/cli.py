@@ -49,6 +49,12 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         except Exception as exc:  # the message says what to fix
             print(f"aeron-async driver: --flow-control {item}: {exc}", file=sys.stderr)
             return 1
+    if args.name_resolver:
+        from .name_resolver_cli import register_from_cli
+
+        code = register_from_cli(args.name_resolver, overrides)
+        if code:
+            return code
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -212,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flow-control", action="append", metavar="NAME=module:Class",
                    help="register a flow-control strategy written in Python (a subclass of "
                    "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
+    p.add_argument("--name-resolver", metavar="[NAME=]module:Class",
+                   help="register a name resolver written in Python (a subclass of aeron_async.NameResolver) as "
+                   "NAME (default: module.Class) and make it this driver's resolver (AERON_NAME_RESOLVER_SUPPLIER)")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_driver)
