@@ -377,6 +377,7 @@ int aa_driver_conductor_do_work(void *state)
         work_count += aa_publication_image_update_subscriber_positions(conductor->images[i]);
     }
     work_count += aa_prefault_do_work(&conductor->prefault);
+    work_count += aa_conductor_resolution_do_work(conductor, now_ns, now_ms);
 
     /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
      * an idle driver's backoff reaches its longest park instead of restarting every timer interval. */
@@ -412,15 +413,9 @@ int aa_driver_conductor_init(
         return -1;
     }
     conductor->services.flow_control_proxy_host = &conductor->flow_control_proxy_host;
-    if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
-    {
-        return -1;
-    }
     if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
     {
         AA_APPEND_ERR("%s", "creating the conductor's command queue");
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -434,8 +429,6 @@ int aa_driver_conductor_init(
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
@@ -458,8 +451,6 @@ int aa_driver_conductor_init(
     {
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
     if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
@@ -467,8 +458,6 @@ int aa_driver_conductor_init(
         aa_counters_manager_close(&conductor->counters);
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -485,6 +474,11 @@ int aa_driver_conductor_init(
             return -1;
         }
         conductor->system_counters[i] = aa_counters_manager_addr(&conductor->counters, id);
+    }
+    if (aa_conductor_resolution_init(conductor, now_ms) < 0)
+    {
+        aa_driver_conductor_on_close(conductor);
+        return -1;
     }
 
     struct timespec ts;
@@ -577,6 +571,5 @@ void aa_driver_conductor_on_close(void *state)
     }
     aa_unmap(&conductor->cnc_file);
     aa_command_queue_close(&conductor->commands);
-    aa_name_resolver_close(conductor->name_resolver);
-    conductor->name_resolver = NULL;
+    aa_conductor_resolution_close(conductor);
 }

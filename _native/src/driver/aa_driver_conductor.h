@@ -27,6 +27,7 @@
 #include "../util/aa_prefault.h"
 #include "../../../media/aa_ipc_publication.h"
 #include "../../../media/aa_media_services.h"
+#include "../../../media/aa_name_resolutions.h"
 #include "../../../media/aa_network_publication.h"
 #include "../../../media/aa_publication_image.h"
 #include "../../../media/aa_receive_channel_endpoint.h"
@@ -95,6 +96,8 @@ typedef struct aa_driver_conductor_stct
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
+    aa_name_resolver_context_t name_resolver_context;  /* what the resolver was given (lives as long) */
+    aa_name_resolutions_t name_resolutions;            /* <aeron_dir>/name-resolutions.dat */
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);

@@ -16,6 +16,8 @@
  *   aa_driver_conductor_endpoints.c      channel parsing and the send and receive channel endpoints
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
+ *   aa_driver_conductor_resolution.c     the name resolver, its executor, registrations waiting for
+ *                                        a name, re-resolution and the resolutions table
  *
  * Everything here runs on the conductor thread, except aa_driver_conductor_proxy_create_publication_image
  * (the receiver's image request, queued to the conductor).
@@ -240,5 +242,13 @@ int32_t aa_conductor_allocate_local_sockaddr_counter(
     const struct sockaddr_storage *bound, int64_t now_ms);
 /* Timer: frees the removed destinations of a multi-destination subscription the receiver let go of. */
 void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endpoint);
+
+/* ---- name resolution (aa_driver_conductor_resolution.c) ---- */
+
+/* Builds the driver's name resolver (with its context) and the resolutions table. */
+int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_ms);
+void aa_conductor_resolution_close(aa_driver_conductor_t *conductor);
+/* The resolver's periodic work; returns the work count. */
+int aa_conductor_resolution_do_work(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 
 #endif
