@@ -492,7 +492,6 @@ int aa_driver_name_resolver_find(
     }
     pthread_mutex_unlock(&r->mutex);
     if (!found && name_length == (size_t)r->name_length && 0 == memcmp(name, r->name, name_length) &&
-        !aa_udp_address_is_wildcard(&r->bound_address) &&
         (AF_UNSPEC == family || family == r->bound_address.ss_family))
     {
         aa_dnr_address_bytes(&r->bound_address, bytes);
@@ -500,6 +499,13 @@ int aa_driver_name_resolver_find(
         found = 1;
     }
     return found;
+}
+
+void aa_driver_name_resolver_set_counters(
+    aa_driver_name_resolver_t *r, volatile int64_t *neighbors_counter, volatile int64_t *cache_entries_counter)
+{
+    r->config.neighbors_counter = NULL != neighbors_counter ? neighbors_counter : &r->dummy_counter;
+    r->config.cache_entries_counter = NULL != cache_entries_counter ? cache_entries_counter : &r->dummy_counter;
 }
 
 const char *aa_driver_name_resolver_name(const aa_driver_name_resolver_t *r)

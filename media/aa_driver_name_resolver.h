@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "aa_udp_channel.h"
+
 #define AA_DRIVER_NAME_RESOLVER_SELF_INTERVAL_MS 1000
 #define AA_DRIVER_NAME_RESOLVER_GOSSIP_INTERVAL_MS 2000
 #define AA_DRIVER_NAME_RESOLVER_TIMEOUT_MS 10000
@@ -71,6 +73,11 @@ aa_driver_name_resolver_config_t;
 int aa_driver_name_resolver_init(aa_driver_name_resolver_t **resolver, const aa_driver_name_resolver_config_t *config);
 void aa_driver_name_resolver_close(aa_driver_name_resolver_t *resolver);
 
+/* Points the neighbours and cache entries counters somewhere else (allocated once the bound address
+ * is known, for their labels). Conductor thread. */
+void aa_driver_name_resolver_set_counters(
+    aa_driver_name_resolver_t *resolver, volatile int64_t *neighbors_counter, volatile int64_t *cache_entries_counter);
+
 /* Conductor duty cycle: returns the work done (datagrams handled, frames sent). */
 int aa_driver_name_resolver_do_work(aa_driver_name_resolver_t *resolver, int64_t now_ms);
 
@@ -81,7 +88,8 @@ int aa_driver_name_resolver_on_datagram(
     int64_t now_ms);
 
 /* name -> *address (port 0) from the cache, preferring family (AF_INET6: IPv6 entries first; else
- * IPv4 first); our own name -> our interface address unless it is a wildcard. Returns 1 when found,
+ * IPv4 first); our own name -> our interface address (a
+ * wildcard one too, as Aeron's Java: a subscription binds it, and a send to it stays on this host). Returns 1 when found,
  * 0 when the caller should fall back to the default resolver. Any thread. */
 int aa_driver_name_resolver_find(
     aa_driver_name_resolver_t *resolver, const char *name, int family, struct sockaddr_storage *address);
@@ -99,5 +107,11 @@ int aa_driver_name_resolver_describe(const aa_driver_name_resolver_t *resolver, 
 int aa_driver_name_resolver_cache_entry(
     const aa_driver_name_resolver_t *resolver, size_t index, const char **name, struct sockaddr_storage *address,
     int64_t *time_of_last_activity_ms);
+
+/* The registry's "driver" entry (aa_driver_name_resolver_supplier.c): the resolver interface of
+ * aa_udp_channel.h over this resolver, configured by the driver context's AERON_DRIVER_RESOLVER_*
+ * options (no init args), with its counters; the default resolver answers names it does not know. */
+int aa_driver_name_resolver_supplier(
+    aa_name_resolver_t **resolver, const char *init_args, const aa_name_resolver_context_t *context, void *clientd);
 
 #endif
