@@ -60,8 +60,10 @@ def stop_pod(pod: Pod, kill: bool = False) -> None:
     if kill and pod.driver.poll() is None:
         pod.driver.send_signal(signal.SIGKILL)
         pod.driver.wait(timeout=10)
-    stop_driver(pod.driver)
+    out = stop_driver(pod.driver)
     shutil.rmtree(pod.aeron_dir, ignore_errors=True)
+    if not kill:
+        assert pod.driver.returncode == 0, f"{pod.name}'s driver: {out}"
 
 
 def stream(pod: Pod, *args: object) -> subprocess.Popen[str]:
@@ -135,11 +137,13 @@ def pods() -> Iterator[tuple[netns.Bridge, dict[str, Pod]]]:
                 started[f"pod-{i}"] = start_pod(bridge, f"pod-{i}", i + 1, bootstrap)
             yield bridge, started
         finally:
+            failures = []
             for pod in started.values():
                 try:
                     stop_pod(pod)
-                except Exception:  # noqa: BLE001 - every pod is stopped, whatever one does
-                    pass
+                except Exception as e:  # noqa: BLE001 - every pod is stopped, whatever one does
+                    failures.append(str(e))
+            assert not failures, failures
 
 
 def test_drivers_resolve_each_other_by_gossip_and_stream_by_name(pods: tuple[netns.Bridge, dict[str, Pod]]) -> None:
