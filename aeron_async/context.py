@@ -100,6 +100,10 @@ class DriverContext:
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
+    # driver-name (gossip) resolver (reference 8.2)
+    driver_resolver_name: str | None = _field("AERON_DRIVER_RESOLVER_NAME", "", "this driver's name for the driver name resolver (empty = the host name)")
+    driver_resolver_interface: str | None = _field("AERON_DRIVER_RESOLVER_INTERFACE", "", "host:port the driver name resolver binds; setting it makes 'driver' the name resolver (empty = off)")
+    driver_resolver_bootstrap_neighbor: str | None = _field("AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "", "comma list of host:port of resolvers to announce this driver to, every one of them")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

@@ -12,6 +12,7 @@
 
 #include "aa_udp_channel.h"
 #include "aa_csv_table_name_resolver.h"
+#include "aa_driver_name_resolver.h"
 #include "../_native/src/util/aa_clock.h"
 #include "../_native/src/util/aa_error.h"
 #include "../_native/src/util/aa_registry.h"
@@ -55,6 +56,7 @@ static int aa_default_name_resolver_supplier(
 
 static const aa_name_resolver_table_t aa_default_name_resolver_table = { aa_default_name_resolver_supplier };
 static const aa_name_resolver_table_t aa_csv_table_name_resolver_table = { aa_csv_table_name_resolver_supplier };
+static const aa_name_resolver_table_t aa_driver_name_resolver_table = { aa_driver_name_resolver_supplier };
 
 /* Used when a caller gives no resolver (tools, tests) and as every resolver's fallback. */
 static aa_name_resolver_t aa_default_name_resolver =
@@ -76,7 +78,11 @@ static void aa_name_resolver_register_builtins_once(void)
             "the system resolver (getaddrinfo), on the driver's resolver executor thread; no init args") < 0 ||
         aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "csv_table", &aa_csv_table_name_resolver_table, NULL,
             "a static table: init args are a CSV file path or rows 'name,host[:port][,re-resolution host[:port]]' "
-            "separated by '|' or new lines; names not in it go to the default resolver") < 0)
+            "separated by '|' or new lines; names not in it go to the default resolver") < 0 ||
+        aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "driver", &aa_driver_name_resolver_table, NULL,
+            "driver names learnt by gossip with other drivers (Aeron's driver name resolver), configured by "
+            "AERON_DRIVER_RESOLVER_NAME / _INTERFACE / _BOOTSTRAP_NEIGHBOR and chosen when the interface is set; "
+            "no init args") < 0)
     {
         aa_name_resolver_builtins_result = -1;
     }

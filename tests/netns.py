@@ -178,3 +178,56 @@ def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool =
     finally:
         for namespace in created:  # deleting a namespace deletes the veth ends inside it, and the bridge
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+
+
+class Bridge:
+    """An Ethernet bridge in a namespace of its own (see bridge()) that hosts join and leave, as pods
+    come and go: add(name, i) makes namespace `<tag>-<name>` at 10.79.<subnet>.<i>/24, remove(host)
+    deletes it (and its veth pair) again. Only IPv4, no multicast route."""
+
+    def __init__(self, tag: str, subnet: int) -> None:
+        self.tag = tag
+        self.subnet = subnet
+        self.namespace = f"aa-{tag}-br"
+        self.hosts: list[Host] = []
+        self._ports = 0
+
+    def add(self, name: str, index: int) -> Host:
+        self._ports += 1
+        port = f"aa{self.tag}p{self._ports}"
+        host = Host(f"aa-{self.tag}-{name}", f"10.79.{self.subnet}.{index}", f"aa{self.tag}h{self._ports}",
+                    self.namespace, port)
+        run("ip", "netns", "add", host.namespace)
+        self.hosts.append(host)
+        run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
+        run("ip", "link", "set", host.device, "netns", host.namespace)
+        run("ip", "link", "set", port, "netns", self.namespace)
+        run("ip", "-n", self.namespace, "link", "set", port, "master", "br0")
+        run("ip", "-n", self.namespace, "link", "set", port, "up")
+        run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
+        run("ip", "-n", host.namespace, "link", "set", host.device, "up")
+        run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+        return host
+
+    def remove(self, host: Host) -> None:
+        """Deletes the host's namespace (stop its processes first: a namespace lives on while a
+        process is in it); its veth pair and bridge port go with it."""
+        run("ip", "netns", "del", host.namespace)
+        self.hosts.remove(host)
+
+
+@contextlib.contextmanager
+def bridge(subnet: int | None = None) -> Iterator[Bridge]:
+    """A Bridge; every namespace of it is removed on exit, also after a failure."""
+    tag = uuid.uuid4().hex[:6]
+    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
+    made = Bridge(tag, subnet)
+    try:
+        run("ip", "netns", "add", made.namespace)
+        run("ip", "-n", made.namespace, "link", "add", "br0", "type", "bridge")
+        run("ip", "-n", made.namespace, "link", "set", "br0", "up")
+        yield made
+    finally:
+        for host in list(made.hosts):
+            subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, timeout=30)
+        subprocess.run(["ip", "netns", "del", made.namespace], capture_output=True, timeout=30)

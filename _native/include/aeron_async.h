@@ -26,6 +26,7 @@
 #include "../src/archive/aa_archive_segment.h"
 #include "../src/archive/aa_archive_catalog.h"
 #include "../src/archive/aa_archive_context.h"
+#include "../../protocols/aa_resolution_frame.h"
 #endif
 
 /* CDEF BEGIN */
@@ -624,6 +625,10 @@ void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
 /* CDEF INCLUDE _native/src/archive/aa_archive_checksum.h */
 /* CDEF INCLUDE _native/src/archive/aa_archive_segment.h */
 /* CDEF INCLUDE _native/src/archive/aa_archive_catalog.h */
+
+/* ---- driver-name (gossip) resolver (issue 15): RES frames ----
+ * Declared in their own header (sans-I/O encode / validate / decode, reference 1.10). */
+/* CDEF INCLUDE protocols/aa_resolution_frame.h */
 
 /* CDEF END */
 

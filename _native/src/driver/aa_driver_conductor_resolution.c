@@ -10,7 +10,19 @@
 int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_ms)
 {
     aa_driver_context_t *ctx = conductor->ctx;
-    if (aa_name_resolutions_init(&conductor->name_resolutions, ctx->aeron_dir, ctx->name_resolver_supplier, now_ms) < 0)
+    /* AERON_DRIVER_RESOLVER_INTERFACE makes "driver" the resolver (as Aeron's Java does) */
+    const char *supplier = ctx->name_resolver_supplier;
+    if ('\0' != ctx->driver_resolver_interface[0])
+    {
+        if (0 != strcmp(supplier, "default") && 0 != strcmp(supplier, "driver"))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_DRIVER_RESOLVER_INTERFACE turns the driver name resolver on, "
+                "but AERON_NAME_RESOLVER_SUPPLIER chooses '%s': set one of them", supplier);
+            return -1;
+        }
+        supplier = "driver";
+    }
+    if (aa_name_resolutions_init(&conductor->name_resolutions, ctx->aeron_dir, supplier, now_ms) < 0)
     {
         return -1;
     }
@@ -22,7 +34,7 @@ int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_m
     rc->resolutions = &conductor->name_resolutions;
     rc->default_resolver = aa_name_resolver_default();
     rc->clock = &ctx->clock;
-    if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args, rc) < 0)
+    if (aa_name_resolver_create(&conductor->name_resolver, supplier, ctx->name_resolver_init_args, rc) < 0)
     {
         aa_name_resolutions_close(&conductor->name_resolutions);
         return -1;

@@ -213,6 +213,18 @@ static const aa_driver_option_t aa_driver_options[] =
         "testing only: the same rules applied to UDP datagrams being sent (empty = off)" },
     { "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed", AA_OPT_INT64, AA_FIELD(udp_loss_seed), "0",
         "seed of the loss generator: the same seed and the same traffic lose the same datagrams" },
+    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h, reference 8.2) */
+    { "AERON_DRIVER_RESOLVER_NAME", "aeron.driver.resolver.name", AA_OPT_STRING, AA_FIELD(driver_resolver_name), "",
+        "this driver's name for the driver name resolver, what channels of other drivers name it by "
+        "(empty = the host name)" },
+    { "AERON_DRIVER_RESOLVER_INTERFACE", "aeron.driver.resolver.interface", AA_OPT_STRING,
+        AA_FIELD(driver_resolver_interface), "",
+        "host:port the driver name resolver binds its UDP socket to; setting it makes 'driver' the name resolver "
+        "(a wildcard host such as 0.0.0.0 lets peers take the datagrams' source address; empty = off)" },
+    { "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "aeron.driver.resolver.bootstrap.neighbor", AA_OPT_STRING,
+        AA_FIELD(driver_resolver_bootstrap_neighbor), "",
+        "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
+        "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))

@@ -102,6 +102,10 @@ typedef struct aa_driver_context_stct
     bool has_receiver_group_tag;               /* receivers send this tag in their SMs (gtag= per channel) */
     int64_t receiver_group_tag;
     char name_resolver_init_args[256];
+    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h): on when the interface is set */
+    char driver_resolver_name[256];
+    char driver_resolver_interface[256];
+    char driver_resolver_bootstrap_neighbor[1024];
 
     /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
      * the sender and receiver wrap their transports with it once they exist. */
