@@ -1,5 +1,6 @@
 """`aeron-async` command line: `driver` (standalone media driver), `archive` (standalone archive),
-`stat` (counters), `errors`,
+`stat` (counters, aeron_async.stat), `exporter` (Prometheus, aeron_async.exporter), `errors`, `loss` (the
+loss report),
 `bench` (benchmarks against peers, aeron_async.bench)."""
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     from .context import DriverContext, native_options
     from .driver import MediaDriver
 
+    if args.terminate or args.info:
+        from .driver_control import command as control_command
+
+        return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout)
     if args.help_options:
         if args.markdown:
             print("| environment variable | property | default | meaning |")
@@ -65,8 +70,10 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         return 1
     with driver:
         print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
-        while not stop.wait(0.2):
-            pass
+        while not stop.wait(0.1):
+            if driver.termination_requested:
+                print("aeron-async driver: terminated by a TERMINATE_DRIVER request", flush=True)
+                break
         print("aeron-async driver: shutting down", flush=True)
     return 0
 
@@ -128,16 +135,15 @@ def _cmd_archive(args: argparse.Namespace) -> int:
 
 
 def _cmd_stat(args: argparse.Namespace) -> int:
-    from .errors import AeronError
-    from .monitor import run_stat
+    from .stat import command
 
-    try:
-        return run_stat(args.aeron_dir, args.interval, args.count, sys.stdout)
-    except AeronError as exc:
-        print(f"aeron-async stat: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 0
+    return command(args)
+
+
+def _cmd_exporter(args: argparse.Namespace) -> int:
+    from .exporter import command
+
+    return command(args)
 
 
 def _cmd_errors(args: argparse.Namespace) -> int:
@@ -156,6 +162,12 @@ def _cmd_errors(args: argparse.Namespace) -> int:
         print(f"{e.count} observations from {first} to {last}:\n  {e.text}")
     print(f"{len(errors)} distinct errors")
     return 0
+
+
+def _cmd_loss(args: argparse.Namespace) -> int:
+    from .loss import command
+
+    return command(args.aeron_dir, args.json)
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
@@ -223,6 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                    "NAME (default: module.Class) and make it this driver's resolver (AERON_NAME_RESOLVER_SUPPLIER)")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
+    p.add_argument("--terminate", action="store_true", help="ask the driver running in --aeron-dir to stop "
+                   "(TERMINATE_DRIVER; it must allow it: AERON_DRIVER_TERMINATION_VALIDATOR=token or allow)")
+    p.add_argument("--token", help="with --terminate: the token the driver expects "
+                   "(default $AERON_DRIVER_TERMINATION_TOKEN)")
+    p.add_argument("--timeout", type=float, default=5.0, help="with --terminate: seconds to wait for the answer")
+    p.add_argument("--info", action="store_true", help="print the running driver's pid, start time, version, "
+                   "directory and options")
     p.set_defaults(func=_cmd_driver)
 
     p = sub.add_parser("archive", help="run a standalone archive (recording and replay) until SIGINT/SIGTERM")
@@ -237,15 +256,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_archive)
 
-    p = sub.add_parser("stat", help="show a driver's counters, refreshing once a second")
-    p.add_argument("--aeron-dir")
-    p.add_argument("--interval", type=float, default=1.0)
-    p.add_argument("--count", type=int, default=None, help="stop after this many refreshes")
+    p = sub.add_parser("stat", help="a driver's counters with their rates, live (or --once / --json), with "
+                       "AeronStat's filters")
+    from .stat import add_arguments as add_stat_arguments
+
+    add_stat_arguments(p)
     p.set_defaults(func=_cmd_stat)
+
+    p = sub.add_parser("exporter", help="serve a driver's counters, loss report and error count to Prometheus at "
+                       "/metrics (the 'monitor' extra)")
+    from .exporter import add_arguments as add_exporter_arguments
+
+    add_exporter_arguments(p)
+    p.set_defaults(func=_cmd_exporter)
 
     p = sub.add_parser("errors", help="print a driver's distinct error log")
     p.add_argument("--aeron-dir")
     p.set_defaults(func=_cmd_errors)
+
+    p = sub.add_parser("loss", help="print a driver's loss report (every image's loss, as Aeron's LossStat)")
+    p.add_argument("--aeron-dir")
+    p.add_argument("--json", action="store_true", help="print the entries as a JSON list")
+    p.set_defaults(func=_cmd_loss)
 
     p = sub.add_parser("strategies", help="list the registered flow control, congestion control, name resolver and "
                        "idle strategies (the names fc=, cc=, AERON_NAME_RESOLVER_SUPPLIER and *_IDLE_STRATEGY take)")

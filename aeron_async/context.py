@@ -104,6 +104,11 @@ class DriverContext:
     driver_resolver_name: str | None = _field("AERON_DRIVER_RESOLVER_NAME", "", "this driver's name for the driver name resolver (empty = the host name)")
     driver_resolver_interface: str | None = _field("AERON_DRIVER_RESOLVER_INTERFACE", "", "host:port the driver name resolver binds; setting it makes 'driver' the name resolver (empty = off)")
     driver_resolver_bootstrap_neighbor: str | None = _field("AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "", "comma list of host:port of resolvers to announce this driver to, every one of them")
+    # driver control (issue 18): who may stop the driver with TERMINATE_DRIVER (`aeron-async driver --terminate`)
+    driver_termination_validator: str | None = _field("AERON_DRIVER_TERMINATION_VALIDATOR", "deny", "deny (nobody may stop the driver with TERMINATE_DRIVER), allow (anybody), or token (requests carrying driver_termination_token)")
+    driver_termination_token: str | None = _field("AERON_DRIVER_TERMINATION_TOKEN", "", "the token a TERMINATE_DRIVER request must carry with driver_termination_validator='token'")
+    # the loss report (issue 18)
+    loss_report_buffer_length: Size | None = _field("AERON_LOSS_REPORT_BUFFER_LENGTH", "1m", "length of loss-report.dat, where the receiver records every image's loss (aeron-async loss)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 import enum
 import re
 import struct
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from ._ffi import ffi, lib
@@ -38,6 +39,43 @@ TYPE_PUBLISHER_POSITION = 12
 TYPE_SENDER_BPE = 13
 TYPE_LOCAL_SOCKET_ADDRESS = 14
 TYPE_FC_RECEIVERS = 17  # fc-receivers: receivers tracked by a publication's min/tagged flow control
+
+TYPE_RESOLVER_NEIGHBORS = 15  # the driver name resolver's neighbours (reference 3)
+TYPE_RESOLVER_CACHE_ENTRIES = 16  # the driver name resolver's cache entries
+TYPE_MDC_NUM_DEST = 18  # mdc-num-dest: destinations of an MDC publication
+
+# type id -> the name `aeron-async stat --type` and the exporter's `type` label use
+COUNTER_TYPE_NAMES: dict[int, str] = {
+    TYPE_SYSTEM: "system", TYPE_PUBLISHER_LIMIT: "pub-lmt", TYPE_SENDER_POSITION: "snd-pos",
+    TYPE_RECEIVER_HWM: "rcv-hwm", TYPE_SUBSCRIBER_POSITION: "sub-pos", TYPE_RECEIVER_POSITION: "rcv-pos",
+    TYPE_SEND_CHANNEL_STATUS: "snd-channel", TYPE_RECEIVE_CHANNEL_STATUS: "rcv-channel",
+    TYPE_SENDER_LIMIT: "snd-lmt", TYPE_PER_IMAGE: "per-image", TYPE_CLIENT_HEARTBEAT: "client-heartbeat",
+    TYPE_PUBLISHER_POSITION: "pub-pos", TYPE_SENDER_BPE: "snd-bpe", TYPE_LOCAL_SOCKET_ADDRESS: "local-sockaddr",
+    TYPE_RESOLVER_NEIGHBORS: "resolver-neighbors", TYPE_RESOLVER_CACHE_ENTRIES: "resolver-cache-entries",
+    TYPE_FC_RECEIVERS: "fc-receivers", TYPE_MDC_NUM_DEST: "mdc-num-dest",
+}
+# stream positions in bytes: their rate of change is a throughput
+POSITION_TYPES = frozenset({
+    TYPE_PUBLISHER_LIMIT, TYPE_SENDER_POSITION, TYPE_RECEIVER_HWM, TYPE_SUBSCRIBER_POSITION, TYPE_RECEIVER_POSITION,
+    TYPE_SENDER_LIMIT, TYPE_PUBLISHER_POSITION,
+})
+
+# System counters (type 0) by id, Aeron's SystemCounterDescriptor order (reference 9.4): the name the
+# exporter gives each (aeron_<name>). Those in SYSTEM_GAUGES go up and down; the others only count.
+SYSTEM_COUNTER_NAMES: dict[int, str] = dict(enumerate((
+    "bytes_sent", "bytes_received", "receiver_proxy_fails", "sender_proxy_fails", "conductor_proxy_fails",
+    "nak_messages_sent", "nak_messages_received", "status_messages_sent", "status_messages_received",
+    "heartbeats_sent", "heartbeats_received", "retransmits_sent", "flow_control_under_runs",
+    "flow_control_over_runs", "invalid_packets", "errors", "short_sends", "free_fails",
+    "sender_flow_control_limits", "unblocked_publications", "unblocked_commands", "possible_ttl_asymmetry",
+    "controllable_idle_strategy", "loss_gap_fills", "client_timeouts", "resolution_changes",
+    "conductor_max_cycle_time_ns", "conductor_cycle_time_threshold_exceeded", "sender_max_cycle_time_ns",
+    "sender_cycle_time_threshold_exceeded", "receiver_max_cycle_time_ns", "receiver_cycle_time_threshold_exceeded",
+    "name_resolver_max_time_ns", "name_resolver_time_threshold_exceeded", "version", "bytes_currently_mapped",
+    "retransmitted_bytes", "retransmit_overflow", "error_frames_received", "error_frames_sent",
+)))
+SYSTEM_GAUGES = frozenset({22, 26, 28, 30, 32, 34, 35})
+SYSTEM_COUNTER_VERSION = 34
 
 KEY_MAX_LENGTH = 112
 LABEL_MAX_LENGTH = 380
@@ -89,6 +127,60 @@ class CounterRecord:
             return None
         value: int = struct.unpack_from("<i", self.key, 12)[0]
         return value
+
+    @property
+    def type_name(self) -> str:
+        """The name of the counter's type (its label prefix, e.g. "pub-lmt"; "system" for type 0;
+        "type-<id>" for a type this library does not name, such as an application's)."""
+        return COUNTER_TYPE_NAMES.get(self.type_id, f"type-{self.type_id}")
+
+    @property
+    def channel(self) -> str | None:
+        """The channel of a per-stream or channel-endpoint counter, else None. Whole from the label
+        (the key keeps at most 92 bytes of it), from the key where the label does not hold it."""
+        if self.type_id in _STREAM_TYPES:
+            match = _STREAM_LABEL.match(self.label)
+            if match:
+                return match.group(1)
+            return _key_string(self.key, 16)
+        if self.type_id in (TYPE_SEND_CHANNEL_STATUS, TYPE_RECEIVE_CHANNEL_STATUS):
+            name, sep, rest = self.label.partition(": ")
+            if sep and rest:
+                return rest
+            return _key_string(self.key, 0)
+        return None
+
+    @property
+    def system_counter_id(self) -> int | None:
+        """The id of a system counter (type 0, keyed by it: Aeron's SystemCounterDescriptor id)."""
+        if self.type_id != TYPE_SYSTEM:
+            return None
+        value: int = struct.unpack_from("<i", self.key, 0)[0]
+        return value
+
+    @property
+    def kind(self) -> str:
+        """"position" (a stream position in bytes), "count" (a count that only grows: bytes, NAKs,
+        back-pressure events...) or "gauge" (anything else: limits aside, statuses, timestamps,
+        maxima). `stat` shows the rate of change of positions and counts."""
+        if self.type_id in POSITION_TYPES:
+            return "position"
+        if self.type_id == TYPE_SENDER_BPE:
+            return "count"
+        if self.type_id == TYPE_SYSTEM:
+            return "gauge" if self.system_counter_id in SYSTEM_GAUGES else "count"
+        return "gauge"
+
+
+# "<name>: <registration id> <session id> <stream id> <channel>[ @<join position>]" (per-stream labels)
+_STREAM_LABEL = re.compile(r"^[^:]+: -?\d+ -?\d+ -?\d+ (\S+)")
+
+
+def _key_string(key: bytes, offset: int) -> str | None:
+    length: int = struct.unpack_from("<i", key, offset)[0]
+    if not 0 < length <= len(key) - offset - 4:
+        return None
+    return key[offset + 4:offset + 4 + length].decode("utf-8", "replace")
 
 
 def _record(c: Any) -> CounterRecord:
@@ -189,6 +281,22 @@ class CountersReader:
         """Counters with this owner id: a client's `add_counter` counters carry its client id (the
         driver's own counters carry 0, which is also the id of a driver's first client)."""
         return [r for r in self if r.owner_id == owner_id]
+
+    def select(self, counter_filter: CounterFilter | None = None, **criteria: Any) -> list[CounterRecord]:
+        """The allocated counters that match a CounterFilter, or the same criteria as keywords
+        (`types`, `label`, `channel`, `stream_id`, `session_id`, see CounterFilter)::
+
+            reader.select(types=["pub-pos"], channel=r"^aeron:udp", stream_id=10)
+        """
+        if counter_filter is None:
+            counter_filter = CounterFilter(**criteria)
+        elif criteria:
+            raise TypeError("give a CounterFilter or keyword criteria, not both")
+        return [r for r in self if counter_filter.matches(r)]
+
+    def values(self) -> dict[int, int]:
+        """Every allocated counter's value by counter id, read in one pass."""
+        return {r.id: r.value for r in self}
 
     def local_socket_addresses(self, channel_status_id: int) -> list[str]:
         """The bound addresses ("host:port") of the channel endpoint whose status counter is
@@ -320,3 +428,136 @@ class Counter:
 
     def __repr__(self) -> str:
         return f"<Counter id={self.id} type={self.type_id} label={self.label!r}{' closed' if self._ptr is None else ''}>"
+
+
+# ---- selecting counters and their rates (issue 18: `aeron-async stat`, the exporter, health checks) ----
+
+
+def parse_counter_type(value: int | str) -> int:
+    """A counter type id from an id or a name of COUNTER_TYPE_NAMES ("pub-pos", "system", "type-1001")."""
+    if isinstance(value, bool):
+        raise TypeError("a counter type is an int id or a name such as 'pub-pos'")
+    if isinstance(value, int):
+        return value
+    text = value.strip().lower()
+    for type_id, name in COUNTER_TYPE_NAMES.items():
+        if text == name:
+            return type_id
+    number = text.removeprefix("type-")
+    if number.lstrip("-").isdigit():
+        return int(number)
+    names = ", ".join(sorted(COUNTER_TYPE_NAMES.values()))
+    raise ConfigurationError(f"unknown counter type {value!r}: give a type id (e.g. 12) or one of {names}")
+
+
+def _pattern(value: str | re.Pattern[str] | None, what: str) -> re.Pattern[str] | None:
+    if value is None or isinstance(value, re.Pattern):
+        return value
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise ConfigurationError(f"{what} {value!r} is not a valid regular expression: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterFilter:
+    """Which counters to take, as AeronStat's filters: every criterion given must hold.
+
+    `types`: type ids or names ("pub-pos", "system"); `label`, `channel`: regular expressions searched
+    in the label / the counter's channel (counters without a channel never match a channel filter);
+    `stream_id`, `session_id`: equal to the per-stream counter's (other counters never match)."""
+
+    types: frozenset[int] | None = None
+    label: re.Pattern[str] | None = None
+    channel: re.Pattern[str] | None = None
+    stream_id: int | None = None
+    session_id: int | None = None
+
+    def __init__(self, types: Iterable[int | str] | None = None, label: str | re.Pattern[str] | None = None,
+                 channel: str | re.Pattern[str] | None = None, stream_id: int | None = None,
+                 session_id: int | None = None) -> None:
+        if isinstance(types, (str, int)):
+            types = [types]
+        object.__setattr__(self, "types", None if types is None else frozenset(parse_counter_type(t) for t in types))
+        object.__setattr__(self, "label", _pattern(label, "label filter"))
+        object.__setattr__(self, "channel", _pattern(channel, "channel filter"))
+        object.__setattr__(self, "stream_id", stream_id)
+        object.__setattr__(self, "session_id", session_id)
+
+    def matches(self, record: CounterRecord) -> bool:
+        if self.types is not None and record.type_id not in self.types:
+            return False
+        if self.label is not None and not self.label.search(record.label):
+            return False
+        if self.channel is not None:
+            channel = record.channel
+            if channel is None or not self.channel.search(channel):
+                return False
+        if self.stream_id is not None and record.stream_id != self.stream_id:
+            return False
+        if self.session_id is not None and record.session_id != self.session_id:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class CounterSample:
+    """A counter as read by a CounterRates sample, with its rate of change per second since the
+    previous sample (None for gauges, and for a counter not seen in the previous sample)."""
+
+    record: CounterRecord
+    rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CountersSnapshot:
+    """One read of the selected counters: `time` from the sampler's monotonic clock, `interval`
+    the seconds since the previous sample (None for the first)."""
+
+    time: float
+    interval: float | None
+    samples: list[CounterSample] = field(default_factory=list)
+
+    def by_id(self) -> dict[int, CounterSample]:
+        return {s.record.id: s for s in self.samples}
+
+
+class CounterRates:
+    """Rates of change of counters between reads: each `sample()` reads the selected counters and
+    gives every position and count counter its change per second since the previous sample, timed
+    with a monotonic clock. A counter id freed and reused for another counter (another registration
+    id or type) starts afresh.
+
+        rates = CounterRates(reader, CounterFilter(types=["pub-pos"]))
+        rates.sample(); time.sleep(1.0)
+        for s in rates.sample().samples:
+            print(s.record.label, s.rate, "bytes/s")
+    """
+
+    __slots__ = ("reader", "counter_filter", "_clock", "_last", "_last_time")
+
+    def __init__(self, reader: CountersReader, counter_filter: CounterFilter | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.reader = reader
+        self.counter_filter = counter_filter or CounterFilter()
+        self._clock = clock
+        self._last: dict[int, tuple[int, int, int]] = {}  # id -> (registration id, type id, value)
+        self._last_time: float | None = None
+
+    def sample(self) -> CountersSnapshot:
+        now = self._clock()
+        records = self.reader.select(self.counter_filter)
+        interval = None if self._last_time is None else now - self._last_time
+        samples = []
+        current: dict[int, tuple[int, int, int]] = {}
+        for r in records:
+            current[r.id] = (r.registration_id, r.type_id, r.value)
+            rate = None
+            before = self._last.get(r.id)
+            if (interval is not None and interval > 0 and before is not None and before[:2] == (r.registration_id, r.type_id)
+                    and r.kind != "gauge"):
+                rate = (r.value - before[2]) / interval
+            samples.append(CounterSample(r, rate))
+        self._last = current
+        self._last_time = now
+        return CountersSnapshot(now, interval, samples)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -116,6 +117,26 @@ class MediaDriver:
                 raise used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
             raise ClosedError("the media driver is closed")
         return lib.aa_driver_do_work(ptr)
+
+    @property
+    def termination_requested(self) -> bool:
+        """Whether the driver accepted a TERMINATE_DRIVER request (`aeron-async driver --terminate`,
+        allowed by `driver_termination_validator`): its owner should then close it, as the standalone
+        `aeron-async driver` does (see `wait_for_termination`). False once closed."""
+        ptr = self._ptr
+        return ptr is not None and bool(lib.aa_driver_termination_requested(ptr))
+
+    def wait_for_termination(self, timeout: float | None = None, poll_interval: float = 0.05) -> bool:
+        """Wait until the driver accepts a TERMINATE_DRIVER request (True) or `timeout` seconds pass
+        (False); polls the flag every `poll_interval` seconds. The caller then closes the driver."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.termination_requested:
+            if self._ptr is None:
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_interval if deadline is None else max(0.0, min(poll_interval, deadline - time.monotonic())))
+        return True
 
     def close(self) -> None:
         with self._lock:

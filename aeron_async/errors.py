@@ -222,3 +222,12 @@ class ArchiveStorageError(ArchiveError, OSError):
 
 class AuthenticationError(ArchiveError, PermissionError):
     """The archive rejected the credentials, or the action is not authorised."""
+
+
+class TerminationRefusedError(AeronError, PermissionError):
+    """A driver refused a TERMINATE_DRIVER request (`aeron-async driver --terminate`): its termination
+    validator is off (the default) or the token did not match; the message is the driver's reason."""
+
+
+class TerminationTimeoutError(AeronError, TimeoutError):
+    """A driver neither stopped nor said it refused a TERMINATE_DRIVER request within the wait."""

@@ -12,7 +12,8 @@ import importlib.util
 
 # extra -> (module imported at run time, the distribution on PyPI that provides it)
 EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
-    "bench": (("rich", "rich"), ("zmq", "pyzmq"), ("hdrh", "hdrhistogram")),
+    "bench": (("rich", "rich"), ("zmq", "pyzmq"), ("hdrh", "hdrhistogram"), ("matplotlib", "matplotlib")),
+    "monitor": (("rich", "rich"), ("prometheus_client", "prometheus-client")),
 }
 
 

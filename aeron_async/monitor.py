@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TextIO
 
 from ._ffi import ffi, lib
 
@@ -73,6 +72,7 @@ class CncReader(CountersReader):
 
 
 def render(reader: CncReader) -> str:
+    """Every counter as `aeron-async stat --once` prints it (aeron_async.stat has the command)."""
     info = reader.info()
     age = info["driver_heartbeat_age_ms"]
     lines = [
@@ -83,17 +83,3 @@ def render(reader: CncReader) -> str:
     for c in reader.counters():
         lines.append(f"{c.id:3d}: {c.value:20,d} - {c.label}")
     return "\n".join(lines)
-
-
-def run_stat(aeron_dir: str | None, interval: float, count: int | None, out: TextIO) -> int:
-    with CncReader(aeron_dir) as reader:
-        shown = 0
-        while count is None or shown < count:
-            if shown and out.isatty():
-                out.write("\x1b[H\x1b[2J")
-            out.write(render(reader) + "\n\n")
-            out.flush()
-            shown += 1
-            if count is None or shown < count:
-                time.sleep(interval)
-    return 0

@@ -11,7 +11,7 @@
  *
  * Threads: the counters and log_error may be used from any driver thread; forget_mapping runs on
  * the conductor (which alone frees these objects); request_image runs on the receiver, which must not
- * block: the conductor queues the request.
+ * block: the conductor queues the request; the loss report is the receiver's to write.
  */
 #ifndef AA_MEDIA_SERVICES_H
 #define AA_MEDIA_SERVICES_H
@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 
 #include "../_native/src/concurrent/aa_atomic.h"
+#include "../_native/src/concurrent/aa_loss_reporter.h"
+#include "../_native/src/util/aa_clock.h"
 #include "../_native/src/driver/aa_system_counters.h"
 #include "../_native/src/util/aa_fs.h"
 #include "../protocols/aa_udp_protocol.h"
@@ -46,6 +48,10 @@ typedef struct aa_media_services_stct
      * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
      * where there is none (unit tests). */
     void *flow_control_proxy_host;
+    /* The driver's loss report (<aeron_dir>/loss-report.dat), written by the receiver alone as it
+     * detects loss, with timestamps from clock's epoch time; NULL where there is none (unit tests). */
+    aa_loss_reporter_t *loss_reporter;
+    const aa_clock_t *clock;
 }
 aa_media_services_t;
 

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,12 @@ int aa_publication_image_init(
         params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
 
     image->is_group = params->is_group;
+    image->loss_report_offset = AA_LOSS_REPORT_NO_ENTRY;
+    if (NULL != params->channel && NULL == (image->channel = strdup(params->channel)))
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory copying an image's channel");
+        return -1;
+    }
     aa_nak_delay_generator_t delay;
     int rc_delay = params->is_group ?
         aa_nak_delay_generator_init_optimal_multicast(
@@ -61,6 +69,7 @@ void aa_publication_image_free(aa_publication_image_t *image)
         aa_media_services_forget_mapping(image->services, &image->mapped);
         aa_unmap(&image->mapped);
         free(image->subscribers);
+        free(image->channel);
         free(image);
     }
 }
@@ -311,6 +320,38 @@ static void aa_publication_image_send_rttm(aa_publication_image_t *image, int64_
     }
 }
 
+/* A loss observation (a NAK due or a gap filled, as Aeron's onGapDetected) in the driver's loss report:
+ * the image's first creates its entry. Off the message path: only when a NAK timer fires. */
+static void aa_publication_image_report_loss(aa_publication_image_t *image, int32_t length)
+{
+    const aa_media_services_t *services = image->services;
+    aa_loss_reporter_t *reporter = services->loss_reporter;
+    if (NULL == reporter || AA_LOSS_REPORT_FULL == image->loss_report_offset)
+    {
+        return;
+    }
+    int64_t now_ms = NULL != services->clock ? aa_clock_epoch_time(services->clock) : aa_epoch_clock();
+    if (image->loss_report_offset >= 0)
+    {
+        aa_loss_reporter_record_observation(reporter, image->loss_report_offset, length, now_ms);
+        return;
+    }
+    const char *channel = NULL != image->channel ? image->channel : "";
+    int64_t offset = aa_loss_reporter_create_entry(
+        reporter, length, now_ms, image->session_id, image->stream_id, channel, strlen(channel),
+        image->source_identity, strlen(image->source_identity));
+    if (offset < 0)
+    {
+        image->loss_report_offset = AA_LOSS_REPORT_FULL;
+        char message[512];
+        snprintf(message, sizeof(message), "the loss of session %" PRId32 " stream %" PRId32 " from %s is not reported: %s",
+            image->session_id, image->stream_id, image->source_identity, aa_errmsg());
+        aa_media_services_log_error(services, AA_ERROR_CODE_GENERIC_ERROR, message);
+        return;
+    }
+    image->loss_report_offset = offset;
+}
+
 int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns)
 {
     int work_count = 0;
@@ -331,6 +372,7 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     }
     if (loss.send_nak)
     {
+        aa_publication_image_report_loss(image, loss.length);
         if (image->is_reliable)
         {
             aa_publication_image_send_nak(image, &loss);

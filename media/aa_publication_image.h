@@ -11,7 +11,8 @@
  *   clients, receiver asked to let go) -> freed once the receiver released it.
  * - The receiver inserts datagrams at their position (header word written last) after the
  *   receiver window's over-/under-run checks, moves rcv-hwm, and every duty cycle runs the loss
- *   detector over the rebuild term (rcv-pos, NAKs or, unreliable, gap fills), schedules and sends
+ *   detector over the rebuild term (rcv-pos, NAKs or, unreliable, gap fills; each NAK or gap fill is
+ *   a loss observation in the driver's loss report, see aa_loss_reporter.h), schedules and sends
  *   status messages (SM cadence of reference 4.2, the EOS flag while draining), cleans the terms
  *   behind the slowest subscriber and writes the end-of-stream position once an EOS heartbeat was
  *   seen and everything before it arrived.
@@ -79,6 +80,8 @@ typedef struct aa_publication_image_params_stct
     int64_t nak_multicast_max_backoff_ns;
     int32_t nak_multicast_group_size;
     uint64_t nak_delay_seed;
+    /* The channel the loss report names the image's stream by (copied; NULL = none). */
+    const char *channel;
 }
 aa_publication_image_params_t;
 
@@ -98,6 +101,7 @@ typedef struct aa_publication_image_stct
     bool is_group;
     char log_path[PATH_MAX];
     char source_identity[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    char *channel;   /* for the loss report: the first subscription's channel (heap; NULL = none) */
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;
     struct aa_receive_channel_endpoint_stct *endpoint;
@@ -133,6 +137,9 @@ typedef struct aa_publication_image_stct
     int64_t clean_position;
     bool has_end_of_stream_heartbeat;
     int64_t end_of_stream_position;
+    /* the image's entry in the driver's loss report: its offset, or AA_LOSS_REPORT_NO_ENTRY before the
+     * first loss, AA_LOSS_REPORT_FULL when the report had no room for it */
+    int64_t loss_report_offset;
     /* multi-destination: status messages and NAKs go back over each (none: the endpoint's socket) */
     aa_publication_image_connection_t connections[AA_PUBLICATION_IMAGE_MAX_CONNECTIONS];
     size_t connections_count;

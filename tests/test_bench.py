@@ -7,15 +7,20 @@ import json
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
 from aeron_async.bench.cases import TARGETS
 from conftest import REPO, python_env
 
+if TYPE_CHECKING:
+    import numpy
+
 pytest.importorskip("zmq")
 pytest.importorskip("hdrh")
 pytest.importorskip("rich")
+pytest.importorskip("matplotlib")
 
 
 def _positive(row: dict, field: str) -> None:
@@ -30,17 +35,19 @@ UDP_CHANNEL = f"aeron:udp?endpoint=127.0.0.1:{UDP_PORT}"
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     path = tmp_path_factory.mktemp("bench") / "bench.json"
+    plots = path.parent / "plots"
     args = [sys.executable, "-m", "aeron_async", "bench", "--quick", "--duration", "0.3", "--warmup", "0.1",
             "--only", "aeron-sync-msg,aeron-asyncio-batch,zmq-sync-ipc,aeron-sync,aeron-trio,udp-asyncio,"
                       "aeron-sync-invoker,aeron-sync-handler",
             "--channel", "aeron:ipc", "--channel", f"aeron:udp?endpoint=127.0.0.1:{UDP_PORT}",
             "--messages", "50000", "--memory-paths", "sync",
-            "--json", str(path)]
+            "--json", str(path), "--plot", str(plots)]
     run = subprocess.run(args, env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert "Throughput" in run.stdout and "Round trip" in run.stdout and "Targets" in run.stdout
     data = json.loads(path.read_text())
     data["_stdout"] = run.stdout
+    data["_plots"] = str(plots)
     return data
 
 
@@ -126,3 +133,28 @@ def test_examples_runner_help() -> None:
                          env=python_env(), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0
     assert "--quick" in run.stdout and "--json" in run.stdout
+
+
+def _pixels_of(image: "numpy.ndarray", hex_color: str) -> int:
+    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return int((abs(image[:, :, :3] - rgb).max(axis=2) < 0.02).sum())
+
+
+def test_plots_are_readable_charts_of_every_case(results: dict) -> None:
+    """--plot wrote one latency chart per channel family and size and one throughput chart per size;
+    each opens as a PNG of the size drawn, with our colour (and the peers' bars) on it."""
+    from matplotlib.image import imread
+
+    from aeron_async.bench.plot import OUR_COLOR, PEER_COLOR
+
+    plots = results["_plots"]
+    assert sorted(os.listdir(plots)) == ["latency-ipc-32B.png", "latency-udp-32B.png", "throughput-32B.png"]
+    for name in ("latency-ipc-32B.png", "latency-udp-32B.png"):
+        image = imread(os.path.join(plots, name))
+        assert image.shape[:2] == (550, 900), (name, image.shape)
+        assert _pixels_of(image, OUR_COLOR) > 200, name   # our first case's curve and its legend line
+        assert len({tuple(p) for p in image.reshape(-1, image.shape[2])[::37]}) > 20, name  # not blank
+    rows = [r for r in results["throughput"] if "msgs_per_s" in r]
+    image = imread(os.path.join(plots, "throughput-32B.png"))
+    assert image.shape[:2] == (round(100 * (1.8 + 0.28 * len(rows))), 900), image.shape
+    assert _pixels_of(image, OUR_COLOR) > 1000 and _pixels_of(image, PEER_COLOR) > 1000

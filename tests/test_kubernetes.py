@@ -85,7 +85,7 @@ def test_drivers_gossip_through_pod_zero_of_the_headless_service() -> None:
     resolver_port = next(p["port"] for p in service["spec"]["ports"] if p["name"] == "resolver")
     pod0 = f"{sts['metadata']['name']}-0.{service['metadata']['name']}.$(POD_NAMESPACE).svc.cluster.local:{resolver_port}"
     for workload in workloads():
-        driver = next(c for c in pod_containers(workload) if c["args"][:1] == ["driver"])
+        driver = next(c for c in pod_containers(workload) if c.get("args", [])[:1] == ["driver"])
         env = env_of(driver)
         fields = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in driver["env"] if "valueFrom" in e}
         assert fields == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_IP": "status.podIP"}
@@ -103,7 +103,7 @@ def test_drivers_gossip_through_pod_zero_of_the_headless_service() -> None:
 def test_the_publisher_names_the_subscribers_driver() -> None:
     by_name = {d["metadata"]["name"]: d for d in workloads()}
     sub, pub = by_name["subscriber"], by_name["publisher"]
-    sub_driver = next(c for c in pod_containers(sub) if c["args"][:1] == ["driver"])
+    sub_driver = next(c for c in pod_containers(sub) if c.get("args", [])[:1] == ["driver"])
     sub_name = env_of(sub_driver)["AERON_DRIVER_RESOLVER_NAME"]
     assert sub["spec"]["replicas"] == 1 and sub["spec"]["strategy"]["type"] == "Recreate"  # one driver per name
     sub_app, pub_app = (next(c for c in w["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
@@ -144,7 +144,7 @@ def test_driver_environment_variables_are_driver_options() -> None:
     known = {env for env, *_ in native_options()}
     for workload in workloads():
         for c in pod_containers(workload):
-            if c["args"][:1] == ["driver"]:
+            if c.get("args", [])[:1] == ["driver"]:
                 aeron = {name for name in env_of(c) if name.startswith("AERON_")}
                 unknown = aeron - known
                 assert not unknown, f"{workload['metadata']['name']}: the driver has no options {sorted(unknown)}"

@@ -7,6 +7,7 @@ never counted as passed."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+import aeron_async
 
 from conftest import REPO, new_aeron_dir, readme_example
 
@@ -216,3 +219,21 @@ def test_bench_without_its_extra_names_the_extra_in_one_line(installed: Installe
 def test_this_interpreter_is_among_those_tested() -> None:
     """The suite's own interpreter is a supported version, so at least one row above runs."""
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in VERSIONS
+
+
+def test_stat_and_exporter_without_the_monitor_extra(installed: Installed) -> None:
+    """`stat --json` and `--once` need no extra; the exporter names the 'monitor' extra in one line."""
+    result = installed.run(str(installed.venv / "bin" / "aeron-async"), "exporter", "--port", "0")
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "pip install 'aeron_async[monitor]'" in lines[0] and "prometheus" in lines[0], lines
+    from conftest import TEST_DRIVER_SETTINGS
+
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS):
+        stat = installed.run(str(installed.venv / "bin" / "aeron-async"), "stat", "--aeron-dir", aeron_dir, "--json",
+                             "--type", "system")
+        assert stat.returncode == 0, stat.stderr
+        assert any(c["label"] == "Bytes sent" for c in json.loads(stat.stdout)["counters"])
+        once = installed.run(str(installed.venv / "bin" / "aeron-async"), "stat", "--aeron-dir", aeron_dir, "--once")
+        assert once.returncode == 0 and "- Bytes sent" in once.stdout, once.stderr

@@ -27,6 +27,7 @@
 #include "../src/archive/aa_archive_catalog.h"
 #include "../src/archive/aa_archive_context.h"
 #include "../../protocols/aa_resolution_frame.h"
+#include "../src/concurrent/aa_loss_reporter.h"
 #endif
 
 /* CDEF BEGIN */
@@ -572,6 +573,15 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
 
+/* ---- driver control (issue 18, src/driver/aa_driver_control.c) ----
+ * Asks the reader's driver to stop: writes Aeron's TERMINATE_DRIVER (0x0E) with the token into its
+ * to-driver buffer. The driver accepts or refuses it by AERON_DRIVER_TERMINATION_VALIDATOR; a refusal
+ * is recorded in its error log ("TERMINATE_DRIVER refused: ..."), an accepted request sets the flag
+ * that aa_driver_termination_requested reads, and the driver's owner then closes it. */
+#define AA_TERMINATION_TOKEN_MAX_LENGTH 1024
+int aa_cnc_reader_request_termination(aa_cnc_reader_t *reader, const uint8_t *token, size_t token_length);
+bool aa_driver_termination_requested(aa_driver_t *driver);
+
 /* ---- the archive service (issue 16): records streams to segment files and replays them, with
  * Aeron Archive's control protocol (local control over IPC, optional UDP control channel) ----
  * A context holds every option (AERON_ARCHIVE_* environment variables, then aa_archive_context_set
@@ -615,6 +625,21 @@ typedef struct aa_archive_mark_reader_stct aa_archive_mark_reader_t;
 int aa_archive_mark_reader_open(aa_archive_mark_reader_t **reader, const char *archive_dir, aa_archive_mark_info_t *info);
 int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record);
 void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
+
+/* ---- the loss report (issue 18) ----
+ * src/concurrent/aa_loss_reporter.h: <aeron_dir>/<aa_loss_report_file_name()>, Aeron's LossReport
+ * layout, written by the driver's receiver; aeron_async/loss.py reads it in place at these offsets. */
+#if AA_CDEF
+#define AA_LOSS_REPORT_ENTRY_ALIGNMENT ...
+#define AA_LOSS_REPORT_OBSERVATION_COUNT_OFFSET ...
+#define AA_LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET ...
+#define AA_LOSS_REPORT_FIRST_OBSERVATION_OFFSET ...
+#define AA_LOSS_REPORT_LAST_OBSERVATION_OFFSET ...
+#define AA_LOSS_REPORT_SESSION_ID_OFFSET ...
+#define AA_LOSS_REPORT_STREAM_ID_OFFSET ...
+#define AA_LOSS_REPORT_CHANNEL_OFFSET ...
+#endif
+const char *aa_loss_report_file_name(void);
 
 /* ---- the archive (issue 16): codecs and files ----
  * Declared once, in their own headers (build_ffi.py splices their CDEF blocks in here): the SBE

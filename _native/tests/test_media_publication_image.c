@@ -1,7 +1,8 @@
 /* The publication image and its receive channel endpoint, through a fake wire and fake media
  * services, with time moved by hand: SETUP asking for an image, late joiners asked for SETUP, data
  * rebuilt into the log, status messages and their cadence, gaps NAKed after the NAK delay (or filled
- * when unreliable), end of stream, window over-runs and the endpoint's session expiry. */
+ * when unreliable) and each of those recorded in the loss report, end of stream, window over-runs and
+ * the endpoint's session expiry. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -467,6 +468,146 @@ static void should_fill_a_gap_with_padding_when_unreliable(void)
     fixture_close(&f);
 }
 
+/* ---- the loss report ---- */
+
+#define EPOCH_MS 1700000000000LL
+
+typedef struct loss_fixture_stct
+{
+    fixture_t f;
+    aa_test_clock_t test_clock;
+    aa_clock_t clock;
+    aa_loss_reporter_t reporter;
+    uint8_t *buffer;
+}
+loss_fixture_t;
+
+/* An image with a loss report of capacity bytes, its channel and source named, a gap of 160 bytes
+ * at 160 seen at T0 + 2 ms. */
+static void loss_fixture_init(loss_fixture_t *lf, bool is_reliable, size_t capacity)
+{
+    fixture_t *f = &lf->f;
+    fixture_init_endpoint(f);
+    lf->buffer = aligned_alloc(64, capacity);
+    AA_CHECK(NULL != lf->buffer);
+    memset(lf->buffer, 0, capacity);
+    AA_CHECK_EQ(aa_loss_reporter_init(&lf->reporter, lf->buffer, capacity), 0);
+    aa_test_clock_init(&lf->test_clock, T0, EPOCH_MS);
+    lf->clock = aa_test_clock(&lf->test_clock);
+    f->services.services.loss_reporter = &lf->reporter;
+    f->services.services.clock = &lf->clock;
+    fixture_add_image(f, is_reliable, T0);
+    f->image->channel = strdup("aeron:udp?endpoint=127.0.0.1:40457|alias=loss");
+    AA_CHECK(NULL != f->image->channel);
+    snprintf(f->image->source_identity, sizeof(f->image->source_identity), "%s", "10.0.0.1:5000");
+    aa_publication_image_track_rebuild(f->image, T0);
+    receive_data(f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_data(f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    aa_publication_image_track_rebuild(f->image, T0 + 2 * MS);
+}
+
+static void loss_fixture_close(loss_fixture_t *lf)
+{
+    fixture_close(&lf->f);
+    free(lf->buffer);
+}
+
+typedef struct one_entry_stct
+{
+    aa_loss_report_entry_t entry;
+    char channel[128];
+    char source[64];
+    size_t count;
+}
+one_entry_t;
+
+static void read_one(void *clientd, const aa_loss_report_entry_t *entry)
+{
+    one_entry_t *one = clientd;
+    one->entry = *entry;
+    snprintf(one->channel, sizeof(one->channel), "%.*s", (int)entry->channel_length, entry->channel);
+    snprintf(one->source, sizeof(one->source), "%.*s", (int)entry->source_length, entry->source);
+    one->count++;
+}
+
+static one_entry_t read_report(const loss_fixture_t *lf)
+{
+    one_entry_t one;
+    memset(&one, 0, sizeof(one));
+    aa_loss_report_read(lf->buffer, lf->reporter.capacity, read_one, &one);
+    return one;
+}
+
+static void should_report_every_nak_of_a_gap_as_a_loss_observation(void)
+{
+    loss_fixture_t lf;
+    loss_fixture_init(&lf, true, 4096);
+    fixture_t *f = &lf.f;
+    AA_CHECK_EQ(read_report(&lf).count, 0);   /* seen, not yet NAKed: no loss observed */
+
+    int64_t t = T0 + 2 * MS + NAK_DELAY_NS;
+    aa_test_clock_advance(&lf.test_clock, 3 * MS);
+    aa_publication_image_track_rebuild(f->image, t);
+    one_entry_t one = read_report(&lf);
+    AA_CHECK_EQ(one.count, 1);
+    AA_CHECK_EQ(one.entry.observation_count, 1);
+    AA_CHECK_EQ(one.entry.total_bytes_lost, 160);
+    AA_CHECK_EQ(one.entry.first_observation_timestamp, EPOCH_MS + 3);
+    AA_CHECK_EQ(one.entry.last_observation_timestamp, EPOCH_MS + 3);
+    AA_CHECK_EQ(one.entry.session_id, SESSION_ID);
+    AA_CHECK_EQ(one.entry.stream_id, STREAM_ID);
+    AA_CHECK(0 == strcmp(one.channel, "aeron:udp?endpoint=127.0.0.1:40457|alias=loss"));
+    AA_CHECK(0 == strcmp(one.source, "10.0.0.1:5000"));
+
+    /* the retry NAK of the same gap is another observation of it, its bytes counted again (as Aeron) */
+    int64_t retry = t + NAK_DELAY_NS * NAK_RETRY_RATIO;
+    aa_test_clock_advance(&lf.test_clock, 10 * MS);
+    aa_publication_image_track_rebuild(f->image, retry);
+    one = read_report(&lf);
+    AA_CHECK_EQ(one.count, 1);
+    AA_CHECK_EQ(one.entry.observation_count, 2);
+    AA_CHECK_EQ(one.entry.total_bytes_lost, 320);
+    AA_CHECK_EQ(one.entry.first_observation_timestamp, EPOCH_MS + 3);
+    AA_CHECK_EQ(one.entry.last_observation_timestamp, EPOCH_MS + 13);
+    AA_CHECK_EQ(fake_count(&f->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), one.entry.observation_count);
+
+    /* repaired: no more observations */
+    receive_data(f, SESSION_ID, 160, 'b', retry + 1);
+    aa_publication_image_track_rebuild(f->image, retry + 100 * MS);
+    AA_CHECK_EQ(read_report(&lf).entry.observation_count, 2);
+    AA_CHECK_EQ(f->services.errors, 0);
+    loss_fixture_close(&lf);
+}
+
+static void should_report_a_gap_fill_as_a_loss_observation(void)
+{
+    loss_fixture_t lf;
+    loss_fixture_init(&lf, false, 4096);
+    aa_publication_image_track_rebuild(lf.f.image, T0 + 2 * MS + NAK_DELAY_NS);
+    one_entry_t one = read_report(&lf);
+    AA_CHECK_EQ(one.entry.observation_count, 1);
+    AA_CHECK_EQ(one.entry.total_bytes_lost, 160);
+    AA_CHECK_EQ(fake_count(&lf.f.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
+    AA_CHECK_EQ(fake_count(&lf.f.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 0);
+    loss_fixture_close(&lf);
+}
+
+static void should_log_once_and_keep_nakking_when_the_report_is_full(void)
+{
+    loss_fixture_t lf;
+    loss_fixture_init(&lf, true, 64);   /* 48 + channel + source does not fit */
+    fixture_t *f = &lf.f;
+    int64_t t = T0 + 2 * MS + NAK_DELAY_NS;
+    aa_publication_image_track_rebuild(f->image, t);
+    aa_publication_image_track_rebuild(f->image, t + NAK_DELAY_NS * NAK_RETRY_RATIO);
+    AA_CHECK_EQ(read_report(&lf).count, 0);
+    AA_CHECK_EQ(f->image->loss_report_offset, AA_LOSS_REPORT_FULL);
+    AA_CHECK_EQ(f->services.errors, 1);
+    AA_CHECK(NULL != strstr(f->services.last_error, "AERON_LOSS_REPORT_BUFFER_LENGTH"));
+    AA_CHECK_EQ(fake_count(&f->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 2);
+    loss_fixture_close(&lf);
+}
+
 static void should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived(void)
 {
     fixture_t f;
@@ -597,6 +738,9 @@ int main(void)
     AA_RUN(should_rebuild_data_and_send_status_messages_on_their_cadence);
     AA_RUN(should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay);
     AA_RUN(should_fill_a_gap_with_padding_when_unreliable);
+    AA_RUN(should_report_every_nak_of_a_gap_as_a_loss_observation);
+    AA_RUN(should_report_a_gap_fill_as_a_loss_observation);
+    AA_RUN(should_log_once_and_keep_nakking_when_the_report_is_full);
     AA_RUN(should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived);
     AA_RUN(should_cool_a_removed_image_session_down_for_a_second);
     AA_RUN(should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames);

@@ -4,7 +4,7 @@ alternate between aeron_async and its peers, live progress, a final table and a 
     aeron-async bench [--bench throughput,latency,memory,idle] [--sizes 32,256,4096]
                       [--duration S] [--warmup S] [--rounds N] [--only PATTERN,...]
                       [--channel aeron:ipc --channel aeron:udp?endpoint=127.0.0.1:40456 (the default)]
-                      [--messages N] [--json FILE] [--quick]
+                      [--messages N] [--json FILE] [--plot DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -80,6 +80,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the driver's IPC and network term buffer length (default: the driver's defaults, "
                         "64m for IPC and 16m for UDP)")
     p.add_argument("--json", metavar="FILE", help="write every figure, round by round, to FILE")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write charts to DIR: the round-trip percentile distribution of every case, ours and the "
+                        "peers' (latency-<ipc|udp>-<size>B.png), and throughput bars per size (throughput-<size>B.png); "
+                        "with --from-json, of that saved run")
     p.add_argument("--quick", action="store_true",
                    help="CI smoke: 32-byte messages, 1 short round, 200k messages for memory (under a minute)")
     p.add_argument("--no-gdb", action="store_true", help="skip counting malloc calls with gdb in the native check")
@@ -106,6 +110,7 @@ class Config:
     quick: bool
     gdb: bool
     command: str = ""
+    plot_dir: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, command: str) -> Config:
@@ -139,6 +144,7 @@ class Config:
             quick=args.quick,
             gdb=not args.no_gdb,
             command=command,
+            plot_dir=args.plot,
         )
 
     def selected(self, case: Case) -> bool:
@@ -730,6 +736,11 @@ def run(cfg: Config) -> dict[str, Any]:
         with open(cfg.json_path, "w") as f:
             json.dump(results, f, indent=1)
         ui.note(f"figures written to {cfg.json_path}")
+    if cfg.plot_dir:
+        from .plot import write_plots
+
+        ui.note(f"charts written to {cfg.plot_dir}: " + ", ".join(
+            os.path.basename(p) for p in write_plots(results, cfg.plot_dir)))
     return results
 
 
@@ -754,7 +765,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
-        if args.markdown:
+        if args.plot:
+            from .plot import write_plots
+
+            print(f"charts written to {args.plot}: " + ", ".join(os.path.basename(p) for p in write_plots(saved, args.plot)))
+        elif args.markdown:
             from .markdown import render
 
             print(render(saved))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../include/aeron_async.h"
+#include "../../../protocols/aa_control_protocol.h"
 #include "../concurrent/aa_error_log.h"
 #include "../util/aa_clock.h"
 #include "../util/aa_error.h"
@@ -176,4 +177,35 @@ int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_r
     record->text_length = length - AA_ERROR_LOG_ENCODED_ERROR_OFFSET;
     *offset = o + AA_ALIGN((size_t)length, AA_ERROR_LOG_RECORD_ALIGNMENT);
     return 1;
+}
+
+/* ---- driver control (issue 18): TERMINATE_DRIVER from any process ---- */
+
+int aa_cnc_reader_request_termination(aa_cnc_reader_t *reader, const uint8_t *token, size_t token_length)
+{
+    if (token_length > AA_TERMINATION_TOKEN_MAX_LENGTH || (token_length > 0 && NULL == token))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "a termination token is at most %d bytes, got %zu",
+            AA_TERMINATION_TOKEN_MAX_LENGTH, token_length);
+        return -1;
+    }
+    uint8_t message[sizeof(aa_terminate_driver_command_t) + AA_TERMINATION_TOKEN_MAX_LENGTH];
+    aa_terminate_driver_command_t command;
+    /* as Aeron's requester: no client of its own, so the client id is a fresh correlation id too */
+    command.correlated.client_id = aa_mpsc_rb_next_correlation_id(&reader->to_driver);
+    command.correlated.correlation_id = aa_mpsc_rb_next_correlation_id(&reader->to_driver);
+    command.token_length = (int32_t)token_length;
+    memcpy(message, &command, sizeof(command));
+    if (token_length > 0)
+    {
+        memcpy(message + sizeof(command), token, token_length);
+    }
+    if (aa_mpsc_rb_write(&reader->to_driver, AA_COMMAND_TERMINATE_DRIVER, message, sizeof(command) + token_length) < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s",
+            "could not write TERMINATE_DRIVER: the driver's command buffer is full; try again");
+        return -1;
+    }
+    aa_doorbell_ring(aa_cnc_doorbell(reader->cnc)); /* a deeply idle driver wakes at once */
+    return 0;
 }

@@ -283,6 +283,12 @@ static int aa_driver_init_locked(aa_driver_t *driver)
      * launchers read it only after the lock is released. */
     aa_put_int64_release(aa_cnc_pid_namespace(driver->conductor.cnc), (int64_t)aa_process_pid_namespace());
     aa_driver_waiter_init(&driver->waiter, driver);
+    if (aa_driver_write_options_file(driver) < 0)
+    {
+        AA_APPEND_ERR("%s", "writing the driver's options file");
+        aa_driver_composite_on_close(driver);
+        return -1;
+    }
     return 0;
 }
 

@@ -67,6 +67,11 @@ int aa_driver_do_work(aa_driver_t *driver);
 void aa_driver_idle(aa_driver_t *driver, int work_count);
 int aa_driver_close(aa_driver_t *driver);
 
+/* Driver control (aa_driver_control.c): the options the driver runs with, written at start as
+ * property=value lines to this file in its directory (`aeron-async driver --info` reads it). */
+#define AA_DRIVER_OPTIONS_FILE "driver-options.properties"
+int aa_driver_write_options_file(aa_driver_t *driver);
+
 /* Reads the CnC file in dir: 1 if a driver there is alive, 0 if not (no CnC file, or its driver closed,
  * its process is gone, or its heartbeat is older than the timeout: aa_cnc_driver_liveness), -1 on
  * error; the heartbeat's age (-1 for a closed driver) and the pid where given. */

@@ -198,6 +198,12 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
     }
     const aa_correlated_command_t *correlated = buffer;
     correlation_id = correlated->correlation_id;
+    if (AA_COMMAND_TERMINATE_DRIVER == msg_type_id)
+    {
+        /* from a requester that is no client (Aeron's requestDriverTermination): no client entry */
+        aa_driver_conductor_on_terminate_driver(conductor, buffer, length);
+        return;
+    }
     aa_driver_client_t *client = aa_conductor_get_or_add_client(conductor, correlated->client_id, cc->now_ms);
     if (NULL == client)
     {
@@ -396,6 +402,24 @@ int aa_driver_conductor_do_work(void *state)
 
 /* ---- lifecycle ---- */
 
+/* The loss report file, before clients can see the driver (the CnC version is set last). */
+static int aa_driver_conductor_map_loss_report(aa_driver_conductor_t *conductor)
+{
+    const aa_driver_context_t *ctx = conductor->ctx;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_LOSS_REPORT_FILE);
+    size_t length = AA_ALIGN((size_t)ctx->loss_report_buffer_length, (size_t)ctx->file_page_size);
+    if (aa_map_new_file(&conductor->loss_report_file, path, length, false) < 0 ||
+        aa_loss_reporter_init(&conductor->loss_reporter, conductor->loss_report_file.addr, length) < 0)
+    {
+        AA_APPEND_ERR("%s", "creating the loss report file");
+        return -1;
+    }
+    conductor->services.loss_reporter = &conductor->loss_reporter;
+    conductor->services.clock = &conductor->ctx->clock;
+    return 0;
+}
+
 int aa_driver_conductor_init(
     aa_driver_conductor_t *conductor, aa_driver_context_t *ctx, aa_driver_sender_t *sender, aa_driver_receiver_t *receiver)
 {
@@ -476,6 +500,12 @@ int aa_driver_conductor_init(
         conductor->system_counters[i] = aa_counters_manager_addr(&conductor->counters, id);
     }
     if (aa_conductor_resolution_init(conductor, now_ms) < 0)
+    {
+        aa_driver_conductor_on_close(conductor);
+        return -1;
+    }
+
+    if (aa_driver_conductor_map_loss_report(conductor) < 0)
     {
         aa_driver_conductor_on_close(conductor);
         return -1;
@@ -572,5 +602,7 @@ void aa_driver_conductor_on_close(void *state)
         aa_cnc_mark_closed(&conductor->to_driver); /* last, as Aeron's conductor does */
     }
     aa_unmap(&conductor->cnc_file);
+    conductor->services.loss_reporter = NULL;
+    aa_unmap(&conductor->loss_report_file);
     aa_command_queue_close(&conductor->commands);
 }

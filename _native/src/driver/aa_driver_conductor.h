@@ -21,6 +21,7 @@
 #include "../concurrent/aa_command_queue.h"
 #include "../concurrent/aa_counters.h"
 #include "../concurrent/aa_error_log.h"
+#include "../concurrent/aa_loss_reporter.h"
 #include "../concurrent/aa_mpsc_rb.h"
 #include "../strategy/aa_flow_control_proxy.h"
 #include "../util/aa_fs.h"
@@ -98,6 +99,10 @@ typedef struct aa_driver_conductor_stct
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
     aa_name_resolver_context_t name_resolver_context;  /* what the resolver was given (lives as long) */
     aa_name_resolutions_t name_resolutions;            /* <aeron_dir>/name-resolutions.dat */
+    /* <aeron_dir>/loss-report.dat (aa_loss_reporter.h): mapped and unmapped here, written by the
+     * receiver alone (services' loss_reporter). */
+    aa_mapped_file_t loss_report_file;
+    aa_loss_reporter_t loss_reporter;
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
@@ -120,6 +125,8 @@ typedef struct aa_driver_conductor_stct
      * writing an image, the sender reading a publication nor cleaning takes page faults */
     aa_prefault_t prefault;
     uint8_t response[AA_RB_RECORD_HEADER_LENGTH + 8192];
+    /* set (release) when a TERMINATE_DRIVER request was accepted (aa_driver_control.c) */
+    volatile int32_t termination_requested;
 }
 aa_driver_conductor_t;
 
@@ -130,6 +137,10 @@ void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+
+/* TERMINATE_DRIVER (aa_driver_control.c): validates the request; sets termination_requested or
+ * records the refusal in the error log. */
+void aa_driver_conductor_on_terminate_driver(aa_driver_conductor_t *conductor, const void *buffer, size_t length);
 
 /* Counts an increment of a system counter (any driver thread). */
 static inline void aa_driver_conductor_count(aa_driver_conductor_t *conductor, int counter, int64_t delta)

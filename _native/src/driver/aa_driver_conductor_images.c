@@ -249,6 +249,16 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     {
         image->cc_counter_ids[i] = -1;
     }
+    /* the counters and the loss report name the stream by its first subscription's channel */
+    const char *channel = endpoint->channel->canonical_form;
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
+    {
+        if (conductor->subscription_links[i].endpoint == endpoint)
+        {
+            channel = conductor->subscription_links[i].channel;
+            break;
+        }
+    }
     aa_publication_image_params_t params =
     {
         .correlation_id = correlation_id,
@@ -269,6 +279,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .nak_multicast_group_size = ctx->nak_multicast_group_size,
         /* every receiver of a group draws different delays */
         .nak_delay_seed = (uint64_t)endpoint->receiver_id ^ ((uint64_t)correlation_id << 32) ^ (uint64_t)now_ns,
+        .channel = channel,
     };
     aa_logbuffer_init_params_t log_params =
     {
@@ -312,15 +323,6 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     conductor->bytes_mapped += (int64_t)image->mapped.length;
     endpoint->image_refs++;
 
-    const char *channel = endpoint->channel->canonical_form;
-    for (size_t i = 0; i < conductor->subscription_links_count; i++)
-    {
-        if (conductor->subscription_links[i].endpoint == endpoint)
-        {
-            channel = conductor->subscription_links[i].channel;
-            break;
-        }
-    }
     image->rcv_hwm_counter_id = aa_conductor_allocate_stream_counter(
         conductor, AA_COUNTER_TYPE_RECEIVER_HWM, "rcv-hwm", correlation_id, setup->session_id, setup->stream_id,
         channel, now_ms);

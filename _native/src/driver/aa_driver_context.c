@@ -225,6 +225,20 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(driver_resolver_bootstrap_neighbor), "",
         "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
         "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
+    /* ---- driver control (issue 18, ops): TERMINATE_DRIVER's validation ---- */
+    { "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator", AA_OPT_STRING,
+        AA_FIELD(termination_validator), "deny",
+        "who may stop this driver with a TERMINATE_DRIVER command (`aeron-async driver --terminate`): deny (nobody), "
+        "allow (any request), token (a request carrying AERON_DRIVER_TERMINATION_TOKEN); refusals go to the error log" },
+    { "AERON_DRIVER_TERMINATION_TOKEN", "aeron.driver.termination.token", AA_OPT_STRING,
+        AA_FIELD(termination_token), "",
+        "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
+        "(never written to driver-options.properties)" },
+    /* the loss report (issue 18) */
+    { "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length", AA_OPT_SIZE,
+        AA_FIELD(loss_report_buffer_length), "1m",
+        "length of the loss report file loss-report.dat (rounded up to AERON_FILE_PAGE_SIZE), where the receiver "
+        "records the loss of every image; `aeron-async loss` reads it" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
@@ -586,6 +600,13 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
             ctx->error_buffer_length);
         return -1;
     }
+    if (ctx->loss_report_buffer_length < 1024 || ctx->loss_report_buffer_length > INT32_MAX)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_LOSS_REPORT_BUFFER_LENGTH=%" PRId64 " must be from 1k to 2g (default 1m)",
+            ctx->loss_report_buffer_length);
+        return -1;
+    }
     if (ctx->socket_so_rcvbuf > INT32_MAX || ctx->socket_so_sndbuf > INT32_MAX)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
@@ -667,6 +688,10 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
             ctx->ipc_publication_term_window_length);
         return -1;
     }
+    if (aa_driver_context_check_termination(ctx) < 0)
+    {
+        return -1;
+    }
     return 0;
 }
 
@@ -677,4 +702,110 @@ void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void
         const aa_driver_option_t *o = &aa_driver_options[i];
         func(o->env_name, o->property_name, o->default_value, o->description, clientd);
     }
+}
+
+/* ---- driver control (issue 18, ops) ---- */
+
+aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx)
+{
+    if (0 == strcasecmp(ctx->termination_validator, "allow"))
+    {
+        return AA_TERMINATION_ALLOW;
+    }
+    if (0 == strcasecmp(ctx->termination_validator, "token"))
+    {
+        return AA_TERMINATION_TOKEN;
+    }
+    return AA_TERMINATION_DENY;
+}
+
+int aa_driver_context_check_termination(const aa_driver_context_t *ctx)
+{
+    const char *v = ctx->termination_validator;
+    if (0 != strcasecmp(v, "deny") && 0 != strcasecmp(v, "allow") && 0 != strcasecmp(v, "token"))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_DRIVER_TERMINATION_VALIDATOR=%s is not a termination validator; use deny (the default), allow or "
+            "token (with AERON_DRIVER_TERMINATION_TOKEN)", v);
+        return -1;
+    }
+    bool has_token = '\0' != ctx->termination_token[0];
+    if (AA_TERMINATION_TOKEN == aa_driver_context_termination_validator(ctx) && !has_token)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_DRIVER_TERMINATION_VALIDATOR=token needs AERON_DRIVER_TERMINATION_TOKEN, the token a request must "
+            "carry; set it (e.g. -o AERON_DRIVER_TERMINATION_TOKEN=<secret>)");
+        return -1;
+    }
+    if (AA_TERMINATION_TOKEN != aa_driver_context_termination_validator(ctx) && has_token)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_DRIVER_TERMINATION_TOKEN is set but AERON_DRIVER_TERMINATION_VALIDATOR=%s does not use it; set "
+            "AERON_DRIVER_TERMINATION_VALIDATOR=token to accept requests carrying it, or unset the token", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int aa_driver_option_format(
+    const aa_driver_context_t *ctx, const aa_driver_option_t *opt, char *out, size_t out_length)
+{
+    const uint8_t *field = (const uint8_t *)ctx + opt->offset;
+    if ((const void *)field == (const void *)ctx->termination_token)
+    {
+        return snprintf(out, out_length, "%s", '\0' == ctx->termination_token[0] ? "" : "(set)");
+    }
+    switch (opt->kind)
+    {
+        case AA_OPT_STRING:
+        case AA_OPT_DIR:
+        case AA_OPT_IDLE:
+        case AA_OPT_NAME_RESOLVER:
+        case AA_OPT_FLOW_CONTROL:
+            return snprintf(out, out_length, "%s", (const char *)field);
+        case AA_OPT_BOOL:
+            return snprintf(out, out_length, "%s", *(const bool *)field ? "true" : "false");
+        case AA_OPT_SIZE:
+        case AA_OPT_INT64:
+            return snprintf(out, out_length, "%" PRId64, *(const int64_t *)field);
+        case AA_OPT_INT32:
+            return snprintf(out, out_length, "%" PRId32, *(const int32_t *)field);
+        case AA_OPT_DURATION_NS:
+            return snprintf(out, out_length, "%" PRId64 "ns", *(const int64_t *)field);
+        case AA_OPT_DURATION_MS:
+            return snprintf(out, out_length, "%" PRId64 "ms", *(const int64_t *)field);
+        case AA_OPT_LOSS:
+            return snprintf(out, out_length, "%s", ((const aa_loss_generator_params_t *)field)->spec);
+        case AA_OPT_RECEIVER_GROUP_TAG:
+            return ctx->has_receiver_group_tag ?
+                snprintf(out, out_length, "%" PRId64, ctx->receiver_group_tag) : snprintf(out, out_length, "%s", "");
+        case AA_OPT_THREADING_MODE:
+        {
+            static const char *names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
+            int mode = (int)*(const aa_threading_mode_t *)field;
+            return snprintf(out, out_length, "%s", mode >= 0 && mode < 4 ? names[mode] : "?");
+        }
+        default:
+            break;
+    }
+    return -1; /* a kind this writer does not know: the line says so instead of guessing */
+}
+
+int aa_driver_context_write_options(const aa_driver_context_t *ctx, FILE *out)
+{
+    char value[1100];
+    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
+    {
+        const aa_driver_option_t *o = &aa_driver_options[i];
+        int n = aa_driver_option_format(ctx, o, value, sizeof(value));
+        int rc = n < 0 ?
+            fprintf(out, "# %s: value not recorded (option kind %d)\n", o->property_name, (int)o->kind) :
+            fprintf(out, "%s=%s\n", o->property_name, value);
+        if (rc < 0)
+        {
+            AA_SET_ERR(errno, "%s", "writing the driver's options");
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../../../media/aa_loss_generator.h"
 #include "../util/aa_clock.h"
@@ -113,6 +114,13 @@ typedef struct aa_driver_context_stct
     aa_loss_generator_params_t udp_send_loss;
     int64_t udp_loss_seed;
 
+    /* Driver control (TERMINATE_DRIVER, aa_driver_control.c): "deny", "allow" or "token". */
+    char termination_validator[16];
+    char termination_token[256];
+    /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
+     * file_page_size as Aeron does. */
+    int64_t loss_report_buffer_length;
+
     /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
      * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
     aa_clock_t clock;
@@ -126,6 +134,22 @@ int aa_driver_context_init(aa_driver_context_t *ctx);
 int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value);
 /* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
 int aa_driver_context_validate(aa_driver_context_t *ctx);
+
+/* TERMINATE_DRIVER validation (aa_driver_control.c) */
+typedef enum aa_termination_validator_enum
+{
+    AA_TERMINATION_DENY = 0,
+    AA_TERMINATION_ALLOW = 1,
+    AA_TERMINATION_TOKEN = 2
+}
+aa_termination_validator_t;
+
+/* Checks AERON_DRIVER_TERMINATION_VALIDATOR and _TOKEN together (part of validate). */
+int aa_driver_context_check_termination(const aa_driver_context_t *ctx);
+aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx);
+/* Writes every option with the value this context holds as `property=value` lines (the termination
+ * token as "(set)"); returns 0, or -1 with the error set. */
+int aa_driver_context_write_options(const aa_driver_context_t *ctx, FILE *out);
 
 typedef void (*aa_driver_context_option_func_t)(
     const char *env_name, const char *property_name, const char *default_value, const char *description,

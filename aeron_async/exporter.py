@@ -1,0 +1,291 @@
+"""`aeron-async exporter`: a driver's counters, loss report and error log for Prometheus.
+
+Serves `/metrics` in the Prometheus text format (OpenMetrics when the scraper asks for it) with
+prometheus_client (the `monitor` extra). A custom collector reads the driver's CnC file at every
+scrape, so the figures are those of that moment and the exporter holds no state: it may start
+before the driver, and follows a driver that restarts in the same directory.
+
+Metric names (all `aeron_...`; per-counter samples carry the labels `counter_id`, `type` (the
+counter type's name), `channel`, `stream`, `session`; empty where a counter has none):
+
+- `aeron_driver_up` (1 while a live driver owns the directory), `aeron_driver_info` (pid, version,
+  directory), `aeron_driver_heartbeat_age_seconds`, `aeron_driver_start_time_seconds`;
+- one metric per system counter: `aeron_<name>_total` for counts (`aeron_bytes_sent_total`,
+  `aeron_nak_messages_sent_total`, `aeron_retransmits_sent_total`, `aeron_errors_total`, ...), a
+  gauge `aeron_<name>` for the others (`aeron_bytes_currently_mapped`, the max cycle times);
+- one metric per stream and endpoint counter type (TYPE_METRICS below): positions in bytes
+  (`aeron_publisher_position_bytes`, `aeron_sender_position_bytes`, `aeron_receiver_hwm_bytes`, ...),
+  `aeron_sender_back_pressure_events_total`, the channel statuses, `aeron_client_heartbeat_timestamp_ms`
+  and `aeron_clients` (connected clients); counters of other types (an application's) as
+  `aeron_counter{type_id, label}`;
+- the loss report: `aeron_loss_observations_total`, `aeron_loss_bytes_total` per image (labels
+  channel, stream, session, source) and `aeron_loss_report_entries`;
+- the error log: `aeron_error_log_distinct_errors`, `aeron_error_log_observations_total`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .counters import (
+    SYSTEM_COUNTER_NAMES,
+    SYSTEM_GAUGES,
+    TYPE_CLIENT_HEARTBEAT,
+    TYPE_FC_RECEIVERS,
+    TYPE_LOCAL_SOCKET_ADDRESS,
+    TYPE_MDC_NUM_DEST,
+    TYPE_PER_IMAGE,
+    TYPE_PUBLISHER_LIMIT,
+    TYPE_PUBLISHER_POSITION,
+    TYPE_RECEIVE_CHANNEL_STATUS,
+    TYPE_RECEIVER_HWM,
+    TYPE_RECEIVER_POSITION,
+    TYPE_RESOLVER_CACHE_ENTRIES,
+    TYPE_RESOLVER_NEIGHBORS,
+    TYPE_SEND_CHANNEL_STATUS,
+    TYPE_SENDER_BPE,
+    TYPE_SENDER_LIMIT,
+    TYPE_SENDER_POSITION,
+    TYPE_SUBSCRIBER_POSITION,
+    TYPE_SYSTEM,
+    CounterRecord,
+)
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+DEFAULT_PORT = 9464
+
+COUNTER_LABELS = ("counter_id", "type", "channel", "stream", "session")
+
+
+@dataclass(frozen=True, slots=True)
+class TypeMetric:
+    name: str
+    documentation: str
+    is_count: bool = False  # a count that only grows (exposed as a counter: <name>_total)
+    with_label: bool = False  # adds the counter's `label` (types whose label says what it is)
+
+
+# counter type id -> its metric
+TYPE_METRICS: dict[int, TypeMetric] = {
+    TYPE_PUBLISHER_LIMIT: TypeMetric("aeron_publisher_limit_bytes", "pub-lmt: how far publishers may write"),
+    TYPE_SENDER_POSITION: TypeMetric("aeron_sender_position_bytes", "snd-pos: how far the sender has sent"),
+    TYPE_RECEIVER_HWM: TypeMetric("aeron_receiver_hwm_bytes", "rcv-hwm: the highest position an image received"),
+    TYPE_SUBSCRIBER_POSITION: TypeMetric("aeron_subscriber_position_bytes", "sub-pos: a subscriber's position"),
+    TYPE_RECEIVER_POSITION: TypeMetric("aeron_receiver_position_bytes", "rcv-pos: an image's gap-free position"),
+    TYPE_SEND_CHANNEL_STATUS: TypeMetric("aeron_send_channel_status",
+                                         "snd-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
+    TYPE_RECEIVE_CHANNEL_STATUS: TypeMetric("aeron_receive_channel_status",
+                                            "rcv-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
+    TYPE_SENDER_LIMIT: TypeMetric("aeron_sender_limit_bytes", "snd-lmt: how far flow control lets the sender go"),
+    TYPE_PER_IMAGE: TypeMetric("aeron_per_image", "an image's congestion control counters", with_label=True),
+    TYPE_CLIENT_HEARTBEAT: TypeMetric("aeron_client_heartbeat_timestamp_ms",
+                                      "client-heartbeat: a connected client's last heartbeat (epoch ms)"),
+    TYPE_PUBLISHER_POSITION: TypeMetric("aeron_publisher_position_bytes", "pub-pos: a publication's position"),
+    TYPE_SENDER_BPE: TypeMetric("aeron_sender_back_pressure_events", "snd-bpe: back-pressure events of a sender",
+                                is_count=True),
+    TYPE_LOCAL_SOCKET_ADDRESS: TypeMetric("aeron_local_socket_address_status",
+                                          "a channel endpoint's bound address (label) and its status", with_label=True),
+    TYPE_RESOLVER_NEIGHBORS: TypeMetric("aeron_resolver_neighbors", "the driver name resolver's neighbours"),
+    TYPE_RESOLVER_CACHE_ENTRIES: TypeMetric("aeron_resolver_cache_entries",
+                                            "the driver name resolver's cache entries"),
+    TYPE_FC_RECEIVERS: TypeMetric("aeron_flow_control_receivers",
+                                  "fc-receivers: receivers a min/tagged flow control tracks"),
+    TYPE_MDC_NUM_DEST: TypeMetric("aeron_mdc_destinations", "mdc-num-dest: destinations of an MDC publication"),
+}
+
+
+def system_metric_name(record: CounterRecord) -> str:
+    """`aeron_<name>` of a system counter: Aeron's descriptor name, or its label in snake case."""
+    name = SYSTEM_COUNTER_NAMES.get(record.system_counter_id or -1)
+    if name is None:
+        name = "".join(ch if ch.isalnum() else "_" for ch in record.label.lower()).strip("_")
+        name = "_".join(part for part in name.split("_") if part)[:80] or f"system_{record.system_counter_id}"
+    return f"aeron_{name}"
+
+
+def counter_labels(record: CounterRecord) -> list[str]:
+    def text(value: object) -> str:
+        return "" if value is None else str(value)
+
+    return [str(record.id), record.type_name, text(record.channel), text(record.stream_id), text(record.session_id)]
+
+
+class AeronCollector:
+    """A prometheus_client collector reading the driver's CnC file (and loss report) at each scrape."""
+
+    def __init__(self, aeron_dir: str) -> None:
+        self.aeron_dir = aeron_dir
+
+    def describe(self) -> list[Metric]:
+        return []  # nothing to read at registration: the names depend on what the driver holds
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from .driver import is_driver_active
+        from .errors import AeronError
+        from .monitor import CncReader
+
+        up = GaugeMetricFamily("aeron_driver_up", "1 while a live media driver owns the directory")
+        try:
+            reader = CncReader(self.aeron_dir)
+        except AeronError:
+            up.add_metric([], 0)
+            yield up
+            return
+        with reader:
+            up.add_metric([], 1 if is_driver_active(self.aeron_dir) else 0)
+            yield up
+            yield from self._driver(reader)
+            yield from self._counters(reader)
+            yield from self._errors(reader)
+        yield from self._loss()
+
+    def _driver(self, reader: Any) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
+
+        from .driver_control import driver_version
+
+        info = reader.info()
+        yield InfoMetricFamily("aeron_driver", "the media driver: pid, version, directory", value={
+            "pid": str(info["pid"]), "version": driver_version(reader) or "unknown", "aeron_dir": self.aeron_dir})
+        age = info["driver_heartbeat_age_ms"]
+        heartbeat = GaugeMetricFamily("aeron_driver_heartbeat_age_seconds",
+                                      "seconds since the driver's last heartbeat (-1: it has closed)")
+        heartbeat.add_metric([], age / 1000 if age >= 0 else -1)
+        yield heartbeat
+        start = GaugeMetricFamily("aeron_driver_start_time_seconds", "when the driver started (epoch seconds)")
+        start.add_metric([], info["start_timestamp_ms"] / 1000)
+        yield start
+
+    def _counters(self, reader: Any) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        families: dict[str, Any] = {}
+
+        def family(name: str, documentation: str, is_count: bool, labels: tuple[str, ...]) -> Any:
+            metric = families.get(name)
+            if metric is None:
+                kind = CounterMetricFamily if is_count else GaugeMetricFamily
+                metric = families[name] = kind(name, documentation, labels=list(labels))
+            return metric
+
+        clients = 0
+        for record in reader:
+            labels = counter_labels(record)
+            if record.type_id == TYPE_SYSTEM:
+                is_count = record.system_counter_id not in SYSTEM_GAUGES
+                family(system_metric_name(record), record.label, is_count, COUNTER_LABELS).add_metric(
+                    labels, record.value)
+                continue
+            if record.type_id == TYPE_CLIENT_HEARTBEAT:
+                clients += 1
+            spec = TYPE_METRICS.get(record.type_id)
+            if spec is None:
+                family("aeron_counter", "counters of other types (e.g. an application's), by type id and label",
+                       False, (*COUNTER_LABELS, "type_id", "label")).add_metric(
+                    [*labels, str(record.type_id), record.label], record.value)
+            elif spec.with_label:
+                family(spec.name, spec.documentation, spec.is_count, (*COUNTER_LABELS, "label")).add_metric(
+                    [*labels, record.label], record.value)
+            else:
+                family(spec.name, spec.documentation, spec.is_count, COUNTER_LABELS).add_metric(labels, record.value)
+        yield from families.values()
+        connected = GaugeMetricFamily("aeron_clients", "clients connected to the driver (client-heartbeat counters)")
+        connected.add_metric([], clients)
+        yield connected
+
+    def _errors(self, reader: Any) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        errors = reader.errors()
+        distinct = GaugeMetricFamily("aeron_error_log_distinct_errors", "distinct errors in the driver's error log")
+        distinct.add_metric([], len(errors))
+        yield distinct
+        observations = CounterMetricFamily("aeron_error_log_observations",
+                                           "observations of all errors in the driver's error log")
+        observations.add_metric([], sum(e.count for e in errors))
+        yield observations
+
+    def _loss(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        from .errors import AeronError
+
+        try:
+            from .loss import read_loss_report  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:  # a build without the loss report
+            return
+        try:
+            entries = read_loss_report(self.aeron_dir)
+        except (AeronError, OSError, ValueError):  # no loss report (no driver there yet), or one being created
+            entries = []
+        labels = ["channel", "stream", "session", "source"]
+        observations = CounterMetricFamily("aeron_loss_observations",
+                                           "losses the driver observed per image (loss report)", labels=labels)
+        lost = CounterMetricFamily("aeron_loss_bytes", "bytes lost per image (loss report)", labels=labels)
+        for e in entries:
+            values = [str(e.channel), str(e.stream_id), str(e.session_id), str(e.source)]
+            observations.add_metric(values, e.observation_count)
+            lost.add_metric(values, e.total_bytes_lost)
+        yield observations
+        yield lost
+        count = GaugeMetricFamily("aeron_loss_report_entries", "images in the driver's loss report")
+        count.add_metric([], len(entries))
+        yield count
+
+
+def registry_for(aeron_dir: str) -> Any:
+    """A prometheus_client registry holding only the collector of the driver in `aeron_dir`."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(AeronCollector(aeron_dir))
+    return registry
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--aeron-dir", help="the driver's directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
+    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT}; 0: any)")
+
+
+def command(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("prometheus_client") is None:
+        print("aeron-async exporter needs the 'monitor' extra: pip install 'aeron_async[monitor]' "
+              "(missing: prometheus-client)", file=sys.stderr)
+        return 2
+    from prometheus_client import start_http_server
+
+    from .driver_control import default_aeron_dir
+
+    if not 0 <= args.port <= 65535:
+        print(f"aeron-async exporter: --port {args.port} is not a port (0 to 65535)", file=sys.stderr)
+        return 2
+    aeron_dir = args.aeron_dir or os.environ.get("AERON_DIR") or default_aeron_dir()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        server, thread = start_http_server(args.port, addr=args.host, registry=registry_for(aeron_dir))
+    except OSError as exc:
+        print(f"aeron-async exporter: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    print(f"aeron-async exporter: serving the driver in {aeron_dir} at "
+          f"http://{args.host}:{server.server_port}/metrics (Ctrl-C to stop)", flush=True)
+    while not stop.wait(0.5):
+        pass
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+    return 0
