@@ -100,6 +100,11 @@ class DriverContext:
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
+    # name resolution (issue 15)
+    driver_async_executor_threads: int | None = _field("AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "1", "threads that look names of UDP channels up, off the conductor (1 to 64)")
+    driver_reresolution_check_interval: Duration | None = _field("AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "1s", "how often silent named endpoints/control addresses are resolved again; 0 disables")
+    name_resolver_threshold: Duration | None = _field("AERON_NAME_RESOLVER_THRESHOLD", "5s", "a name lookup taking longer is counted in a system counter")
+    name_resolution_pending_allowed: bool | None = _field("AERON_NAME_RESOLUTION_PENDING_ALLOWED", "false", "register channels whose names do not resolve yet, not connected, retrying them (ours)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""
