@@ -298,6 +298,23 @@ int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_d
 
 int aa_send_channel_endpoint_check_re_resolution(aa_send_channel_endpoint_t *endpoint, int64_t now_ns)
 {
+    if (endpoint->is_mdc && endpoint->destinations.is_manual)
+    {
+        /* manual MDC: each destination without status messages for the timeout (the conductor knows
+         * which were added by name and asks only for those) */
+        int asked = 0;
+        for (size_t i = 0; i < endpoint->destinations.count; i++)
+        {
+            aa_udp_destination_t *d = &endpoint->destinations.destinations[i];
+            if (now_ns > d->time_of_last_activity_ns + AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS)
+            {
+                d->time_of_last_activity_ns = now_ns;
+                aa_media_services_request_re_resolution(endpoint->services, true, endpoint, &d->address);
+                asked++;
+            }
+        }
+        return asked;
+    }
     if (!endpoint->is_endpoint_named || now_ns <= endpoint->time_of_last_sm_ns + AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS)
     {
         return 0;
@@ -308,8 +325,14 @@ int aa_send_channel_endpoint_check_re_resolution(aa_send_channel_endpoint_t *end
 }
 
 void aa_send_channel_endpoint_set_destination(
-    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns)
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *address, int64_t now_ns)
 {
+    if (endpoint->is_mdc)
+    {
+        aa_udp_destination_tracker_replace(&endpoint->destinations, old_address, address, now_ns);
+        return;
+    }
     endpoint->transport.destination = *address;
     endpoint->transport.has_destination = true;
     endpoint->time_of_last_sm_ns = now_ns;

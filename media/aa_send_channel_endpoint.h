@@ -94,12 +94,14 @@ int aa_send_channel_endpoint_manual_destination_remove(
 /* Sends datagrams (addr_len 0: to the channel's endpoint, or with MDC to every destination) in order; counts the bytes sent and,
  * when the socket takes only some (no room), a short send. Returns how many were sent, or -1 after
  * logging a socket error. */
-/* Sender: a named unicast endpoint without status messages for AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS
+/* Sender, every re-resolution check: a named unicast endpoint, or a manual MDC destination, without status messages for AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS
  * asks the conductor to resolve it again (services' request_re_resolution). Returns 1 when it asked. */
 int aa_send_channel_endpoint_check_re_resolution(aa_send_channel_endpoint_t *endpoint, int64_t now_ns);
-/* Sender: the conductor resolved the endpoint to a new address (or for the first time). */
+/* Sender: the conductor resolved the endpoint to a new address (or for the first time); manual MDC:
+ * the destination at old_address moved to address. */
 void aa_send_channel_endpoint_set_destination(
-    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns);
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *address, int64_t now_ns);
 
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count);
 

@@ -129,3 +129,49 @@ def test_closing_a_publication_that_waits_for_its_name(aeron_dir: str, csv_clien
     wait_for(lambda: stream.is_connected, timeout=5, what="connected")
     wait_for(lambda: stream.offer(b"after") > 0, timeout=5, what="the offer")
     receive(sub, b"after", "the message")
+
+
+def test_a_silent_mdc_destination_and_control_address_follow_their_moved_names(
+        aeron_dir: str, table: pathlib.Path) -> None:
+    """Re-resolution (reference 8.3) of a manual MDC destination added by name and of a subscription's
+    control= name: each falls silent (its receiver or publisher closed) while its name moved, and after
+    5 s without status messages (sender) or data (receiver) it is resolved again and the new address
+    swapped in, without closing the publication or the subscription."""
+    write_table(table, "dest-svc,127.0.0.1\nctl-svc,127.0.0.1\n")
+    settings = dict(UDP_SETTINGS, name_resolver_supplier="csv_table", name_resolver_init_args=str(table),
+                    driver_reresolution_check_interval=0.2)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as client:
+        # a manual MDC publication whose destination names dest-svc
+        port = free_udp_port()
+        mdc = client.add_publication("aeron:udp?control-mode=manual", 81)
+        mdc.add_destination(f"aeron:udp?endpoint=dest-svc:{port}")
+        first_receiver = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 81)
+        second_receiver = client.add_subscription(f"aeron:udp?endpoint=127.0.0.2:{port}", 81)
+        # a subscription whose control= (the dynamic MDC publisher) names ctl-svc
+        control = free_udp_port()
+        first_publisher = client.add_publication(f"aeron:udp?control=127.0.0.1:{control}|control-mode=dynamic", 82)
+        second_publisher = client.add_publication(f"aeron:udp?control=127.0.0.2:{control}|control-mode=dynamic", 82)
+        subscriber = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}|control=ctl-svc:{control}", 82)
+        for pub, sub in ((mdc, first_receiver), (first_publisher, subscriber)):
+            wait_for(lambda: pub.is_connected, timeout=5, what="connected")
+            wait_for(lambda: pub.offer(b"before") > 0, timeout=5, what="the offer")
+            receive(sub, b"before", "the first message")
+
+        write_table(table, "dest-svc,127.0.0.2\nctl-svc,127.0.0.2\n")
+        first_receiver.close()
+        first_publisher.close()
+        for pub, sub, what in ((mdc, second_receiver, "the destination"), (second_publisher, subscriber, "control")):
+            got: list[bytes] = []
+
+            def arrived() -> bool:
+                pub.offer(b"after")
+                got.extend(m.data for m in sub.poll_messages())
+                return b"after" in got
+
+            wait_for(arrived, timeout=15, interval=0.01, what=f"{what} moving to 127.0.0.2")
+        assert not mdc.is_closed and not subscriber.is_closed
+        assert system_counter(aeron_dir, "Resolution changes") == 2
+        moved = {e.name: e for e in read_name_resolutions(aeron_dir).entries}
+        assert moved[f"dest-svc:{port}"].address == f"127.0.0.2:{port}"
+        assert moved[f"ctl-svc:{control}"].address == f"127.0.0.2:{control}"

@@ -75,6 +75,15 @@ typedef struct aa_subscription_link_stct
 }
 aa_subscription_link_t;
 
+/* A manual MDC destination added by name (re-resolved when it falls silent). */
+typedef struct aa_named_destination_stct
+{
+    aa_send_channel_endpoint_t *endpoint;
+    struct sockaddr_storage address;
+    char value[AA_URI_MAX_VALUE_LENGTH];
+}
+aa_named_destination_t;
+
 #define AA_DECLARE_ARRAY(type, name) type *name; size_t name##_count; size_t name##_capacity
 
 typedef struct aa_driver_conductor_stct
@@ -117,6 +126,7 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_counter_link_t, counter_links);
     AA_DECLARE_ARRAY(struct aa_name_resolution_request_stct *, pending_resolutions);  /* submitted or waiting */
     AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, unresolved_endpoints);  /* endpoint= not resolved yet */
+    AA_DECLARE_ARRAY(aa_named_destination_t, named_destinations);
 
     int64_t next_timer_ns;
     int64_t last_command_consumer_position;

@@ -157,6 +157,7 @@ static int aa_conductor_on_publication_destination(
             aa_send_channel_endpoint_manual_destination_remove(endpoint, &address);
             return -1;
         }
+        aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, true);
         return 0;
     }
     if (0 == aa_send_channel_endpoint_manual_destination_remove(endpoint, &address))
@@ -171,6 +172,7 @@ static int aa_conductor_on_publication_destination(
         aa_send_channel_endpoint_manual_destination_add(endpoint, &address);
         return -1;
     }
+    aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, false);
     return 0;
 }
 

@@ -251,6 +251,13 @@ void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endp
 #define AA_RESOLUTION_KIND_SEND_ENDPOINT 3      /* re-resolution of a send endpoint's endpoint= */
 #define AA_RESOLUTION_KIND_RECEIVE_CONTROL 4    /* re-resolution of a receive endpoint's control= */
 #define AA_RESOLUTION_KIND_PENDING_ENDPOINT 5   /* endpoint= that did not resolve yet, retried */
+#define AA_RESOLUTION_KIND_SEND_DESTINATION 6   /* re-resolution of a manual MDC destination added by name */
+
+/* Manual MDC destinations were added or removed (destination: the command's URI): those added by
+ * name are re-resolved when they fall silent. */
+void aa_conductor_resolution_on_destination(
+    aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address,
+    const char *destination, bool is_add);
 
 /* Runs a client command (aa_driver_conductor.c), as if it came from the to-driver buffer. */
 void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length);

@@ -165,6 +165,9 @@ void aa_conductor_resolution_close(aa_driver_conductor_t *conductor)
     free(conductor->unresolved_endpoints);
     conductor->unresolved_endpoints = NULL;
     conductor->unresolved_endpoints_count = 0;
+    free(conductor->named_destinations);
+    conductor->named_destinations = NULL;
+    conductor->named_destinations_count = 0;
     if (!is_abandoned)    /* else a thread still inside the resolver keeps it (and it is leaked) */
     {
         aa_name_resolver_close(conductor->name_resolver);
@@ -543,6 +546,54 @@ static void aa_conductor_on_command_answer(aa_driver_conductor_t *conductor, aa_
     }
 }
 
+/* ---- manual MDC destinations added by name ---- */
+
+static aa_named_destination_t *aa_conductor_find_named_destination(
+    aa_driver_conductor_t *conductor, const void *endpoint, const struct sockaddr_storage *address)
+{
+    for (size_t i = 0; i < conductor->named_destinations_count; i++)
+    {
+        aa_named_destination_t *d = &conductor->named_destinations[i];
+        if (d->endpoint == endpoint && aa_udp_address_equals(&d->address, address))
+        {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+void aa_conductor_resolution_on_destination(
+    aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address,
+    const char *destination, bool is_add)
+{
+    aa_named_destination_t *known = aa_conductor_find_named_destination(conductor, endpoint, address);
+    if (!is_add)
+    {
+        if (NULL != known)
+        {
+            *known = conductor->named_destinations[--conductor->named_destinations_count];
+        }
+        return;
+    }
+    aa_uri_t *uri = malloc(sizeof(aa_uri_t));
+    aa_uri_address_t parts;
+    const char *value = NULL;
+    if (NULL != uri && 0 == aa_uri_parse(destination, uri))
+    {
+        value = aa_uri_find_param(uri, "endpoint");
+    }
+    if (NULL != value && 0 == aa_uri_parse_address("endpoint", value, false, false, &parts) &&
+        !aa_name_resolver_is_literal(parts.host) && NULL == known &&
+        AA_ARRAY_ENSURE(conductor->named_destinations, aa_named_destination_t) == 0)
+    {
+        aa_named_destination_t *d = &conductor->named_destinations[conductor->named_destinations_count++];
+        d->endpoint = endpoint;
+        d->address = *address;
+        snprintf(d->value, sizeof(d->value), "%s", value);
+    }
+    free(uri);
+}
+
 /* A named endpoint of a send endpoint or the control address of a receive endpoint. */
 static void aa_conductor_on_address_answer(aa_driver_conductor_t *conductor, aa_name_resolution_request_t *request, int64_t now_ms)
 {
@@ -580,8 +631,19 @@ static void aa_conductor_on_address_answer(aa_driver_conductor_t *conductor, aa_
     {
         return;    /* the same address: nothing to swap */
     }
+    if (AA_RESOLUTION_KIND_SEND_DESTINATION == request->kind)
+    {
+        aa_named_destination_t *d = aa_conductor_find_named_destination(conductor, request->subject, &request->current);
+        aa_send_channel_endpoint_t *endpoint = request->subject;
+        if (NULL == d || 0 == aa_send_channel_endpoint_manual_destination_remove(endpoint, &request->current))
+        {
+            return;    /* removed meanwhile */
+        }
+        aa_send_channel_endpoint_manual_destination_add(endpoint, &name->address);
+        d->address = name->address;
+    }
     int rc = is_send ?
-        aa_driver_sender_proxy_set_destination(conductor->sender, request->subject, &name->address) :
+        aa_driver_sender_proxy_set_destination(conductor->sender, request->subject, &request->current, &name->address) :
         aa_driver_receiver_proxy_set_control_address(conductor->receiver, request->subject, &name->address);
     if (rc < 0)
     {
@@ -594,12 +656,14 @@ static void aa_conductor_on_address_answer(aa_driver_conductor_t *conductor, aa_
     }
 }
 
-static bool aa_conductor_address_in_flight(aa_driver_conductor_t *conductor, int32_t kind, const void *subject)
+static bool aa_conductor_address_in_flight(
+    aa_driver_conductor_t *conductor, int32_t kind, const void *subject, const struct sockaddr_storage *current)
 {
     for (size_t i = 0; i < conductor->pending_resolutions_count; i++)
     {
         const aa_name_resolution_request_t *r = conductor->pending_resolutions[i];
-        if (r->kind == kind && r->subject == subject)
+        if (r->kind == kind && r->subject == subject &&
+            (AA_RESOLUTION_KIND_SEND_DESTINATION != kind || aa_udp_address_equals(&r->current, current)))
         {
             return true;
         }
@@ -608,11 +672,10 @@ static bool aa_conductor_address_in_flight(aa_driver_conductor_t *conductor, int
 }
 
 static void aa_conductor_submit_address(
-    aa_driver_conductor_t *conductor, int32_t kind, void *subject, const aa_udp_channel_t *channel, const char *key,
+    aa_driver_conductor_t *conductor, int32_t kind, void *subject, const char *value, const char *key,
     const struct sockaddr_storage *current, bool is_re_resolution)
 {
-    const char *value = aa_uri_find_param(&channel->uri, key);
-    if (NULL == value || aa_conductor_address_in_flight(conductor, kind, subject))
+    if (NULL == value || aa_conductor_address_in_flight(conductor, kind, subject, current))
     {
         return;
     }
@@ -652,8 +715,18 @@ static void aa_conductor_on_send_re_resolution(void *agent, const void *args)
     if (aa_conductor_is_send_endpoint(conductor, a->endpoint))
     {
         aa_send_channel_endpoint_t *endpoint = a->endpoint;
-        aa_conductor_submit_address(
-            conductor, AA_RESOLUTION_KIND_SEND_ENDPOINT, endpoint, endpoint->channel, "endpoint", &a->address, true);
+        if (endpoint->is_mdc)
+        {
+            const aa_named_destination_t *d = aa_conductor_find_named_destination(conductor, endpoint, &a->address);
+            if (NULL != d)    /* a destination added by address is never re-resolved */
+            {
+                aa_conductor_submit_address(
+                    conductor, AA_RESOLUTION_KIND_SEND_DESTINATION, endpoint, d->value, "endpoint", &a->address, true);
+            }
+            return;
+        }
+        aa_conductor_submit_address(conductor, AA_RESOLUTION_KIND_SEND_ENDPOINT, endpoint,
+            aa_uri_find_param(&endpoint->channel->uri, "endpoint"), "endpoint", &a->address, true);
     }
 }
 
@@ -664,8 +737,8 @@ static void aa_conductor_on_receive_re_resolution(void *agent, const void *args)
     if (aa_conductor_is_receive_endpoint(conductor, a->endpoint))
     {
         aa_receive_channel_endpoint_t *endpoint = a->endpoint;
-        aa_conductor_submit_address(
-            conductor, AA_RESOLUTION_KIND_RECEIVE_CONTROL, endpoint, endpoint->channel, "control", &a->address, true);
+        aa_conductor_submit_address(conductor, AA_RESOLUTION_KIND_RECEIVE_CONTROL, endpoint,
+            aa_uri_find_param(&endpoint->channel->uri, "control"), "control", &a->address, true);
     }
 }
 
@@ -730,8 +803,8 @@ int aa_conductor_resolution_do_work(aa_driver_conductor_t *conductor, int64_t no
             }
             struct sockaddr_storage none;
             memset(&none, 0, sizeof(none));
-            aa_conductor_submit_address(
-                conductor, AA_RESOLUTION_KIND_PENDING_ENDPOINT, endpoint, endpoint->channel, "endpoint", &none, false);
+            aa_conductor_submit_address(conductor, AA_RESOLUTION_KIND_PENDING_ENDPOINT, endpoint,
+                aa_uri_find_param(&endpoint->channel->uri, "endpoint"), "endpoint", &none, false);
             i++;
         }
     }

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,7 +240,8 @@ int aa_driver_sender_proxy_remove_destination(
 typedef struct aa_sender_set_destination_args_stct
 {
     aa_send_channel_endpoint_t *endpoint;
-    struct sockaddr_storage address;
+    struct sockaddr_in6 old_address;    /* IPv4 or IPv6 (fits a command slot, unlike two sockaddr_storage) */
+    struct sockaddr_in6 address;
 }
 aa_sender_set_destination_args_t;
 
@@ -247,13 +249,24 @@ static void aa_driver_sender_on_set_destination(void *agent, const void *args)
 {
     aa_driver_sender_t *sender = agent;
     const aa_sender_set_destination_args_t *a = args;
-    aa_send_channel_endpoint_set_destination(a->endpoint, &a->address, aa_clock_nano_time(&sender->ctx->clock));
+    struct sockaddr_storage old_address;
+    struct sockaddr_storage address;
+    memset(&old_address, 0, sizeof(old_address));
+    memset(&address, 0, sizeof(address));
+    memcpy(&old_address, &a->old_address, sizeof(a->old_address));
+    memcpy(&address, &a->address, sizeof(a->address));
+    aa_send_channel_endpoint_set_destination(a->endpoint, &old_address, &address, aa_clock_nano_time(&sender->ctx->clock));
 }
 
 int aa_driver_sender_proxy_set_destination(
-    aa_driver_sender_t *sender, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+    aa_driver_sender_t *sender, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *address)
 {
-    aa_sender_set_destination_args_t args = { endpoint, *address };
+    aa_sender_set_destination_args_t args;
+    memset(&args, 0, sizeof(args));
+    args.endpoint = endpoint;
+    memcpy(&args.old_address, old_address, aa_udp_address_length(old_address));
+    memcpy(&args.address, address, aa_udp_address_length(address));
     return aa_driver_sender_offer(sender, aa_driver_sender_on_set_destination, &args, sizeof(args));
 }
 

@@ -68,8 +68,10 @@ int aa_driver_sender_proxy_add_destination(
 int aa_driver_sender_proxy_remove_destination(
     aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
 
-/* Re-resolution (reference 8.3): the endpoint's unicast destination becomes address. */
+/* Re-resolution (reference 8.3): the endpoint's unicast destination becomes address; manual MDC: the
+ * destination at old_address moves to address. */
 int aa_driver_sender_proxy_set_destination(
-    aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
+    aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *address);
 
 #endif
