@@ -109,6 +109,11 @@ class DriverContext:
     driver_termination_token: str | None = _field("AERON_DRIVER_TERMINATION_TOKEN", "", "the token a TERMINATE_DRIVER request must carry with driver_termination_validator='token'")
     # the loss report (issue 18)
     loss_report_buffer_length: Size | None = _field("AERON_LOSS_REPORT_BUFFER_LENGTH", "1m", "length of loss-report.dat, where the receiver records every image's loss (aeron-async loss)")
+    # name resolution (issue 15)
+    driver_async_executor_threads: int | None = _field("AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "1", "threads that look names of UDP channels up, off the conductor (1 to 64)")
+    driver_reresolution_check_interval: Duration | None = _field("AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "1s", "how often silent named endpoints/control addresses are resolved again; 0 disables")
+    name_resolver_threshold: Duration | None = _field("AERON_NAME_RESOLVER_THRESHOLD", "5s", "a name lookup taking longer is counted in a system counter")
+    name_resolution_pending_allowed: bool | None = _field("AERON_NAME_RESOLUTION_PENDING_ALLOWED", "false", "register channels whose names do not resolve yet, not connected, retrying them (ours)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

@@ -3,8 +3,9 @@
  * sends to and joins, its canonical form, socket buffer sizes and multicast TTL.
  *
  * aa_udp_channel_parse resolves host names through a name resolver (below; "default" uses
- * getaddrinfo) and looks interfaces up with getifaddrs, so it BLOCKS for as long as the resolver
- * takes. Call it from the driver conductor only (when a publication or subscription is added), never
+ * getaddrinfo) and looks interfaces up with getifaddrs, so it blocks for as long as the resolver
+ * takes. The driver's conductor parses with the answers its resolver executor found beforehand
+ * (_native/src/driver/aa_driver_conductor_resolution.c), so it never waits for a name; never call it
  * from the sender or receiver duty cycle. Address literals (127.0.0.1:40123, [::1]:40123) are never
  * sent to a resolver.
  *
@@ -173,6 +174,7 @@ typedef struct aa_udp_channel_stct
     bool has_wildcard_port;
     bool has_tag;
     int64_t tag_id;
+    bool is_remote_unresolved;          /* endpoint= waits for its name: remote_data is a placeholder */
     aa_udp_channel_control_mode_t control_mode;
     struct sockaddr_storage remote_data;
     struct sockaddr_storage remote_control;

@@ -87,8 +87,6 @@ async def test_a_python_resolver_drives_a_stream_and_survives_a_raise_and_a_hang
             assert "name resolver 'py-services' (Python): lookup of endpoint=boom" in log
             assert "RuntimeError: the endpoint service registry is down" in log
             assert "lookup of endpoint=stuck" in log and "did not answer within 300 ms" in log
-            # an unknown name is no resolver failure: only the conductor's line about the channel names it
-            assert all("channel aeron:udp" in line for line in log.splitlines() if "nowhere" in line)
             assert Services.work_calls > 0  # do_work ran, off the conductor
 
 

@@ -171,16 +171,15 @@ static void should_look_up_and_resolve_through_the_worker(void)
     int logged_before = logged_count;
     AA_CHECK_EQ(aa_name_resolver_proxy_resolve(proxy, "endpoint", "junk", AF_UNSPEC, false, &address), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "not an IPv4 or IPv6 address literal"));
-    AA_CHECK_EQ(logged_count, logged_before + 1);
 
-    /* an exception is logged and fails the lookup; an unknown host is only an error */
+    /* an exception fails the lookup, naming it; an unknown host is the unknown-host error; the
+     * caller (the driver) logs them, not the proxy */
     AA_CHECK_EQ(aa_name_resolver_proxy_lookup(proxy, "endpoint", "boom", false, out, sizeof(out)), -1);
-    AA_CHECK(NULL != strstr(aa_errmsg(), "RuntimeError: boom"));
-    AA_CHECK(NULL != strstr(logged, "name resolver 'services' (Python): lookup of endpoint=boom: RuntimeError: boom"));
-    AA_CHECK_EQ(logged_count, logged_before + 2);
+    AA_CHECK(0 == strcmp(aa_errmsg(), "name resolver 'services' (Python): lookup of endpoint=boom: RuntimeError: boom"));
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_GENERIC_ERROR);
     AA_CHECK_EQ(aa_name_resolver_proxy_resolve(proxy, "control", "nowhere", AF_UNSPEC, false, &address), -1);
     AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_UNKNOWN_HOST);
-    AA_CHECK_EQ(logged_count, logged_before + 2);
+    AA_CHECK_EQ(logged_count, logged_before);
 
     aa_name_resolver_proxy_delete(proxy);
     for (int i = 0; i < 400 && 0 == __atomic_load_n(&closed_count, __ATOMIC_ACQUIRE); i++)
@@ -209,7 +208,7 @@ static void should_time_out_a_hung_call_and_serve_later_ones(void)
     AA_CHECK(waited >= 95 && waited < 5000);
     AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_TIMEOUT);
     AA_CHECK(NULL != strstr(aa_errmsg(), "lookup of endpoint=hang did not answer within 100 ms"));
-    AA_CHECK_EQ(logged_count, logged_before + 1);
+    AA_CHECK_EQ(logged_count, logged_before);
     AA_CHECK_EQ(aa_name_resolver_proxy_host_in_flight(), 1);   /* abandoned, still held by the hung call */
 
     /* the next lookup is served while the hung one still holds its slot */
@@ -349,11 +348,20 @@ static void should_supply_a_driver_resolver_from_the_registry(void)
     AA_CHECK_EQ(resolver->resolve(resolver->state, "endpoint", "from-default", AF_UNSPEC, false, &address), 0);
     AA_CHECK_EQ(((struct sockaddr_in *)&address)->sin_addr.s_addr, inet_addr("192.0.2.1"));
     AA_CHECK_EQ(resolver->lookup(resolver->state, "endpoint", "hang", false, out, sizeof(out)), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "name resolver 'py-services' (Python): lookup of endpoint=hang did not answer within 100 ms"));
     AA_CHECK_EQ(resolver->lookup(resolver->state, "control", "boom", false, out, sizeof(out)), -1);
+    /* what no caller sees goes to the driver's error log: a create that failed */
+    aa_name_resolver_t *broken = NULL;
+    AA_CHECK_EQ(table->supplier(&broken, "bad", &context, entry.clientd), 0);
     error_log_text[0] = '\0';
-    AA_CHECK_EQ(aa_error_log_read(buffer, sizeof(buffer), read_error, NULL, 0), 2);
-    AA_CHECK(NULL != strstr(error_log_text, "name resolver 'py-services' (Python): lookup of endpoint=hang did not answer within 100 ms"));
-    AA_CHECK(NULL != strstr(error_log_text, "lookup of control=boom: RuntimeError: boom"));
+    for (int i = 0; i < 400 && 0 == aa_error_log_read(buffer, sizeof(buffer), read_error, NULL, 0); i++)
+    {
+        struct timespec ts = { 0, 5 * MS };
+        nanosleep(&ts, NULL);
+    }
+    AA_CHECK(NULL != strstr(error_log_text, "name resolver 'py-services' (Python): creating it failed: ValueError: bad init args"));
+    AA_CHECK_EQ(aa_error_log_read(buffer, sizeof(buffer), read_error, NULL, 0), 1);
+    broken->close(broken);
     resolver->close(resolver);
     stop_worker();
     int64_t hung = __atomic_load_n(&hung_request_id, __ATOMIC_ACQUIRE);

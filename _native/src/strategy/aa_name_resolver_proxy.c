@@ -305,7 +305,6 @@ static int aa_nrp_call(
     if (NULL == slot)
     {
         aa_nrp_unlock();
-        aa_nrp_log(proxy, aa_errcode(), aa_errmsg());
         return -1;
     }
     int64_t request_id = slot->request.request_id;
@@ -337,10 +336,6 @@ static int aa_nrp_call(
         {
             AA_SET_ERR(0 == code ? AA_ERROR_CODE_GENERIC_ERROR : code, "name resolver '%s' (Python): %s: %s",
                 proxy->registration.name, what, error);
-            if (AA_ERROR_CODE_UNKNOWN_HOST != code)
-            {
-                aa_nrp_log(proxy, aa_errcode(), aa_errmsg());
-            }
             return -1;
         }
         return 0;
@@ -361,7 +356,6 @@ static int aa_nrp_call(
             "slow; raise its class's timeout if it needs longer): the lookup failed",
             proxy->registration.name, what, proxy->registration.timeout_ns / 1000000);
     }
-    aa_nrp_log(proxy, aa_errcode(), aa_errmsg());
     return -1;
 }
 
@@ -390,7 +384,6 @@ int aa_name_resolver_proxy_lookup(
         AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR,
             "name resolver '%s' (Python): lookup of %s=%s returned '%s', not a host[:port] of 1 to %zu bytes",
             proxy->registration.name, key, name, answer, out_length - 1);
-        aa_nrp_log(proxy, aa_errcode(), aa_errmsg());
         return -1;
     }
     aa_nrp_copy(out, out_length, answer);
@@ -423,7 +416,6 @@ int aa_name_resolver_proxy_resolve(
     AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR,
         "name resolver '%s' (Python): resolve of %s=%s returned '%s', not an IPv4 or IPv6 address literal",
         proxy->registration.name, key, host, answer);
-    aa_nrp_log(proxy, aa_errcode(), aa_errmsg());
     return -1;
 }
 

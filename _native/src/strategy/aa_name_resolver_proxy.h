@@ -8,9 +8,10 @@
  * name_resolver.py), so a call that hangs holds only its own thread: later requests are served by
  * others. A request not answered in time is abandoned (its slot freed when the late answer comes, or
  * at once if the worker never took it): the lookup fails with a message naming the resolver, the
- * name and the timeout, which is written in the driver's error log as well. A Python exception is
- * logged likewise and fails the lookup; LookupError means "unknown host" (AA_ERROR_CODE_UNKNOWN_HOST)
- * and is not logged (the caller reports it).
+ * name and the timeout. A Python exception fails the lookup likewise, naming the class, the method
+ * and where it was raised; LookupError means "unknown host" (AA_ERROR_CODE_UNKNOWN_HOST). The driver
+ * writes every failed lookup into its error log (the registration's error, a pending name's retry,
+ * a re-resolution), so the proxy logs only what no caller sees: a failed CREATE or do_work.
  *
  * do_work runs on the conductor and never waits: it posts a request at most every work interval,
  * and none while the previous one is still running (a do_work that hangs stops only do_work).
