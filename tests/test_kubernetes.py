@@ -110,6 +110,8 @@ def test_the_publisher_names_the_subscribers_driver() -> None:
                         for w in (sub, pub))
     sub_port = re.search(r"endpoint=[^|:]+:(\d+)", env_of(sub_app)["AERON_CHANNEL"]).group(1)  # type: ignore[union-attr]
     assert env_of(pub_app)["AERON_CHANNEL"] == f"aeron:udp?endpoint={sub_name}:{sub_port}"
+    pub_driver = next(c for c in pod_containers(pub) if c.get("args", [])[:1] == ["driver"])
+    assert env_of(pub_driver)["AERON_NAME_RESOLUTION_PENDING_ALLOWED"] == "true"  # before gossip brings the name
     assert any(p["containerPort"] == int(sub_port) and p["protocol"] == "UDP" for p in sub_app["ports"])
     for w in (sub, pub):
         init = w["spec"]["template"]["spec"]["initContainers"]

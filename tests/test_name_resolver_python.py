@@ -1,7 +1,7 @@
 """Name resolvers written in Python (issue 15, point 7): a resolver mapping service names to addresses
-drives a stream, embedded (asyncio and trio) and in a standalone driver (`--name-resolver`); one that
-raises and one that hangs are logged in the driver's error log, fail only their lookup, and the
-driver goes on serving later ones."""
+drives a stream, embedded (asyncio and trio) and in a standalone driver (`--name-resolver`), and a
+re-resolution when the service moves; one that raises and one that hangs are logged in the driver's
+error log, fail only their lookup, and the driver goes on serving later ones."""
 
 from __future__ import annotations
 
@@ -88,6 +88,38 @@ async def test_a_python_resolver_drives_a_stream_and_survives_a_raise_and_a_hang
             assert "RuntimeError: the endpoint service registry is down" in log
             assert "lookup of endpoint=stuck" in log and "did not answer within 300 ms" in log
             assert Services.work_calls > 0  # do_work ran, off the conductor
+
+
+def test_a_python_resolver_drives_a_re_resolution(aeron_dir: str) -> None:
+    """The service moves (its name now maps to 127.0.0.2) and its old subscriber goes away: after 5 s
+    without status messages the driver asks the resolver again (is_re_lookup), swaps the new address
+    into the sender and the untouched publication reaches the new subscriber."""
+    port = free_udp_port()
+    Services.table["ledger"] = "127.0.0.1"
+    settings = dict(TEST_DRIVER_SETTINGS, name_resolver_supplier="py-services", driver_reresolution_check_interval=0.2)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        pub = client.add_publication(f"aeron:udp?endpoint=ledger:{port}", 21)
+        first = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 21)
+        wait_for(lambda: pub.offer(b"before") > 0, 10, what="the stream to connect")
+        assert wait_for(lambda: list(first.poll_messages()), 10)[0].data == b"before"
+
+        Services.table["ledger"] = "127.0.0.2"
+        second = client.add_subscription(f"aeron:udp?endpoint=127.0.0.2:{port}", 21)
+        first.close()
+        got: list[bytes] = []
+
+        def arrived() -> bool:
+            pub.offer(b"after")
+            got.extend(m.data for m in second.poll_messages())
+            return b"after" in got
+
+        wait_for(arrived, timeout=15, interval=0.01, what="the publication to follow ledger to 127.0.0.2")
+        assert not pub.is_closed
+        assert (f"ledger:{port}", "endpoint", True) in Services.lookups
+        with CncReader(aeron_dir) as reader:
+            changes = next(c.value for c in reader.counters() if c.type_id == 0 and c.label == "Resolution changes")
+        assert changes == 1
 
 
 def test_resolve_alone_and_a_constructor_that_raises(aeron_dir: str) -> None:

@@ -7,9 +7,9 @@ a line a second.
 
 The channel, stream and aeron directory also come from AERON_CHANNEL, AERON_STREAM and AERON_DIR.
 A channel that names a driver (`subscriber:40123`) is resolved by the pod's driver, through the
-gossip of its driver-name resolver; until the name is known the registration is refused (or, with
-the driver's option for unresolved names, succeeds not connected), so the publisher retries it every
-second. An offer waits, without spinning, while the subscriber is absent or behind; when the
+gossip of its driver-name resolver; until the name is known the registration is refused (with
+AERON_NAME_RESOLUTION_PENDING_ALLOWED=true on the driver it succeeds, not connected, instead), so
+the service retries a refused one every second. An offer waits, without spinning, while the subscriber is absent or behind; when the
 subscriber's pod restarts elsewhere, the driver re-resolves its name and the stream carries on.
 """
 
