@@ -74,7 +74,7 @@ def test_python_suite_under_sanitizers(tmp_path) -> None:
          # flow control, MDC and cubic over loopback), nor the wheel builds of test_packaging
          "not million and not native and not between_driver_processes and not namespaces and not veth "
          "and not netns and not flow_control_group and not python_group and not packaging "
-         "and not bench and not examples", tests],
+         "and not bench and not examples and not kubernetes", tests],
         cwd=tests, env=env, capture_output=True, text=True, timeout=1200,
     )
     output = result.stdout + result.stderr
