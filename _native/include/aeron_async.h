@@ -374,7 +374,6 @@ int aa_name_resolver_proxy_host_wait(int64_t timeout_ns);
 void aa_name_resolver_proxy_host_wake(void);
 int aa_name_resolver_proxy_host_answer(
     int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
-void aa_name_resolver_proxy_host_log_error(int64_t instance_id, const char *message);
 int32_t aa_name_resolver_proxy_host_in_flight(void);
 void aa_name_resolver_proxy_host_after_fork(void);
 

@@ -607,17 +607,6 @@ int aa_name_resolver_proxy_host_answer(
     return result;
 }
 
-void aa_name_resolver_proxy_host_log_error(int64_t instance_id, const char *message)
-{
-    aa_nrp_lock();
-    aa_name_resolver_proxy_t *proxy = aa_nrp_find_locked(instance_id);
-    if (NULL != proxy)
-    {
-        aa_nrp_log(proxy, AA_ERROR_CODE_GENERIC_ERROR, message);
-    }
-    aa_nrp_unlock();
-}
-
 int32_t aa_name_resolver_proxy_host_in_flight(void)
 {
     int32_t count = 0;

@@ -122,8 +122,6 @@ void aa_name_resolver_proxy_host_wake(void);
  * more (abandoned after its timeout, or a request that is not waited for), -1 for an unknown id. */
 int aa_name_resolver_proxy_host_answer(
     int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
-/* Writes message in the error log of the driver that owns instance_id (if it still exists). */
-void aa_name_resolver_proxy_host_log_error(int64_t instance_id, const char *message);
 /* Requests queued or taken (tests). */
 int32_t aa_name_resolver_proxy_host_in_flight(void);
 /* In a child made by fork(): no worker, no requests, fresh locks. */
