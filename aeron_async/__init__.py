@@ -30,6 +30,7 @@ from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
 from .idle import IdleStrategy
 from .flow_control import FlowControlParams, FlowControlStrategy, MinFlowControl, StatusMessage, TaggedFlowControl
+from .name_resolver import NameResolver, NameResolverParams
 from . import strategies
 from .errors import (
     AeronError,
@@ -90,6 +91,8 @@ __all__ = (
     "Message",
     "MessageTooLongError",
     "MinFlowControl",
+    "NameResolver",
+    "NameResolverParams",
     "OfferResult",
     "Publication",
     "RegistrationError",

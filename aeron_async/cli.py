@@ -54,6 +54,12 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         except Exception as exc:  # the message says what to fix
             print(f"aeron-async driver: --flow-control {item}: {exc}", file=sys.stderr)
             return 1
+    if args.name_resolver:
+        from .name_resolver_cli import register_from_cli
+
+        code = register_from_cli(args.name_resolver, overrides)
+        if code:
+            return code
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -197,6 +203,12 @@ def _cmd_recordings(args: argparse.Namespace) -> int:
         return 1
 
 
+def _cmd_ready(args: argparse.Namespace) -> int:
+    from .ready import command
+
+    return command(args)
+
+
 def _cmd_bench_archive(args: argparse.Namespace) -> int:
     from .bench.archive import command
 
@@ -224,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flow-control", action="append", metavar="NAME=module:Class",
                    help="register a flow-control strategy written in Python (a subclass of "
                    "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
+    p.add_argument("--name-resolver", metavar="[NAME=]module:Class",
+                   help="register a name resolver written in Python (a subclass of aeron_async.NameResolver) as "
+                   "NAME (default: module.Class) and make it this driver's resolver (AERON_NAME_RESOLVER_SUPPLIER)")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.add_argument("--terminate", action="store_true", help="ask the driver running in --aeron-dir to stop "
@@ -288,6 +303,13 @@ def main(argv: list[str] | None = None) -> int:
     add_recordings_arguments(p)
     p.set_defaults(func=_cmd_recordings)
 
+    p = sub.add_parser("ready", help="exit 0 when a media driver is alive in the aeron directory (its CnC heartbeat): "
+                       "a container's readiness probe")
+    from .ready import add_arguments as add_ready_arguments
+
+    add_ready_arguments(p)
+    p.set_defaults(func=_cmd_ready)
+
     p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
                        "latency added by recording (docs/benchmarks.md)")
     from .bench.archive import add_arguments as add_archive_bench_arguments
@@ -301,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
 
     add_spark_bench_arguments(p)
     p.set_defaults(func=_cmd_bench_spark)
+
+    p = sub.add_parser("resolve", help="what a driver currently resolves a name to (its name resolutions table)")
+    from .resolve import add_arguments as add_resolve_arguments, command as resolve_command
+
+    add_resolve_arguments(p)
+    p.set_defaults(func=resolve_command)
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

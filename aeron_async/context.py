@@ -100,11 +100,20 @@ class DriverContext:
     udp_receive_loss: str | None = _field("AERON_UDP_RECEIVE_LOSS", "", "loss generator rules on receive, e.g. 'drop:data:5%,dup:any:1%' (docs/loss-generator.md)")
     udp_send_loss: str | None = _field("AERON_UDP_SEND_LOSS", "", "loss generator rules on send (docs/loss-generator.md)")
     udp_loss_seed: int | None = _field("AERON_UDP_LOSS_SEED", "0", "seed of the loss generator, so a run can be replayed")
+    # driver-name (gossip) resolver (reference 8.2)
+    driver_resolver_name: str | None = _field("AERON_DRIVER_RESOLVER_NAME", "", "this driver's name for the driver name resolver (empty = the host name)")
+    driver_resolver_interface: str | None = _field("AERON_DRIVER_RESOLVER_INTERFACE", "", "host:port the driver name resolver binds; setting it makes 'driver' the name resolver (empty = off)")
+    driver_resolver_bootstrap_neighbor: str | None = _field("AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "", "comma list of host:port of resolvers to announce this driver to, every one of them")
     # driver control (issue 18): who may stop the driver with TERMINATE_DRIVER (`aeron-async driver --terminate`)
     driver_termination_validator: str | None = _field("AERON_DRIVER_TERMINATION_VALIDATOR", "deny", "deny (nobody may stop the driver with TERMINATE_DRIVER), allow (anybody), or token (requests carrying driver_termination_token)")
     driver_termination_token: str | None = _field("AERON_DRIVER_TERMINATION_TOKEN", "", "the token a TERMINATE_DRIVER request must carry with driver_termination_validator='token'")
     # the loss report (issue 18)
     loss_report_buffer_length: Size | None = _field("AERON_LOSS_REPORT_BUFFER_LENGTH", "1m", "length of loss-report.dat, where the receiver records every image's loss (aeron-async loss)")
+    # name resolution (issue 15)
+    driver_async_executor_threads: int | None = _field("AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "1", "threads that look names of UDP channels up, off the conductor (1 to 64)")
+    driver_reresolution_check_interval: Duration | None = _field("AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "1s", "how often silent named endpoints/control addresses are resolved again; 0 disables")
+    name_resolver_threshold: Duration | None = _field("AERON_NAME_RESOLVER_THRESHOLD", "5s", "a name lookup taking longer is counted in a system counter")
+    name_resolution_pending_allowed: bool | None = _field("AERON_NAME_RESOLUTION_PENDING_ALLOWED", "false", "register channels whose names do not resolve yet, not connected, retrying them (ours)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

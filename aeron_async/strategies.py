@@ -194,3 +194,20 @@ def register_flow_control(name: str, cls: Any, *, description: str = "") -> Stra
 
     flow_control.register(name, cls, description=description)
     return lookup(StrategyKind.FLOW_CONTROL, name)
+
+
+def register_name_resolver(name: str, cls: Any, *, description: str = "") -> Strategy:
+    """Registers a name resolver written in Python as `name`, for the driver option
+    AERON_NAME_RESOLVER_SUPPLIER (`MediaDriver.launch(name_resolver_supplier=name)`).
+
+    `cls` is a subclass of `aeron_async.NameResolver` (or any callable taking a
+    `NameResolverParams` and returning one): each driver that chooses it gets `cls(params)`. Its
+    class attributes `timeout` and `work_interval` are read now, and which of lookup, resolve and
+    do_work it overrides (the others stay native). This process's worker thread runs it, for its
+    embedded drivers; a standalone driver takes it with `aeron-async driver --name-resolver
+    NAME=module:Class`. Registering the same class under the same name again does nothing; a taken
+    name raises `ConfigurationError`."""
+    from . import name_resolver
+
+    name_resolver.register(name, cls, description=description)
+    return lookup(StrategyKind.NAME_RESOLVER, name)

@@ -42,7 +42,7 @@ uint16_t aa_udp_address_port(const struct sockaddr_storage *address)
     return 0;
 }
 
-static void aa_udp_address_set_port(struct sockaddr_storage *address, uint16_t port)
+void aa_udp_address_set_port(struct sockaddr_storage *address, uint16_t port)
 {
     if (AF_INET == address->ss_family)
     {
@@ -277,157 +277,12 @@ static int aa_udp_channel_find_interface(
     return rc;
 }
 
-/* ---- name resolvers ---- */
-
-static int aa_default_name_resolver_resolve(
-    void *state, const char *key, const char *host, int family, struct sockaddr_storage *address)
-{
-    (void)state;
-    return aa_udp_channel_resolve_host(key, host, 0, family, address);
-}
-
-static void aa_default_name_resolver_close(aa_name_resolver_t *resolver)
-{
-    free(resolver);
-}
-
-static int aa_default_name_resolver_supplier(aa_name_resolver_t **resolver, const char *init_args, void *clientd)
-{
-    (void)clientd;
-    if (NULL != init_args && '\0' != *init_args)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "the default name resolver takes no init args (AERON_NAME_RESOLVER_INIT_ARGS), got '%s'", init_args);
-        return -1;
-    }
-    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
-    if (NULL == r)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating the default name resolver");
-        return -1;
-    }
-    r->name = "default";
-    r->resolve = aa_default_name_resolver_resolve;
-    r->close = aa_default_name_resolver_close;
-    *resolver = r;
-    return 0;
-}
-
-static const aa_name_resolver_table_t aa_default_name_resolver_table = { aa_default_name_resolver_supplier };
-
-/* Used when a caller gives no resolver (tools, tests): the default, without allocation. */
-static aa_name_resolver_t aa_default_name_resolver =
-{
-    "default", aa_default_name_resolver_resolve, NULL, NULL
-};
-
-static pthread_once_t aa_name_resolver_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_name_resolver_builtins_result = 0;
-
-static void aa_name_resolver_register_builtins_once(void)
-{
-    if (aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "default", &aa_default_name_resolver_table, NULL,
-            "the system resolver (getaddrinfo), blocking the conductor while it answers; no init args") < 0)
-    {
-        aa_name_resolver_builtins_result = -1;
-    }
-}
-
-int aa_name_resolver_register_builtins(void)
-{
-    pthread_once(&aa_name_resolver_builtins_once, aa_name_resolver_register_builtins_once);
-    if (aa_name_resolver_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in name resolvers could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
-}
-
-int aa_name_resolver_create(aa_name_resolver_t **resolver, const char *name, const char *init_args)
-{
-    aa_strategy_t entry;
-    *resolver = NULL;
-    if (aa_name_resolver_register_builtins() < 0 ||
-        aa_registry_lookup(AA_STRATEGY_KIND_NAME_RESOLVER, NULL == name || '\0' == *name ? "default" : name, &entry) < 0)
-    {
-        AA_APPEND_ERR("%s", "AERON_NAME_RESOLVER_SUPPLIER");
-        return -1;
-    }
-    bool has_args = NULL != init_args && '\0' != *init_args;
-    if (NULL != entry.options && has_args)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "name resolver '%s' is an alias of %s with init args '%s' already; set no AERON_NAME_RESOLVER_INIT_ARGS, or "
-            "name %s", entry.name, entry.target, entry.options, entry.target);
-        return -1;
-    }
-    const aa_name_resolver_table_t *table = entry.table;
-    aa_err_clear();
-    if (table->supplier(resolver, has_args ? init_args : entry.options, entry.clientd) < 0)
-    {
-        if ('\0' == aa_errmsg()[0])
-        {
-            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "name resolver '%s' refused init args '%s'", entry.name,
-                has_args ? init_args : (NULL != entry.options ? entry.options : ""));
-        }
-        *resolver = NULL;
-        AA_APPEND_ERR("creating name resolver '%s'", entry.name);
-        return -1;
-    }
-    return 0;
-}
-
-void aa_name_resolver_close(aa_name_resolver_t *resolver)
-{
-    if (NULL != resolver && NULL != resolver->close)
-    {
-        resolver->close(resolver);
-    }
-}
-
-/* Literals are parsed here; names go to the resolver. */
-static int aa_udp_channel_resolve_address(
-    aa_name_resolver_t *resolver, const char *key, const char *host, int32_t port, int family,
-    struct sockaddr_storage *address)
-{
-    struct in6_addr literal;
-    if (1 == inet_pton(AF_INET, host, &literal) || 1 == inet_pton(AF_INET6, host, &literal))
-    {
-        return aa_udp_channel_resolve_host(key, host, port, family, address);
-    }
-    memset(address, 0, sizeof(*address));
-    aa_err_clear();
-    if (resolver->resolve(resolver->state, key, host, family, address) < 0)
-    {
-        if ('\0' == aa_errmsg()[0])    /* a resolver built apart from this library cannot set errors */
-        {
-            AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_HOST, "channel parameter %s: name resolver '%s' cannot resolve '%s'",
-                key, resolver->name, host);
-        }
-        return -1;
-    }
-    if (AF_INET != address->ss_family && AF_INET6 != address->ss_family)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_UNKNOWN_HOST, "channel parameter %s: name resolver '%s' gave no IPv4 or IPv6 address for '%s'",
-            key, resolver->name, host);
-        return -1;
-    }
-    aa_udp_address_set_port(address, (uint16_t)port);
-    return 0;
-}
-
 static int aa_udp_channel_resolve_param(
     aa_udp_channel_t *channel, aa_name_resolver_t *resolver, const char *key, bool is_interface, int family,
     struct sockaddr_storage *address, aa_uri_address_t *parts)
 {
-    const char *value = aa_uri_find_param(&channel->uri, key);
-    if (aa_uri_parse_address(key, value, !is_interface, is_interface, parts) < 0)
-    {
-        return -1;
-    }
-    return aa_udp_channel_resolve_address(resolver, key, parts->host, parts->has_port ? parts->port : 0, family, address);
+    return aa_name_resolver_resolve_value(
+        resolver, key, aa_uri_find_param(&channel->uri, key), is_interface, family, false, address, parts);
 }
 
 static int aa_udp_channel_resolve_interface(aa_udp_channel_t *channel, aa_name_resolver_t *resolver, int family)
@@ -671,7 +526,7 @@ int aa_udp_channel_parse(aa_udp_channel_t **out, const char *uri, const aa_udp_c
         defaults = &reference_defaults;
     }
     if (aa_udp_channel_read_settings(channel, defaults) < 0 ||
-        aa_udp_channel_resolve(channel, NULL != defaults->resolver ? defaults->resolver : &aa_default_name_resolver) < 0 ||
+        aa_udp_channel_resolve(channel, NULL != defaults->resolver ? defaults->resolver : aa_name_resolver_default()) < 0 ||
         aa_udp_channel_canonicalise(channel) < 0)
     {
         AA_APPEND_ERR("channel %s", uri);

@@ -146,3 +146,22 @@ int aa_udp_destination_tracker_remove(aa_udp_destination_tracker_t *tracker, con
     tracker->count = kept;
     return removed;
 }
+
+int aa_udp_destination_tracker_replace(
+    aa_udp_destination_tracker_t *tracker, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *new_address, int64_t now_ns)
+{
+    for (size_t i = 0; i < tracker->count; i++)
+    {
+        aa_udp_destination_t *d = &tracker->destinations[i];
+        if (aa_udp_address_equals(&d->address, old_address))
+        {
+            d->address = *new_address;
+            d->address_length = aa_udp_address_length(new_address);
+            d->has_receiver_id = false;    /* a new receiver there: learnt from its first SM */
+            d->time_of_last_activity_ns = now_ns;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -67,5 +67,9 @@ int aa_udp_destination_tracker_add(
     int64_t registration_id, int64_t now_ns);
 /* Manual: removes the destination at address; returns 1 when one was removed, 0 when none matched. */
 int aa_udp_destination_tracker_remove(aa_udp_destination_tracker_t *tracker, const struct sockaddr_storage *address);
+/* Re-resolution: the destination at old_address moved to new_address (its registration kept). 1 when found. */
+int aa_udp_destination_tracker_replace(
+    aa_udp_destination_tracker_t *tracker, const struct sockaddr_storage *old_address,
+    const struct sockaddr_storage *new_address, int64_t now_ns);
 
 #endif

@@ -249,47 +249,6 @@ int32_t aa_udp_frame_encode_response_setup(
 
 int aa_udp_frame_decode_response_setup(const uint8_t *buffer, size_t length, aa_response_setup_header_t *rsp);
 
-/* ---- RESOLUTION (gossip name resolver) ---- */
-
-typedef struct aa_udp_resolution_entry_stct
-{
-    int8_t res_type;
-    uint8_t res_flags;
-    uint16_t udp_port;
-    int32_t age_in_ms;
-    /* Raw network-order bytes: 4 for IPv4, 16 for IPv6. */
-    uint8_t address[16];
-    size_t address_length;
-    /* Points into the decoded buffer; not NUL terminated. */
-    const uint8_t *name;
-    size_t name_length;
-}
-aa_udp_resolution_entry_t;
-
-/* Starts a RES frame: an 8-byte header with frame_length 8. Returns 8. */
-int32_t aa_udp_frame_encode_resolution_header(uint8_t *buffer, size_t capacity);
-
-/* Appends one entry, padded with zeros to a multiple of 8, to the RES frame at the start of
- * `buffer` and updates its frame_length. address is 4 bytes for NAME_TO_IP4_MD, 16 for
- * NAME_TO_IP6_MD. Returns the new frame_length, or -1 when the entry does not fit in capacity. */
-int32_t aa_udp_frame_append_resolution_entry(
-    uint8_t *buffer,
-    size_t capacity,
-    int8_t res_type,
-    uint8_t res_flags,
-    uint16_t udp_port,
-    int32_t age_in_ms,
-    const uint8_t *address,
-    const char *name,
-    size_t name_length);
-
-/*
- * Reads the entry at *offset (start with *offset = 8) of a RES frame of `length` bytes, with bounds
- * checked against the bytes remaining in the frame. Returns 1 and advances *offset past the entry's
- * padding, 0 when no entries remain, -1 (AA_SET_ERR) for a malformed entry (unknown type, negative
- * name length, entry past the end of the frame).
- */
-int aa_udp_frame_resolution_next_entry(
-    const uint8_t *buffer, size_t length, size_t *offset, aa_udp_resolution_entry_t *entry);
+/* RESOLUTION frames: aa_resolution_frame.h. */
 
 #endif

@@ -75,7 +75,7 @@ def test_python_suite_under_sanitizers(tmp_path) -> None:
          # Spark tests (a JVM; their native part, aa_columns.c, has its own C test)
          "not million and not native and not between_driver_processes and not namespaces and not veth "
          "and not netns and not flow_control_group and not python_group and not packaging "
-         "and not bench and not examples and not spark", tests],
+         "and not bench and not examples and not spark and not kubernetes", tests],
         cwd=tests, env=env, capture_output=True, text=True, timeout=1200,
     )
     output = result.stdout + result.stderr

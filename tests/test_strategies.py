@@ -164,9 +164,10 @@ RESOLVER_SOURCE = r"""
 static int lookups = 0;
 
 /* Knows one name, registry-test-host, and puts it on the loopback address. */
-static int test_resolve(void *state, const char *key, const char *host, int family, struct sockaddr_storage *address)
+static int test_resolve(
+    void *state, const char *key, const char *host, int family, bool is_re_resolution, struct sockaddr_storage *address)
 {
-    (void)state; (void)key; (void)family;
+    (void)state; (void)key; (void)family; (void)is_re_resolution;
     lookups++;
     if (0 != strcmp(host, "registry-test-host"))
     {
@@ -183,9 +184,14 @@ static void test_close(aa_name_resolver_t *resolver)
     free(resolver);
 }
 
-static int test_supplier(aa_name_resolver_t **resolver, const char *init_args, void *clientd)
+static int test_supplier(
+    aa_name_resolver_t **resolver, const char *init_args, const aa_name_resolver_context_t *context, void *clientd)
 {
     (void)clientd;
+    if (NULL == context || NULL == context->default_resolver || NULL == context->error_log)
+    {
+        return -1;
+    }
     if (NULL != init_args && 0 != strcmp(init_args, "loopback"))
     {
         return -1;
@@ -255,7 +261,7 @@ def test_a_name_resolver_registered_from_python_resolves_channel_hosts(aeron_dir
 
 
 def test_the_driver_refuses_unknown_resolvers_and_arguments(aeron_dir: str) -> None:
-    with pytest.raises(aeron_async.ConfigurationError, match="unknown name resolver 'dns-over-carrier-pigeon'; registered: default"):
+    with pytest.raises(aeron_async.ConfigurationError, match="unknown name resolver 'dns-over-carrier-pigeon'; registered: default, csv_table"):
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **dict(TEST_DRIVER_SETTINGS, name_resolver_supplier="dns-over-carrier-pigeon"))
     with pytest.raises(aeron_async.AeronError, match="the default name resolver takes no init args"):
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **dict(TEST_DRIVER_SETTINGS, name_resolver_init_args="8.8.8.8"))

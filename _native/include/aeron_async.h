@@ -20,11 +20,13 @@
 #include "../src/client/aa_client.h"
 #include "../src/driver/aa_driver.h"
 #include "../src/strategy/aa_flow_control_proxy.h"
+#include "../src/strategy/aa_name_resolver_proxy.h"
 #include "../../protocols/aa_archive_codecs.h"
 #include "../src/archive/aa_archive_checksum.h"
 #include "../src/archive/aa_archive_segment.h"
 #include "../src/archive/aa_archive_catalog.h"
 #include "../src/archive/aa_archive_context.h"
+#include "../../protocols/aa_resolution_frame.h"
 #include "../src/concurrent/aa_loss_reporter.h"
 #endif
 
@@ -271,6 +273,50 @@ const char *aa_strategy_kind_name(int32_t kind);
 /* CDEF INCLUDE _native/src/strategy/aa_flow_control_proxy.h */
 /* The driver's host (lives as long as the driver). */
 aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *driver);
+
+/* ---- name resolvers written in Python (pyres) ----
+ * src/strategy/aa_name_resolver_proxy.h: a proxy resolver registered by name copies each lookup and
+ * resolve (on the driver's resolver executor) into a slot of a process-wide host and waits for the
+ * answer, at most the registration's timeout; a worker (aeron_async/name_resolver.py) polls the host,
+ * calls Python on threads of its own and answers. do_work (conductor) is posted, never waited for. */
+#if AA_CDEF
+#define AA_NAME_RESOLVER_PROXY_SLOTS ...
+#define AA_NAME_RESOLVER_PROXY_NAME_LENGTH ...
+#define AA_NAME_RESOLVER_PROXY_ERROR_LENGTH ...
+#define AA_NAME_RESOLVER_PROXY_REQUEST_CREATE 1
+#define AA_NAME_RESOLVER_PROXY_REQUEST_LOOKUP 2
+#define AA_NAME_RESOLVER_PROXY_REQUEST_RESOLVE 3
+#define AA_NAME_RESOLVER_PROXY_REQUEST_DO_WORK 4
+#define AA_NAME_RESOLVER_PROXY_REQUEST_CLOSE 5
+#define AA_NAME_RESOLVER_PROXY_HAS_LOOKUP 1
+#define AA_NAME_RESOLVER_PROXY_HAS_RESOLVE 2
+#define AA_NAME_RESOLVER_PROXY_HAS_DO_WORK 4
+
+typedef struct aa_name_resolver_proxy_request_stct
+{
+    int64_t request_id;
+    int64_t instance_id;
+    int32_t type;
+    int32_t family;
+    int32_t is_again;
+    int32_t padding;
+    int64_t now_ms;
+    char resolver[64];
+    char key[32];
+    char name[256];
+}
+aa_name_resolver_proxy_request_t;
+#endif
+int aa_name_resolver_proxy_register(
+    const char *name, int32_t flags, int64_t timeout_ns, int64_t work_interval_ms, const char *description);
+void aa_name_resolver_proxy_host_attach(bool attached);
+int aa_name_resolver_proxy_host_poll(aa_name_resolver_proxy_request_t *requests, int32_t capacity);
+int aa_name_resolver_proxy_host_wait(int64_t timeout_ns);
+void aa_name_resolver_proxy_host_wake(void);
+int aa_name_resolver_proxy_host_answer(
+    int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
+int32_t aa_name_resolver_proxy_host_in_flight(void);
+void aa_name_resolver_proxy_host_after_fork(void);
 
 /* ---- clocks ----
  * The driver and the client read every timer (liveness, linger, flow-control and connection
@@ -575,6 +621,9 @@ int aa_columns_reset(aa_columns_t *columns);
  * new, or the next message does not fit beside the rows already there), or -2 with `required` set
  * when the next message does not fit even in the empty data buffer. */
 int32_t aa_columns_poll(aa_image_t *image, aa_columns_t *columns);
+/* ---- driver-name (gossip) resolver (issue 15): RES frames ----
+ * Declared in their own header (sans-I/O encode / validate / decode, reference 1.10). */
+/* CDEF INCLUDE protocols/aa_resolution_frame.h */
 
 /* CDEF END */
 

@@ -1,6 +1,10 @@
 /* UDP channels: resolution, canonical forms (reference 7.1), multicast detection, socket settings.
  * Parsing only: nothing here opens a socket. */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -259,10 +263,12 @@ static void should_format_addresses(void)
 /* A resolver that knows "pod-1" (IPv4) and "pod-2" (IPv6) and counts its calls. */
 static int test_resolver_calls = 0;
 
-static int test_resolve(void *state, const char *key, const char *host, int family, struct sockaddr_storage *address)
+static int test_resolve(
+    void *state, const char *key, const char *host, int family, bool is_re_resolution, struct sockaddr_storage *address)
 {
     (void)state;
     (void)family;
+    (void)is_re_resolution;
     test_resolver_calls++;
     if (0 == strcmp(host, "pod-1"))
     {
@@ -290,9 +296,11 @@ static void test_resolver_close(aa_name_resolver_t *resolver)
     free(resolver);
 }
 
-static int test_resolver_supplier(aa_name_resolver_t **resolver, const char *init_args, void *clientd)
+static int test_resolver_supplier(
+    aa_name_resolver_t **resolver, const char *init_args, const aa_name_resolver_context_t *context, void *clientd)
 {
     AA_CHECK(NULL != clientd && 7 == *(int *)clientd);
+    AA_CHECK(NULL != context && NULL != context->default_resolver && NULL != context->clock);
     if (NULL != init_args && 0 != strcmp(init_args, "ok"))
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "test resolver: bad init args '%s'", init_args);
@@ -313,12 +321,12 @@ static void should_resolve_names_through_the_registered_resolver(void)
 {
     static int clientd = 7;
     aa_name_resolver_t *resolver = NULL;
-    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", NULL), -1);
-    AA_CHECK(NULL != strstr(aa_errmsg(), "unknown name resolver 'table'; registered: default"));
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", NULL, NULL), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "unknown name resolver 'table'; registered: default, csv_table"));
     AA_CHECK_EQ(aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "table", &test_resolver_table, &clientd, NULL), 0);
-    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "bad"), -1);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "bad", NULL), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "bad init args 'bad'"));
-    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "ok"), 0);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "table", "ok", NULL), 0);
 
     aa_udp_channel_defaults_t defaults = { 0, 0, 0, resolver };
     aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=pod-1:40123", &defaults);
@@ -342,14 +350,73 @@ static void should_resolve_names_through_the_registered_resolver(void)
     aa_name_resolver_close(resolver);
 
     /* the default resolver takes no init args */
-    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "default", "x"), -1);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "default", "x", NULL), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "takes no init args"));
-    AA_CHECK_EQ(aa_name_resolver_create(&resolver, NULL, NULL), 0);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, NULL, NULL, NULL), 0);
     defaults.resolver = resolver;
     channel = parse_ok("aeron:udp?endpoint=localhost:40127", &defaults);
     check_address(&channel->remote_data, "127.0.0.1:40127");
     aa_udp_channel_delete(channel);
     aa_name_resolver_close(resolver);
+}
+
+static void should_map_names_with_the_csv_table_resolver(void)
+{
+    aa_name_resolver_t *resolver = NULL;
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "csv_table", NULL, NULL), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "needs its table in AERON_NAME_RESOLVER_INIT_ARGS"));
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "csv_table", "a,b,c,d", NULL), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "row 'a,b,c,d' has 4 columns"));
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "csv_table", "/nonexistent/table.csv", NULL), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "cannot read file '/nonexistent/table.csv'"));
+
+    AA_CHECK_EQ(aa_name_resolver_create(
+        &resolver, "csv_table", "pod-1,127.0.0.2| # comment |pod-2:40200,127.0.0.3:40300,127.0.0.4:40400|alias,localhost",
+        NULL), 0);
+    struct sockaddr_storage address;
+    /* a host row keeps the URI's port; a name:port row gives its own; re-lookups take the third column */
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-1:40123", AF_UNSPEC, false, &address), 0);
+    check_address(&address, "127.0.0.2:40123");
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-2:40200", AF_UNSPEC, false, &address), 0);
+    check_address(&address, "127.0.0.3:40300");
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-2:40200", AF_UNSPEC, true, &address), 0);
+    check_address(&address, "127.0.0.4:40400");
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-1:40123", AF_UNSPEC, true, &address), 0);
+    check_address(&address, "127.0.0.2:40123");
+    /* a row mapping to a name, and names not in the table, go to the default resolver */
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "control", "alias:40555", AF_UNSPEC, false, &address), 0);
+    check_address(&address, "127.0.0.1:40555");
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "localhost:40556", AF_UNSPEC, false, &address), 0);
+    check_address(&address, "127.0.0.1:40556");
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(
+        resolver, "endpoint", "no-such-name.invalid:1", AF_UNSPEC, false, &address), -1);
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_UNKNOWN_HOST);
+    aa_udp_channel_defaults_t defaults = { 0, 0, 0, resolver };
+    aa_udp_channel_t *channel = parse_ok("aeron:udp?endpoint=pod-1:40123|control=pod-2:40200", &defaults);
+    check_address(&channel->remote_data, "127.0.0.2:40123");
+    check_address(&channel->local_data, "127.0.0.3:40300");
+    aa_udp_channel_delete(channel);
+    aa_name_resolver_close(resolver);
+
+    /* a file is read again when it changes */
+    char path[] = "/tmp/aa_csv_table_XXXXXX";
+    int fd = mkstemp(path);
+    AA_CHECK(fd >= 0);
+    AA_CHECK(write(fd, "svc,127.0.0.5\n", 14) == 14);
+    close(fd);
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "csv_table", path, NULL), 0);
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "svc:40001", AF_UNSPEC, false, &address), 0);
+    check_address(&address, "127.0.0.5:40001");
+    FILE *file = fopen(path, "w");
+    AA_CHECK(NULL != file);
+    fputs("# moved\nsvc,127.0.0.6\n", file);
+    fclose(file);
+    struct timespec times[2] = { { 0, UTIME_NOW }, { 1, 0 } };  /* a modification time surely different */
+    AA_CHECK_EQ(utimensat(AT_FDCWD, path, times, 0), 0);
+    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "svc:40001", AF_UNSPEC, true, &address), 0);
+    check_address(&address, "127.0.0.6:40001");
+    aa_name_resolver_close(resolver);
+    unlink(path);
 }
 
 int main(void)
@@ -364,5 +431,6 @@ int main(void)
     AA_RUN(should_reject_bad_channels);
     AA_RUN(should_format_addresses);
     AA_RUN(should_resolve_names_through_the_registered_resolver);
+    AA_RUN(should_map_names_with_the_csv_table_resolver);
     return 0;
 }

@@ -490,91 +490,6 @@ static void should_encode_and_decode_response_setup(void)
     AA_CHECK_EQ(aa_udp_frame_encode_response_setup(g_buf, 19, 9, 10, -5), -1);
 }
 
-static void should_encode_and_decode_resolution(void)
-{
-    static const uint8_t golden[64] =
-    {
-        0x40, 0x00, 0x00, 0x00,  /* frame_length 64 */
-        0x00, 0x00, 0x07, 0x00,  /* type RES */
-        /* entry 1 @8: IPv4, SELF, port 8050, age 0, 192.168.1.20, "node-a"; 14 + 6 = 20 -> 24 */
-        0x01, 0x80, 0x72, 0x1F,
-        0x00, 0x00, 0x00, 0x00,
-        0xC0, 0xA8, 0x01, 0x14,
-        0x06, 0x00,
-        'n', 'o', 'd', 'e', '-', 'a',
-        0x00, 0x00, 0x00, 0x00,
-        /* entry 2 @32: IPv6, flags 0, port 40456, age 1500 ms, ::1, "b"; 26 + 1 = 27 -> 32 */
-        0x02, 0x00, 0x08, 0x9E,
-        0xDC, 0x05, 0x00, 0x00,
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
-        0x01, 0x00,
-        'b',
-        0x00, 0x00, 0x00, 0x00, 0x00
-    };
-    static const uint8_t ipv4[4] = { 192, 168, 1, 20 };
-    static const uint8_t ipv6[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
-    memset(g_buf, 0xAA, 128);
-    AA_CHECK_EQ(aa_udp_frame_encode_resolution_header(g_buf, 64), 8);
-    AA_CHECK_EQ(aa_udp_frame_append_resolution_entry(
-        g_buf, 64, AA_RES_HEADER_TYPE_NAME_TO_IP4_MD, AA_RES_HEADER_SELF_FLAG, 8050, 0, ipv4, "node-a", 6), 32);
-    AA_CHECK_EQ(aa_udp_frame_append_resolution_entry(
-        g_buf, 64, AA_RES_HEADER_TYPE_NAME_TO_IP6_MD, 0, 40456, 1500, ipv6, "b", 1), 64);
-    check_bytes("RES", g_buf, golden, sizeof(golden));
-    /* No room for another entry. */
-    AA_CHECK_EQ(aa_udp_frame_append_resolution_entry(
-        g_buf, 64, AA_RES_HEADER_TYPE_NAME_TO_IP4_MD, 0, 1, 0, ipv4, "c", 1), -1);
-    AA_CHECK_EQ(aa_udp_frame_append_resolution_entry(g_buf, 128, 3, 0, 1, 0, ipv4, "c", 1), -1);
-
-    AA_CHECK_EQ(aa_udp_frame_classify(golden, 64), AA_UDP_FRAME_RES);
-    size_t offset = 8;
-    aa_udp_resolution_entry_t e;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(golden, 64, &offset, &e), 1);
-    AA_CHECK_EQ(offset, 32);
-    AA_CHECK_EQ(e.res_type, AA_RES_HEADER_TYPE_NAME_TO_IP4_MD);
-    AA_CHECK_EQ(e.res_flags, AA_RES_HEADER_SELF_FLAG);
-    AA_CHECK_EQ(e.udp_port, 8050);
-    AA_CHECK_EQ(e.age_in_ms, 0);
-    AA_CHECK_EQ(e.address_length, 4);
-    AA_CHECK(0 == memcmp(e.address, ipv4, 4));
-    AA_CHECK_EQ(e.name_length, 6);
-    AA_CHECK(0 == memcmp(e.name, "node-a", 6));
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(golden, 64, &offset, &e), 1);
-    AA_CHECK_EQ(offset, 64);
-    AA_CHECK_EQ(e.res_type, AA_RES_HEADER_TYPE_NAME_TO_IP6_MD);
-    AA_CHECK_EQ(e.udp_port, 40456);
-    AA_CHECK_EQ(e.age_in_ms, 1500);
-    AA_CHECK_EQ(e.address_length, 16);
-    AA_CHECK(0 == memcmp(e.address, ipv6, 16));
-    AA_CHECK_EQ(e.name_length, 1);
-    AA_CHECK_EQ(e.name[0], 'b');
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(golden, 64, &offset, &e), 0);
-
-    /* Bounds are checked against the bytes remaining, not the datagram length. */
-    uint8_t bad[64];
-    memcpy(bad, golden, sizeof(bad));
-    bad[0] = 8 + 24 + 20;  /* frame ends inside entry 2's fixed part */
-    offset = 32;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(bad, 64, &offset, &e), -1);
-    memcpy(bad, golden, sizeof(bad));
-    bad[8 + 12] = 30;      /* entry 1 name runs past the frame */
-    bad[0] = 32;
-    offset = 8;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(bad, 64, &offset, &e), -1);
-    memcpy(bad, golden, sizeof(bad));
-    bad[8 + 13] = 0x80;    /* negative name length */
-    offset = 8;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(bad, 64, &offset, &e), -1);
-    memcpy(bad, golden, sizeof(bad));
-    bad[8] = 0x05;         /* unknown entry type */
-    offset = 8;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(bad, 64, &offset, &e), -1);
-    memcpy(bad, golden, sizeof(bad));
-    bad[0] = 72;           /* frame_length beyond the datagram */
-    AA_CHECK_EQ(aa_udp_frame_classify(bad, 64), AA_UDP_FRAME_INVALID_LENGTH);
-    offset = 8;
-    AA_CHECK_EQ(aa_udp_frame_resolution_next_entry(bad, 64, &offset, &e), -1);
-}
-
 static void should_reject_short_and_wrong_version_and_ignore_unknown(void)
 {
     uint8_t frame[64];
@@ -663,7 +578,6 @@ int main(void)
     AA_RUN(should_encode_and_decode_rttm);
     AA_RUN(should_encode_and_decode_error);
     AA_RUN(should_encode_and_decode_response_setup);
-    AA_RUN(should_encode_and_decode_resolution);
     AA_RUN(should_reject_short_and_wrong_version_and_ignore_unknown);
     return 0;
 }

@@ -225,6 +225,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
+                break;
+            }
             rc = aa_conductor_on_add_publication(
                 conductor, command, channel, AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION == msg_type_id, cc->now_ns, cc->now_ms);
             break;
@@ -235,6 +240,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove publication command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_remove_publication(conductor, buffer, cc->now_ns);
@@ -250,6 +260,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
+                break;
+            }
             rc = aa_conductor_on_add_subscription(conductor, command, channel, cc->now_ns, cc->now_ms);
             break;
         }
@@ -259,6 +274,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove subscription command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_remove_subscription(conductor, buffer, cc->now_ns, cc->now_ms);
@@ -278,6 +298,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed destination command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, command->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ms);
@@ -320,6 +345,22 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
         int code = aa_errcode();
         aa_conductor_on_error(conductor, correlation_id, code > 0 && code <= 14 ? code : AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
     }
+}
+
+void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length)
+{
+    aa_command_context_t cc =
+    {
+        .conductor = conductor,
+        .now_ns = aa_clock_nano_time(&conductor->ctx->clock),
+        .now_ms = aa_clock_epoch_time(&conductor->ctx->clock)
+    };
+    aa_conductor_on_command(msg_type_id, buffer, length, &cc);
+}
+
+void aa_conductor_send_error(aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)
+{
+    aa_conductor_on_error(conductor, correlation_id, error_code, message);
 }
 
 /* ---- timers ---- */
@@ -383,6 +424,7 @@ int aa_driver_conductor_do_work(void *state)
         work_count += aa_publication_image_update_subscriber_positions(conductor->images[i]);
     }
     work_count += aa_prefault_do_work(&conductor->prefault);
+    work_count += aa_conductor_resolution_do_work(conductor, now_ns, now_ms);
 
     /* Timers are housekeeping, not a sign that more work is coming: they do not count as work, so
      * an idle driver's backoff reaches its longest park instead of restarting every timer interval. */
@@ -431,20 +473,15 @@ int aa_driver_conductor_init(
     conductor->services.log_error = aa_conductor_services_log_error;
     conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
     conductor->services.request_image = aa_conductor_services_request_image;
+    conductor->services.request_re_resolution = aa_conductor_services_request_re_resolution;
     if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
     {
         return -1;
     }
     conductor->services.flow_control_proxy_host = &conductor->flow_control_proxy_host;
-    if (aa_name_resolver_create(&conductor->name_resolver, ctx->name_resolver_supplier, ctx->name_resolver_init_args) < 0)
-    {
-        return -1;
-    }
     if (aa_command_queue_init(&conductor->commands, AA_COMMAND_QUEUE_CAPACITY_DEFAULT) < 0)
     {
         AA_APPEND_ERR("%s", "creating the conductor's command queue");
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -458,8 +495,6 @@ int aa_driver_conductor_init(
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)conductor->cnc_file.addr;
@@ -482,8 +517,6 @@ int aa_driver_conductor_init(
     {
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
     if (aa_distinct_error_log_init(&conductor->error_log, aa_cnc_error_log_buffer(cnc), (size_t)cnc->error_log_buffer_length) < 0)
@@ -491,8 +524,6 @@ int aa_driver_conductor_init(
         aa_counters_manager_close(&conductor->counters);
         aa_unmap(&conductor->cnc_file);
         aa_command_queue_close(&conductor->commands);
-        aa_name_resolver_close(conductor->name_resolver);
-        conductor->name_resolver = NULL;
         return -1;
     }
 
@@ -509,6 +540,11 @@ int aa_driver_conductor_init(
             return -1;
         }
         conductor->system_counters[i] = aa_counters_manager_addr(&conductor->counters, id);
+    }
+    if (aa_conductor_resolution_init(conductor, now_ms) < 0)
+    {
+        aa_driver_conductor_on_close(conductor);
+        return -1;
     }
 
     if (aa_driver_conductor_map_loss_report(conductor) < 0)
@@ -531,6 +567,8 @@ int aa_driver_conductor_init(
 void aa_driver_conductor_on_close(void *state)
 {
     aa_driver_conductor_t *conductor = state;
+    /* first: the executor's threads ring the CnC doorbell, and the resolver may free counters */
+    aa_conductor_resolution_close(conductor);
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
         aa_ipc_publication_t *pub = conductor->ipc_publications[i];
@@ -598,6 +636,8 @@ void aa_driver_conductor_on_close(void *state)
     conductor->subscription_links_count = 0;
     conductor->clients_count = 0;
     aa_prefault_close(&conductor->prefault);
+    /* while the counters, the error log and the CnC file are there: a resolver frees its counters */
+    aa_conductor_resolution_close(conductor);
     aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
@@ -609,6 +649,4 @@ void aa_driver_conductor_on_close(void *state)
     conductor->services.loss_reporter = NULL;
     aa_unmap(&conductor->loss_report_file);
     aa_command_queue_close(&conductor->commands);
-    aa_name_resolver_close(conductor->name_resolver);
-    conductor->name_resolver = NULL;
 }

@@ -28,6 +28,7 @@
 #include "../util/aa_prefault.h"
 #include "../../../media/aa_ipc_publication.h"
 #include "../../../media/aa_media_services.h"
+#include "../../../media/aa_name_resolutions.h"
 #include "../../../media/aa_network_publication.h"
 #include "../../../media/aa_publication_image.h"
 #include "../../../media/aa_receive_channel_endpoint.h"
@@ -75,6 +76,15 @@ typedef struct aa_subscription_link_stct
 }
 aa_subscription_link_t;
 
+/* A manual MDC destination added by name (re-resolved when it falls silent). */
+typedef struct aa_named_destination_stct
+{
+    aa_send_channel_endpoint_t *endpoint;
+    struct sockaddr_storage address;
+    char value[AA_URI_MAX_VALUE_LENGTH];
+}
+aa_named_destination_t;
+
 #define AA_DECLARE_ARRAY(type, name) type *name; size_t name##_count; size_t name##_capacity
 
 typedef struct aa_driver_conductor_stct
@@ -96,10 +106,19 @@ typedef struct aa_driver_conductor_stct
     aa_driver_receiver_t *receiver;
     aa_command_queue_t commands;         /* from the receiver */
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
+    aa_name_resolver_context_t name_resolver_context;  /* what the resolver was given (lives as long) */
+    aa_name_resolutions_t name_resolutions;            /* <aeron_dir>/name-resolutions.dat */
     /* <aeron_dir>/loss-report.dat (aa_loss_reporter.h): mapped and unmapped here, written by the
      * receiver alone (services' loss_reporter). */
     aa_mapped_file_t loss_report_file;
     aa_loss_reporter_t loss_reporter;
+    struct aa_name_resolver_executor_stct *name_resolver_executor;  /* lookups off the conductor */
+    aa_name_resolver_t answers_resolver;    /* hands out the executor's answers to a command run again */
+    struct aa_name_resolution_request_stct *replaying;  /* the command being run again, or NULL */
+    bool replaying_allows_placeholder;
+    bool replaying_used_placeholder;
+    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests) */
+    int64_t next_reresolution_check_ns;
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
@@ -110,6 +129,9 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
     AA_DECLARE_ARRAY(aa_counter_link_t, counter_links);
+    AA_DECLARE_ARRAY(struct aa_name_resolution_request_stct *, pending_resolutions);  /* submitted or waiting */
+    AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, unresolved_endpoints);  /* endpoint= not resolved yet */
+    AA_DECLARE_ARRAY(aa_named_destination_t, named_destinations);
 
     int64_t next_timer_ns;
     int64_t last_command_consumer_position;

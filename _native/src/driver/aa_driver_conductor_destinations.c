@@ -72,7 +72,7 @@ static int aa_conductor_parse_destination(
     aa_udp_channel_defaults_t defaults =
     {
         (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
-        conductor->name_resolver
+        &conductor->answers_resolver    /* the executor's answers: the conductor never blocks on a name */
     };
     aa_udp_channel_t *udp = NULL;
     if (aa_udp_channel_parse(&udp, destination, &defaults) < 0)
@@ -157,6 +157,7 @@ static int aa_conductor_on_publication_destination(
             aa_send_channel_endpoint_manual_destination_remove(endpoint, &address);
             return -1;
         }
+        aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, true);
         return 0;
     }
     if (0 == aa_send_channel_endpoint_manual_destination_remove(endpoint, &address))
@@ -171,6 +172,7 @@ static int aa_conductor_on_publication_destination(
         aa_send_channel_endpoint_manual_destination_add(endpoint, &address);
         return -1;
     }
+    aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, false);
     return 0;
 }
 

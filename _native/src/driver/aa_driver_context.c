@@ -213,6 +213,18 @@ static const aa_driver_option_t aa_driver_options[] =
         "testing only: the same rules applied to UDP datagrams being sent (empty = off)" },
     { "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed", AA_OPT_INT64, AA_FIELD(udp_loss_seed), "0",
         "seed of the loss generator: the same seed and the same traffic lose the same datagrams" },
+    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h, reference 8.2) */
+    { "AERON_DRIVER_RESOLVER_NAME", "aeron.driver.resolver.name", AA_OPT_STRING, AA_FIELD(driver_resolver_name), "",
+        "this driver's name for the driver name resolver, what channels of other drivers name it by "
+        "(empty = the host name)" },
+    { "AERON_DRIVER_RESOLVER_INTERFACE", "aeron.driver.resolver.interface", AA_OPT_STRING,
+        AA_FIELD(driver_resolver_interface), "",
+        "host:port the driver name resolver binds its UDP socket to; setting it makes 'driver' the name resolver "
+        "(a wildcard host such as 0.0.0.0 lets peers take the datagrams' source address; empty = off)" },
+    { "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "aeron.driver.resolver.bootstrap.neighbor", AA_OPT_STRING,
+        AA_FIELD(driver_resolver_bootstrap_neighbor), "",
+        "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
+        "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
     /* ---- driver control (issue 18, ops): TERMINATE_DRIVER's validation ---- */
     { "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator", AA_OPT_STRING,
         AA_FIELD(termination_validator), "deny",
@@ -227,6 +239,22 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(loss_report_buffer_length), "1m",
         "length of the loss report file loss-report.dat (rounded up to AERON_FILE_PAGE_SIZE), where the receiver "
         "records the loss of every image; `aeron-async loss` reads it" },
+    /* ---- name resolution (issue 15, branch resolve) ---- */
+    { "AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "aeron.driver.async.executor.threads", AA_OPT_INT32,
+        AA_FIELD(async_executor_threads), "1",
+        "threads that look names of UDP channels up and resolve them, off the conductor, 1 to 64 (a channel by "
+        "address never waits for them)" },
+    { "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "aeron.driver.reresolution.check.interval", AA_OPT_DURATION_NS,
+        AA_FIELD(reresolution_check_interval_ns), "1s",
+        "how often named endpoints and control addresses that fell silent (5 s without status messages, or "
+        "without data) are resolved again; 0 disables re-resolution" },
+    { "AERON_NAME_RESOLVER_THRESHOLD", "aeron.name.resolver.threshold", AA_OPT_DURATION_NS,
+        AA_FIELD(name_resolver_time_threshold_ns), "5s",
+        "a name lookup that takes longer is counted in the 'Name resolver time threshold exceeded' system counter" },
+    { "AERON_NAME_RESOLUTION_PENDING_ALLOWED", "aeron.name.resolution.pending.allowed", AA_OPT_BOOL,
+        AA_FIELD(name_resolution_pending_allowed), "false",
+        "ours: a channel whose name does not resolve yet is registered anyway, not connected, and its name is "
+        "retried every re-resolution check interval (each failure in the error log); false: an error, as Aeron" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
@@ -556,6 +584,18 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     if (aa_check_mtu("AERON_MTU_LENGTH", ctx->mtu_length, ctx->term_buffer_length) < 0 ||
         aa_check_mtu("AERON_IPC_MTU_LENGTH", ctx->ipc_mtu_length, ctx->ipc_term_buffer_length) < 0)
     {
+        return -1;
+    }
+    if (ctx->async_executor_threads < 1 || ctx->async_executor_threads > 64)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_DRIVER_ASYNC_EXECUTOR_THREADS=%d: give 1 to 64 threads for name lookups", ctx->async_executor_threads);
+        return -1;
+    }
+    if (ctx->reresolution_check_interval_ns < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL must be 0 (off) or a positive duration, e.g. 1s");
         return -1;
     }
     int64_t rb_capacity = ctx->to_driver_buffer_length - AA_RB_TRAILER_LENGTH;

@@ -103,6 +103,10 @@ typedef struct aa_driver_context_stct
     bool has_receiver_group_tag;               /* receivers send this tag in their SMs (gtag= per channel) */
     int64_t receiver_group_tag;
     char name_resolver_init_args[256];
+    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h): on when the interface is set */
+    char driver_resolver_name[256];
+    char driver_resolver_interface[256];
+    char driver_resolver_bootstrap_neighbor[1024];
 
     /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
      * the sender and receiver wrap their transports with it once they exist. */
@@ -116,6 +120,12 @@ typedef struct aa_driver_context_stct
     /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
      * file_page_size as Aeron does. */
     int64_t loss_report_buffer_length;
+    /* Name resolution (media/aa_udp_channel.h, reference 8): executor threads, the re-resolution
+     * check interval (0: off) and whether names that do not resolve yet are registered anyway. */
+    int32_t async_executor_threads;
+    int64_t reresolution_check_interval_ns;
+    bool name_resolution_pending_allowed;
+    int64_t name_resolver_time_threshold_ns;
 
     /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
      * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
