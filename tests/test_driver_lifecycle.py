@@ -64,9 +64,10 @@ def test_readme_first_example_runs_back_to_back(private_dir: str, tmp_path: Any)
         assert result.returncode == 0, f"run {run + 1}: {result.stdout}{result.stderr}"
         assert result.stdout.strip() == "b'hello' 64", result.stdout
         assert took < 2.0, f"run {run + 1} took {took:.2f} s"
-    # the loss report stays readable after the driver stopped (aeron-async loss), as Aeron's does
+    # the loss report stays readable after the driver stopped (aeron-async loss), as Aeron's does, and
+    # so do the driver's options (driver --info) and its name resolutions (aeron-async resolve)
     assert sorted(os.listdir(private_dir)) == ["cnc.dat", "driver-options.properties", "driver.lock", "images",
-                                              "loss-report.dat", "publications"]
+                                              "loss-report.dat", "name-resolutions.dat", "publications"]
     for kind in ("publications", "images"):
         assert os.listdir(os.path.join(private_dir, kind)) == [], f"log buffers left in {kind}/"
     assert not aeron_async.is_driver_active(private_dir, LONG_TIMEOUT)

@@ -8,6 +8,8 @@
 #include "aa_test.h"
 #include "../../media/aa_name_resolutions.h"
 #include "../../media/aa_name_resolver_executor.h"
+#include "../../media/aa_send_channel_endpoint.h"
+#include "aa_media_fakes.h"
 #include "../src/util/aa_clock.h"
 #include "../src/util/aa_error.h"
 
@@ -178,10 +180,70 @@ static void should_record_resolutions_and_count_changes(void)
     AA_CHECK_EQ(rmdir(dir), 0);
 }
 
+static int re_resolution_requests = 0;
+static struct sockaddr_storage re_resolution_address;
+
+static void record_re_resolution(void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address)
+{
+    (void)clientd;
+    AA_CHECK(is_sender && NULL != endpoint);
+    re_resolution_requests++;
+    re_resolution_address = *address;
+}
+
+static aa_send_channel_endpoint_t *new_send_endpoint(fake_services_t *fake, const char *uri, aa_name_resolver_t *resolver)
+{
+    aa_udp_channel_defaults_t defaults = { 0, 0, 0, resolver };
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK_EQ(aa_udp_channel_parse(&channel, uri, &defaults), 0);
+    aa_send_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK_EQ(aa_send_channel_endpoint_create(&endpoint, channel, NULL, &fake->services), 0);
+    return endpoint;
+}
+
+static void should_ask_for_a_named_endpoint_silent_for_the_timeout_only(void)
+{
+    const int64_t s = 1000000000LL;
+    fake_services_t fake;
+    fake_services_init(&fake);
+    fake.services.request_re_resolution = record_re_resolution;
+    aa_name_resolver_t *resolver = NULL;
+    AA_CHECK_EQ(aa_name_resolver_create(&resolver, "csv_table", "pod-1,127.0.0.1", NULL), 0);
+    aa_send_channel_endpoint_t *named = new_send_endpoint(&fake, "aeron:udp?endpoint=pod-1:40777", resolver);
+    aa_send_channel_endpoint_t *literal = new_send_endpoint(&fake, "aeron:udp?endpoint=127.0.0.1:40778", resolver);
+    AA_CHECK(named->is_endpoint_named);
+    AA_CHECK(!literal->is_endpoint_named);
+    named->time_of_last_sm_ns = 10 * s;
+    literal->time_of_last_sm_ns = 10 * s;
+
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(named, 15 * s), 0);    /* 5 s: not yet */
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(named, 15 * s + 1), 1);
+    AA_CHECK_EQ(re_resolution_requests, 1);
+    check_address(&re_resolution_address, "127.0.0.1:40777");
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(named, 17 * s), 0);    /* timer restarted */
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(literal, 60 * s), 0);  /* by address: never */
+    AA_CHECK_EQ(re_resolution_requests, 1);
+
+    /* the conductor's answer: the new address is where the sender sends, and the timer restarts */
+    struct sockaddr_storage moved;
+    AA_CHECK_EQ(aa_udp_channel_resolve_host("endpoint", "127.0.0.2", 40777, AF_UNSPEC, &moved), 0);
+    aa_send_channel_endpoint_set_destination(named, &re_resolution_address, &moved, 20 * s);
+    check_address(&named->transport.destination, "127.0.0.2:40777");
+    AA_CHECK(named->transport.has_destination);
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(named, 24 * s), 0);
+    AA_CHECK_EQ(aa_send_channel_endpoint_check_re_resolution(named, 26 * s), 1);
+    check_address(&re_resolution_address, "127.0.0.2:40777");
+
+    aa_send_channel_endpoint_delete(named);
+    aa_send_channel_endpoint_delete(literal);
+    aa_name_resolver_close(resolver);
+}
+
 int main(void)
 {
     AA_RUN(should_answer_off_the_caller_thread_and_wake_it);
     AA_RUN(should_answer_a_fast_name_while_another_thread_waits_for_a_slow_one);
     AA_RUN(should_record_resolutions_and_count_changes);
+    AA_RUN(should_ask_for_a_named_endpoint_silent_for_the_timeout_only);
     return 0;
 }
