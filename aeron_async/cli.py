@@ -257,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     add_archive_bench_arguments(p)
     p.set_defaults(func=_cmd_bench_archive)
 
+    p = sub.add_parser("resolve", help="what a driver currently resolves a name to (its name resolutions table)")
+    from .resolve import add_arguments as add_resolve_arguments, command as resolve_command
+
+    add_resolve_arguments(p)
+    p.set_defaults(func=resolve_command)
+
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     args.bench_argv = argv[1:]

@@ -104,6 +104,11 @@ class DriverContext:
     driver_resolver_name: str | None = _field("AERON_DRIVER_RESOLVER_NAME", "", "this driver's name for the driver name resolver (empty = the host name)")
     driver_resolver_interface: str | None = _field("AERON_DRIVER_RESOLVER_INTERFACE", "", "host:port the driver name resolver binds; setting it makes 'driver' the name resolver (empty = off)")
     driver_resolver_bootstrap_neighbor: str | None = _field("AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "", "comma list of host:port of resolvers to announce this driver to, every one of them")
+    # name resolution (issue 15)
+    driver_async_executor_threads: int | None = _field("AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "1", "threads that look names of UDP channels up, off the conductor (1 to 64)")
+    driver_reresolution_check_interval: Duration | None = _field("AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "1s", "how often silent named endpoints/control addresses are resolved again; 0 disables")
+    name_resolver_threshold: Duration | None = _field("AERON_NAME_RESOLVER_THRESHOLD", "5s", "a name lookup taking longer is counted in a system counter")
+    name_resolution_pending_allowed: bool | None = _field("AERON_NAME_RESOLUTION_PENDING_ALLOWED", "false", "register channels whose names do not resolve yet, not connected, retrying them (ours)")
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""

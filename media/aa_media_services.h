@@ -16,6 +16,7 @@
 #ifndef AA_MEDIA_SERVICES_H
 #define AA_MEDIA_SERVICES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -42,6 +43,10 @@ typedef struct aa_media_services_stct
     void (*request_image)(
         void *clientd, struct aa_receive_channel_endpoint_stct *endpoint, const aa_setup_header_t *setup,
         const struct sockaddr_storage *source, socklen_t source_length);
+    /* A named endpoint= of a send channel endpoint (is_sender) or the control= of a receive channel
+     * endpoint fell silent (reference 8.3): ask the conductor to resolve it again; address is the one
+     * in use. Queued, never blocks; NULL where there is no conductor (unit tests). */
+    void (*request_re_resolution)(void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address);
     /* The driver's host of flow control strategies that run off the sender (strategies written in
      * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
      * where there is none (unit tests). */
@@ -74,6 +79,15 @@ static inline void aa_media_services_request_image(
     const struct sockaddr_storage *source, socklen_t source_length)
 {
     services->request_image(services->clientd, endpoint, setup, source, source_length);
+}
+
+static inline void aa_media_services_request_re_resolution(
+    const aa_media_services_t *services, bool is_sender, void *endpoint, const struct sockaddr_storage *address)
+{
+    if (NULL != services->request_re_resolution)
+    {
+        services->request_re_resolution(services->clientd, is_sender, endpoint, address);
+    }
 }
 
 /* Records an agent's duty cycle time in its max-cycle-time and threshold-exceeded system counters. */

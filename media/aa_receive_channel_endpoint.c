@@ -51,6 +51,13 @@ int aa_receive_channel_endpoint_create(
     endpoint->params = *params;
     endpoint->services = services;
     endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
+    if (channel->has_explicit_control && !channel->is_multicast && !endpoint->is_multi_destination)
+    {
+        aa_uri_address_t parts;
+        const char *value = aa_uri_find_param(&channel->uri, "control");
+        endpoint->is_control_named = NULL != value && 0 == aa_uri_parse_address("control", value, false, false, &parts) &&
+            !aa_name_resolver_is_literal(parts.host);
+    }
     endpoint->status_counter_id = -1;
     endpoint->local_sockaddr_counter_id = -1;
     *out = endpoint;
@@ -570,6 +577,7 @@ bool aa_receive_channel_endpoint_on_datagram(
 bool aa_receive_channel_endpoint_on_transport_datagram(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
+    endpoint->time_of_last_activity_ns = now_ns;    /* DATA, SETUP, RTTM (anything from the publisher) */
     aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_BYTES_RECEIVED, (int64_t)datagram->length);
     aa_udp_frame_kind_t kind = aa_udp_frame_classify(datagram->buffer, datagram->length);
     switch (kind)
@@ -595,4 +603,28 @@ bool aa_receive_channel_endpoint_on_transport_datagram(
             break;
     }
     return AA_UDP_FRAME_HEARTBEAT != kind && AA_UDP_FRAME_RTTM != kind;
+}
+
+int aa_receive_channel_endpoint_check_re_resolution(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    if (!endpoint->is_control_named || now_ns <= endpoint->time_of_last_activity_ns + AA_RECEIVE_DESTINATION_TIMEOUT_NS)
+    {
+        return 0;
+    }
+    endpoint->time_of_last_activity_ns = now_ns;    /* asked again after another timeout at the earliest */
+    aa_media_services_request_re_resolution(endpoint->services, false, endpoint, &endpoint->channel->local_control);
+    return 1;
+}
+
+void aa_receive_channel_endpoint_set_control_address(
+    aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns)
+{
+    endpoint->channel->local_control = *address;
+    endpoint->transport.destination = *address;
+    endpoint->transport.has_destination = true;
+    endpoint->time_of_last_activity_ns = now_ns;
+    for (size_t i = 0; i < endpoint->streams_count; i++)
+    {
+        endpoint->streams[i].has_elicited_setup = false;    /* ask the moved publisher for a SETUP at once */
+    }
 }

@@ -44,6 +44,8 @@
  * cool-down of a removed image's session. */
 #define AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS (1000 * 1000 * 1000LL)
 #define AA_RECEIVE_SESSION_COOL_DOWN_NS (1000 * 1000 * 1000LL)
+/* A control= named by host without DATA, SETUP or RTTM this long is resolved again (reference 8.3). */
+#define AA_RECEIVE_DESTINATION_TIMEOUT_NS (5LL * 1000 * 1000 * 1000)
 
 
 typedef enum aa_receive_session_state_enum
@@ -124,6 +126,7 @@ typedef struct aa_receive_channel_endpoint_stct
 
     /* Set at creation, then read-only. */
     bool is_multi_destination;           /* control-mode=manual: no socket of its own, destinations */
+    bool is_control_named;               /* unicast control= names a host: re-resolved when silent */
 
     /* Conductor only. */
     int32_t refcnt;
@@ -151,6 +154,7 @@ typedef struct aa_receive_channel_endpoint_stct
     aa_receive_destination_t **destinations;
     size_t destinations_count;
     size_t destinations_capacity;
+    int64_t time_of_last_activity_ns;    /* re-resolution: the last DATA, SETUP or RTTM (or swap) */
 }
 aa_receive_channel_endpoint_t;
 
@@ -213,5 +217,12 @@ int aa_receive_channel_endpoint_send_to(
 int aa_receive_channel_endpoint_send_on(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, const uint8_t *buffer, size_t length,
     const struct sockaddr_storage *address, socklen_t address_length);
+
+/* Receiver: a named control= silent for AA_RECEIVE_DESTINATION_TIMEOUT_NS asks the conductor to
+ * resolve it again. Returns 1 when it asked. */
+int aa_receive_channel_endpoint_check_re_resolution(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
+/* Receiver: the conductor resolved control= to a new address. */
+void aa_receive_channel_endpoint_set_control_address(
+    aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns);
 
 #endif

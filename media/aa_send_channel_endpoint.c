@@ -35,6 +35,13 @@ int aa_send_channel_endpoint_create(
     endpoint->local_sockaddr_counter_id = -1;
     endpoint->is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == channel->control_mode ||
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode;
+    if (channel->has_explicit_endpoint && !channel->is_multicast && !endpoint->is_mdc)
+    {
+        aa_uri_address_t parts;
+        const char *value = aa_uri_find_param(&channel->uri, "endpoint");
+        endpoint->is_endpoint_named = NULL != value && 0 == aa_uri_parse_address("endpoint", value, false, false, &parts) &&
+            !aa_name_resolver_is_literal(parts.host);
+    }
     aa_udp_destination_tracker_init(&endpoint->destinations,
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode, 0);
     *out = endpoint;
@@ -133,6 +140,7 @@ bool aa_send_channel_endpoint_on_datagram(
     {
         case AA_UDP_FRAME_SM:
             aa_media_services_count(services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED, 1);
+            endpoint->time_of_last_sm_ns = now_ns;
             if (endpoint->is_mdc && length >= (size_t)AA_STATUS_MESSAGE_HEADER_LENGTH)
             {
                 int64_t receiver_id;
@@ -262,6 +270,10 @@ int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_d
         }
         return sent;
     }
+    if (count > 0 && !endpoint->transport.has_destination && 0 == datagrams[0].addr_len)
+    {
+        return (int)count;    /* endpoint= not resolved yet: nowhere to send, as if lost */
+    }
     int sent = aa_udp_transport_send(&endpoint->transport, datagrams, count);
     if (sent < 0)
     {
@@ -282,4 +294,23 @@ int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_d
         aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_SHORT_SENDS, 1);
     }
     return sent;
+}
+
+int aa_send_channel_endpoint_check_re_resolution(aa_send_channel_endpoint_t *endpoint, int64_t now_ns)
+{
+    if (!endpoint->is_endpoint_named || now_ns <= endpoint->time_of_last_sm_ns + AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS)
+    {
+        return 0;
+    }
+    endpoint->time_of_last_sm_ns = now_ns;    /* asked again after another timeout at the earliest */
+    aa_media_services_request_re_resolution(endpoint->services, true, endpoint, &endpoint->transport.destination);
+    return 1;
+}
+
+void aa_send_channel_endpoint_set_destination(
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns)
+{
+    endpoint->transport.destination = *address;
+    endpoint->transport.has_destination = true;
+    endpoint->time_of_last_sm_ns = now_ns;
 }

@@ -29,6 +29,9 @@
 #include "aa_udp_destination_tracker.h"
 
 
+/* A unicast endpoint named by host without a status message this long is resolved again (reference 8.3). */
+#define AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS (5LL * 1000 * 1000 * 1000)
+
 typedef struct aa_send_channel_endpoint_stct
 {
     aa_udp_channel_t *channel;
@@ -41,6 +44,7 @@ typedef struct aa_send_channel_endpoint_stct
 
     /* Set at creation, then read-only. */
     bool is_mdc;                          /* control-mode=dynamic or manual */
+    bool is_endpoint_named;               /* unicast endpoint= names a host: re-resolved when silent */
 
     /* Conductor only. */
     int32_t refcnt;
@@ -57,6 +61,7 @@ typedef struct aa_send_channel_endpoint_stct
     size_t publications_count;
     size_t publications_capacity;
     aa_udp_destination_tracker_t destinations;
+    int64_t time_of_last_sm_ns;           /* re-resolution: the last status message (or swap) */
 }
 aa_send_channel_endpoint_t;
 
@@ -89,6 +94,13 @@ int aa_send_channel_endpoint_manual_destination_remove(
 /* Sends datagrams (addr_len 0: to the channel's endpoint, or with MDC to every destination) in order; counts the bytes sent and,
  * when the socket takes only some (no room), a short send. Returns how many were sent, or -1 after
  * logging a socket error. */
+/* Sender: a named unicast endpoint without status messages for AA_SEND_CHANNEL_ENDPOINT_DESTINATION_TIMEOUT_NS
+ * asks the conductor to resolve it again (services' request_re_resolution). Returns 1 when it asked. */
+int aa_send_channel_endpoint_check_re_resolution(aa_send_channel_endpoint_t *endpoint, int64_t now_ns);
+/* Sender: the conductor resolved the endpoint to a new address (or for the first time). */
+void aa_send_channel_endpoint_set_destination(
+    aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address, int64_t now_ns);
+
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count);
 
 #endif

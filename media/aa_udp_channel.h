@@ -173,6 +173,7 @@ typedef struct aa_udp_channel_stct
     bool has_wildcard_port;
     bool has_tag;
     int64_t tag_id;
+    bool is_remote_unresolved;          /* endpoint= waits for its name: remote_data is a placeholder */
     aa_udp_channel_control_mode_t control_mode;
     struct sockaddr_storage remote_data;
     struct sockaddr_storage remote_control;

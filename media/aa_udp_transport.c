@@ -356,7 +356,7 @@ void aa_udp_transport_params_from_channel(
     if (AA_UDP_TRANSPORT_ROLE_SEND == role)
     {
         params->bind_address = channel->local_data;
-        if (channel->has_explicit_endpoint)
+        if (channel->has_explicit_endpoint && !channel->is_remote_unresolved)
         {
             params->destination = channel->remote_data;
         }

@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+ETC_NETNS = "/etc/netns"
+
 
 def available() -> str | None:
     """None when namespaces can be made here, else the reason they cannot."""
@@ -100,6 +102,26 @@ class Host:
         assert self.bridge_namespace is not None
         run("ip", "netns", "exec", self.bridge_namespace, "nft", "delete", "table", "bridge", f"aa_loss_{self.bridge_port}")
 
+    def write_etc(self, name: str, text: str) -> str:
+        """Writes /etc/netns/<namespace>/<name> (e.g. "hosts", "resolv.conf"), which `ip netns exec`
+        mounts over /etc/<name> for the processes it starts: a name service of this host's own. Write it
+        before starting them; rewriting it later changes what they read (the file is rewritten in
+        place, so the mount keeps showing it). two_hosts and bridged_hosts remove the directory."""
+        directory = os.path.join(ETC_NETNS, self.namespace)
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def drop_dns_queries(self) -> None:
+        """Silently drop DNS queries (UDP and TCP port 53) arriving at this host: a DNS server that does
+        not answer, for the hosts whose resolv.conf names this one."""
+        run("ip", "netns", "exec", self.namespace, "nft", "-f", "-", input=(
+            "table inet aa_dns {\n"
+            "  chain input { type filter hook input priority 0; policy accept; udp dport 53 drop; tcp dport 53 drop; }\n"
+            "}\n"))
+
     def stop_dropping_udp(self) -> None:
         """Removes the rules drop_udp added."""
         run("ip", "netns", "exec", self.namespace, "nft", "delete", "table", "inet", "aa_loss")
@@ -114,6 +136,12 @@ class Host:
             if "counter" in words and "packets" in words:
                 total += int(words[words.index("packets") + 1])
         return total
+
+
+def _remove_etc(*hosts: Host) -> None:
+    """Removes the /etc/netns/<namespace>/ files write_etc made."""
+    for host in hosts:
+        shutil.rmtree(os.path.join(ETC_NETNS, host.namespace), ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -138,6 +166,7 @@ def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
     finally:
         for namespace in created:  # deleting a namespace deletes its end of the veth pair, and the pair
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+        _remove_etc(a, b)
 
 
 @contextlib.contextmanager
@@ -178,6 +207,7 @@ def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool =
     finally:
         for namespace in created:  # deleting a namespace deletes the veth ends inside it, and the bridge
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+        _remove_etc(*hosts)
 
 
 class Bridge:

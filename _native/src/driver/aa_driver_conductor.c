@@ -219,6 +219,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
+                break;
+            }
             rc = aa_conductor_on_add_publication(
                 conductor, command, channel, AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION == msg_type_id, cc->now_ns, cc->now_ms);
             break;
@@ -229,6 +234,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove publication command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_remove_publication(conductor, buffer, cc->now_ns);
@@ -244,6 +254,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
+                break;
+            }
             rc = aa_conductor_on_add_subscription(conductor, command, channel, cc->now_ns, cc->now_ms);
             break;
         }
@@ -253,6 +268,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed remove subscription command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_remove_subscription(conductor, buffer, cc->now_ns, cc->now_ms);
@@ -272,6 +292,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             {
                 AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed destination command");
                 rc = -1;
+                break;
+            }
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, command->registration_id)))
+            {
+                rc = rc < 0 ? -1 : 0;
                 break;
             }
             rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ms);
@@ -314,6 +339,22 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
         int code = aa_errcode();
         aa_conductor_on_error(conductor, correlation_id, code > 0 && code <= 14 ? code : AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
     }
+}
+
+void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length)
+{
+    aa_command_context_t cc =
+    {
+        .conductor = conductor,
+        .now_ns = aa_clock_nano_time(&conductor->ctx->clock),
+        .now_ms = aa_clock_epoch_time(&conductor->ctx->clock)
+    };
+    aa_conductor_on_command(msg_type_id, buffer, length, &cc);
+}
+
+void aa_conductor_send_error(aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)
+{
+    aa_conductor_on_error(conductor, correlation_id, error_code, message);
 }
 
 /* ---- timers ---- */
@@ -408,6 +449,7 @@ int aa_driver_conductor_init(
     conductor->services.log_error = aa_conductor_services_log_error;
     conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
     conductor->services.request_image = aa_conductor_services_request_image;
+    conductor->services.request_re_resolution = aa_conductor_services_request_re_resolution;
     if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
     {
         return -1;
@@ -495,6 +537,8 @@ int aa_driver_conductor_init(
 void aa_driver_conductor_on_close(void *state)
 {
     aa_driver_conductor_t *conductor = state;
+    /* first: the executor's threads ring the CnC doorbell, and the resolver may free counters */
+    aa_conductor_resolution_close(conductor);
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
         aa_ipc_publication_t *pub = conductor->ipc_publications[i];
@@ -562,8 +606,6 @@ void aa_driver_conductor_on_close(void *state)
     conductor->subscription_links_count = 0;
     conductor->clients_count = 0;
     aa_prefault_close(&conductor->prefault);
-    /* while the counters, the error log and the CnC file are there: a resolver frees its counters */
-    aa_conductor_resolution_close(conductor);
     aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);

@@ -98,6 +98,13 @@ typedef struct aa_driver_conductor_stct
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
     aa_name_resolver_context_t name_resolver_context;  /* what the resolver was given (lives as long) */
     aa_name_resolutions_t name_resolutions;            /* <aeron_dir>/name-resolutions.dat */
+    struct aa_name_resolver_executor_stct *name_resolver_executor;  /* lookups off the conductor */
+    aa_name_resolver_t answers_resolver;    /* hands out the executor's answers to a command run again */
+    struct aa_name_resolution_request_stct *replaying;  /* the command being run again, or NULL */
+    bool replaying_allows_placeholder;
+    bool replaying_used_placeholder;
+    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests) */
+    int64_t next_reresolution_check_ns;
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);
     AA_DECLARE_ARRAY(aa_ipc_publication_t *, ipc_publications);
@@ -108,6 +115,8 @@ typedef struct aa_driver_conductor_stct
     AA_DECLARE_ARRAY(aa_publication_link_t, publication_links);
     AA_DECLARE_ARRAY(aa_subscription_link_t, subscription_links);
     AA_DECLARE_ARRAY(aa_counter_link_t, counter_links);
+    AA_DECLARE_ARRAY(struct aa_name_resolution_request_stct *, pending_resolutions);  /* submitted or waiting */
+    AA_DECLARE_ARRAY(aa_send_channel_endpoint_t *, unresolved_endpoints);  /* endpoint= not resolved yet */
 
     int64_t next_timer_ns;
     int64_t last_command_consumer_position;

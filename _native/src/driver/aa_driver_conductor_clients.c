@@ -176,7 +176,7 @@ int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_re
 
 /* ---- clients ---- */
 
-static aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id)
+aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id)
 {
     for (size_t i = 0; i < conductor->clients_count; i++)
     {

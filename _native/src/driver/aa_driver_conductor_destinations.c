@@ -72,7 +72,7 @@ static int aa_conductor_parse_destination(
     aa_udp_channel_defaults_t defaults =
     {
         (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
-        conductor->name_resolver
+        &conductor->answers_resolver    /* the executor's answers: the conductor never blocks on a name */
     };
     aa_udp_channel_t *udp = NULL;
     if (aa_udp_channel_parse(&udp, destination, &defaults) < 0)

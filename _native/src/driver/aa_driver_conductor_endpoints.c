@@ -60,13 +60,16 @@ int aa_conductor_parse_udp_channel(
     aa_udp_channel_defaults_t defaults =
     {
         (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
-        conductor->name_resolver
+        &conductor->answers_resolver    /* the executor's answers: the conductor never blocks on a name */
     };
     if (aa_udp_channel_parse(out, channel, &defaults) < 0)
     {
         return -1;
     }
     aa_udp_channel_t *udp = *out;
+    /* endpoint= did not resolve yet and AERON_NAME_RESOLUTION_PENDING_ALLOWED let it wait: nothing is
+     * sent until the conductor swaps its address in */
+    udp->is_remote_unresolved = conductor->replaying_used_placeholder;
     if (aa_conductor_check_multicast_params(channel, udp) < 0)
     {
         aa_udp_channel_delete(udp);

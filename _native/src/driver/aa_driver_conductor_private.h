@@ -82,6 +82,7 @@ int32_t aa_conductor_allocate_channel_status_counter(
 /* Frees a counter; a negative id (never allocated) is ignored. */
 void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms);
 
+aa_driver_client_t *aa_conductor_find_client(aa_driver_conductor_t *conductor, int64_t client_id);
 aa_driver_client_t *aa_conductor_get_or_add_client(aa_driver_conductor_t *conductor, int64_t client_id, int64_t now_ms);
 /* Removes a client with its publication and subscription links (timed_out: tells clients it timed out). */
 void aa_conductor_remove_client_at(
@@ -244,6 +245,27 @@ int32_t aa_conductor_allocate_local_sockaddr_counter(
 void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endpoint);
 
 /* ---- name resolution (aa_driver_conductor_resolution.c) ---- */
+
+#define AA_RESOLUTION_KIND_COMMAND 1            /* a client command waiting for its names */
+#define AA_RESOLUTION_KIND_FOLLOWER 2           /* a client command waiting behind another (not submitted) */
+#define AA_RESOLUTION_KIND_SEND_ENDPOINT 3      /* re-resolution of a send endpoint's endpoint= */
+#define AA_RESOLUTION_KIND_RECEIVE_CONTROL 4    /* re-resolution of a receive endpoint's control= */
+#define AA_RESOLUTION_KIND_PENDING_ENDPOINT 5   /* endpoint= that did not resolve yet, retried */
+
+/* Runs a client command (aa_driver_conductor.c), as if it came from the to-driver buffer. */
+void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length);
+/* Answers correlation_id with an error (and logs it). */
+void aa_conductor_send_error(aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message);
+
+/* Takes a client command whose channel names a host (or that acts on a registration still waiting
+ * for its names) for later: returns 1 when taken (the client is answered later), 0 when the command
+ * runs now, -1 on error. registration_key: the registration a removal or destination acts on. */
+int aa_conductor_resolution_defer(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length, const char *channel,
+    int64_t registration_key);
+/* media services: the sender (is_sender) or receiver asks for a re-resolution of endpoint's name. */
+void aa_conductor_services_request_re_resolution(
+    void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address);
 
 /* Builds the driver's name resolver (with its context) and the resolutions table. */
 int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_ms);

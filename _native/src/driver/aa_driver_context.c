@@ -225,6 +225,22 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(driver_resolver_bootstrap_neighbor), "",
         "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
         "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
+    /* ---- name resolution (issue 15, branch resolve) ---- */
+    { "AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "aeron.driver.async.executor.threads", AA_OPT_INT32,
+        AA_FIELD(async_executor_threads), "1",
+        "threads that look names of UDP channels up and resolve them, off the conductor, 1 to 64 (a channel by "
+        "address never waits for them)" },
+    { "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "aeron.driver.reresolution.check.interval", AA_OPT_DURATION_NS,
+        AA_FIELD(reresolution_check_interval_ns), "1s",
+        "how often named endpoints and control addresses that fell silent (5 s without status messages, or "
+        "without data) are resolved again; 0 disables re-resolution" },
+    { "AERON_NAME_RESOLVER_THRESHOLD", "aeron.name.resolver.threshold", AA_OPT_DURATION_NS,
+        AA_FIELD(name_resolver_time_threshold_ns), "5s",
+        "a name lookup that takes longer is counted in the 'Name resolver time threshold exceeded' system counter" },
+    { "AERON_NAME_RESOLUTION_PENDING_ALLOWED", "aeron.name.resolution.pending.allowed", AA_OPT_BOOL,
+        AA_FIELD(name_resolution_pending_allowed), "false",
+        "ours: a channel whose name does not resolve yet is registered anyway, not connected, and its name is "
+        "retried every re-resolution check interval (each failure in the error log); false: an error, as Aeron" },
 };
 
 #define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
@@ -554,6 +570,18 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     if (aa_check_mtu("AERON_MTU_LENGTH", ctx->mtu_length, ctx->term_buffer_length) < 0 ||
         aa_check_mtu("AERON_IPC_MTU_LENGTH", ctx->ipc_mtu_length, ctx->ipc_term_buffer_length) < 0)
     {
+        return -1;
+    }
+    if (ctx->async_executor_threads < 1 || ctx->async_executor_threads > 64)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_DRIVER_ASYNC_EXECUTOR_THREADS=%d: give 1 to 64 threads for name lookups", ctx->async_executor_threads);
+        return -1;
+    }
+    if (ctx->reresolution_check_interval_ns < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL must be 0 (off) or a positive duration, e.g. 1s");
         return -1;
     }
     int64_t rb_capacity = ctx->to_driver_buffer_length - AA_RB_TRAILER_LENGTH;

@@ -113,6 +113,13 @@ typedef struct aa_driver_context_stct
     aa_loss_generator_params_t udp_send_loss;
     int64_t udp_loss_seed;
 
+    /* Name resolution (media/aa_udp_channel.h, reference 8): executor threads, the re-resolution
+     * check interval (0: off) and whether names that do not resolve yet are registered anyway. */
+    int32_t async_executor_threads;
+    int64_t reresolution_check_interval_ns;
+    bool name_resolution_pending_allowed;
+    int64_t name_resolver_time_threshold_ns;
+
     /* The clocks every timer of the driver reads (aa_clock.h): the system's unless set
      * (aa_driver_context_set_clock), e.g. to a test clock so tests move time instead of sleeping. */
     aa_clock_t clock;

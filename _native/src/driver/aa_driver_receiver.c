@@ -89,6 +89,7 @@ static void aa_driver_receiver_on_add_endpoint(void *agent, const void *args)
             aa_driver_receiver_log_error(receiver);
         }
     }
+    endpoint->time_of_last_activity_ns = aa_clock_nano_time(&receiver->ctx->clock);
     receiver->endpoints[receiver->endpoints_count++] = endpoint;
 }
 
@@ -232,6 +233,27 @@ static int aa_driver_receiver_offer(aa_driver_receiver_t *receiver, aa_command_f
     return 0;
 }
 
+typedef struct aa_receiver_set_control_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    struct sockaddr_storage address;
+}
+aa_receiver_set_control_args_t;
+
+static void aa_driver_receiver_on_set_control_address(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    const aa_receiver_set_control_args_t *a = args;
+    aa_receive_channel_endpoint_set_control_address(a->endpoint, &a->address, aa_clock_nano_time(&receiver->ctx->clock));
+}
+
+int aa_driver_receiver_proxy_set_control_address(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+{
+    aa_receiver_set_control_args_t args = { endpoint, *address };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_set_control_address, &args, sizeof(args));
+}
+
 int aa_driver_receiver_proxy_add_endpoint(aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint)
 {
     aa_receiver_endpoint_args_t args = { endpoint, 0 };
@@ -335,6 +357,15 @@ int aa_driver_receiver_do_work(void *state)
     for (size_t i = 0; i < receiver->endpoints_count; i++)
     {
         work_count += aa_receive_channel_endpoint_elicit_setups(receiver->endpoints[i], now_ns);
+    }
+    int64_t interval_ns = receiver->ctx->reresolution_check_interval_ns;
+    if (interval_ns > 0 && now_ns >= receiver->next_reresolution_check_ns)
+    {
+        receiver->next_reresolution_check_ns = now_ns + interval_ns;
+        for (size_t i = 0; i < receiver->endpoints_count; i++)
+        {
+            aa_receive_channel_endpoint_check_re_resolution(receiver->endpoints[i], now_ns);
+        }
     }
 
     aa_media_services_record_cycle(

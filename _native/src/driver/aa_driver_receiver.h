@@ -36,6 +36,7 @@ typedef struct aa_driver_receiver_stct
     int64_t cycle_threshold_ns;
     int64_t now_ns;
     int64_t time_of_last_sweep_ns;
+    int64_t next_reresolution_check_ns;
     int keepalive_datagrams;    /* of the last poll: heartbeats and RTT measurements, not work */
 
     struct aa_receive_channel_endpoint_stct **endpoints;
@@ -74,5 +75,9 @@ int aa_driver_receiver_proxy_add_destination(
 int aa_driver_receiver_proxy_remove_destination(
     aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint,
     struct aa_receive_destination_stct *destination);
+
+/* Re-resolution (reference 8.3): the endpoint's control= address becomes address. */
+int aa_driver_receiver_proxy_set_control_address(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
 
 #endif

@@ -82,6 +82,7 @@ static void aa_driver_sender_on_add_endpoint(void *agent, const void *args)
 {
     aa_driver_sender_t *sender = agent;
     aa_send_channel_endpoint_t *endpoint = ((const aa_sender_endpoint_args_t *)args)->endpoint;
+    endpoint->time_of_last_sm_ns = aa_clock_nano_time(&sender->ctx->clock);
     if (aa_udp_transport_poller_add(&sender->poller, &endpoint->transport) < 0)
     {
         aa_driver_sender_log_error(sender);
@@ -235,6 +236,27 @@ int aa_driver_sender_proxy_remove_destination(
     return aa_driver_sender_offer(sender, aa_driver_sender_on_remove_destination, &args, sizeof(args));
 }
 
+typedef struct aa_sender_set_destination_args_stct
+{
+    aa_send_channel_endpoint_t *endpoint;
+    struct sockaddr_storage address;
+}
+aa_sender_set_destination_args_t;
+
+static void aa_driver_sender_on_set_destination(void *agent, const void *args)
+{
+    aa_driver_sender_t *sender = agent;
+    const aa_sender_set_destination_args_t *a = args;
+    aa_send_channel_endpoint_set_destination(a->endpoint, &a->address, aa_clock_nano_time(&sender->ctx->clock));
+}
+
+int aa_driver_sender_proxy_set_destination(
+    aa_driver_sender_t *sender, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address)
+{
+    aa_sender_set_destination_args_t args = { endpoint, *address };
+    return aa_driver_sender_offer(sender, aa_driver_sender_on_set_destination, &args, sizeof(args));
+}
+
 /* ---- duty cycle ---- */
 
 static void aa_driver_sender_on_control_datagram(void *clientd, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram)
@@ -255,6 +277,16 @@ int aa_driver_sender_do_work(void *state)
     for (size_t i = 0; i < sender->mdc_endpoints_count; i++)
     {
         work_count += aa_send_channel_endpoint_check_destinations(sender->mdc_endpoints[i], now_ns);
+    }
+
+    int64_t interval_ns = sender->ctx->reresolution_check_interval_ns;
+    if (interval_ns > 0 && now_ns >= sender->next_reresolution_check_ns)
+    {
+        sender->next_reresolution_check_ns = now_ns + interval_ns;
+        for (size_t i = 0; i < sender->poller.transports_count; i++)
+        {
+            aa_send_channel_endpoint_check_re_resolution(sender->poller.transports[i]->clientd, now_ns);
+        }
     }
 
     int bytes_sent = 0;

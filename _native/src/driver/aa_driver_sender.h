@@ -36,6 +36,7 @@ typedef struct aa_driver_sender_stct
     int32_t duty_cycle_counter;
     int64_t time_of_last_control_poll_ns;
     int64_t now_ns;
+    int64_t next_reresolution_check_ns;
     int keepalive_datagrams;    /* of the last poll: status messages that changed nothing, RTT measurements */
     size_t round_robin_index;
 
@@ -65,6 +66,10 @@ int aa_driver_sender_proxy_add_destination(
     aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address,
     socklen_t address_length, int64_t registration_id);
 int aa_driver_sender_proxy_remove_destination(
+    aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
+
+/* Re-resolution (reference 8.3): the endpoint's unicast destination becomes address. */
+int aa_driver_sender_proxy_set_destination(
     aa_driver_sender_t *sender, struct aa_send_channel_endpoint_stct *endpoint, const struct sockaddr_storage *address);
 
 #endif
