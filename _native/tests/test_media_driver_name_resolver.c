@@ -188,6 +188,31 @@ static void should_look_bootstrap_names_up_off_the_conductor(void)
     aa_driver_name_resolver_close(b.r);
 }
 
+static void should_gossip_over_ipv6(void)
+{
+    node_t a, b, c;
+    node_init(&a, "v6-0", "[::1]:0", NULL);
+    char bootstrap[64];
+    snprintf(bootstrap, sizeof(bootstrap), "[::1]:%u", aa_udp_address_port(aa_driver_name_resolver_bound_address(a.r)));
+    node_init(&b, "v6-1", "[::]:0", bootstrap);   /* wildcard: announced as ::, taken from the source */
+    node_init(&c, "v6-2", "[::1]:0", bootstrap);
+    node_t *all[] = { &a, &b, &c };
+    pump(all, 3, 0);
+    pump(all, 3, 1000);
+    pump(all, 3, 2000);
+    AA_CHECK(0 == strcmp(address_of(&a, "v6-1"), "[::1]:0"));
+    AA_CHECK(0 == strcmp(address_of(&b, "v6-2"), "[::1]:0"));
+    AA_CHECK(0 == strcmp(address_of(&c, "v6-1"), "[::1]:0"));
+    AA_CHECK(0 == strcmp(address_of(&c, "v6-0"), "[::1]:0"));
+    struct sockaddr_storage address;
+    AA_CHECK_EQ(aa_driver_name_resolver_find(c.r, "v6-0", AF_INET6, &address), 1);
+    AA_CHECK_EQ(address.ss_family, AF_INET6);
+    AA_CHECK_EQ(a.invalid + b.invalid + c.invalid, 0);
+    aa_driver_name_resolver_close(a.r);
+    aa_driver_name_resolver_close(b.r);
+    aa_driver_name_resolver_close(c.r);
+}
+
 static void should_refuse_bad_options(void)
 {
     aa_driver_name_resolver_t *r;
@@ -217,6 +242,7 @@ int main(void)
     AA_RUN(should_discover_peers_through_a_bootstrap_and_gossip);
     AA_RUN(should_keep_the_freshest_entry_and_refuse_invalid_frames);
     AA_RUN(should_look_bootstrap_names_up_off_the_conductor);
+    AA_RUN(should_gossip_over_ipv6);
     AA_RUN(should_refuse_bad_options);
     return 0;
 }

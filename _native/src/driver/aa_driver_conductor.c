@@ -636,8 +636,6 @@ void aa_driver_conductor_on_close(void *state)
     conductor->subscription_links_count = 0;
     conductor->clients_count = 0;
     aa_prefault_close(&conductor->prefault);
-    /* while the counters, the error log and the CnC file are there: a resolver frees its counters */
-    aa_conductor_resolution_close(conductor);
     aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);
     aa_counters_manager_close(&conductor->counters);
