@@ -120,7 +120,10 @@ class Bench:
 
         self.directory = directory
         self.sync_level = sync_level
-        self.driver = MediaDriver.launch(aeron_dir=os.path.join(directory, "aeron"), threading_mode="SHARED",
+        # the log buffers in shared memory, as the driver's default puts them: a log on the disk
+        # under test would be written back to it and charge the archive for the driver's paging
+        self.aeron_dir = tempfile.mkdtemp(prefix="aeron-archive-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        self.driver = MediaDriver.launch(aeron_dir=os.path.join(self.aeron_dir, "aeron"), threading_mode="SHARED",
                                          shared_idle_strategy="backoff", dir_delete_on_shutdown=True,
                                          spies_simulate_connection=True)
         self.archive_dir = os.path.join(directory, "archive")
@@ -137,6 +140,7 @@ class Bench:
         self.client.close()
         self.service.close()
         self.driver.close()
+        shutil.rmtree(self.aeron_dir, ignore_errors=True)
 
     def record(self, size: int, total_bytes: int) -> dict[str, Any]:
         """Record an IPC stream of `size`-byte messages, about `total_bytes` of log; the rate is log
