@@ -344,6 +344,10 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
             stored != aa_archive_checksum(replay->checksum, space + used + AA_DATA_HEADER_LENGTH,
                 (size_t)frame_length - AA_DATA_HEADER_LENGTH))
         {
+            if (used > 0)
+            {
+                break; /* the frames before it go out first; the replay fails when it comes to this one */
+            }
             aa_replay_clean(space, 0, read);
             return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC,
                 "checksum mismatch in the frame at position %" PRId64 "; run `aeron-async recordings verify`",
