@@ -137,3 +137,26 @@ def test_an_active_recording_is_listed_and_verified_while_the_archive_runs(
             publication.close()
     finally:
         shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+def test_replay_checksums_deliver_up_to_a_corrupt_frame_then_fail(recorded: tuple[str, Stream, list[int]]) -> None:
+    """An archive verifying CRC-32C on replay (the replayer reads segments straight into the replay
+    log and checks each frame there) replays an intact recording unchanged, and a corrupted one up
+    to the last whole message before the corrupt frame, then stops it."""
+    archive_dir, stream, ids = recorded
+    frame = stream.positions[98]  # message 99's first frame
+    with open(os.path.join(archive_dir, f"{ids[0]}-0.rec"), "r+b") as f:
+        f.seek(frame + 40)
+        byte = f.read(1)
+        f.seek(frame + 40)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    aeron_dir = new_aeron_dir()
+    try:
+        with archive_beside_driver(aeron_dir, archive_dir, replay_checksum="CRC-32C") as service, \
+                aeron_async.Aeron.connect(service.aeron_dir) as client, AeronArchive.connect(client) as archive:
+            with archive.replay(ids[1], position=0) as replay:
+                assert_same_stream(stream, 0, len(stream), collect(replay))
+            with archive.replay(ids[0], position=0) as replay:
+                assert_same_stream(stream, 0, 99, collect(replay))
+    finally:
+        shutil.rmtree(aeron_dir, ignore_errors=True)

@@ -326,7 +326,6 @@ static void aa_free_replay(aa_archive_replay_t *r)
     {
         aa_publication_close(r->publication);
     }
-    free(r->buffer);
     free(r);
 }
 

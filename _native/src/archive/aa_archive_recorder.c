@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
 
 #include "aa_archive_sessions.h"
 #include "aa_archive_segment.h"
 #include "../../../protocols/aa_archive_codecs.h"
 #include "../../../protocols/aa_udp_protocol.h"
+#include "../client/aa_client.h"
 #include "../concurrent/aa_atomic.h"
 #include "../logbuffer/aa_logbuffer.h"
 #include "../util/aa_error.h"
@@ -153,6 +155,61 @@ static int aa_replay_fail(aa_archive_replay_t *replay, aa_archive_t *archive, in
     return -1;
 }
 
+/* what a publication's refusal means for the replay: 0 (try again), -1 (ended, or failed) */
+static int aa_replay_offer_status(aa_archive_replay_t *replay, aa_archive_t *archive, int64_t result)
+{
+    if (AA_PUBLICATION_BACK_PRESSURED == result || AA_PUBLICATION_ADMIN_ACTION == result)
+    {
+        return 0;
+    }
+    if (AA_PUBLICATION_NOT_CONNECTED == result || AA_PUBLICATION_CLOSED == result)
+    {
+        return -1; /* the replay's subscriber left */
+    }
+    return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
+}
+
+/* up to length bytes of the segment from file_offset: the first 32 into header, the rest into
+ * space + 32 (one preadv); the bytes read (short at the end of the file), or -1 */
+static int64_t aa_replay_read(int fd, int64_t file_offset, uint8_t *header, uint8_t *space, size_t length)
+{
+    struct iovec iov[2] = {
+        { .iov_base = header, .iov_len = AA_DATA_HEADER_LENGTH },
+        { .iov_base = space + AA_DATA_HEADER_LENGTH, .iov_len = length - AA_DATA_HEADER_LENGTH } };
+    ssize_t n;
+    do
+    {
+        n = preadv(fd, iov, 2, (off_t)file_offset);
+    }
+    while (n < 0 && EINTR == errno);
+    if (n < 0)
+    {
+        AA_SET_ERR(errno, "segment read of %zu bytes at offset %" PRId64 " failed: %s", length, file_offset,
+            strerror(errno));
+        return -1;
+    }
+    if (n > AA_DATA_HEADER_LENGTH && (size_t)n < length)
+    {
+        int64_t more = aa_archive_segment_read(fd, file_offset + n, space + n, length - (size_t)n);
+        if (more < 0)
+        {
+            return -1;
+        }
+        n += (ssize_t)more;
+    }
+    return (int64_t)n;
+}
+
+/* zeros again over what was read into the term in [from, to) (byte 32 on: the header was read aside) */
+static void aa_replay_clean(uint8_t *space, int32_t from, int64_t to)
+{
+    int64_t start = from > AA_DATA_HEADER_LENGTH ? from : AA_DATA_HEADER_LENGTH;
+    if (to > start)
+    {
+        memset(space + start, 0, (size_t)(to - start));
+    }
+}
+
 int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
 {
     aa_archive_replay_t *replay = session;
@@ -220,18 +277,6 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
     {
         length = replay->term_length - term_offset;
     }
-    /* not past the publication's limit: a block as far ahead of the slowest subscriber as a
-     * message may go, so it never reaches log the driver has not cleaned yet (a padding frame,
-     * sent as its header, is the exception: nothing reads its body) */
-    int64_t publication_limit = aa_publication_position_limit(replay->publication);
-    if (length > publication_limit - position)
-    {
-        length = publication_limit - position;
-        if (length < AA_DATA_HEADER_LENGTH)
-        {
-            return 0; /* back pressure */
-        }
-    }
     int64_t base = aa_archive_segment_base(replay->start_term_base, replay->segment_length, position);
     if (replay->segment_fd < 0 || base != replay->segment_base)
     {
@@ -242,20 +287,37 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
         {
             return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
         }
+        /* a replay reads its segment front to back: the kernel may read ahead twice as far */
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         replay->segment_fd = fd;
         replay->segment_base = base;
     }
-    int64_t read = aa_archive_segment_read(replay->segment_fd, position - base, replay->buffer, (size_t)length);
+    /* One copy: the segment's bytes are read straight into the publication's term (as far ahead of
+     * the slowest subscriber as the publication's limit lets a message go, so never into log the
+     * driver has not cleaned yet), all but the first frame's header, which is read aside and stored
+     * last by commit_block: no reader passes it before the block is whole. */
+    int32_t space_length;
+    int64_t result;
+    uint8_t *space = aa_publication_block_space(replay->publication, &space_length, &result);
+    if (NULL == space)
+    {
+        return aa_replay_offer_status(replay, archive, result);
+    }
+    if (length > space_length)
+    {
+        length = space_length; /* at least a header: a padding frame is sent as its header alone */
+    }
+    uint8_t header[AA_DATA_HEADER_LENGTH];
+    int64_t read = aa_replay_read(replay->segment_fd, position - base, header, space, (size_t)length);
     if (read < 0)
     {
         return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
     }
-    length = read;
     /* whole frames only; rewrite the session and stream ids (after checking a frame's checksum) */
     int32_t used = 0;
-    while (used + AA_DATA_HEADER_LENGTH <= length)
+    while (used + AA_DATA_HEADER_LENGTH <= read)
     {
-        uint8_t *frame = replay->buffer + used;
+        uint8_t *frame = 0 == used ? header : space + used;
         int32_t frame_length;
         memcpy(&frame_length, frame, 4);
         if (frame_length <= 0)
@@ -274,16 +336,21 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
             }
             aligned = AA_DATA_HEADER_LENGTH;
         }
-        else if (used + aligned > length)
+        else if (used + aligned > read)
         {
             break;
         }
         int32_t stored;
         memcpy(&stored, frame + AA_FRAME_SESSION_ID_OFFSET, 4);
         if (AA_ARCHIVE_CHECKSUM_NONE != replay->checksum && AA_HDR_TYPE_DATA == type &&
-            stored != aa_archive_checksum(replay->checksum, frame + AA_DATA_HEADER_LENGTH,
+            stored != aa_archive_checksum(replay->checksum, space + used + AA_DATA_HEADER_LENGTH,
                 (size_t)frame_length - AA_DATA_HEADER_LENGTH))
         {
+            if (used > 0)
+            {
+                break; /* the frames before it go out first; the replay fails when it comes to this one */
+            }
+            aa_replay_clean(space, 0, read);
             return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC,
                 "checksum mismatch in the frame at position %" PRId64 "; run `aeron-async recordings verify`",
                 position + used);
@@ -296,23 +363,16 @@ int aa_archive_replay_do_work(void *session, aa_archive_t *archive)
             break;
         }
     }
+    aa_replay_clean(space, used, read); /* what was read past the whole frames goes back to zeros */
     if (0 == used)
     {
         return 0;
     }
-    int64_t result = aa_publication_offer_block(replay->publication, replay->buffer, (size_t)used);
+    result = aa_publication_commit_block(replay->publication, header, (size_t)used);
     if (result > 0)
     {
         replay->position = result; /* past a padding frame: the term's end */
         return 1;
     }
-    if (AA_PUBLICATION_BACK_PRESSURED == result || AA_PUBLICATION_ADMIN_ACTION == result)
-    {
-        return 0;
-    }
-    if (AA_PUBLICATION_NOT_CONNECTED == result || AA_PUBLICATION_CLOSED == result)
-    {
-        return -1; /* the replay's subscriber left */
-    }
-    return aa_replay_fail(replay, archive, AA_ARCHIVE_ERROR_GENERIC, "%s", aa_errmsg());
+    return aa_replay_offer_status(replay, archive, result);
 }

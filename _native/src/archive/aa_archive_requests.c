@@ -413,13 +413,11 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
     {
         buffer_length = file_io_max_length;
     }
-    uint8_t *buffer = aligned_alloc(4096, (size_t)buffer_length);
-    if (NULL == channel || NULL == r || NULL == buffer ||
+    if (NULL == channel || NULL == r ||
         aa_array_ensure_capacity((void **)&c->replays, &c->replay_capacity, c->replay_count, sizeof(*c->replays)) < 0)
     {
         free(channel);
         free(r);
-        free(buffer);
         aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", "out of memory");
         return;
     }
@@ -432,7 +430,6 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
     {
         free(channel);
         free(r);
-        free(buffer);
         return;
     }
     snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d|linger=%" PRId64
@@ -456,7 +453,6 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
     r->checksum = c->archive->ctx.replay_checksum;
     r->segment_fd = -1;
     r->segment_base = -1;
-    r->buffer = buffer;
     r->buffer_length = buffer_length;
     r->replay_session_id = -1;
     snprintf(r->archive_dir, sizeof(r->archive_dir), "%s", c->archive->ctx.archive_dir);
@@ -467,7 +463,6 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
             "could not publish the replay on %s stream %d: %s", channel, stream_id, aa_errmsg());
         free(channel);
         free(pub_channel);
-        free(buffer);
         free(r);
         return;
     }

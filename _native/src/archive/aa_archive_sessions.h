@@ -70,8 +70,7 @@ typedef struct aa_archive_replay_stct
     int32_t checksum; /* AA_ARCHIVE_CHECKSUM_* */
     int segment_fd;
     int64_t segment_base;
-    uint8_t *buffer;
-    int32_t buffer_length;
+    int32_t buffer_length; /* the most bytes one block read takes (file_io_max_length) */
     int32_t error_code;
     char error[AA_ARCHIVE_ERROR_TEXT_MAX];
     char archive_dir[AA_ARCHIVE_PATH_MAX];

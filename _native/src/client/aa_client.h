@@ -290,4 +290,15 @@ void aa_client_wake_spin_on_signal(aa_client_t *client);
 void aa_client_idle(void *state, int work_count);
 int aa_client_idle_init(void **state, const char *args);
 
+/* aa_publication.c: a block of whole frames written in place, for a writer that would otherwise copy
+ * it twice (the archive's replayer reads segment bytes straight into the term). block_space: where
+ * the block goes at an exclusive publication's position and how many bytes it may take (to the
+ * position limit and the term's end), or NULL with *status BACK_PRESSURED, ADMIN_ACTION,
+ * NOT_CONNECTED, CLOSED or ERROR. The writer fills the space from byte 32 on and leaves the first
+ * frame's header (still zeros, so no reader passes it) to commit_block, which checks it as
+ * offer_block does, stores it (its length word last) and returns the new position or a status;
+ * bytes written past `length` must be zeroed again by the writer before it commits. */
+uint8_t *aa_publication_block_space(aa_publication_t *pub, int32_t *length, int64_t *status);
+int64_t aa_publication_commit_block(aa_publication_t *pub, const uint8_t *header, size_t length);
+
 #endif

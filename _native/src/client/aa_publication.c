@@ -149,7 +149,47 @@ int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_
  * current term and offset (their headers naming its session, stream and term), appended in one
  * copy; the first frame's length word is stored last, so a reader sees all or none. A padding
  * frame's 32-byte header alone pads the rest of the term. */
-int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, size_t length)
+/* offer_block's checks of a block's first frame (header) against the publication: 0 and the bytes
+ * the block moves the position by (a padding frame's header alone: to the term's end), or -1 with
+ * the error set */
+static int aa_publication_check_block(aa_publication_t *pub, const uint8_t *header, size_t length, int32_t *advance)
+{
+    int32_t frame_length, term_offset, session_id, stream_id, term_id;
+    uint16_t type;
+    memcpy(&frame_length, header, 4);
+    memcpy(&type, header + 6, 2);
+    memcpy(&term_offset, header + 8, 4);
+    memcpy(&session_id, header + 12, 4);
+    memcpy(&stream_id, header + 16, 4);
+    memcpy(&term_id, header + 20, 4);
+    if (term_offset != pub->term_offset || session_id != pub->session_id || stream_id != pub->stream_id ||
+        term_id != pub->term_id || frame_length <= 0 || (size_t)pub->term_offset + length > (size_t)pub->term_length ||
+        (AA_HDR_TYPE_PAD != type && AA_HDR_TYPE_DATA != type))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+            "block does not fit this publication: its first frame names term %d offset %d session %d stream %d "
+            "(length %d, block %zu bytes); the publication is at term %d offset %d session %d stream %d, term length %d",
+            term_id, term_offset, session_id, stream_id, frame_length, length, pub->term_id, pub->term_offset,
+            pub->session_id, pub->stream_id, pub->term_length);
+        return -1;
+    }
+    *advance = (int32_t)length;
+    if (AA_HDR_TYPE_PAD == type && AA_DATA_HEADER_LENGTH == length)
+    {
+        /* a padding frame's header alone pads the rest of the term (as an archive stores it) */
+        *advance = (int32_t)AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
+        if (pub->term_offset + *advance != pub->term_length)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+                "a padding frame of %d bytes at term offset %d does not end the term of %d bytes", frame_length,
+                pub->term_offset, pub->term_length);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int64_t aa_publication_check_block_length(aa_publication_t *pub, size_t length)
 {
     if (aa_get_int32_acquire(&pub->is_closed))
     {
@@ -167,48 +207,15 @@ int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, 
             "a block of %zu bytes is not whole frames (a multiple of 32 bytes, at least one 32-byte header)", length);
         return AA_PUBLICATION_ERROR;
     }
-    int64_t limit = aa_get_int64_acquire(pub->position_limit);
-    int64_t position = pub->term_begin_position + pub->term_offset;
-    if (position >= limit)
-    {
-        return aa_publication_back_pressure_status(pub, position, length - AA_DATA_HEADER_LENGTH);
-    }
-    int32_t frame_length, term_offset, session_id, stream_id, term_id;
-    memcpy(&frame_length, block, 4);
-    memcpy(&term_offset, block + 8, 4);
-    memcpy(&session_id, block + 12, 4);
-    memcpy(&stream_id, block + 16, 4);
-    memcpy(&term_id, block + 20, 4);
-    if (term_offset != pub->term_offset || session_id != pub->session_id || stream_id != pub->stream_id ||
-        term_id != pub->term_id || frame_length <= 0 || (size_t)pub->term_offset + length > (size_t)pub->term_length ||
-        (AA_HDR_TYPE_PAD != *(const uint16_t *)(block + 6) && AA_HDR_TYPE_DATA != *(const uint16_t *)(block + 6)))
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
-            "block does not fit this publication: its first frame names term %d offset %d session %d stream %d "
-            "(length %d, block %zu bytes); the publication is at term %d offset %d session %d stream %d, term length %d",
-            term_id, term_offset, session_id, stream_id, frame_length, length, pub->term_id, pub->term_offset,
-            pub->session_id, pub->stream_id, pub->term_length);
-        return AA_PUBLICATION_ERROR;
-    }
-    uint16_t type;
-    memcpy(&type, block + 6, 2);
-    int32_t advance = (int32_t)length;
-    if (AA_HDR_TYPE_PAD == type && AA_DATA_HEADER_LENGTH == length)
-    {
-        /* a padding frame's header alone pads the rest of the term (as an archive stores it) */
-        advance = (int32_t)AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT);
-        if (pub->term_offset + advance != pub->term_length)
-        {
-            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
-                "a padding frame of %d bytes at term offset %d does not end the term of %d bytes", frame_length,
-                pub->term_offset, pub->term_length);
-            return AA_PUBLICATION_ERROR;
-        }
-    }
+    return 0;
+}
+
+/* the block's bytes are in the term from its first frame's length word on (that word still 0):
+ * store the length last, so a reader sees all of the block or none */
+static int64_t aa_publication_publish_block(aa_publication_t *pub, int32_t frame_length, int32_t advance)
+{
     uint8_t *term_buffer = pub->log.term_buffers[pub->active_partition_index];
-    /* as Aeron's appendBlock: the first frame's length is 0 while the block is copied, then stored */
-    aa_frame_length_ordered(term_buffer, pub->term_offset, 0);
-    memcpy(term_buffer + pub->term_offset + 4, block + 4, length - 4);
+    int32_t term_offset = pub->term_offset;
     pub->term_offset += advance;
     aa_put_int64_release(&pub->log.metadata->term_tail_counters[pub->active_partition_index],
         aa_pack_tail(pub->term_id, pub->term_offset));
@@ -220,6 +227,73 @@ int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, 
         aa_exclusive_publication_rotate(pub);
     }
     return result;
+}
+
+int64_t aa_publication_offer_block(aa_publication_t *pub, const uint8_t *block, size_t length)
+{
+    int64_t rc = aa_publication_check_block_length(pub, length);
+    if (0 != rc)
+    {
+        return rc;
+    }
+    int64_t limit = aa_get_int64_acquire(pub->position_limit);
+    int64_t position = pub->term_begin_position + pub->term_offset;
+    if (position >= limit)
+    {
+        return aa_publication_back_pressure_status(pub, position, length - AA_DATA_HEADER_LENGTH);
+    }
+    int32_t advance;
+    if (aa_publication_check_block(pub, block, length, &advance) < 0)
+    {
+        return AA_PUBLICATION_ERROR;
+    }
+    int32_t frame_length;
+    memcpy(&frame_length, block, 4);
+    uint8_t *term_buffer = pub->log.term_buffers[pub->active_partition_index];
+    /* as Aeron's appendBlock: the first frame's length is 0 while the block is copied, then stored */
+    aa_frame_length_ordered(term_buffer, pub->term_offset, 0);
+    memcpy(term_buffer + pub->term_offset + 4, block + 4, length - 4);
+    return aa_publication_publish_block(pub, frame_length, advance);
+}
+
+uint8_t *aa_publication_block_space(aa_publication_t *pub, int32_t *length, int64_t *status)
+{
+    *length = 0;
+    *status = aa_publication_check_block_length(pub, AA_DATA_HEADER_LENGTH);
+    if (0 != *status)
+    {
+        return NULL;
+    }
+    int64_t limit = aa_get_int64_acquire(pub->position_limit);
+    int64_t position = pub->term_begin_position + pub->term_offset;
+    int64_t room = limit - position;
+    if (room < AA_DATA_HEADER_LENGTH)
+    {
+        *status = aa_publication_back_pressure_status(pub, position, 0);
+        return NULL;
+    }
+    int32_t to_term_end = pub->term_length - pub->term_offset;
+    *length = room < to_term_end ? (int32_t)room : to_term_end;
+    return pub->log.term_buffers[pub->active_partition_index] + pub->term_offset;
+}
+
+int64_t aa_publication_commit_block(aa_publication_t *pub, const uint8_t *header, size_t length)
+{
+    int64_t rc = aa_publication_check_block_length(pub, length);
+    if (0 != rc)
+    {
+        return rc;
+    }
+    int32_t advance;
+    if (aa_publication_check_block(pub, header, length, &advance) < 0)
+    {
+        return AA_PUBLICATION_ERROR;
+    }
+    int32_t frame_length;
+    memcpy(&frame_length, header, 4);
+    uint8_t *term_buffer = pub->log.term_buffers[pub->active_partition_index];
+    memcpy(term_buffer + pub->term_offset + 4, header + 4, AA_DATA_HEADER_LENGTH - 4);
+    return aa_publication_publish_block(pub, frame_length, advance);
 }
 
 /* Smart batching at the language boundary: one call appends messages[0..count) in order, each
