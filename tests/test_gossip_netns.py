@@ -43,7 +43,10 @@ class Pod:
 
 
 def start_pod(bridge: netns.Bridge, name: str, index: int, bootstrap: str) -> Pod:
-    host = bridge.add(name, index)
+    return start_driver_in(bridge.add(name, index), name, bootstrap)
+
+
+def start_driver_in(host: netns.Host, name: str, bootstrap: str) -> Pod:
     aeron_dir = new_aeron_dir()
     driver = start_driver(aeron_dir, *DRIVER_OPTIONS, "-o", f"AERON_DRIVER_RESOLVER_NAME={name}",
                           "-o", f"AERON_DRIVER_RESOLVER_INTERFACE=0.0.0.0:{RESOLVER_PORT}",
@@ -189,15 +192,16 @@ def test_pod_restart_with_a_new_address_reconnects_the_publisher(pods: tuple[net
 
     # the pod goes: its processes die with it, then its namespace is deleted while pod-0 streams on
     stop_pod(old, kill=True)
+    killed = time.monotonic()
     bridge.remove(old.host)
     del started["pod-1"]
-    killed = time.monotonic()
 
     # ...and comes back under the same name with a new address
     bootstrap = f"10.79.{bridge.subnet}.1:{RESOLVER_PORT}"
-    driver_start = time.time()
+    host = bridge.add("pod-1", 12)
     since_kill = time.monotonic() - killed
-    new = start_pod(bridge, "pod-1", 12, bootstrap)
+    driver_start = time.time()
+    new = start_driver_in(host, "pod-1", bootstrap)
     started["pod-1"] = new
     assert new.host.address != old.host.address
     sub = stream(new, "sub", new.aeron_dir, CHANNEL, STREAM, 200)
@@ -218,6 +222,7 @@ def test_pod_restart_with_a_new_address_reconnects_the_publisher(pods: tuple[net
     assert took < 12.0, f"first message {took:.2f} s after the new driver started"
     assert read_line(sub, "received", 30) == "received 200"
     assert sub.wait(timeout=10) == 0
+    assert publisher.poll() is None, "the publisher was to stream on, untouched"
     publisher.kill()
     publisher.wait(timeout=10)
     assert resolutions(started["pod-0"].aeron_dir).get("pod-1") == f"{new.host.address}:{RESOLVER_PORT}"
