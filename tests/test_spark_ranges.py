@@ -76,21 +76,24 @@ def recording(tmp_path_factory: Any) -> Iterator[Recording]:
 
 
 def read_slowly(recording: Recording, start: int, end: int) -> list[tuple[int, bytes]]:
-    """(position, data) of each row read from [start, end), the reader pausing after each batch
-    in the range's last term: time for the replay to finish sending and end."""
+    """(position, data) of each row read from [start, end), the reader pausing once, a batch before
+    the last term boundary under `end`: time for the replay to send the rest (within the IPC
+    window of half a term) and end."""
     from aeron_async.spark.columns import RecordingRange, open_archive, poll_range
     from aeron_async.spark.options import parse_read_options
 
     options = parse_read_options({"aerondir": recording.aeron_dir, "recordingids": str(recording.recording_id),
                                   "timeout": "5"}, streaming=False)
     part = RecordingRange(recording.recording_id, start, end, recording.session_id, STREAM, "aeron:ipc", TERM)
+    pause_at = (end - 1) // TERM * TERM - BATCH_ROWS * FRAME
     rows: list[tuple[int, bytes]] = []
     with open_archive(options.archive) as archive:
         for columns in poll_range(archive, part, options, batch_rows=BATCH_ROWS):
             batch = columns.take(part)
             rows.extend(zip(batch.column("position").to_pylist(), batch.column("data").to_pylist()))
-            if rows[-1][0] >= end - TERM:
-                time.sleep(0.15)
+            if rows[-1][0] + FRAME >= pause_at:
+                time.sleep(0.25)
+                pause_at = 1 << 62
     return rows
 
 
