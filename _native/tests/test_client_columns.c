@@ -1,6 +1,7 @@
 /* Columnar polling (src/client/aa_columns.c) on a log in memory: whole messages into column
  * buffers, fragmented ones reassembled, start positions, the from/to range, batches that fill up
- * inside a message, a data buffer too small for one message, and padding at the term's end. */
+ * inside a message, a data buffer too small for one message, padding at the term's end, and a batch
+ * or range that ends exactly at a term's end. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,6 +234,34 @@ static void padding_ends_the_term_and_a_torn_start_is_skipped(void)
     free(u.memory);
 }
 
+static void a_batch_filled_at_the_term_end_is_full_and_a_range_ending_there_done(void)
+{
+    /* 64 messages of 992 bytes (frames of 1,024) fill the term exactly, and the 64 rows */
+    for (int ending_at_term = 0; ending_at_term < 2; ending_at_term++)
+    {
+        test_image_t t;
+        new_image(&t);
+        for (int i = 0; i < ROWS; i++)
+        {
+            AA_CHECK_EQ(append(&t, 992, (uint8_t)i), (int64_t)i * 1024);
+        }
+        test_columns_t c;
+        new_columns(&c, sizeof(c.data), ROWS, 0, ending_at_term ? TERM : INT64_MAX);
+        AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), ROWS);
+        check_message(&c, ROWS - 1, 992, ROWS - 1, (ROWS - 1) * 1024);
+        AA_CHECK_EQ(c.columns.position, TERM);
+        AA_CHECK_EQ(t.subscriber_position, TERM);
+        AA_CHECK_EQ(c.columns.full, 1);
+        AA_CHECK_EQ(c.columns.done, ending_at_term);
+        /* room again, and nothing past the term yet: neither */
+        AA_CHECK_EQ(aa_columns_reset(&c.columns), 0);
+        AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0);
+        AA_CHECK_EQ(c.columns.full, 0);
+        AA_CHECK_EQ(c.columns.done, ending_at_term);
+        free(t.memory);
+    }
+}
+
 int main(void)
 {
     AA_RUN(messages_fill_the_columns_with_start_positions);
@@ -240,5 +269,6 @@ int main(void)
     AA_RUN(a_full_batch_stops_at_a_message_boundary);
     AA_RUN(a_message_larger_than_the_data_buffer_asks_for_more);
     AA_RUN(padding_ends_the_term_and_a_torn_start_is_skipped);
+    AA_RUN(a_batch_filled_at_the_term_end_is_full_and_a_range_ending_there_done);
     return 0;
 }

@@ -216,7 +216,7 @@ def poll_range(
         last_progress = first_row = time.monotonic()
         poll = lib.aa_columns_poll
         while True:
-            # the end of stream as it was BEFORE this poll: a poll after it has seen everything
+            # the end of stream as it was BEFORE this poll: everything up to it is in the log then
             end_of_stream = lib.aa_image_end_of_stream_position(pointer)
             closed = bool(lib.aa_image_is_closed(pointer))
             added = poll(pointer, struct)
@@ -245,14 +245,15 @@ def poll_range(
                 continue
             if added > 0:
                 continue
-            if closed or end_of_stream != NO_END_OF_STREAM:
+            # The replay is over when the image is gone or the poller stands at its end of stream:
+            # the archive ends a replay once it has SENT everything, which may be terms ahead of
+            # the poller (a poll that added nothing because the batch was full read nothing).
+            if closed or position >= end_of_stream:
                 if int(struct.rows):
                     first_row = now - LINGER - 1.0  # hand out what was read first
                     continue
-                if end_of_stream == NO_END_OF_STREAM:
-                    end_of_stream = position
-                if end_of_stream < high:
-                    data_loss(options, f"the replay of recording {part.recording_id} ended at {end_of_stream}, "
+                if position < high:
+                    data_loss(options, f"the replay of recording {part.recording_id} ended at {position}, "
                                        f"before {high}: the recording was truncated or purged while it was read")
                 return
             if now - last_progress > timeout:

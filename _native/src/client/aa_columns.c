@@ -9,7 +9,7 @@
  * only at message boundaries: a poll that stops inside a message (its bytes would not fit) drops
  * the part it copied and leaves the position at the message's first fragment, so the next poll
  * reads it again whole. Messages that start before from_position are skipped without a copy; the
- * poll is done once it stands at or past to_position outside a message.
+ * poll is done once it stands at or past to_position outside a message (a term's end included).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -161,6 +161,13 @@ int32_t aa_columns_poll(aa_image_t *image, aa_columns_t *columns)
     if (in_message)
     {
         data_length = message_data_start; /* read again whole by the next poll */
+    }
+    else if (offset >= image->term_length)
+    {
+        /* the term's end is a message boundary too: full and done hold there as between messages,
+         * so a batch that fills up exactly at a term's end goes in this poll, not after the next */
+        columns->full = rows >= columns->row_capacity ? 1 : 0;
+        columns->done = term_begin + offset >= columns->to_position ? 1 : 0;
     }
     columns->rows = rows;
     columns->data_length = data_length;
