@@ -162,7 +162,7 @@ class AsyncAeronArchive:
                 was_connected = True
             elif was_connected:
                 self._fail(ArchiveConnectionError(
-                    "the archive's response stream went away: the archive closed this control session or "
+                    "the archive is gone (its response stream went away): it closed this control session or "
                     "stopped; connect again"))
                 return
             if self.control_session_id != NULL_VALUE and not self.control_publication.is_connected:

@@ -200,7 +200,7 @@ class AeronArchive:
             self._was_connected = True
         elif self._was_connected and not work:
             raise ArchiveConnectionError(
-                "the archive's response stream went away: the archive closed this control session or stopped; "
+                "the archive is gone (its response stream went away): it closed this control session or stopped; "
                 "connect again", None)
         return work
 
