@@ -6,9 +6,7 @@ loss report),
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 import time
 
 
@@ -60,9 +58,9 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         code = register_from_cli(args.name_resolver, overrides)
         if code:
             return code
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    from ._stop import StopOnSignal
+
+    stop = StopOnSignal()
     try:
         driver = MediaDriver.launch(DriverContext(), **overrides)
     except Exception as exc:  # the message says what to fix
@@ -110,9 +108,9 @@ def _cmd_archive(args: argparse.Namespace) -> int:
         overrides["aeron_dir"] = args.aeron_dir
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    from ._stop import StopOnSignal
+
+    stop = StopOnSignal()
     try:
         archive = Archive.launch(ArchiveContext(), embedded_driver=args.embedded_driver, **overrides)
     except Exception as exc:  # the message says what to fix

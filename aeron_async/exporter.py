@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -273,9 +271,9 @@ def command(args: argparse.Namespace) -> int:
         print(f"aeron-async exporter: --port {args.port} is not a port (0 to 65535)", file=sys.stderr)
         return 2
     aeron_dir = args.aeron_dir or os.environ.get("AERON_DIR") or default_aeron_dir()
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    from ._stop import StopOnSignal
+
+    stop = StopOnSignal()
     try:
         server, thread = start_http_server(args.port, addr=args.host, registry=registry_for(aeron_dir))
     except OSError as exc:

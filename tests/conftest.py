@@ -181,7 +181,7 @@ def stop_driver(proc: subprocess.Popen) -> str:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-            raise AssertionError("driver did not stop on SIGINT")
+            raise AssertionError(f"driver did not stop on SIGINT; its output: {out!r}")
         return out
     return proc.stdout.read()
 
