@@ -279,44 +279,7 @@ aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *dri
  * resolve (on the driver's resolver executor) into a slot of a process-wide host and waits for the
  * answer, at most the registration's timeout; a worker (aeron_async/name_resolver.py) polls the host,
  * calls Python on threads of its own and answers. do_work (conductor) is posted, never waited for. */
-#if AA_CDEF
-#define AA_NAME_RESOLVER_PROXY_SLOTS ...
-#define AA_NAME_RESOLVER_PROXY_NAME_LENGTH ...
-#define AA_NAME_RESOLVER_PROXY_ERROR_LENGTH ...
-#define AA_NAME_RESOLVER_PROXY_REQUEST_CREATE 1
-#define AA_NAME_RESOLVER_PROXY_REQUEST_LOOKUP 2
-#define AA_NAME_RESOLVER_PROXY_REQUEST_RESOLVE 3
-#define AA_NAME_RESOLVER_PROXY_REQUEST_DO_WORK 4
-#define AA_NAME_RESOLVER_PROXY_REQUEST_CLOSE 5
-#define AA_NAME_RESOLVER_PROXY_HAS_LOOKUP 1
-#define AA_NAME_RESOLVER_PROXY_HAS_RESOLVE 2
-#define AA_NAME_RESOLVER_PROXY_HAS_DO_WORK 4
-
-typedef struct aa_name_resolver_proxy_request_stct
-{
-    int64_t request_id;
-    int64_t instance_id;
-    int32_t type;
-    int32_t family;
-    int32_t is_again;
-    int32_t padding;
-    int64_t now_ms;
-    char resolver[64];
-    char key[32];
-    char name[256];
-}
-aa_name_resolver_proxy_request_t;
-#endif
-int aa_name_resolver_proxy_register(
-    const char *name, int32_t flags, int64_t timeout_ns, int64_t work_interval_ms, const char *description);
-void aa_name_resolver_proxy_host_attach(bool attached);
-int aa_name_resolver_proxy_host_poll(aa_name_resolver_proxy_request_t *requests, int32_t capacity);
-int aa_name_resolver_proxy_host_wait(int64_t timeout_ns);
-void aa_name_resolver_proxy_host_wake(void);
-int aa_name_resolver_proxy_host_answer(
-    int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
-int32_t aa_name_resolver_proxy_host_in_flight(void);
-void aa_name_resolver_proxy_host_after_fork(void);
+/* CDEF INCLUDE _native/src/strategy/aa_name_resolver_proxy.h */
 
 /* ---- clocks ----
  * The driver and the client read every timer (liveness, linger, flow-control and connection

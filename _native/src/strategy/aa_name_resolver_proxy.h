@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+/* CDEF BEGIN */
+
 #define AA_NAME_RESOLVER_PROXY_SLOTS 64
 #define AA_NAME_RESOLVER_PROXY_NAME_LENGTH 256
 #define AA_NAME_RESOLVER_PROXY_KEY_LENGTH 32
@@ -66,6 +68,33 @@ typedef struct aa_name_resolver_proxy_request_stct
 }
 aa_name_resolver_proxy_request_t;
 
+/* Registers a Python resolver under name (the registry's name-resolver kind; its supplier is in
+ * aa_name_resolver_proxy_supplier.c): flags say what the class overrides, timeout_ns bounds each
+ * lookup and resolve, work_interval_ms spaces do_work. */
+int aa_name_resolver_proxy_register(
+    const char *name, int32_t flags, int64_t timeout_ns, int64_t work_interval_ms, const char *description);
+
+/* ---- the worker's side (any thread of the worker) ---- */
+/* attached false: waiting and later requests fail at once ("no worker"). */
+void aa_name_resolver_proxy_host_attach(bool attached);
+/* Copies up to capacity waiting requests, oldest first, marking them taken; returns how many. */
+int aa_name_resolver_proxy_host_poll(aa_name_resolver_proxy_request_t *requests, int32_t capacity);
+/* Sleeps until a request waits or timeout_ns passed (or a wake). Returns 1 when requests wait. */
+int aa_name_resolver_proxy_host_wait(int64_t timeout_ns);
+void aa_name_resolver_proxy_host_wake(void);
+/* The answer to a taken request: rc 0 with answer (LOOKUP: "host[:port]"; RESOLVE: an address
+ * literal), or rc -1 with error_code and error. Returns 0 when delivered, 1 when nobody waits any
+ * more (abandoned after its timeout, or a request that is not waited for), -1 for an unknown id. */
+int aa_name_resolver_proxy_host_answer(
+    int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
+/* Requests queued or taken (tests). */
+int32_t aa_name_resolver_proxy_host_in_flight(void);
+/* In a child made by fork(): no worker, no requests, fresh locks. */
+void aa_name_resolver_proxy_host_after_fork(void);
+
+/* CDEF END */
+
+
 typedef struct aa_name_resolver_proxy_stct aa_name_resolver_proxy_t;
 
 /* What a registration holds (the registry entry's clientd; never freed: entries live as long as the
@@ -81,12 +110,6 @@ aa_name_resolver_proxy_registration_t;
 
 /* Where a proxy writes what went wrong: the driver's distinct error log. */
 typedef void (*aa_name_resolver_proxy_log_func_t)(void *clientd, int32_t code, const char *message);
-
-/* Registers a Python resolver under name (the registry's name-resolver kind; its supplier is in
- * aa_name_resolver_proxy_supplier.c): flags say what the class overrides, timeout_ns bounds each
- * lookup and resolve, work_interval_ms spaces do_work. */
-int aa_name_resolver_proxy_register(
-    const char *name, int32_t flags, int64_t timeout_ns, int64_t work_interval_ms, const char *description);
 
 /* A proxy for a registered resolver: posts CREATE (init_args) to the worker without waiting. log
  * may be NULL. Fails when no worker is attached or every slot is taken. */
@@ -108,23 +131,5 @@ int aa_name_resolver_proxy_resolve(
     struct sockaddr_storage *address);
 /* Never waits: returns 1 when it posted a DO_WORK request, else 0. */
 int aa_name_resolver_proxy_do_work(aa_name_resolver_proxy_t *proxy, int64_t now_ms);
-
-/* ---- the worker's side (any thread of the worker) ---- */
-/* attached false: waiting and later requests fail at once ("no worker"). */
-void aa_name_resolver_proxy_host_attach(bool attached);
-/* Copies up to capacity waiting requests, oldest first, marking them taken; returns how many. */
-int aa_name_resolver_proxy_host_poll(aa_name_resolver_proxy_request_t *requests, int32_t capacity);
-/* Sleeps until a request waits or timeout_ns passed (or a wake). Returns 1 when requests wait. */
-int aa_name_resolver_proxy_host_wait(int64_t timeout_ns);
-void aa_name_resolver_proxy_host_wake(void);
-/* The answer to a taken request: rc 0 with answer (LOOKUP: "host[:port]"; RESOLVE: an address
- * literal), or rc -1 with error_code and error. Returns 0 when delivered, 1 when nobody waits any
- * more (abandoned after its timeout, or a request that is not waited for), -1 for an unknown id. */
-int aa_name_resolver_proxy_host_answer(
-    int64_t request_id, int32_t rc, int32_t error_code, const char *answer, const char *error);
-/* Requests queued or taken (tests). */
-int32_t aa_name_resolver_proxy_host_in_flight(void);
-/* In a child made by fork(): no worker, no requests, fresh locks. */
-void aa_name_resolver_proxy_host_after_fork(void);
 
 #endif
