@@ -229,6 +229,20 @@ def test_a_schema_with_other_columns_is_a_clear_error(fields: list[tuple[str, st
     assert check_read_schema(StructType([StructField("position", LongType())])) == (("position", True),)
 
 
+def test_batch_and_stream_readers_hand_spark_the_chosen_columns() -> None:
+    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+
+    from aeron_async.spark.columns import ARROW_SCHEMA, output_schema
+    from aeron_async.spark.datasource import SCHEMA, AeronDataSource
+
+    chosen = StructType([StructField("position", LongType()), StructField("data", BinaryType(), nullable=False)])
+    source = AeronDataSource({"recordingids": "1"})
+    for reader in (source.reader(schema=chosen), source.streamReader(schema=chosen)):
+        assert output_schema(reader.options.columns) == pa.schema(
+            [pa.field("position", pa.int64()), pa.field("data", pa.binary(), nullable=False)])
+    assert output_schema(source.reader(schema=SCHEMA).options.columns) is ARROW_SCHEMA
+
+
 def test_a_schema_spark_rejects_fails_at_query_start(spark: Any, recorded: Recorded) -> None:
     with pytest.raises(Exception, match="channel bigint is not among them"):
         spark.read.format("aeron").options(**recorded.options(recordingIds=recorded.mixed)).schema(
