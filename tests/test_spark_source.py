@@ -195,6 +195,60 @@ def test_a_position_range_read_by_spark_is_exact(spark: Any, recorded: Recorded)
     assert rows_of(df.toArrow()) == expected_messages(stream, low, high)
 
 
+def test_a_schema_chooses_columns_and_the_rows_stay_exact(spark: Any, recorded: Recorded) -> None:
+    stream = recorded.mixed_stream
+    low, high = start_of(stream, 1000), start_of(stream, 9000)
+    options = recorded.options(recordingIds=recorded.mixed, maxBytesPerPartition="256k",
+                               startingPositions=json.dumps({str(recorded.mixed): low}),
+                               endingPositions=json.dumps({str(recorded.mixed): high}))
+    df = spark.read.format("aeron").options(**options).schema("position bigint, data binary").load()
+    table = df.toArrow()
+    assert table.column_names == ["position", "data"]
+    assert rows_of(table) == expected_messages(stream, low, high)
+    only = spark.read.format("aeron").options(**options).schema("stream_id int not null").load()
+    assert only.count() == len(expected_messages(stream, low, high))
+    assert {row.stream_id for row in only.distinct().collect()} == {MIXED_STREAM}
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ([("position", "int")], "position int is not among them"),
+    ([("data", "binary"), ("offset", "bigint")], "offset bigint is not among them"),
+    ([("data", "binary"), ("data", "binary")], "names a column twice"),
+    ([], "names no column"),
+])
+def test_a_schema_with_other_columns_is_a_clear_error(fields: list[tuple[str, str]], expected: str) -> None:
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+
+    from aeron_async.spark.datasource import SCHEMA, check_read_schema
+    from aeron_async.spark.options import OptionError
+
+    types = {"int": IntegerType(), "bigint": LongType(), "binary": BinaryType()}
+    with pytest.raises(OptionError, match=expected):
+        check_read_schema(StructType([StructField(name, types[kind]) for name, kind in fields]))
+    assert check_read_schema(SCHEMA) is None
+    assert check_read_schema(StructType([StructField("position", LongType())])) == (("position", True),)
+
+
+def test_batch_and_stream_readers_hand_spark_the_chosen_columns() -> None:
+    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+
+    from aeron_async.spark.columns import ARROW_SCHEMA, output_schema
+    from aeron_async.spark.datasource import SCHEMA, AeronDataSource
+
+    chosen = StructType([StructField("position", LongType()), StructField("data", BinaryType(), nullable=False)])
+    source = AeronDataSource({"recordingids": "1"})
+    for reader in (source.reader(schema=chosen), source.streamReader(schema=chosen)):
+        assert output_schema(reader.options.columns) == pa.schema(
+            [pa.field("position", pa.int64()), pa.field("data", pa.binary(), nullable=False)])
+    assert output_schema(source.reader(schema=SCHEMA).options.columns) is ARROW_SCHEMA
+
+
+def test_a_schema_spark_rejects_fails_at_query_start(spark: Any, recorded: Recorded) -> None:
+    with pytest.raises(Exception, match="channel bigint is not among them"):
+        spark.read.format("aeron").options(**recorded.options(recordingIds=recorded.mixed)).schema(
+            "channel bigint").load().count()
+
+
 def test_recordings_are_chosen_by_channel_and_stream(recorded: Recorded) -> None:
     from aeron_async.spark.reader import AeronBatchReader
 

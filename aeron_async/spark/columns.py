@@ -40,6 +40,23 @@ ARROW_SCHEMA: Final = pa.schema([
     pa.field("channel", pa.string(), nullable=False),
 ])
 
+
+
+def output_schema(columns: tuple[tuple[str, bool], ...] | None) -> pa.Schema:
+    """The Arrow schema of what a task hands Spark: ARROW_SCHEMA, or the chosen columns of it in
+    their order with the nullability the query's schema gives (Spark compares the two exactly)."""
+    if columns is None:
+        return ARROW_SCHEMA
+    return pa.schema([ARROW_SCHEMA.field(name).with_nullable(nullable) for name, nullable in columns])
+
+
+def project(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` (ARROW_SCHEMA) cut to `schema`'s columns: no copy, the arrays are shared."""
+    if schema is ARROW_SCHEMA:
+        return batch
+    return pa.RecordBatch.from_arrays([batch.column(field.name) for field in schema], schema=schema)
+
+
 BATCH_ROWS: Final = 65536
 DATA_CAPACITY: Final = 4 << 20
 MAX_DATA_CAPACITY: Final = (1 << 31) - 1  # Arrow binary's int32 offsets

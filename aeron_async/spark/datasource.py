@@ -6,13 +6,14 @@ Structured Streaming), and DataFrames written to a stream (sink.py).
     df = spark.read.format("aeron").option("recordingIds", "3").load()
 
 Columns: data (binary), recording_id, session_id, stream_id, position (the message's start
-position in the recording), reserved_value, channel (the recording's original channel). Options:
-options.py.
+position in the recording), reserved_value, channel (the recording's original channel); a
+`.schema(...)` may choose some of them (check_read_schema). Options: options.py.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
@@ -34,11 +35,24 @@ SCHEMA = StructType([
 ])
 
 
-def check_read_schema(schema: StructType) -> None:
-    """The source's columns are fixed: a user schema (`.schema(...)`) must be the source's own."""
-    if [(f.name, f.dataType) for f in schema.fields] != [(f.name, f.dataType) for f in SCHEMA.fields]:
-        raise OptionError(f"the aeron source's columns are fixed ({SCHEMA.simpleString()}); leave out .schema(...), "
-                          f"which gave {schema.simpleString()}")
+def check_read_schema(schema: StructType) -> tuple[tuple[str, bool], ...] | None:
+    """The columns a query reads: the source's seven (None), or those a user schema
+    (`.schema("data binary, position bigint")`) chooses of them, in its order, each with the
+    source's type. The Python data source API has no column pruning: Spark asks the reader for
+    every column of its schema, so choosing fewer is how a query that needs fewer avoids moving
+    the rest from the Python worker to the JVM."""
+    if schema == SCHEMA:
+        return None
+    types = {field.name: field.dataType for field in SCHEMA.fields}
+    names = [field.name for field in schema.fields]
+    wrong = [f"{field.name} {field.dataType.simpleString()}" for field in schema.fields
+             if types.get(field.name) != field.dataType]
+    if not names or wrong or len(set(names)) != len(names):
+        problem = (f"{', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not among them" if wrong else
+                   "it names no column" if not names else "it names a column twice")
+        raise OptionError(f"the aeron source's columns are {SCHEMA.simpleString()}; a .schema(...) may choose some "
+                          f"of them, with those types, but {problem} (gave {schema.simpleString()})")
+    return tuple((field.name, field.nullable) for field in schema.fields)
 
 
 def _sink() -> Any:
@@ -59,14 +73,14 @@ class AeronDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         from .reader import AeronBatchReader
 
-        check_read_schema(schema)
-        return AeronBatchReader(parse_read_options(self.options, streaming=False))
+        columns = check_read_schema(schema)
+        return AeronBatchReader(replace(parse_read_options(self.options, streaming=False), columns=columns))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .stream_reader import AeronStreamReader
 
-        check_read_schema(schema)
-        return AeronStreamReader(parse_read_options(self.options, streaming=True))
+        columns = check_read_schema(schema)
+        return AeronStreamReader(replace(parse_read_options(self.options, streaming=True), columns=columns))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         writer: DataSourceWriter = _sink().AeronBatchWriter(self.options, schema, overwrite)

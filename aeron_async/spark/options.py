@@ -125,6 +125,9 @@ class ReadOptions:
     max_bytes_per_trigger: int | None
     streaming: bool
     drop_repeats: bool = False  # sparksink: read a recorded sink stream's finished attempts only (repeats.py)
+    # the columns a task hands Spark, (name, nullable) in the order of the query's schema (the
+    # source's seven, or the subset a `.schema(...)` chose: datasource.py); None: all seven
+    columns: tuple[tuple[str, bool], ...] | None = None
 
     def selects(self, recording_id: int) -> bool:
         return self.recording_ids is None or recording_id in self.recording_ids

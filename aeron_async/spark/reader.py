@@ -17,7 +17,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from ..archive import NULL_POSITION, AeronArchive, RecordingDescriptor
 from ..errors import UnknownRecordingError
-from .columns import RecordingRange, open_archive, read_range
+from .columns import ARROW_SCHEMA, RecordingRange, open_archive, output_schema, project, read_range
 from .repeats import drop_end_markers, recordings_to_drop
 from .options import EARLIEST, LATEST, OptionError, ReadOptions
 
@@ -106,10 +106,15 @@ def drop_repeated_recordings(archive: AeronArchive, options: ReadOptions,
 def output(batches: Iterator[pa.RecordBatch], options: ReadOptions) -> Iterator[pa.RecordBatch]:
     """What a task hands Spark of the batches it read: the one place where the reader filters rows
     (batch and streaming reads alike). It hands every batch on as it is, but for dropRepeats=true,
-    which drops the sink's end markers (repeats.py)."""
+    which drops the sink's end markers (repeats.py), and cut to the columns the query's schema
+    chose (`.schema(...)`, datasource.py): Spark asks a Python source for every column it declares,
+    so a query that needs fewer saves their transfer to the JVM by choosing them."""
     if options.drop_repeats:
-        return (kept for kept in map(drop_end_markers, batches) if kept.num_rows)
-    return batches
+        batches = (kept for kept in map(drop_end_markers, batches) if kept.num_rows)
+    schema = output_schema(options.columns)
+    if schema is ARROW_SCHEMA:
+        return batches
+    return (project(batch, schema) for batch in batches)
 
 
 def read_partition(partition: Any, options: ReadOptions) -> Iterator[pa.RecordBatch]:
