@@ -51,8 +51,9 @@ def output_schema(columns: tuple[tuple[str, bool], ...] | None) -> pa.Schema:
 
 
 def project(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """`batch` (ARROW_SCHEMA) cut to `schema`'s columns: no copy, the arrays are shared."""
-    if schema is ARROW_SCHEMA:
+    """`batch` (some of ARROW_SCHEMA's columns) cut to `schema`'s columns: no copy, the arrays are
+    shared."""
+    if schema.names == batch.schema.names:
         return batch
     return pa.RecordBatch.from_arrays([batch.column(field.name) for field in schema], schema=schema)
 
@@ -139,23 +140,25 @@ class Columns:
     def rows(self) -> int:
         return int(self.struct.rows)
 
-    def take(self, part: RecordingRange) -> pa.RecordBatch:
-        """The rows so far as a record batch; the columns start empty on new buffers."""
+    def take(self, part: RecordingRange, schema: pa.Schema = ARROW_SCHEMA) -> pa.RecordBatch:
+        """The rows so far as a record batch of `schema` (ARROW_SCHEMA or some of its columns: only
+        those are built); the columns start empty on new buffers."""
         s = self.struct
         rows, length = int(s.rows), int(s.data_length)
-        data = pa.Array.from_buffers(pa.binary(), rows, [None, self.offsets[:4 * (rows + 1)], self.data[:length]],
-                                     null_count=0)
-        positions = pa.Array.from_buffers(pa.int64(), rows, [None, self.positions[:8 * rows]], null_count=0)
-        reserved = pa.Array.from_buffers(pa.int64(), rows, [None, self.reserved[:8 * rows]], null_count=0)
-        batch = pa.RecordBatch.from_arrays([
-            data,
-            pa.repeat(pa.scalar(part.recording_id, pa.int64()), rows),
-            pa.repeat(pa.scalar(part.session_id, pa.int32()), rows),
-            pa.repeat(pa.scalar(part.stream_id, pa.int32()), rows),
-            positions,
-            reserved,
-            pa.repeat(pa.scalar(part.channel, pa.string()), rows),
-        ], schema=ARROW_SCHEMA)
+        arrays = []
+        for field in schema:
+            name = field.name
+            if name == "data":
+                array = pa.Array.from_buffers(pa.binary(), rows, [None, self.offsets[:4 * (rows + 1)],
+                                                                  self.data[:length]], null_count=0)
+            elif name == "position":
+                array = pa.Array.from_buffers(pa.int64(), rows, [None, self.positions[:8 * rows]], null_count=0)
+            elif name == "reserved_value":
+                array = pa.Array.from_buffers(pa.int64(), rows, [None, self.reserved[:8 * rows]], null_count=0)
+            else:  # the same for the whole recording
+                array = pa.repeat(pa.scalar(getattr(part, name), field.type), rows)
+            arrays.append(array)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         self._allocate()
         return batch
 
@@ -280,10 +283,12 @@ def poll_range(
             idle.idle(0)
 
 
-def read_range(archive: AeronArchive, part: RecordingRange, options: ReadOptions) -> Iterator[pa.RecordBatch]:
-    """The messages of `part` as Arrow record batches (the data source's schema)."""
+def read_range(archive: AeronArchive, part: RecordingRange, options: ReadOptions,
+               schema: pa.Schema = ARROW_SCHEMA) -> Iterator[pa.RecordBatch]:
+    """The messages of `part` as Arrow record batches of `schema` (the data source's, or some of
+    its columns)."""
     for columns in poll_range(archive, part, options):
-        yield columns.take(part)
+        yield columns.take(part, schema)
 
 
 def end_after_rows(archive: AeronArchive, part: RecordingRange, options: ReadOptions, max_rows: int) -> tuple[int, int]:

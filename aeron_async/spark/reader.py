@@ -103,26 +103,25 @@ def drop_repeated_recordings(archive: AeronArchive, options: ReadOptions,
     return [descriptor for descriptor in descriptors if descriptor.recording_id not in dropped]
 
 
-def output(batches: Iterator[pa.RecordBatch], options: ReadOptions) -> Iterator[pa.RecordBatch]:
-    """What a task hands Spark of the batches it read: the one place where the reader filters rows
-    (batch and streaming reads alike). It hands every batch on as it is, but for dropRepeats=true,
-    which drops the sink's end markers (repeats.py), and cut to the columns the query's schema
-    chose (`.schema(...)`, datasource.py): Spark asks a Python source for every column it declares,
-    so a query that needs fewer saves their transfer to the JVM by choosing them."""
-    if options.drop_repeats:
-        batches = (kept for kept in map(drop_end_markers, batches) if kept.num_rows)
-    schema = output_schema(options.columns)
-    if schema is ARROW_SCHEMA:
-        return batches
-    return (project(batch, schema) for batch in batches)
-
-
 def read_partition(partition: Any, options: ReadOptions) -> Iterator[pa.RecordBatch]:
-    """A task's read: its own archive session, one replay of its range."""
+    """A task's read: its own archive session, one replay of its range, handed on as what the task
+    gives Spark. This is the one place where the reader filters rows (batch and streaming reads
+    alike): every batch goes on as it is, but for dropRepeats=true, which drops the sink's end
+    markers (repeats.py). The batches hold only the columns the query's schema chose
+    (`.schema(...)`, datasource.py; the others are never built): Spark asks a Python source for
+    every column it declares, so a query that needs fewer saves their building and their transfer
+    to the JVM by choosing them."""
     if not isinstance(partition, RangePartition):
         return  # Spark's single empty partition when nothing is to be read
+    schema = output_schema(options.columns)
+    read_schema = schema
+    if options.drop_repeats and "reserved_value" not in schema.names:
+        read_schema = pa.schema([*schema, ARROW_SCHEMA.field("reserved_value")])  # what the filter reads
     with open_archive(options.archive) as archive:
-        yield from output(read_range(archive, partition.part, options), options)
+        batches = read_range(archive, partition.part, options, read_schema)
+        if options.drop_repeats:
+            batches = (kept for kept in map(drop_end_markers, batches) if kept.num_rows)
+        yield from (project(batch, schema) for batch in batches)
 
 
 class AeronBatchReader(DataSourceReader):
