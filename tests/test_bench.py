@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -158,3 +159,46 @@ def test_plots_are_readable_charts_of_every_case(results: dict) -> None:
     image = imread(os.path.join(plots, "throughput-32B.png"))
     assert image.shape[:2] == (round(100 * (1.8 + 0.28 * len(rows))), 900), image.shape
     assert _pixels_of(image, OUR_COLOR) > 1000 and _pixels_of(image, PEER_COLOR) > 1000
+
+
+def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Path) -> None:
+    out = os.path.join(str(tmp_path), "archive.json")
+    run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-archive", "--dir", str(tmp_path), "--megabytes",
+                          "8", "--round-trips", "200", "--repeats", "2", "--json", out],
+                         env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    data = json.loads(open(out).read())
+    assert [r["size"] for r in data["recording"]] == [32, 4096]
+    for r in data["recording"]:
+        assert r["rate"] > 0 and r["disk_write_rate"] > 0 and len(r["ratios"]) == 2
+        assert r["cpu"]["archive-recorde"] > 0  # the recorder thread wrote the segments
+        assert set(r["disk_write_cpu"]) == {"disk-write"} and r["disk_write_cpu"]["disk-write"] > 0
+    assert [r["cache"] for r in data["replay"]] == ["page cache", "cold"]
+    for r in data["replay"]:
+        assert len(r["rates"]) == len(r["plain_read_rates"]) == 2 and min(r["rates"]) > 0
+        # the replayer works during the replay; during the plain read it only idles
+        assert r["cpu"]["archive-replaye"] > r["plain_read_cpu"].get("archive-replaye", 0.0)
+    assert data["latency"]["on"]["median_us"] > 0 and data["latency"]["off"]["median_us"] > 0
+    assert "CPU seconds by thread" in run.stdout and "| replay, page cache |" in run.stdout
+
+
+def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    import shutil
+
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java: Spark cannot start (./dev test installs one)")
+    run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-spark", "--messages", "20000",
+                          "--max-per-trigger", "5000", "--latency-seconds", "1", "--latency-rate", "100",
+                          "--master", "local[2]", "--dir", str(tmp_path), "--json"],
+                         env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    data = json.loads(run.stdout.strip().splitlines()[-1])
+    for name in ("aeron", "aeron_columns", "parquet"):
+        for query in ("count", "groupby"):
+            assert data[f"{name}_{query}_rows_s"] > 0
+            cpu = data[f"{name}_{query}_cpu_s"]
+            assert set(cpu) == {"this process", "Spark JVM", "Python workers"} and cpu["Spark JVM"] > 0
+    assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger
+    assert data["latency_messages"] > 0 and data["latency_p99_ms"] >= data["latency_p50_ms"] > 0
+    assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0

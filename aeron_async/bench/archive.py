@@ -51,14 +51,20 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
         idle.idle(0)
 
 
-def disk_write_rate(directory: str, total: int, sync_level: int) -> float:
+def disk_write_rate(directory: str, total: int, sync_level: int) -> tuple[float, float]:
     """Bytes/s of writing `total` bytes sequentially in FILE_IO blocks into files of SEGMENT bytes
     created sparse at full length, as the archive writes segments (fdatasync per block at sync
     level 1, fsync at 2), from a thread of its own as the recorder writes from its own: Linux
-    throttles a writer of dirty pages by what that thread has dirtied before."""
-    result: list[float] = []
-    writer = threading.Thread(target=lambda: result.append(_disk_write_rate(directory, total, sync_level)),
-                              name="disk-write")
+    throttles a writer of dirty pages by what that thread has dirtied before. Returns the rate and
+    the CPU seconds the thread used."""
+    result: list[tuple[float, float]] = []
+
+    def write() -> None:
+        start = time.thread_time()
+        rate = _disk_write_rate(directory, total, sync_level)
+        result.append((rate, time.thread_time() - start))
+
+    writer = threading.Thread(target=write, name="disk-write")
     writer.start()
     writer.join()
     if not result:
@@ -94,6 +100,33 @@ def _disk_write_rate(directory: str, total: int, sync_level: int) -> float:
         if name.startswith("disk-"):
             os.unlink(os.path.join(directory, name))
     return total / elapsed
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) each thread of this process has used, summed by thread name
+    (the driver's, the archive's and the client's agents name their threads): where a figure's
+    time goes, whatever else the machine runs."""
+    used: dict[str, float] = {}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/self/task/{task}/schedstat") as f:  # nanoseconds on a CPU, first
+                seconds = int(f.read().split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):
+            continue  # the thread ended
+        used[name] = used.get(name, 0.0) + seconds
+    return used
+
+
+def _cpu_since(before: dict[str, float]) -> dict[str, float]:
+    after = thread_cpu()
+    return {name: after[name] - before.get(name, 0.0) for name in after if after[name] > before.get(name, 0.0)}
+
+
+def _median_cpu(samples: list[dict[str, float]]) -> dict[str, float]:
+    names = sorted({name for sample in samples for name in sample})
+    return {name: statistics.median(sample.get(name, 0.0) for sample in samples) for name in names}
 
 
 def drop_cache(paths: list[str]) -> None:
@@ -281,33 +314,44 @@ def run(directory: str | None, sync_level: int, total_mb: int, threading_mode: s
         total = total_mb << 20
         last: dict[str, Any] = {}
         for size in (32, 4096):
-            trials, disks = [], []
+            trials, disks, cpu, disk_cpu = [], [], [], []
             for _ in range(repeats):
                 _settle()
+                before = thread_cpu()
                 last = bench.record(size, total)
+                cpu.append(_cpu_since(before))
                 trials.append(last)
                 _settle()
-                disks.append(disk_write_rate(base, last["bytes"], sync_level))
+                rate, seconds = disk_write_rate(base, last["bytes"], sync_level)
+                disks.append(rate)
+                disk_cpu.append({"disk-write": seconds})
             rec = dict(last)
             rec["rate"] = statistics.median(t["rate"] for t in trials)
             rec["msgs_per_s"] = statistics.median(t["msgs_per_s"] for t in trials)
             rec["disk_write_rate"] = statistics.median(disks)
             rec["ratios"] = [t["rate"] / d for t, d in zip(trials, disks)]
+            rec["cpu"], rec["disk_write_cpu"] = _median_cpu(cpu), _median_cpu(disk_cpu)
             results["recording"].append(rec)
         files = bench.segment_files(last["recording_id"])
         length = last["bytes"]
         for cache in ("page cache", "cold"):
-            plain, replay = [], []
+            plain, replay, cpu, plain_cpu = [], [], [], []
             for _ in range(repeats):
                 if cache == "cold":
                     drop_cache(files)
+                before = thread_cpu()
                 plain.append(plain_read_rate(files, length))
+                plain_cpu.append(_cpu_since(before))
                 if cache == "cold":
                     drop_cache(files)
+                before = thread_cpu()
                 replay.append(bench.replay(last["recording_id"], length))
+                cpu.append(_cpu_since(before))
             results["replay"].append({"cache": cache, "rate": statistics.median(replay),
                                       "plain_read_rate": statistics.median(plain),
-                                      "ratios": [r / p for r, p in zip(replay, plain)]})
+                                      "ratios": [r / p for r, p in zip(replay, plain)],
+                                      "rates": replay, "plain_read_rates": plain,
+                                      "cpu": _median_cpu(cpu), "plain_read_cpu": _median_cpu(plain_cpu)})
         off = bench.round_trips(False, round_trips)
         on = bench.round_trips(True, round_trips)
         for name, times in (("off", off), ("on", on)):
@@ -337,6 +381,18 @@ def markdown(results: dict[str, Any]) -> str:
     for r in results["replay"]:
         lines.append(f"| {r['cache']} | {r['rate'] / mb:.0f} | {r['plain_read_rate'] / mb:.0f} | "
                      f"{_ratios(r, r['rate'], r['plain_read_rate'])} |")
+    rows = []
+    for r in results["recording"]:
+        rows += [(f"recording IPC {r['size']} B", r["cpu"]), ("  disk write, same bytes", r["disk_write_cpu"])]
+    for r in results["replay"]:
+        rows += [(f"replay, {r['cache']}", r["cpu"]), ("  plain read, same bytes", r["plain_read_cpu"])]
+    threads = sorted({name for _, cpu in rows for name, seconds in cpu.items() if seconds >= 0.005})
+    lines += ["", "CPU seconds by thread (medians over the repeats; the phase's wall time is bytes / rate; the "
+              "main thread publishes, subscribes and reads the plain baseline)", "",
+              "| phase | " + " | ".join(threads) + " | all |", "|---" * (len(threads) + 2) + "|"]
+    for label, cpu in rows:
+        lines.append(f"| {label} | " + " | ".join(f"{cpu.get(t, 0.0):.2f}" for t in threads)
+                     + f" | {sum(cpu.values()):.2f} |")
     off, on = results["latency"]["off"], results["latency"]["on"]
     lines += ["", "| IPC round trip, 32 B, echo process | median us | p99 us |", "|---|---|---|",
               f"| not recorded | {off['median_us']:.1f} | {off['p99_us']:.1f} |",

@@ -40,6 +40,48 @@ def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
+def process_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) used so far by this process (the embedded driver and archive,
+    and the SparkSession's Python side), by the JVM Spark runs in, and by the Python processes it
+    starts (workers, planners; those already gone are counted in their parents' reaped time)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    stats: dict[int, tuple[str, float, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        pid = int(entry)
+        parents[pid] = int(fields[1])
+        own = (int(fields[11]) + int(fields[12])) / tick
+        reaped = (int(fields[13]) + int(fields[14])) / tick
+        stats[pid] = (stat[stat.index("(") + 1:stat.rindex(")")], own, reaped)
+    me = os.getpid()
+    used = {"this process": stats[me][1], "Spark JVM": 0.0, "Python workers": 0.0}
+    for pid, (name, own, reaped) in stats.items():
+        ancestor = parents.get(pid, 0)
+        while ancestor not in (0, 1, me):
+            ancestor = parents.get(ancestor, 0)
+        if ancestor != me or pid == me:
+            continue
+        used["Spark JVM" if name == "java" else "Python workers"] += own
+        used["Python workers"] += reaped  # the JVM and the workers' daemon reap Python processes
+    return used
+
+
+def _timed_cpu(action: Callable[[], Any]) -> tuple[float, Any, dict[str, float]]:
+    """_timed, and the CPU seconds each of process_cpu's parts used meanwhile."""
+    before = process_cpu()
+    seconds, result = _timed(action)
+    after = process_cpu()
+    return seconds, result, {name: round(after[name] - before[name], 2) for name in after}
+
+
 def _publish(client: Aeron, channel: str, stream_id: int, count: int, size: int) -> None:
     publication = client.add_exclusive_publication(channel, stream_id)
     idle = IdleStrategy("backoff")
@@ -103,17 +145,19 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     for name, counted, grouped_frame in runs:
         # each query twice, the second timed: the first pays Spark's and the Python workers' start
         for _ in range(2):
-            seconds, count = _timed(counted.count)
+            seconds, count, cpu = _timed_cpu(counted.count)
         assert count == messages, f"{name}: count {count} != {messages}"
         result[f"{name}_count_rows_s"] = messages / seconds
+        result[f"{name}_count_cpu_s"] = cpu
         for _ in range(2):
             # a new DataFrame each time: a second collect() of the same one reuses its shuffle
             # files and times only the final aggregation, not the read
             grouped = grouped_frame.groupBy(F.substring("data", 1, 1).alias("k")).agg(
                 F.count("*").alias("n"), F.max("position").alias("p"))
-            seconds, rows = _timed(grouped.collect)
+            seconds, rows, cpu = _timed_cpu(grouped.collect)
         assert sum(row.n for row in rows) == messages
         result[f"{name}_groupby_rows_s"] = messages / seconds
+        result[f"{name}_groupby_cpu_s"] = cpu
     return result
 
 
