@@ -30,6 +30,9 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 LONG_TIMEOUT = 10.0
 SETTINGS = {**TEST_DRIVER_SETTINGS, "driver_timeout": LONG_TIMEOUT, "dir_delete_on_shutdown": False}
 CNC_PID_NAMESPACE_OFFSET = 72  # _native/src/driver/aa_cnc.h
+CNC_CLIENTS_DOORBELL_OFFSET = 80  # sequence, then armed (int32 each)
+CNC_FEATURES_OFFSET = 88
+FEATURE_CLIENTS_DOORBELL = 1
 
 
 def readme_first_example() -> str:
@@ -146,6 +149,39 @@ def test_unknown_pid_namespace_falls_back_to_the_heartbeat_age(private_dir: str)
             assert aeron_async.is_driver_active(private_dir, LONG_TIMEOUT)
             time.sleep(0.05)
             assert not aeron_async.is_driver_active(private_dir, 0.01)
+
+
+def test_idle_clients_sleep_on_the_drivers_news_only_where_the_driver_rings_it(private_dir: str) -> None:
+    """Our driver says in its CnC header that it rings the clients' doorbell; an idle client's
+    conductor sleeps armed on it and each transmission to clients (here: another client's
+    registration answered) rings it. Where the bit is not set (as in a CnC file of Aeron's driver)
+    a client never arms it: it writes nothing there."""
+    driver = aeron_async.MediaDriver.launch(aeron_dir=private_dir, **SETTINGS)
+    try:
+        with open(os.path.join(private_dir, "cnc.dat"), "r+b") as f, mmap.mmap(f.fileno(), 4096) as cnc:
+            def doorbell() -> tuple[int, int]:
+                sequence, armed = struct.unpack_from("<ii", cnc, CNC_CLIENTS_DOORBELL_OFFSET)
+                return sequence, armed
+
+            assert struct.unpack_from("<i", cnc, CNC_FEATURES_OFFSET)[0] & FEATURE_CLIENTS_DOORBELL
+            with aeron_async.Aeron.connect(private_dir) as idle, aeron_async.Aeron.connect(private_dir) as other:
+                wait_for(lambda: doorbell()[1] == 1, 10, what="an idle client conductor to arm the clients' doorbell")
+                rung = doorbell()[0]
+                other.add_subscription("aeron:ipc", 1001).close()  # answered on the to-clients buffer
+                wait_for(lambda: doorbell()[0] > rung, 10, what="the driver to ring the clients' doorbell")
+                wait_for(lambda: doorbell()[1] == 1, 10, what="the woken conductors to arm it again")
+                # a driver that does not ring it (Aeron's): clients leave the bytes alone
+                struct.pack_into("<i", cnc, CNC_FEATURES_OFFSET, 0)
+                for stream in (1002, 1003):  # rings that wake both conductors, which look again and sleep
+                    idle.add_subscription("aeron:ipc", stream).close()
+                    time.sleep(0.05)
+                struct.pack_into("<ii", cnc, CNC_CLIENTS_DOORBELL_OFFSET, 0, 0)
+                other.add_subscription("aeron:ipc", 1004).close()
+                time.sleep(0.1)  # several idle cycles of both conductors
+                assert doorbell() == (0, 0)
+                assert idle.add_subscription("aeron:ipc", 1005) is not None  # answered all the same
+    finally:
+        driver.close()
 
 
 def test_threads_launching_at_once_start_one_driver(private_dir: str) -> None:

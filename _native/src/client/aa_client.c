@@ -306,6 +306,20 @@ static int aa_client_service(aa_client_t *client, int64_t now_ns)
     return 0;
 }
 
+/* Under the lock, after a duty cycle: how many registrations still wait for the driver. */
+static void aa_client_count_awaiting(aa_client_t *client)
+{
+    int32_t awaiting = 0;
+    for (size_t i = 0; i < client->registrations_count; i++)
+    {
+        awaiting += 0 == client->registrations[i].status ? 1 : 0;
+    }
+    if (awaiting != client->awaiting_responses)
+    {
+        aa_put_int32_release(&client->awaiting_responses, awaiting);
+    }
+}
+
 int aa_client_do_work(aa_client_t *client)
 {
     if (0 != pthread_mutex_trylock(&client->lock))
@@ -339,6 +353,10 @@ int aa_client_do_work(aa_client_t *client)
                 work_count += aa_client_service(client, now_ns);
             }
         }
+    }
+    if (client->awaiting_responses > 0)
+    {
+        aa_client_count_awaiting(client); /* answered, failed, timed out, or the client closed */
     }
     pthread_mutex_unlock(&client->lock);
     return work_count;
@@ -545,6 +563,8 @@ int aa_client_close(aa_client_t *client)
     }
     if (client->runner_started)
     {
+        __atomic_store_n(&client->runner.running, false, __ATOMIC_RELEASE);
+        aa_client_wake(client); /* the conductor sees it stopped now, not after its long sleep */
         aa_agent_runner_close(&client->runner);
     }
     pthread_mutex_lock(&client->lock);
@@ -640,9 +660,15 @@ int64_t aa_client_registration_commit(
     r->stream_id = stream_id;
     r->channel = channel;
     r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
+    aa_put_int32_release(&client->awaiting_responses, client->awaiting_responses + 1);
     pthread_mutex_unlock(&client->lock);
+    if (!client->use_invoker)
+    {
+        aa_client_wake(client); /* from its long sleep: the answer is a driver's duty cycle away */
+    }
     return correlation_id;
 }
+
 
 static int64_t aa_client_async_add(
     aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)

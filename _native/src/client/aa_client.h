@@ -220,6 +220,10 @@ struct aa_client_stct
      * wake_word (a private futex) to wake it, as does a change to the set of such logs. */
     volatile int32_t parked_count;
     volatile int32_t wake_word;
+    /* registrations that wait for the driver's answer: while there are any, the idle conductor
+     * sleeps AA_CLIENT_AWAIT_SLEEP_NS instead of its long sleep, so an add or a close hears back in
+     * well under a millisecond (as Aeron's awaitResponse polls every millisecond), not a sleep later */
+    volatile int32_t awaiting_responses;
     volatile int32_t doorbells_watched;
     /* after waking a waiter the idle conductor stays awake (yielding) for an adaptive window of
      * up to wake_spin_max_ns, so the next wake-up of a request/response exchange finds its CPU
@@ -287,6 +291,8 @@ aa_client_idle_state_t;
 bool aa_client_unpark(volatile int32_t *parked, aa_client_t *client);
 int aa_client_check_waiters(aa_client_t *client);
 void aa_client_wake_spin_on_signal(aa_client_t *client);
+/* Ends the idle conductor's sleep (a private futex word it sleeps on). */
+void aa_client_wake(aa_client_t *client);
 void aa_client_idle(void *state, int work_count);
 int aa_client_idle_init(void **state, const char *args);
 

@@ -17,6 +17,7 @@
 
 #define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
 #define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)
+#define AA_CLIENT_AWAIT_SLEEP_NS (50 * 1000L)
 #define AA_CLIENT_WAKE_SPIN_MIN_NS (10 * 1000LL)
 
 static bool aa_image_has_data(aa_image_t *image)
@@ -145,7 +146,7 @@ void aa_client_set_wake_spin_ns(aa_client_t *client, int64_t max_ns)
     __atomic_store_n(&client->wake_spin_ns, max_ns > 0 ? max_ns : 0, __ATOMIC_RELAXED); /* windows start there */
 }
 
-static void aa_client_wake(aa_client_t *client)
+void aa_client_wake(aa_client_t *client)
 {
     __atomic_fetch_add(&client->wake_word, 1, __ATOMIC_SEQ_CST);
     syscall(SYS_futex, &client->wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -269,8 +270,9 @@ static bool aa_client_add_doorbells(aa_client_t *client, aa_doorbell_set_t *door
     return true;
 }
 
-/* Sleeps until the doorbell of a log an async waiter may wait on is rung, the conductor is woken,
- * or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
+/* Sleeps until the doorbell of a log an async waiter may wait on is rung, the driver rings the
+ * clients' doorbell in the CnC header (it transmitted a response or an event), the conductor is
+ * woken, or AA_CLIENT_IDLE_SLEEP_NS passes. Waiters arm their logs' doorbells as they park; the conductor
  * arms those of parked waiters again (a ring disarms, and a ring that woke it may not have been
  * what the waiter waits for) and watches the others unarmed. doorbells_watched says whether they
  * all fit in one futex_waitv; it is cleared while the set is built, so a waiter that parks meanwhile
@@ -281,8 +283,15 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
 {
     aa_client_t *client = s->client;
     aa_doorbell_set_t *doorbells = &s->doorbells;
+    /* our driver rings the clients' doorbell with its news (aa_cnc.h); Aeron's does not */
+    aa_doorbell_t *driver_news = aa_get_int32_acquire(aa_cnc_features(client->cnc)) & AA_CNC_FEATURE_CLIENTS_DOORBELL ?
+        aa_cnc_clients_doorbell(client->cnc) : NULL;
     aa_doorbell_set_clear(doorbells);
     aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
+    if (NULL != driver_news)
+    {
+        aa_doorbell_set_add(doorbells, driver_news);
+    }
 
     pthread_mutex_lock(&client->lock);
     __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
@@ -292,22 +301,31 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
     {
         aa_doorbell_set_clear(doorbells);
         aa_doorbell_set_add_word(doorbells, &client->wake_word, wake_word, false);
+        if (NULL != driver_news)
+        {
+            aa_doorbell_set_add(doorbells, driver_news);
+        }
         parked_fit = aa_client_add_doorbells(client, doorbells, true);
     }
     __atomic_store_n(&client->doorbells_watched, all_fit ? 1 : 0, __ATOMIC_SEQ_CST);
-    /* waiters whose data came before the set was built wait on no ring */
+    /* waiters whose data came before the set was built wait on no ring, nor does news the driver
+     * transmitted before its doorbell was armed */
     int signalled = AA_CLIENT_STATE_ACTIVE == client->state && aa_get_int32_acquire(&client->parked_count) > 0 ?
         aa_client_check_waiters(client) : 0;
+    bool news = AA_CLIENT_STATE_ACTIVE == client->state && aa_broadcast_receiver_has_pending(&client->to_clients);
     pthread_mutex_unlock(&client->lock);
     if (!parked_fit)
     {
         return false;
     }
-    if (signalled > 0)
+    if (signalled > 0 || news)
     {
         return true;
     }
-    if (aa_doorbell_set_wait(doorbells, AA_CLIENT_IDLE_SLEEP_NS) < 0)
+    /* without the driver's ring, a registration's answer is looked for often */
+    int64_t timeout_ns = NULL == driver_news && aa_get_int32_acquire(&client->awaiting_responses) > 0 ?
+        AA_CLIENT_AWAIT_SLEEP_NS : AA_CLIENT_IDLE_SLEEP_NS;
+    if (aa_doorbell_set_wait(doorbells, timeout_ns) < 0)
     {
         s->waitv_unsupported = true;
         __atomic_store_n(&client->doorbells_watched, 0, __ATOMIC_SEQ_CST);
@@ -317,10 +335,13 @@ static bool aa_client_wait_on_doorbells(aa_client_idle_state_t *s, int32_t wake_
 }
 
 /* Sleeps on the doorbells of the logs async waiters may wait on (publishers ring after appending,
- * the driver after moving a publisher limit; only when a parked waiter armed them), so a waiter
- * wakes at once and parking costs no system call. Where futex_waitv is missing (Linux < 5.16) or
- * parked waiters wait on more than 127 logs, it checks them every AA_CLIENT_WAIT_CHECK_NS and
- * otherwise sleeps 16 ms between duty cycles (reference 10), woken early when a waiter parks. */
+ * the driver after moving a publisher limit; only when a parked waiter armed them) and on the
+ * driver's news (the clients' doorbell in the CnC header), so a waiter wakes at once, parking costs
+ * no system call, and a registration's answer or a new image is handled as it comes. Where
+ * futex_waitv is missing (Linux < 5.16) or parked waiters wait on more than 127 logs, it looks for
+ * a pending registration's answer every AA_CLIENT_AWAIT_SLEEP_NS, checks parked waiters every
+ * AA_CLIENT_WAIT_CHECK_NS, and otherwise sleeps 16 ms between duty cycles (reference 10), woken
+ * early when a waiter parks or a registration is made. */
 void aa_client_idle(void *state, int work_count)
 {
     aa_client_idle_state_t *s = state;
@@ -342,6 +363,13 @@ void aa_client_idle(void *state, int work_count)
     int32_t wake_word = __atomic_load_n(&client->wake_word, __ATOMIC_SEQ_CST);
     if (aa_client_wait_on_doorbells(s, wake_word))
     {
+        return;
+    }
+    if (aa_get_int32_acquire(&client->awaiting_responses) > 0)
+    {
+        /* no futex_waitv, so no sleeping on the driver's news: look for the answer often */
+        struct timespec ts = { 0, AA_CLIENT_AWAIT_SLEEP_NS };
+        nanosleep(&ts, NULL);
         return;
     }
     if (aa_get_int32_acquire(&client->parked_count) > 0)

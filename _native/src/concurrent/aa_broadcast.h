@@ -57,4 +57,10 @@ void aa_broadcast_receiver_close(aa_broadcast_receiver_t *r);
  * the handler. Returns the number of records delivered (0 if none). */
 int aa_broadcast_receiver_receive(aa_broadcast_receiver_t *r, aa_rb_handler_t handler, void *clientd);
 
+/* Whether a record was transmitted that this receiver has not received yet (a look, no receive). */
+static inline bool aa_broadcast_receiver_has_pending(aa_broadcast_receiver_t *r)
+{
+    return __atomic_load_n(r->tail, __ATOMIC_ACQUIRE) > r->next_record;
+}
+
 #endif

@@ -7,7 +7,13 @@
  * use bytes 48-51 for the file page size): at AA_CNC_DOORBELL_OFFSET the driver's doorbell
  * (aa_doorbell.h), on which a deeply idle driver sleeps and which clients ring after writing a
  * command and when an offer is back-pressured or not connected; at AA_CNC_PID_NAMESPACE_OFFSET the
- * driver's pid namespace (0 where unknown, as in a CnC file written by Aeron's driver).
+ * driver's pid namespace (0 where unknown, as in a CnC file written by Aeron's driver); at
+ * AA_CNC_CLIENTS_DOORBELL_OFFSET the clients' doorbell, which the driver rings after it transmits
+ * on the to-clients buffer, so an idle client conductor hears of a response or an image at once
+ * instead of after its long sleep; at AA_CNC_FEATURES_OFFSET what our driver does beyond Aeron's
+ * (AA_CNC_FEATURE_*), set once it runs. A client arms the clients' doorbell only where the driver
+ * says it rings it: Aeron's driver leaves the bytes zero, and its clients hear on their sleep's
+ * timeout, as Aeron's own do, without our writing into its file.
  *
  * Liveness, as Aeron has it: the driver conductor stores the epoch-ms time in the to-driver ring
  * buffer's consumer heartbeat; a driver that closes stores Aeron's NULL_VALUE (-1) there as the
@@ -35,6 +41,10 @@
 #define AA_CNC_HEADER_LENGTH 128
 #define AA_CNC_DOORBELL_OFFSET 64
 #define AA_CNC_PID_NAMESPACE_OFFSET 72
+#define AA_CNC_CLIENTS_DOORBELL_OFFSET 80
+#define AA_CNC_FEATURES_OFFSET 88
+/* The driver rings the clients' doorbell after each transmission to clients. */
+#define AA_CNC_FEATURE_CLIENTS_DOORBELL 1
 /* The consumer heartbeat of a driver that has closed: Aeron's NULL_VALUE. */
 #define AA_CNC_DRIVER_CLOSED_HEARTBEAT (-1LL)
 
@@ -60,6 +70,16 @@ _Static_assert(sizeof(aa_cnc_metadata_t) == 48, "cnc header is 48 bytes");
 static inline aa_doorbell_t *aa_cnc_doorbell(aa_cnc_metadata_t *m)
 {
     return (aa_doorbell_t *)((uint8_t *)m + AA_CNC_DOORBELL_OFFSET);
+}
+
+static inline aa_doorbell_t *aa_cnc_clients_doorbell(aa_cnc_metadata_t *m)
+{
+    return (aa_doorbell_t *)((uint8_t *)m + AA_CNC_CLIENTS_DOORBELL_OFFSET);
+}
+
+static inline volatile int32_t *aa_cnc_features(aa_cnc_metadata_t *m)
+{
+    return (volatile int32_t *)((uint8_t *)m + AA_CNC_FEATURES_OFFSET);
 }
 
 static inline volatile int64_t *aa_cnc_pid_namespace(aa_cnc_metadata_t *m)

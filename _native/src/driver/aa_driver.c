@@ -282,6 +282,7 @@ static int aa_driver_init_locked(aa_driver_t *driver)
     /* Lets readers tell a driver that has exited from one they cannot check (aa_cnc.h). Our own
      * launchers read it only after the lock is released. */
     aa_put_int64_release(aa_cnc_pid_namespace(driver->conductor.cnc), (int64_t)aa_process_pid_namespace());
+    aa_put_int32_release(aa_cnc_features(driver->conductor.cnc), AA_CNC_FEATURE_CLIENTS_DOORBELL);
     aa_driver_waiter_init(&driver->waiter, driver);
     if (aa_driver_write_options_file(driver) < 0)
     {

@@ -53,7 +53,9 @@ void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id
     if (aa_broadcast_transmitter_transmit(&conductor->to_clients, msg_type_id, msg, length) < 0)
     {
         aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
     }
+    aa_doorbell_ring(aa_cnc_clients_doorbell(conductor->cnc)); /* a system call only if a client sleeps on it */
 }
 
 static void aa_conductor_on_error(
