@@ -190,13 +190,13 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
         pytest.skip("no Java: Spark cannot start (./dev test installs one)")
     run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-spark", "--messages", "20000",
                           "--max-per-trigger", "5000", "--latency-seconds", "1", "--latency-rate", "100",
-                          "--master", "local[2]", "--dir", str(tmp_path), "--json"],
+                          "--repeats", "2", "--master", "local[2]", "--dir", str(tmp_path), "--json"],
                          env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     data = json.loads(run.stdout.strip().splitlines()[-1])
     for name in ("aeron", "aeron_columns", "parquet"):
         for query in ("count", "groupby"):
-            assert data[f"{name}_{query}_rows_s"] > 0
+            assert data[f"{name}_{query}_rows_s"] > 0 and len(data[f"{name}_{query}_rows_s_runs"]) == 2
             cpu = data[f"{name}_{query}_cpu_s"]
             assert set(cpu) == {"this process", "Spark JVM", "Python workers"} and cpu["Spark JVM"] > 0
     assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -108,7 +109,8 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, messages: int) -> dict[str, Any]:
+def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, messages: int,
+               repeats: int = 1) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     client = archive.aeron
@@ -142,22 +144,33 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
 
     runs = (("aeron", aeron, aeron), ("aeron_columns", aeron_columns("position bigint"),
                                       aeron_columns("data binary, position bigint")), ("parquet", parquet, parquet))
-    for name, counted, grouped_frame in runs:
-        # each query twice, the second timed: the first pays Spark's and the Python workers' start
-        for _ in range(2):
-            seconds, count, cpu = _timed_cpu(counted.count)
-        assert count == messages, f"{name}: count {count} != {messages}"
-        result[f"{name}_count_rows_s"] = messages / seconds
-        result[f"{name}_count_cpu_s"] = cpu
-        for _ in range(2):
-            # a new DataFrame each time: a second collect() of the same one reuses its shuffle
-            # files and times only the final aggregation, not the read
-            grouped = grouped_frame.groupBy(F.substring("data", 1, 1).alias("k")).agg(
-                F.count("*").alias("n"), F.max("position").alias("p"))
-            seconds, rows, cpu = _timed_cpu(grouped.collect)
-        assert sum(row.n for row in rows) == messages
-        result[f"{name}_groupby_rows_s"] = messages / seconds
-        result[f"{name}_groupby_cpu_s"] = cpu
+    def query_rows(query: str, counted: Any, grouped_frame: Any) -> int:
+        if query == "count":
+            return int(counted.count())
+        # a new DataFrame each time: a second collect() of the same one reuses its shuffle files
+        # and times only the final aggregation, not the read
+        grouped = grouped_frame.groupBy(F.substring("data", 1, 1).alias("k")).agg(
+            F.count("*").alias("n"), F.max("position").alias("p"))
+        return sum(row.n for row in grouped.collect())
+
+    # Each query once untimed (it pays Spark's and the Python workers' start), then `repeats` timed
+    # runs, the sources taken in turns so that each sees the same load: the median's rows/s, every
+    # run's, and the CPU split of the median run.
+    timed: dict[str, list[tuple[float, dict[str, float]]]] = {}
+    for query in ("count", "groupby"):
+        for name, counted, grouped_frame in runs:
+            assert query_rows(query, counted, grouped_frame) == messages, f"{name} {query}: not every row"
+        for _ in range(repeats):
+            for name, counted, grouped_frame in runs:
+                seconds, rows, cpu = _timed_cpu(lambda: query_rows(query, counted, grouped_frame))
+                assert rows == messages, f"{name} {query}: {rows} rows of {messages}"
+                timed.setdefault(f"{name}_{query}", []).append((seconds, cpu))
+    for key, samples in timed.items():
+        samples.sort(key=lambda sample: sample[0])
+        seconds, cpu = samples[(len(samples) - 1) // 2]
+        result[f"{key}_rows_s"] = messages / seconds
+        result[f"{key}_rows_s_runs"] = [round(messages / s) for s, _ in samples]
+        result[f"{key}_cpu_s"] = cpu
     return result
 
 
@@ -283,7 +296,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"master": args.master}
     try:
         with AeronArchive.connect(aeron_dir=aeron_dir) as archive:
-            result.update(batch_read(spark, aeron_dir, archive, workdir, args.messages))
+            result.update(batch_read(spark, aeron_dir, archive, workdir, args.messages, args.repeats))
             print(json.dumps(result), flush=True)
             result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
             print(json.dumps(result), flush=True)
@@ -303,6 +316,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-per-trigger", type=int, default=1_000_000, help="maxRecordsPerTrigger of the stream")
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--latency-rate", type=int, default=1000, help="messages/s of the latency stream")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed runs of each batch query, the sources in turns (the median reported)")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--dir", help="where the archive and Parquet files go (default: the temp directory)")
@@ -310,6 +325,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    if args.repeats < 1:
+        raise SystemExit(f"--repeats {args.repeats}: give at least 1")
     result = run(args)
     if args.json:
         print(json.dumps(result))
