@@ -662,13 +662,13 @@ int64_t aa_client_registration_commit(
     r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
     aa_put_int32_release(&client->awaiting_responses, client->awaiting_responses + 1);
     pthread_mutex_unlock(&client->lock);
-    if (!client->use_invoker)
+    if (!client->use_invoker &&
+        !(aa_get_int32_acquire(aa_cnc_features(client->cnc)) & AA_CNC_FEATURE_CLIENTS_DOORBELL))
     {
-        aa_client_wake(client); /* from its long sleep: the answer is a driver's duty cycle away */
+        aa_client_wake(client); /* from its long sleep, to look for the answer often (no ring will come) */
     }
     return correlation_id;
 }
-
 
 static int64_t aa_client_async_add(
     aa_client_t *client, int32_t command_type, const char *channel, int32_t stream_id)

@@ -220,9 +220,11 @@ struct aa_client_stct
      * wake_word (a private futex) to wake it, as does a change to the set of such logs. */
     volatile int32_t parked_count;
     volatile int32_t wake_word;
-    /* registrations that wait for the driver's answer: while there are any, the idle conductor
-     * sleeps AA_CLIENT_AWAIT_SLEEP_NS instead of its long sleep, so an add or a close hears back in
-     * well under a millisecond (as Aeron's awaitResponse polls every millisecond), not a sleep later */
+    /* registrations that wait for the driver's answer (recounted after each duty cycle): while there
+     * are any and the driver does not ring the clients' doorbell (Aeron's driver, or no
+     * futex_waitv), the idle conductor sleeps AA_CLIENT_AWAIT_SLEEP_NS instead of its long sleep, so
+     * the answer is handled in well under a millisecond (Aeron's awaitResponse polls every
+     * millisecond), not a sleep later */
     volatile int32_t awaiting_responses;
     volatile int32_t doorbells_watched;
     /* after waking a waiter the idle conductor stays awake (yielding) for an adaptive window of
