@@ -127,22 +127,7 @@ def ring_read_rates(paths: list[str], limit: int, directory: str) -> tuple[float
         touch_rate = length / (time.perf_counter() - start)
         view = memoryview(ring)
         try:
-            start = time.perf_counter()
-            done = 0
-            for path in paths:
-                file_fd = os.open(path, os.O_RDONLY)
-                try:
-                    offset = 0
-                    while done < limit:
-                        at = done % length
-                        n = os.preadv(file_fd, [view[at:at + min(FILE_IO, limit - done, length - at)]], offset)
-                        if n <= 0:
-                            break
-                        offset += n
-                        done += n
-                finally:
-                    os.close(file_fd)
-            read_rate = done / (time.perf_counter() - start)
+            read_rate = _sequential_read_rate(paths, limit, view)
         finally:
             view.release()
     finally:
@@ -187,10 +172,9 @@ def drop_cache(paths: list[str]) -> None:
             os.close(fd)
 
 
-def plain_read_rate(paths: list[str], limit: int) -> float:
-    """Bytes/s of reading the first `limit` bytes of the segment files with sequential preads."""
-    buffer = bytearray(FILE_IO)
-    view = memoryview(buffer)
+def _sequential_read_rate(paths: list[str], limit: int, destination: memoryview) -> float:
+    """Bytes/s of reading the first `limit` bytes of the files with sequential preadvs of at most
+    FILE_IO bytes, one after the other around `destination`."""
     start = time.perf_counter()
     done = 0
     for path in paths:
@@ -198,7 +182,8 @@ def plain_read_rate(paths: list[str], limit: int) -> float:
         try:
             offset = 0
             while done < limit:
-                n = os.preadv(fd, [view[:min(FILE_IO, limit - done)]], offset)
+                at = done % len(destination)
+                n = os.preadv(fd, [destination[at:at + min(FILE_IO, limit - done, len(destination) - at)]], offset)
                 if n <= 0:
                     break
                 offset += n
@@ -206,6 +191,12 @@ def plain_read_rate(paths: list[str], limit: int) -> float:
         finally:
             os.close(fd)
     return done / (time.perf_counter() - start)
+
+
+def plain_read_rate(paths: list[str], limit: int) -> float:
+    """Bytes/s of reading the first `limit` bytes of the segment files with sequential preads into
+    one buffer."""
+    return _sequential_read_rate(paths, limit, memoryview(bytearray(FILE_IO)))
 
 
 class Bench:
