@@ -183,11 +183,11 @@ def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Pat
 
 
 def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> None:
-    pytest.importorskip("pyspark")
-    import shutil
+    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+    from spark_fixtures import java_available
 
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java: Spark cannot start (./dev test installs one)")
+    if not java_available():
+        pytest.skip("no Java (java on PATH or JAVA_HOME): Spark needs a JVM; ./dev setup installs one")
     run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-spark", "--messages", "20000",
                           "--max-per-trigger", "5000", "--latency-seconds", "1", "--latency-rate", "100",
                           "--repeats", "2", "--master", "local[2]", "--dir", str(tmp_path), "--json"],
