@@ -23,10 +23,13 @@ int __wrap_fsync(int fd)
     return __real_fsync(fd);
 }
 
+/* when set, fdatasync calls this instead of the real one (a test's slow or failing disk) */
+static int (*g_fdatasync_hook)(int fd);
+
 int __wrap_fdatasync(int fd)
 {
     g_fdatasync_calls++;
-    return __real_fdatasync(fd);
+    return NULL != g_fdatasync_hook ? g_fdatasync_hook(fd) : __real_fdatasync(fd);
 }
 
 int __wrap_msync(void *addr, size_t length, int flags)

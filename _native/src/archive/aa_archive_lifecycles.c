@@ -115,6 +115,7 @@ void aa_archive_on_recording_image(aa_archive_conductor_t *c, aa_archive_recordi
     r->image = image;
     r->start_position = start_position;
     r->position = join;
+    r->write_position = join;
     r->initial_term_id = info.initial_term_id;
     r->term_length = info.term_length;
     r->segment_length = segment_length;
@@ -167,8 +168,8 @@ void aa_archive_on_recording_image(aa_archive_conductor_t *c, aa_archive_recordi
 
 static void aa_finish_recording(aa_archive_conductor_t *c, aa_archive_recording_t *r)
 {
+    aa_archive_recording_close_files(r); /* lets the syncer finish: the position is final after it */
     int64_t stop = aa_get_int64_acquire(&r->position);
-    aa_archive_recording_close_files(r);
     if (aa_archive_catalog_update_stop(c->catalog, r->recording_id, stop, aa_archive_now_ms(c)) < 0)
     {
         aa_archive_log_error(c->archive, AA_ERROR_CODE_GENERIC_ERROR, "recording %" PRId64 ": stop position %" PRId64

@@ -38,8 +38,28 @@ static void aa_recording_fail(aa_archive_recording_t *recording, aa_archive_t *a
         AA_ERROR_CODE_GENERIC_ERROR, "%s", recording->error);
 }
 
+/* the syncer's: a position made durable is the recorded position */
+static void aa_recording_on_synced(void *clientd, int64_t position)
+{
+    aa_archive_recording_t *recording = clientd;
+    aa_put_int64_release(&recording->position, position);
+    aa_counter_set(recording->rec_pos, position);
+}
+
+/* lets the syncer finish what was written and stops it: the recorded position is final after it;
+ * a sync that failed becomes the recording's error (unless it has one already) */
+static void aa_recording_stop_syncer(aa_archive_recording_t *recording)
+{
+    if (aa_archive_syncer_stop(&recording->syncer) < 0 && 0 == recording->error_code)
+    {
+        recording->error_code = aa_errcode();
+        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+    }
+}
+
 void aa_archive_recording_close_files(aa_archive_recording_t *recording)
 {
+    aa_recording_stop_syncer(recording);
     if (recording->segment_fd >= 0)
     {
         close(recording->segment_fd);
@@ -51,11 +71,30 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
     int32_t length, int32_t session_id, int32_t term_id)
 {
     aa_archive_recording_t *recording = clientd;
-    int64_t position = recording->position;
+    int64_t position = recording->write_position;
+    bool syncing = recording->sync_level > AA_ARCHIVE_SYNC_NONE;
+    if (syncing && !recording->syncer.running &&
+        aa_archive_syncer_start(&recording->syncer, recording->sync_level, position, aa_recording_on_synced, recording) < 0)
+    {
+        recording->error_code = aa_errcode();
+        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        return AA_POLL_CLOSED;
+    }
     int64_t base = aa_archive_segment_base(recording->start_term_base, recording->segment_length, position);
     if (recording->segment_fd < 0 || base != recording->segment_base)
     {
-        aa_archive_recording_close_files(recording);
+        /* the last segment's writes are durable before its descriptor is let go */
+        if (aa_archive_syncer_drain(&recording->syncer) < 0)
+        {
+            recording->error_code = aa_errcode();
+            snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+            return AA_POLL_CLOSED;
+        }
+        if (recording->segment_fd >= 0)
+        {
+            close(recording->segment_fd);
+            recording->segment_fd = -1;
+        }
         int fd = aa_archive_segment_open(recording->archive_dir, recording->recording_id, base,
             recording->segment_length, AA_ARCHIVE_SEGMENT_CREATE, recording->sync_level);
         if (fd < 0)
@@ -93,19 +132,36 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
         aa_archive_frames_apply_checksum(recording->checksum_buffer, (size_t)length, recording->checksum);
         block = recording->checksum_buffer;
     }
-    if (aa_archive_segment_write(recording->segment_fd, position - base, block, write_length, recording->sync_level) < 0)
+    /* the syncer forces the write while the recorder goes on to the next block */
+    if (aa_archive_segment_write(recording->segment_fd, position - base, block, write_length, AA_ARCHIVE_SYNC_NONE) < 0 ||
+        (syncing && aa_archive_syncer_request(&recording->syncer, recording->segment_fd, position + length) < 0))
     {
         recording->error_code = aa_errcode();
         snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
         return AA_POLL_CLOSED;
     }
     position += length;
-    aa_put_int64_release(&recording->position, position);
-    aa_counter_set(recording->rec_pos, position);
+    recording->write_position = position;
+    if (!syncing)
+    {
+        aa_recording_on_synced(recording, position);
+    }
     (void)term_length;
     (void)session_id;
     (void)term_id;
     return 0;
+}
+
+/* the recording's last work on the recorder's thread: what was written is synced (so the position
+ * the conductor reads is final) and an error goes to the log; -1, the session has ended */
+static int aa_recording_end(aa_archive_recording_t *recording, aa_archive_t *archive)
+{
+    aa_recording_stop_syncer(recording);
+    if (0 != recording->error_code)
+    {
+        aa_recording_fail(recording, archive, recording->error_code, recording->error);
+    }
+    return -1;
 }
 
 int aa_archive_recording_do_work(void *session, aa_archive_t *archive)
@@ -113,18 +169,23 @@ int aa_archive_recording_do_work(void *session, aa_archive_t *archive)
     aa_archive_recording_t *recording = session;
     if (aa_get_int32_acquire(&recording->work.stop_requested))
     {
-        return -1;
+        return aa_recording_end(recording, archive);
     }
-    int64_t bytes = aa_image_block_poll(recording->image, aa_recording_block_handler, recording,
-        (int32_t)archive->ctx.file_io_max_length);
-    if (0 != recording->error_code)
+    int64_t bytes = 0;
+    if (recording->syncer.running && aa_archive_syncer_check(&recording->syncer) < 0)
     {
-        aa_recording_fail(recording, archive, recording->error_code, recording->error);
-        return -1;
+        recording->error_code = aa_errcode();
+        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
     }
-    if (0 == bytes && (aa_image_is_closed(recording->image) || aa_image_is_end_of_stream(recording->image)))
+    else
     {
-        return -1;
+        bytes = aa_image_block_poll(recording->image, aa_recording_block_handler, recording,
+            (int32_t)archive->ctx.file_io_max_length);
+    }
+    if (0 != recording->error_code ||
+        (0 == bytes && (aa_image_is_closed(recording->image) || aa_image_is_end_of_stream(recording->image))))
+    {
+        return aa_recording_end(recording, archive);
     }
     return bytes > 0 ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #define AA_ARCHIVE_SESSIONS_H
 
 #include "aa_archive.h"
+#include "aa_archive_syncer.h"
 
 #define AA_ARCHIVE_ERROR_TEXT_MAX 512
 
@@ -23,7 +24,8 @@ typedef struct aa_archive_recording_stct
     int32_t rec_pos_id;
     bool started;             /* handed to the recorder (once rec-pos is there) */
     int64_t start_position;   /* of the recording (not this session, which may extend it) */
-    volatile int64_t position; /* recorded and, at sync level > 0, forced to disk */
+    volatile int64_t position; /* recorded and, at sync level > 0, forced to disk (the syncer's) */
+    int64_t write_position;    /* the recorder's: written to the segment, maybe not yet synced */
     int32_t initial_term_id;
     int32_t term_length;
     int32_t segment_length;
@@ -40,6 +42,7 @@ typedef struct aa_archive_recording_stct
     bool is_extension;
     uint8_t *checksum_buffer;
     size_t checksum_buffer_length;
+    aa_archive_syncer_t syncer; /* at sync level > 0, from the first block on */
     char archive_dir[AA_ARCHIVE_PATH_MAX];
 }
 aa_archive_recording_t;
