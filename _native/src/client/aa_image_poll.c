@@ -150,6 +150,9 @@ int32_t aa_subscription_controlled_poll(
 
 /* ---- block polls ---- */
 
+#define AA_SCAN_PREFETCH_MIN_FRAME 1024
+#define AA_SCAN_PREFETCH_FRAMES 4
+
 /* The end of the run of whole committed frames from term_offset, not past limit_offset; a padding
  * frame ends the run before it, or is the run when it comes first. */
 static int32_t aa_term_block_scan(const uint8_t *term_buffer, int32_t term_offset, int32_t limit_offset)
@@ -176,6 +179,13 @@ static int32_t aa_term_block_scan(const uint8_t *term_buffer, int32_t term_offse
             break;
         }
         offset += aligned_length;
+        /* frames a page or more long each cost a cache and a TLB miss on their header: ask for the
+         * header a few frames on, guessing they are the same length (a wrong guess costs nothing) */
+        if (aligned_length >= AA_SCAN_PREFETCH_MIN_FRAME &&
+            offset + AA_SCAN_PREFETCH_FRAMES * aligned_length < limit_offset)
+        {
+            __builtin_prefetch(term_buffer + offset + AA_SCAN_PREFETCH_FRAMES * aligned_length);
+        }
     }
     return offset;
 }
