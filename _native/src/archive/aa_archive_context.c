@@ -78,7 +78,7 @@ static const aa_archive_option_t aa_archive_options[] =
         AA_AFIELD(file_io_max_length), "1m", "the most one write or read moves: a power of 2, at least 64k" },
     { "AERON_ARCHIVE_FILE_SYNC_LEVEL", "aeron.archive.file.sync.level", AA_AOPT_SYNC_LEVEL,
         AA_AFIELD(file_sync_level), "0",
-        "segment files: 0 page cache only, 1 force data after every write, 2 also metadata" },
+        "segment files: 0 page cache only, 1 force the data written (a recorded position is a forced one), 2 also metadata" },
     { "AERON_ARCHIVE_CATALOG_FILE_SYNC_LEVEL", "aeron.archive.catalog.file.sync.level", AA_AOPT_SYNC_LEVEL,
         AA_AFIELD(catalog_file_sync_level), "0", "the catalog: 0, 1 or 2 as file.sync.level, and at least it" },
     { "AERON_ARCHIVE_RECORD_CHECKSUM", "aeron.archive.record.checksum", AA_AOPT_CHECKSUM,

@@ -9,9 +9,10 @@
  * p lies in the segment based at aa_archive_segment_base_position() and at file offset
  * (p - startTermBase) & (segmentLength - 1), and p == base + offset.
  *
- * Sync levels (`file.sync.level`): 0 leaves writes in the page cache, 1 forces the data after each
- * write (fdatasync), 2 the data and the metadata (fsync); a file created at level >= 1 also syncs
- * its directory, so the new name survives a crash.
+ * Sync levels (`file.sync.level`): 0 leaves writes in the page cache, 1 forces the data
+ * (fdatasync), 2 the data and the metadata (fsync): aa_archive_segment_write after each write, or,
+ * for a recording, its syncer (aa_archive_syncer.h) on a thread of its own; a file created at
+ * level >= 1 also syncs its directory, so the new name survives a crash.
  *
  * Every function returns -1 (or NULL) with aa_errcode()/aa_errmsg() set on failure; a write that
  * finds the disk full (ENOSPC, EDQUOT, EFBIG) fails with AA_ERROR_CODE_STORAGE_SPACE.
