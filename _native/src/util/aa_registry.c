@@ -131,32 +131,32 @@ static int aa_registry_add(
     aa_registry_entry_t *existing = aa_registry_find_locked(kind, name);
     if (NULL != existing)
     {
-        pthread_mutex_unlock(&aa_registry_lock);
+        /* the message is made under the lock: another thread's registration may move the entries */
         AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
             "%s '%s' is already registered%s%s; choose another name (registered names are never replaced)",
             aa_registry_kind_name(kind), name, NULL != existing->target ? " as an alias of " : "",
             NULL != existing->target ? existing->target : "");
+        pthread_mutex_unlock(&aa_registry_lock);
         return -1;
     }
     if (NULL != target)
     {
         aa_registry_entry_t *t = aa_registry_find_locked(kind, target);
-        if (NULL == t || NULL != t->target)
+        if (NULL != t && NULL != t->target)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
+                "%s alias '%s' names '%s', itself an alias of '%s'; name '%s' instead",
+                aa_registry_kind_name(kind), name, target, t->target, t->target);
+            pthread_mutex_unlock(&aa_registry_lock);
+            return -1;
+        }
+        if (NULL == t)
         {
             pthread_mutex_unlock(&aa_registry_lock);
-            if (NULL == t)
-            {
-                char known[1024];
-                aa_registry_names(kind, known, sizeof(known));
-                AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s alias '%s' names '%s', which is not registered; registered: %s",
-                    aa_registry_kind_name(kind), name, target, known);
-            }
-            else
-            {
-                AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT,
-                    "%s alias '%s' names '%s', itself an alias of '%s'; name '%s' instead",
-                    aa_registry_kind_name(kind), name, target, t->target, t->target);
-            }
+            char known[1024];
+            aa_registry_names(kind, known, sizeof(known)); /* takes the lock itself */
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s alias '%s' names '%s', which is not registered; registered: %s",
+                aa_registry_kind_name(kind), name, target, known);
             return -1;
         }
     }
