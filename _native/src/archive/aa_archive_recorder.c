@@ -38,6 +38,13 @@ static void aa_recording_fail(aa_archive_recording_t *recording, aa_archive_t *a
         AA_ERROR_CODE_GENERIC_ERROR, "%s", recording->error);
 }
 
+/* the error just set (aa_errcode/aa_errmsg) becomes the recording's: the recorder stops it */
+static void aa_recording_take_error(aa_archive_recording_t *recording)
+{
+    recording->error_code = aa_errcode();
+    snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+}
+
 /* the syncer's: a position made durable is the recorded position */
 static void aa_recording_on_synced(void *clientd, int64_t position)
 {
@@ -52,8 +59,7 @@ static void aa_recording_stop_syncer(aa_archive_recording_t *recording)
 {
     if (aa_archive_syncer_stop(&recording->syncer) < 0 && 0 == recording->error_code)
     {
-        recording->error_code = aa_errcode();
-        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        aa_recording_take_error(recording);
     }
 }
 
@@ -76,8 +82,7 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
     if (syncing && !recording->syncer.running &&
         aa_archive_syncer_start(&recording->syncer, recording->sync_level, position, aa_recording_on_synced, recording) < 0)
     {
-        recording->error_code = aa_errcode();
-        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        aa_recording_take_error(recording);
         return AA_POLL_CLOSED;
     }
     int64_t base = aa_archive_segment_base(recording->start_term_base, recording->segment_length, position);
@@ -86,8 +91,7 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
         /* the last segment's writes are durable before its descriptor is let go */
         if (aa_archive_syncer_drain(&recording->syncer) < 0)
         {
-            recording->error_code = aa_errcode();
-            snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+            aa_recording_take_error(recording);
             return AA_POLL_CLOSED;
         }
         if (recording->segment_fd >= 0)
@@ -99,8 +103,7 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
             recording->segment_length, AA_ARCHIVE_SEGMENT_CREATE, recording->sync_level);
         if (fd < 0)
         {
-            recording->error_code = aa_errcode();
-            snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+            aa_recording_take_error(recording);
             return AA_POLL_CLOSED;
         }
         recording->segment_fd = fd;
@@ -136,8 +139,7 @@ static int aa_recording_block_handler(void *clientd, const uint8_t *term_buffer,
     if (aa_archive_segment_write(recording->segment_fd, position - base, block, write_length, AA_ARCHIVE_SYNC_NONE) < 0 ||
         (syncing && aa_archive_syncer_request(&recording->syncer, recording->segment_fd, position + length) < 0))
     {
-        recording->error_code = aa_errcode();
-        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        aa_recording_take_error(recording);
         return AA_POLL_CLOSED;
     }
     position += length;
@@ -174,8 +176,7 @@ int aa_archive_recording_do_work(void *session, aa_archive_t *archive)
     int64_t bytes = 0;
     if (recording->syncer.running && aa_archive_syncer_check(&recording->syncer) < 0)
     {
-        recording->error_code = aa_errcode();
-        snprintf(recording->error, sizeof(recording->error), "%s", aa_errmsg());
+        aa_recording_take_error(recording);
     }
     else
     {
