@@ -10,6 +10,7 @@ import zlib
 import pytest
 
 import aeron_async
+from aeron_async._aeron_native import lib
 from conftest import offer_all, wait_for
 
 
@@ -171,6 +172,28 @@ def test_image_callbacks_and_per_image_poll(client: aeron_async.Aeron) -> None:
     wait_for(lambda: sub.poll(lambda d, h: None, 10) >= 0 and unavailable, what="unavailable image")
     assert unavailable[0] is image
     assert image.is_end_of_stream
+
+
+def test_image_events_taken_after_the_image_and_its_log_are_gone(client: aeron_async.Aeron) -> None:
+    """A subscription not polled while an image comes and goes: its events are taken after the
+    client has let go of the image's log (the 3 s resource linger), and describe it without it."""
+    available: list[aeron_async.Image] = []
+    unavailable: list[aeron_async.Image] = []
+    sub = client.add_subscription("aeron:ipc?mtu=4096", 23, on_available_image=available.append,
+                                  on_unavailable_image=unavailable.append)
+    pub = client.add_exclusive_publication("aeron:ipc?mtu=4096", 23)
+    session_id, term_length = pub.session_id, pub.term_length
+    # nothing here takes the subscription's image events: only the native image count is read
+    wait_for(lambda: lib.aa_subscription_image_count(sub._ptr) == 1, what="the image")
+    pub.close()
+    wait_for(lambda: lib.aa_subscription_image_count(sub._ptr) == 0, what="the image gone")
+    time.sleep(3.5)  # past the client's resource linger: the retired image's log is unmapped
+    assert sub.poll(lambda d, h: None, 10) == 0  # takes both events
+    assert [i.session_id for i in available] == [session_id] and unavailable == available
+    image = available[0]
+    assert (image.mtu_length, image.stream_id, image.term_length) == (4096, 23, term_length)
+    assert image.is_closed and image.is_end_of_stream
+    assert image.end_of_stream_position == image.position
 
 
 def test_closing_publication_delivers_everything_then_end_of_stream(client: aeron_async.Aeron) -> None:

@@ -83,10 +83,14 @@ typedef struct aa_image_stct
     int32_t position_bits_to_shift;
     int32_t initial_term_id;
     int32_t term_length;
+    int32_t mtu_length;
     int64_t join_position;
     char source_identity[128];
     volatile int32_t is_closed;
     int64_t final_position;
+    /* the log's end of stream position when the image closed: the mapping is let go of after the
+     * client's resource linger, and an image's owner may ask later (an event not yet taken, say) */
+    int64_t closed_end_of_stream_position;
     int64_t retire_deadline_ns;
     uint8_t *assembly;
     size_t assembly_capacity;

@@ -224,6 +224,7 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
     image->term_length = image->log.term_length;
     image->position_bits_to_shift = aa_position_bits_to_shift(image->term_length);
     image->initial_term_id = image->log.metadata->initial_term_id;
+    image->mtu_length = image->log.metadata->mtu_length;
     image->join_position = aa_get_int64_acquire(image->subscriber_position);
     image->final_position = image->join_position;
 
@@ -250,6 +251,7 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
 static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, aa_image_t *image)
 {
     image->final_position = aa_get_int64_acquire(image->subscriber_position);
+    image->closed_end_of_stream_position = aa_logbuffer_end_of_stream_position(image->log.metadata);
     aa_put_int32_release(&image->is_closed, 1);
     aa_client_unpark(&image->parked, client);
     if (0 == aa_array_ensure_capacity((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))

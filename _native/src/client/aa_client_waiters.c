@@ -191,7 +191,8 @@ void aa_subscription_unpark(aa_subscription_t *sub)
 
 void aa_image_park(aa_image_t *image)
 {
-    if (aa_cas_int32(&image->parked, 0, 1))
+    /* a closed image has nothing more to wait for (and its log is let go of after the linger) */
+    if (!aa_get_int32_acquire(&image->is_closed) && aa_cas_int32(&image->parked, 0, 1))
     {
         aa_get_and_add_int32(&image->subscription->client->parked_count, 1);
         aa_doorbell_arm(aa_logbuffer_doorbell(image->log.metadata));

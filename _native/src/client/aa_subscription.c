@@ -42,6 +42,10 @@ bool aa_image_is_end_of_stream(aa_image_t *image)
 
 int64_t aa_image_end_of_stream_position(aa_image_t *image)
 {
+    if (aa_get_int32_acquire(&image->is_closed))
+    {
+        return image->closed_end_of_stream_position; /* its log may be unmapped by now */
+    }
     return aa_logbuffer_end_of_stream_position(image->log.metadata);
 }
 
@@ -51,7 +55,7 @@ void aa_image_describe(aa_image_t *image, aa_image_info_t *info)
     info->session_id = image->session_id;
     info->stream_id = image->stream_id;
     info->term_length = image->term_length;
-    info->mtu_length = image->log.metadata->mtu_length;
+    info->mtu_length = image->mtu_length; /* not from the log: it is unmapped a while after the image closes */
     info->initial_term_id = image->initial_term_id;
     info->join_position = image->join_position;
     info->subscriber_position_id = image->subscriber_position_id;
