@@ -179,8 +179,8 @@ static int32_t aa_term_block_scan(const uint8_t *term_buffer, int32_t term_offse
             break;
         }
         offset += aligned_length;
-        /* frames a page or more long each cost a cache and a TLB miss on their header: ask for the
-         * header a few frames on, guessing they are the same length (a wrong guess costs nothing) */
+        /* long frames (1 KiB or more) cost a cache miss, and a TLB miss each page, on their header:
+         * ask for the header a few frames on, guessing the same length (a wrong guess costs nothing) */
         if (aligned_length >= AA_SCAN_PREFETCH_MIN_FRAME &&
             offset + AA_SCAN_PREFETCH_FRAMES * aligned_length < limit_offset)
         {
