@@ -524,12 +524,20 @@ int aa_agent_runner_invoke(aa_agent_runner_t *runner)
     return runner->do_work(runner->agent_state);
 }
 
+void aa_agent_runner_signal_stop(aa_agent_runner_t *runner)
+{
+    if (AA_AGENT_STATE_STARTED == runner->state)
+    {
+        __atomic_store_n(&runner->running, false, __ATOMIC_RELEASE);
+    }
+}
+
 int aa_agent_runner_close(aa_agent_runner_t *runner)
 {
     if (AA_AGENT_STATE_STARTED == runner->state)
     {
+        aa_agent_runner_signal_stop(runner);
         runner->state = AA_AGENT_STATE_STOPPING;
-        __atomic_store_n(&runner->running, false, __ATOMIC_RELEASE);
         pthread_join(runner->thread, NULL);
         runner->state = AA_AGENT_STATE_STOPPED;
     }

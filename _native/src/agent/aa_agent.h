@@ -127,6 +127,9 @@ int aa_agent_runner_init(
 int aa_agent_runner_start(aa_agent_runner_t *runner);
 /* Invoker use: one duty cycle on the caller's thread (no idling); returns the work count. */
 int aa_agent_runner_invoke(aa_agent_runner_t *runner);
+/* Tells a started thread to stop after its current duty cycle, without waiting: an agent whose
+ * idle strategy sleeps long wakes it after this, then closes (which waits). */
+void aa_agent_runner_signal_stop(aa_agent_runner_t *runner);
 /* Stops the thread (joins it), then calls on_close and frees the idle strategy state. */
 int aa_agent_runner_close(aa_agent_runner_t *runner);
 

@@ -563,7 +563,7 @@ int aa_client_close(aa_client_t *client)
     }
     if (client->runner_started)
     {
-        __atomic_store_n(&client->runner.running, false, __ATOMIC_RELEASE);
+        aa_agent_runner_signal_stop(&client->runner);
         aa_client_wake(client); /* the conductor sees it stopped now, not after its long sleep */
         aa_agent_runner_close(&client->runner);
     }
