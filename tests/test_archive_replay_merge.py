@@ -135,7 +135,8 @@ def test_replay_merge_joins_the_live_udp_stream(running: Any, publisher: aeron_a
     with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
         publication, recording_channel, live_destination = live_stream(publisher, 5002)
         subscription_id, recording_id = record(archive, recording_channel, 5002, source_location="remote")
-        Publisher(publication, 0, recorded_first, positions, rate=1e9).run()  # recorded before the merge starts
+        Publisher(publication, 0, recorded_first, positions, rate=1e9).run()
+        wait_recorded(archive, recording_id, positions[recorded_first - 1])  # recorded before the merge starts
         live = Publisher(publication, recorded_first, LIVE_CAP, positions, rate=20_000)
         live.start()
         received: list[tuple[bytes, int]] = []
@@ -175,6 +176,9 @@ async def test_async_live_replay_and_replay_merge(anyio_backend: Any, running: A
             subscription_id = await archive.start_recording(recording_channel, 5003, source_location="remote")
             started = await archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
             Publisher(publication, 0, recorded_first, positions, rate=1e9).run()
+            with anyio.fail_after(30):  # recorded before the merge starts (a slow archive lags the stream)
+                while await archive.max_recorded_position(started.recording_id) < positions[recorded_first - 1]:
+                    await anyio.sleep(0.01)
             live = Publisher(publication, recorded_first, LIVE_CAP, positions, rate=20_000)
             received: list[tuple[bytes, int]] = []
             merged_at = -1
