@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..archive import AeronArchive
+from ..archive import AeronArchive, RecordingSignal
 from ..client import Aeron
 from ..idle import IdleStrategy
 
@@ -113,9 +113,12 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     from pyspark.sql import functions as F
 
     client = archive.aeron
-    archive.start_recording(*TRADES)
+    subscription_id = archive.start_recording(*TRADES)
     _publish(client, *TRADES, messages, 32)
-    recording = archive.list_recordings(*TRADES)[-1]
+    # the catalog has the recording once the archive saw the image: its START signal says so (a
+    # listing right after the publisher closes can come before it)
+    started = archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id, timeout=60)
+    recording = archive.list_recording(started.recording_id)
     deadline = time.monotonic() + 600
     while archive.max_recorded_position(recording.recording_id) < recording.start_position + messages * 64:
         if time.monotonic() > deadline:
