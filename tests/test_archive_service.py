@@ -535,3 +535,33 @@ def test_control_over_a_udp_control_channel(archive_dir: str) -> None:
         assert archive.archive_id() == service.archive_id
         assert read_archive_mark(archive_dir).control_stream_id == 11
         assert archive.list_recordings() == []
+
+
+def test_a_replay_read_to_its_end_before_its_image_was_looked_at_still_ends(archive_dir: str) -> None:
+    """A short replay read with poll_messages to its end drains the replay publication, and the
+    driver then tells the client that its image is gone, before the Replay has looked for it.
+    Iterating the replay then ends at once: the Replay keeps the image from its AVAILABLE event
+    (it used to look only at the subscription's current images, find none, and wait out its
+    timeout with "the replay stream did not connect")."""
+    aeron_dir = new_aeron_dir()
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver, \
+            Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir, threading_mode="SHARED"), \
+            aeron_async.Aeron.connect(driver.aeron_dir) as aeron, \
+            AeronArchive.connect(aeron, timeout=5.0) as archive:
+        subscription_id = archive.start_recording(CHANNEL, STREAM)
+        publication = aeron.add_exclusive_publication(CHANNEL, STREAM)
+        recording_id = archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id,
+                                               timeout=10.0).recording_id
+        offer_all(publication, range(10))
+        publication.close()
+        archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id, timeout=10.0)
+        with archive.replay(recording_id, follow=False, stream_id=STREAM + 100) as replay:
+            read: list[Any] = []
+            wait_for(lambda: read.extend(replay.poll_messages()) or len(read) == 10, what="the ten messages")
+            # drained: the image leaves the subscription (is_connected reads the native list and
+            # takes no image events)
+            wait_for(lambda: not replay.subscription.is_connected, what="the replay's image gone")
+            assert list(replay.messages(timeout=2.0)) == []
+            assert replay.image is not None and replay.image.is_closed
+            assert replay.is_done
+        assert [bytes(m.data) for m in read] == [b"m%05d" % i for i in range(10)]

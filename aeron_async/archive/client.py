@@ -455,13 +455,17 @@ class AeronArchive:
         replay_session_id = self.start_replay(
             recording_id, position, length, channel=channel, stream_id=stream_id, follow=follow,
             limit_counter=limit_counter, file_io_max_length=file_io_max_length)
+        first_image: list[Image] = []
         try:
+            # the image is kept from its AVAILABLE event: a short replay can be read to its end, and
+            # its image go (drained), before the subscription's image list is next looked at
             subscription = self.aeron.add_subscription(
-                _session.replay_subscription_channel(channel, replay_session_id), stream_id)
+                _session.replay_subscription_channel(channel, replay_session_id), stream_id,
+                on_available_image=lambda image: None if first_image else first_image.append(image))
         except BaseException:
             self._stop_replay_quietly(replay_session_id)
             raise
-        replay = Replay(self, recording_id, replay_session_id, subscription)
+        replay = Replay(self, recording_id, replay_session_id, subscription, first_image)
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)
         return replay
@@ -614,22 +618,24 @@ class Replay:
     replay if it is still running and closes the subscription."""
 
     def __init__(self, archive: AeronArchive, recording_id: int, replay_session_id: int,
-                 subscription: Subscription) -> None:
+                 subscription: Subscription, first_image: list[Image] | None = None) -> None:
         self.archive = archive
         self.recording_id = recording_id
         self.replay_session_id = replay_session_id
         self.subscription = subscription
-        self._image: Image | None = None
+        self._first_image = first_image if first_image is not None else []
         self._idle = IdleStrategy("backoff")
 
     @property
     def image(self) -> Image | None:
-        """The replay's image, once the replay publication has connected."""
-        if self._image is None:
-            images = self.subscription.images
-            if images:
-                self._image = images[0]
-        return self._image
+        """The replay's image, once the replay publication has connected (still there once it
+        has closed)."""
+        first = self._first_image
+        if not first:
+            images = self.subscription.images  # takes the image events, which fill first_image
+            if images and not first:
+                first.append(images[0])
+        return first[0] if first else None
 
     @property
     def is_closed(self) -> bool:
