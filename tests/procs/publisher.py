@@ -57,9 +57,16 @@ def main() -> int:
             if sys.stdin.readline().strip() != "go":
                 return 1
         pace = pacer(os.environ.get("AA_PUBLISHER_PACE"), stream_id)
+        # AA_PUBLISHER_RATE: at most that many messages a second (checked every 64 messages)
+        rate = float(os.environ.get("AA_PUBLISHER_RATE", "0"))
+        started = time.monotonic()
         for seq in range(total):
             if pace is not None and seq % 256 == 0:
                 pace(pub)
+            if rate and seq % 64 == 0:
+                ahead = started + seq / rate - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
             vectors = streams.build(seq, small)
             stall = time.monotonic() + 60
             while True:
