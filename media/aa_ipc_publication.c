@@ -214,6 +214,9 @@ int aa_ipc_publication_add_subscriber(
     {
         return -1;
     }
+    /* the limit moves before the publication reads connected, so a publisher that sees it connected
+     * can offer at once (Aeron's driver moves it on its next duty cycle, after connecting) */
+    (void)aa_ipc_publication_update_pub_pos_and_lmt(pub);
     aa_ipc_publication_update_connected(pub);
     return 0;
 }

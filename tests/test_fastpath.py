@@ -51,8 +51,9 @@ def pair(client: aeron_async.Aeron, stream_id: int, channel: str = "aeron:ipc", 
     pub = (client.add_exclusive_publication if exclusive else client.add_publication)(channel, stream_id)
     wait_for(lambda: pub.is_connected, what="publication connected")
     wait_for(lambda: sub.images, what="image available")
-    # the driver marks a publication connected when the subscriber links and moves its limit on its
-    # next duty cycle (as Aeron's does): the tests' exact offer counts need the room there
+    # a UDP publication is connected with its first status message and its limit moves on the
+    # driver's next duty cycle (as Aeron's): the tests' exact offer counts need the room there (an
+    # IPC publication's limit moves as the subscriber links, test_ipc_basic)
     wait_for(lambda: pub.position_limit > pub.position, what="the publication's limit")
     return sub, pub
 

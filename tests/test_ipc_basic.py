@@ -38,6 +38,28 @@ def test_not_connected_without_subscriber(client: aeron_async.Aeron) -> None:
     assert pub.offer(b"x") == aeron_async.NOT_CONNECTED
 
 
+def test_a_connected_publication_takes_an_offer_at_once(client: aeron_async.Aeron) -> None:
+    """The driver moves an IPC publication's limit as it links the subscriber, before it marks the
+    publication connected: a publisher that sees `is_connected` is not back pressured by a limit
+    still at its start (Aeron's driver moves the limit on its next duty cycle). A fresh
+    subscription each time, whose link finds the publication; and the other way round."""
+    for attempt in range(40):
+        stream_id = 700 + attempt
+        if attempt % 2:
+            pub = client.add_exclusive_publication("aeron:ipc", stream_id)
+            sub = client.add_subscription("aeron:ipc", stream_id)
+        else:
+            sub = client.add_subscription("aeron:ipc", stream_id)
+            pub = client.add_exclusive_publication("aeron:ipc", stream_id)
+        deadline = time.monotonic() + 10
+        while not pub.is_connected:
+            assert time.monotonic() < deadline, "never connected"
+        assert pub.position_limit > pub.position, (attempt, pub.position_limit)
+        assert pub.offer(b"first") > 0
+        pub.close()
+        sub.close()
+
+
 def test_poll_handler_gets_memoryview_and_header(client: aeron_async.Aeron) -> None:
     sub = client.add_subscription("aeron:ipc", 12)
     pub = client.add_publication("aeron:ipc", 12)
