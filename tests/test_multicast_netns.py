@@ -56,8 +56,10 @@ DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_I
 #   The saving needs a retransmission to reach the group within the spread of the receivers' delays
 #   (a few ms). Sent as fast as the hosts take it, the stream keeps both cores busy, a retransmission
 #   waits for a core, and the random retries (7.4 ms on average, against group=false's fixed 10 ms)
-#   then cost more NAKs than the delay saves: CI measured 2.91 with the delay, 2.24 without. So the
-#   publisher sends these streams at SHARED_LOSS_RATE, which leaves the cores idle part of the time.
+#   then cost more NAKs than the delay saves: CI measured 2.91 with the delay, 2.24 without (the
+#   native test should_spare_naks_for_a_loss_the_group_shares shows both cases with a test clock).
+#   So the publisher sends these streams at SHARED_LOSS_RATE, which leaves the cores idle part of
+#   the time.
 NAKS_PER_LOSS_BOUND = 1.5
 SHARED_LOSS_MESSAGES = 100_000
 SHARED_LOSS_RATE = 10_000  # messages a second
