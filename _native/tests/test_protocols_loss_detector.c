@@ -429,7 +429,7 @@ static double shared_loss_naks_per_loss(bool group, int receivers, int64_t retra
  * from every receiver, while the retransmission comes back within the delays' spread; with the
  * unicast delay (group=false) it does. When the retransmission takes longer than the backoff, the
  * random retries (7.4 ms on average, against the unicast 10 ms) cost more NAKs than the delay saves:
- * that is why the multicast test over namespaces keeps its hosts' cores from being saturated. */
+ * that is why the multicast test over namespaces paces its shared-loss streams and widens the backoff. */
 static void should_spare_naks_for_a_loss_the_group_shares(void)
 {
     const int receivers = 4, trials = 400;
