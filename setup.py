@@ -46,9 +46,9 @@ setup(
             "aeron_async._speedups",
             sources=["_native/python/aa_speedups.c", "_native/python/aa_poll.c",
                      "_native/python/aa_assembler.c"],
-            include_dirs=["_native/include"],
+            include_dirs=["_native/src"],
             depends=["_native/python/aa_speedups.h", "_native/python/aa_poll.h",
-                     "_native/src/client/aa_fastpath.h", "_native/include/aeron_async.h"],
+                     "_native/src/aa_fastpath.h", "_native/src/aeron_async.h"],
             extra_compile_args=_flags,
             extra_link_args=["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else [],
         )

@@ -1,7 +1,7 @@
 """cffi build script (out-of-line API mode) for the aeron_async native core.
 
 The cdef is the block between the CDEF markers of the one public header,
-`_native/include/aeron_async.h`, plus the AA_ERROR_CODE_* constants of `_native/src/util/aa_error.h`
+`_native/src/aeron_async.h`, plus the AA_ERROR_CODE_* constants of `_native/src/util/aa_error.h`
 (values filled in by the C compiler; aeron_async/errors.py reads them); the C sources are every .c file of `_native/src`, `media` and
 `protocols`. setuptools runs this through `cffi_modules` during `pip install`.
 
@@ -17,7 +17,8 @@ import re
 from cffi import FFI
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-HEADER = ROOT / "_native" / "include" / "aeron_async.h"
+INCLUDE_ROOT = ROOT / "_native" / "src"   # the one include root (_native/layers.py)
+HEADER = INCLUDE_ROOT / "aeron_async.h"
 ERROR_HEADER = ROOT / "_native" / "src" / "util" / "aa_error.h"
 
 
@@ -31,12 +32,12 @@ def cdef_block(header: pathlib.Path) -> str:
 
 def cdef_text() -> str:
     # A line `/* CDEF INCLUDE path */` in the public header's block stands for the CDEF block of
-    # that header (path relative to the repository root): a module whose types and functions are
+    # that header (named from the include root, as an #include names it): a module whose types and functions are
     # part of the API (the archive codecs, catalog and segments) declares them once, in its own header.
     lines = []
     for line in cdef_block(HEADER).splitlines():
         included = re.fullmatch(r"\s*/\* CDEF INCLUDE (\S+) \*/\s*", line)
-        lines += cdef_block(ROOT / included.group(1)).splitlines() if included else [line]
+        lines += cdef_block(INCLUDE_ROOT / included.group(1)).splitlines() if included else [line]
     lines = [line for line in lines if line.strip() not in ("#if AA_CDEF", "#endif")]
     return "\n".join(lines + error_code_cdef())
 
@@ -58,6 +59,10 @@ def sources(absolute: bool = False) -> list[str]:
     found = []
     for folder in ("_native/src", "media", "protocols"):
         for path in sorted((ROOT / folder).rglob("*.c")):
+            # _native/src/media and _native/src/protocols stand for the top-level folders (links in a
+            # checkout, copies in an unpacked sdist): each file is compiled once, from the top level
+            if folder == "_native/src" and path.relative_to(ROOT / folder).parts[0] in ("media", "protocols"):
+                continue
             found.append(str(path if absolute else path.relative_to(ROOT)))
     return found
 
@@ -81,7 +86,7 @@ def make_builder(absolute_sources: bool = False) -> FFI:
         "aeron_async._aeron_native",
         '#include "aeron_async.h"\n',
         sources=sources(absolute_sources),
-        include_dirs=[str(ROOT / "_native" / "include")],
+        include_dirs=[str(INCLUDE_ROOT)],
         extra_compile_args=compile_args(),
         extra_link_args=["-pthread"] + (["-fsanitize=address,undefined"] if os.environ.get("AERON_ASYNC_SANITIZE") else []),
         libraries=["m"],

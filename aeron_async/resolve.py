@@ -4,7 +4,7 @@ and the `aeron-async resolve NAME` command.
 The driver's conductor writes one entry per (name, key) it resolved: the channel value as given
 (`pod-1:40123`), the URI parameter or resolver key (endpoint, control, interface, neighbour), the
 address, the resolver that answered, when, and how many times the address changed. The layout is
-in media/aa_name_resolutions.h; entries are read between two equal even values of their sequence
+in resolver/aa_name_resolutions.h; entries are read between two equal even values of their sequence
 (the conductor writes them while this reads).
 """
 

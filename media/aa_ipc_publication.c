@@ -1,9 +1,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_ipc_publication.h"
-#include "../_native/src/logbuffer/aa_term.h"
-#include "../_native/src/util/aa_array.h"
+#include "media/aa_ipc_publication.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_array.h"
 
 int64_t aa_ipc_publication_producer_position(aa_ipc_publication_t *pub)
 {

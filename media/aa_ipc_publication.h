@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <limits.h>
 
-#include "aa_media_services.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/util/aa_fs.h"
+#include "media/aa_media_services.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_fs.h"
 
 typedef enum aa_ipc_publication_state_enum
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_loss_generator.h"
-#include "../protocols/aa_udp_protocol.h"
-#include "../_native/src/util/aa_error.h"
+#include "media/aa_loss_generator.h"
+#include "protocols/aa_udp_protocol.h"
+#include "util/aa_error.h"
 
 #define AA_LOSS_SEND_SEED_MIX 0xD1B54A32D192ED03ULL
 

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "aa_udp_transport.h"
+#include "media/aa_udp_transport.h"
 
 #define AA_LOSS_GENERATOR_MAX_RULES 16
 #define AA_LOSS_GENERATOR_SPEC_MAX_LENGTH 256

@@ -21,12 +21,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../_native/src/concurrent/aa_atomic.h"
-#include "../_native/src/concurrent/aa_loss_reporter.h"
-#include "../_native/src/util/aa_clock.h"
-#include "../_native/src/driver/aa_system_counters.h"
-#include "../_native/src/util/aa_fs.h"
-#include "../protocols/aa_udp_protocol.h"
+#include "concurrent/aa_atomic.h"
+#include "concurrent/aa_loss_reporter.h"
+#include "util/aa_clock.h"
+#include "concurrent/aa_system_counters.h"
+#include "util/aa_fs.h"
+#include "protocols/aa_udp_protocol.h"
 
 struct aa_receive_channel_endpoint_stct;
 

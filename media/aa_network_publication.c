@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_network_publication.h"
-#include "aa_send_channel_endpoint.h"
-#include "../protocols/aa_udp_frames.h"
-#include "aa_media_services.h"
-#include "../_native/src/logbuffer/aa_term.h"
-#include "../_native/src/util/aa_error.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_send_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "media/aa_media_services.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_error.h"
 
 /* Datagrams of one resend handed to the socket at once. */
 #define AA_NETWORK_PUBLICATION_RESEND_BATCH 16

@@ -30,12 +30,12 @@
 #include <limits.h>
 #include <sys/socket.h>
 
-#include "aa_media_services.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/util/aa_fs.h"
-#include "../protocols/aa_flow_control.h"
-#include "../protocols/aa_retransmit_handler.h"
-#include "aa_ipc_publication.h"   /* aa_subscriber_position_t: spies are tracked as IPC subscribers are */
+#include "media/aa_media_services.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_fs.h"
+#include "protocols/aa_flow_control.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "media/aa_ipc_publication.h"   /* aa_subscriber_position_t: spies are tracked as IPC subscribers are */
 
 /* Reference 4.1 and 4.6. */
 #define AA_NETWORK_PUBLICATION_SETUP_TIMEOUT_NS (100 * 1000 * 1000LL)

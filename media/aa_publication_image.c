@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_publication_image.h"
-#include "aa_receive_channel_endpoint.h"
-#include "../protocols/aa_udp_frames.h"
-#include "aa_media_services.h"
-#include "../_native/src/logbuffer/aa_term.h"
-#include "../_native/src/util/aa_error.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "media/aa_media_services.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_error.h"
 
 int aa_publication_image_init(
     aa_publication_image_t *image, const aa_publication_image_params_t *params, int64_t now_ns,

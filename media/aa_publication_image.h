@@ -26,14 +26,14 @@
 #include <limits.h>
 #include <sys/socket.h>
 
-#include "aa_ipc_publication.h"
-#include "aa_media_services.h"
-#include "aa_udp_channel.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/util/aa_fs.h"
-#include "../protocols/aa_congestion_control.h"
-#include "../protocols/aa_loss_detector.h"
-#include "../protocols/aa_receiver_window.h"
+#include "media/aa_ipc_publication.h"
+#include "media/aa_media_services.h"
+#include "media/aa_udp_channel.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_fs.h"
+#include "protocols/aa_congestion_control.h"
+#include "protocols/aa_loss_detector.h"
+#include "protocols/aa_receiver_window.h"
 
 struct aa_receive_channel_endpoint_stct;
 struct aa_udp_transport_stct;

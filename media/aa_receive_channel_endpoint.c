@@ -4,13 +4,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_receive_channel_endpoint.h"
-#include "../protocols/aa_udp_frames.h"
-#include "../protocols/aa_receiver_window.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "aa_media_services.h"
-#include "../_native/src/util/aa_error.h"
-#include "../_native/src/util/aa_array.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "protocols/aa_receiver_window.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "media/aa_media_services.h"
+#include "util/aa_error.h"
+#include "util/aa_array.h"
 
 static int64_t aa_receive_channel_endpoint_new_receiver_id(void)
 {

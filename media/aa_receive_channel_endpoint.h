@@ -34,11 +34,11 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "aa_udp_channel.h"
-#include "aa_udp_transport.h"
-#include "aa_loss_generator.h"
-#include "aa_media_services.h"
-#include "aa_publication_image.h"
+#include "media/aa_udp_channel.h"
+#include "media/aa_udp_transport.h"
+#include "media/aa_loss_generator.h"
+#include "media/aa_media_services.h"
+#include "media/aa_publication_image.h"
 
 /* Pending SETUP requests and initialising images expire after this (reference 11), and so does the
  * cool-down of a removed image's session. */

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_send_channel_endpoint.h"
-#include "../protocols/aa_udp_frames.h"
-#include "aa_media_services.h"
-#include "../_native/src/util/aa_error.h"
-#include "../_native/src/util/aa_array.h"
+#include "media/aa_send_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "media/aa_media_services.h"
+#include "util/aa_error.h"
+#include "util/aa_array.h"
 
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **out, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,

@@ -21,12 +21,12 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "aa_udp_channel.h"
-#include "aa_udp_transport.h"
-#include "aa_network_publication.h"
-#include "aa_loss_generator.h"
-#include "aa_media_services.h"
-#include "aa_udp_destination_tracker.h"
+#include "media/aa_udp_channel.h"
+#include "media/aa_udp_transport.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_loss_generator.h"
+#include "media/aa_media_services.h"
+#include "media/aa_udp_destination_tracker.h"
 
 
 /* A unicast endpoint named by host without a status message this long is resolved again (reference 8.3). */

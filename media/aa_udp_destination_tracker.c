@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_udp_destination_tracker.h"
-#include "aa_udp_channel.h"
-#include "../_native/src/util/aa_array.h"
-#include "../_native/src/util/aa_error.h"
+#include "media/aa_udp_destination_tracker.h"
+#include "media/aa_udp_channel.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
 
 void aa_udp_destination_tracker_init(aa_udp_destination_tracker_t *tracker, bool is_manual, int64_t timeout_ns)
 {

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "aa_udp_transport.h"
-#include "../_native/src/util/aa_error.h"
+#include "media/aa_udp_transport.h"
+#include "util/aa_error.h"
 
 static int aa_udp_transport_error(aa_udp_transport_t *transport, const char *what, int error)
 {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "aa_udp_channel.h"
+#include "media/aa_udp_channel.h"
 
 /* The most datagrams one send or receive call moves; larger requests are cut to this. */
 #define AA_UDP_TRANSPORT_MAX_BATCH 64

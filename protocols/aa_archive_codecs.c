@@ -2,8 +2,8 @@
 #include <limits.h>
 #include <string.h>
 
-#include "aa_archive_codecs.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_archive_codecs.h"
+#include "util/aa_error.h"
 
 #define AA_ARRAY_LENGTH(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
 

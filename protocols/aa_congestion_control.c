@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_congestion_control.h"
-#include "aa_receiver_window.h"
-#include "../_native/src/concurrent/aa_atomic.h"
-#include "../_native/src/util/aa_error.h"
-#include "../_native/src/util/aa_registry.h"
+#include "protocols/aa_congestion_control.h"
+#include "protocols/aa_receiver_window.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
 
 #define AA_NANOS_PER_SECOND 1000000000.0
 

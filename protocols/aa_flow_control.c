@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_flow_control.h"
-#include "aa_retransmit_handler.h"
-#include "aa_udp_frames.h"
-#include "../_native/src/agent/aa_agent.h"
-#include "../_native/src/concurrent/aa_atomic.h"
-#include "../_native/src/util/aa_error.h"
-#include "../_native/src/util/aa_registry.h"
+#include "protocols/aa_flow_control.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "protocols/aa_udp_frames.h"
+#include "util/aa_parse.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
 
 void aa_flow_control_strategy_params_default(aa_flow_control_strategy_params_t *params)
 {

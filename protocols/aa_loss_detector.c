@@ -2,9 +2,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "aa_loss_detector.h"
-#include "../_native/src/logbuffer/aa_term.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_loss_detector.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_error.h"
 
 /* ---- NAK delays ---- */
 

@@ -1,10 +1,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "aa_receiver_window.h"
-#include "aa_udp_frames.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_receiver_window.h"
+#include "protocols/aa_udp_frames.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 int32_t aa_receiver_window_length(int32_t initial_window_length, int32_t term_length)
 {

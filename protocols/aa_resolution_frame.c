@@ -1,8 +1,8 @@
 #include <string.h>
 
-#include "aa_resolution_frame.h"
-#include "aa_udp_protocol.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_resolution_frame.h"
+#include "protocols/aa_udp_protocol.h"
+#include "util/aa_error.h"
 
 _Static_assert(AA_RESOLUTION_IPV4_FIXED_LENGTH == AA_RES_IPV4_ENTRY_FIXED_LENGTH, "IPv4 entry fixed part");
 _Static_assert(AA_RESOLUTION_IPV6_FIXED_LENGTH == AA_RES_IPV6_ENTRY_FIXED_LENGTH, "IPv6 entry fixed part");

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_retransmit_handler.h"
-#include "aa_udp_frames.h"
-#include "../_native/src/logbuffer/aa_logbuffer.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "protocols/aa_udp_frames.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 int32_t aa_retransmit_handler_max_retransmission_length(int32_t term_length, int32_t multiple)
 {

@@ -1,7 +1,7 @@
 #include <string.h>
 
-#include "aa_udp_frames.h"
-#include "../_native/src/util/aa_error.h"
+#include "protocols/aa_udp_frames.h"
+#include "util/aa_error.h"
 
 #define AA_UDP_FRAME_ALIGNMENT 32
 

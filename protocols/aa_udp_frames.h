@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aa_udp_protocol.h"
+#include "protocols/aa_udp_protocol.h"
 
 typedef enum aa_udp_frame_kind_enum
 {

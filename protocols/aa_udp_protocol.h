@@ -1,6 +1,7 @@
 /*
  * Aeron wire frames (reference section 1). One packed struct per frame, each embedding the common
- * frame header. All multi-byte fields are little-endian on the wire; the structs are used directly
+ * frame header (logbuffer/aa_frame.h: the frame header and the DATA header are also the layout of
+ * every frame in a log buffer). All multi-byte fields are little-endian on the wire; the structs are used directly
  * on little-endian hosts (x86-64, aarch64), which is checked at compile time.
  */
 #ifndef AA_UDP_PROTOCOL_H
@@ -9,31 +10,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "aeron_async frames are little-endian on the wire; big-endian hosts need byte swapping here"
-#endif
+#include "logbuffer/aa_frame.h"
 
-#define AA_FRAME_HEADER_VERSION 0
-
-#define AA_HDR_TYPE_PAD 0x00
-#define AA_HDR_TYPE_DATA 0x01
-#define AA_HDR_TYPE_NAK 0x02
-#define AA_HDR_TYPE_SM 0x03
-#define AA_HDR_TYPE_ERR 0x04
-#define AA_HDR_TYPE_SETUP 0x05
-#define AA_HDR_TYPE_RTTM 0x06
-#define AA_HDR_TYPE_RES 0x07
-/* ATS frames (encrypted transport) use the C numbering; aeron_async does not implement ATS. */
-#define AA_HDR_TYPE_ATS_DATA 0x08
-#define AA_HDR_TYPE_ATS_SETUP 0x09
-#define AA_HDR_TYPE_ATS_SM 0x0A
-#define AA_HDR_TYPE_RSP_SETUP 0x0B
-#define AA_HDR_TYPE_EXT (-1)
-
-#define AA_DATA_HEADER_BEGIN_FLAG ((uint8_t)0x80)
-#define AA_DATA_HEADER_END_FLAG ((uint8_t)0x40)
-#define AA_DATA_HEADER_EOS_FLAG ((uint8_t)0x20)
-#define AA_DATA_HEADER_UNFRAGMENTED ((uint8_t)(AA_DATA_HEADER_BEGIN_FLAG | AA_DATA_HEADER_END_FLAG))
 
 #define AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG ((uint8_t)0x80)
 #define AA_STATUS_MESSAGE_HEADER_EOS_FLAG ((uint8_t)0x40)
@@ -56,26 +34,6 @@
 
 #pragma pack(push)
 #pragma pack(4)
-typedef struct aa_frame_header_stct
-{
-    int32_t frame_length;
-    int8_t version;
-    uint8_t flags;
-    int16_t type;
-}
-aa_frame_header_t;
-
-typedef struct aa_data_header_stct
-{
-    aa_frame_header_t frame_header;
-    int32_t term_offset;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t term_id;
-    int64_t reserved_value;
-}
-aa_data_header_t;
-
 typedef struct aa_setup_header_stct
 {
     aa_frame_header_t frame_header;
@@ -172,8 +130,6 @@ typedef struct aa_resolution_header_ipv6_stct
 aa_resolution_header_ipv6_t;
 #pragma pack(pop)
 
-#define AA_DATA_HEADER_LENGTH ((int32_t)sizeof(aa_data_header_t))
-#define AA_FRAME_HEADER_LENGTH ((int32_t)sizeof(aa_frame_header_t))
 #define AA_SETUP_HEADER_LENGTH ((int32_t)sizeof(aa_setup_header_t))
 #define AA_STATUS_MESSAGE_HEADER_LENGTH ((int32_t)sizeof(aa_status_message_header_t))
 /* An SM carrying the optional 8-byte group tag. */

@@ -29,7 +29,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 # A driver timeout no test waits for: whatever is noticed here is noticed without it.
 LONG_TIMEOUT = 10.0
 SETTINGS = {**TEST_DRIVER_SETTINGS, "driver_timeout": LONG_TIMEOUT, "dir_delete_on_shutdown": False}
-CNC_PID_NAMESPACE_OFFSET = 72  # _native/src/driver/aa_cnc.h
+CNC_PID_NAMESPACE_OFFSET = 72  # protocols/aa_cnc.h
 CNC_CLIENTS_DOORBELL_OFFSET = 80  # sequence, then armed (int32 each)
 CNC_FEATURES_OFFSET = 88
 FEATURE_CLIENTS_DOORBELL = 1

@@ -84,7 +84,7 @@ def resolver_counters(aeron_dir: str) -> dict[str, int]:
 
 
 def resolutions(aeron_dir: str) -> dict[str, str]:
-    """name -> address of <aeron_dir>/name-resolutions.dat (layout: media/aa_name_resolutions.h)."""
+    """name -> address of <aeron_dir>/name-resolutions.dat (layout: resolver/aa_name_resolutions.h)."""
     try:
         with open(os.path.join(aeron_dir, "name-resolutions.dat"), "rb") as f:
             data = f.read()

@@ -52,7 +52,7 @@ def test_python_suite_under_sanitizers(tmp_path) -> None:
     speedups = package / ("_speedups" + sysconfig.get_config_var("EXT_SUFFIX"))
     compiled = subprocess.run(
         [gcc, "-shared", "-fPIC", "-std=gnu11", "-O1", "-g", "-Wall", "-Werror", "-fsanitize=address,undefined",
-         "-fno-omit-frame-pointer", f"-I{sysconfig.get_paths()['include']}", f"-I{os.path.join(NATIVE, 'include')}",
+         "-fno-omit-frame-pointer", f"-I{sysconfig.get_paths()['include']}", f"-I{os.path.join(NATIVE, 'src')}",
          *sorted(glob.glob(os.path.join(NATIVE, "python", "*.c"))), "-o", str(speedups)],
         capture_output=True, text=True, timeout=300)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr

@@ -81,7 +81,10 @@ def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if listed.returncode == 0 and listed.stdout:
         for name in listed.stdout.decode().split("\0"):
             src = os.path.join(REPO, name)
-            if name and os.path.isfile(src):
+            if name and os.path.islink(src):   # the include root's links to protocols/ and media/
+                os.makedirs(dest / os.path.dirname(name), exist_ok=True)
+                os.symlink(os.readlink(src), dest / name)
+            elif name and os.path.isfile(src):
                 os.makedirs(dest / os.path.dirname(name), exist_ok=True)
                 shutil.copy2(src, dest / name)
     else:  # not a git checkout (an unpacked sdist, say)

@@ -159,7 +159,7 @@ RESOLVER_SOURCE = r"""
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
-#include "aa_udp_channel.h"
+#include "resolver/aa_name_resolver.h"
 
 static int lookups = 0;
 
@@ -228,7 +228,7 @@ def test_resolver(tmp_path_factory: pytest.TempPathFactory) -> Any:
     builder.cdef("const void *test_resolver_table(void); int test_resolver_lookups(void);")
     module = f"_registry_test_resolver_{uuid.uuid4().hex[:8]}"
     builder.set_source(
-        module, RESOLVER_SOURCE, include_dirs=[str(ROOT / "media")], extra_compile_args=["-D_GNU_SOURCE", "-std=gnu11"]
+        module, RESOLVER_SOURCE, include_dirs=[str(ROOT / "_native" / "src")], extra_compile_args=["-D_GNU_SOURCE", "-std=gnu11"]
     )
     out = tmp_path_factory.mktemp("resolver")
     builder.compile(tmpdir=str(out), verbose=False)

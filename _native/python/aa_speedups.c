@@ -17,7 +17,7 @@
  * image forms), Header and FragmentAssembler / ControlledFragmentAssembler.
  *
  * It links none of the core: bind(api_address, address_of, raise_last_error) hands it the table of
- * core functions (src/client/aa_fastpath.h) once at import. The GIL is held across the core calls
+ * core functions (src/aa_fastpath.h) once at import. The GIL is held across the core calls
  * (they never block; only offers of large messages release it for the copy), and nothing is
  * allocated per call except the Python objects returned.
  *

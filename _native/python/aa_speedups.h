@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../src/client/aa_fastpath.h"
+#include "aa_fastpath.h"
 
 /* The core's message-path table, set by bind(). */
 extern const aa_fastpath_api_t *aa_speedups_api;

@@ -25,9 +25,9 @@
 #include <sys/socket.h>
 
 #include "aa_test.h"
-#include "../../media/aa_media_services.h"
-#include "../../media/aa_udp_transport.h"
-#include "../src/util/aa_error.h"
+#include "media/aa_media_services.h"
+#include "media/aa_udp_transport.h"
+#include "util/aa_error.h"
 
 /* ---- media services ---- */
 

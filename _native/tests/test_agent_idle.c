@@ -3,9 +3,10 @@
 #include <time.h>
 
 #include "aa_test.h"
-#include "../src/agent/aa_agent.h"
-#include "../src/util/aa_clock.h"
-#include "../src/util/aa_error.h"
+#include "agent/aa_agent.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_parse.h"
 
 static void should_parse_durations_and_sizes(void)
 {

@@ -5,9 +5,9 @@
 
 #include "aa_test.h"
 #include "aa_archive_test_util.h"
-#include "../src/archive/aa_archive_catalog.h"
-#include "../src/archive/aa_archive_checksum.h"
-#include "../src/util/aa_error.h"
+#include "archive/aa_archive_catalog.h"
+#include "archive/aa_archive_checksum.h"
+#include "util/aa_error.h"
 
 static char g_path[512];
 

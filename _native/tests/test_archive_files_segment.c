@@ -7,8 +7,8 @@
 
 #include "aa_test.h"
 #include "aa_archive_test_util.h"
-#include "../src/archive/aa_archive_segment.h"
-#include "../src/util/aa_error.h"
+#include "archive/aa_archive_segment.h"
+#include "util/aa_error.h"
 
 #define TERM_LENGTH 65536
 #define SEGMENT_LENGTH 131072

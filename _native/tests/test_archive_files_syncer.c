@@ -8,8 +8,8 @@
 
 #include "aa_test.h"
 #include "aa_archive_test_util.h"
-#include "../src/archive/aa_archive_syncer.h"
-#include "../src/util/aa_error.h"
+#include "archive/aa_archive_syncer.h"
+#include "util/aa_error.h"
 
 /* what the syncer published, in order (written on its thread, read after a drain or a stop) */
 static int64_t g_published[16];

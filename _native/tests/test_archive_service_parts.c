@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/archive/aa_archive.h"
-#include "../src/archive/aa_archive_context.h"
+#include "util/aa_error.h"
+#include "archive/aa_archive.h"
+#include "archive/aa_archive_context.h"
 
 static void test_context_defaults_and_names(void)
 {

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../include/aeron_async.h"
-#include "../src/client/aa_client.h"
-#include "../src/logbuffer/aa_term.h"
+#include "aeron_async.h"
+#include "client/aa_client.h"
+#include "logbuffer/aa_term.h"
 
 #define TERM (64 * 1024)
 #define INITIAL_TERM_ID 5

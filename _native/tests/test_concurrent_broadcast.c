@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "aa_test.h"
-#include "../src/concurrent/aa_broadcast.h"
-#include "../src/util/aa_clock.h"
+#include "concurrent/aa_broadcast.h"
+#include "util/aa_clock.h"
 
 #define CAPACITY (16 * 1024)
 #define MESSAGES 200000

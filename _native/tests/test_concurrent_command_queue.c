@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/concurrent/aa_command_queue.h"
+#include "concurrent/aa_command_queue.h"
 
 typedef struct
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/concurrent/aa_counters.h"
-#include "../src/concurrent/aa_error_log.h"
+#include "concurrent/aa_counters.h"
+#include "concurrent/aa_error_log.h"
 
 #define VALUES (64 * 128)
 

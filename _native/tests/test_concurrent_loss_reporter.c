@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/concurrent/aa_loss_reporter.h"
-#include "../src/util/aa_error.h"
+#include "concurrent/aa_loss_reporter.h"
+#include "util/aa_error.h"
 
 #define CAPACITY 4096
 

@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "aa_test.h"
-#include "../src/concurrent/aa_mpsc_rb.h"
-#include "../src/util/aa_clock.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "util/aa_clock.h"
 
 #define CAPACITY (64 * 1024)
 #define PRODUCERS 4

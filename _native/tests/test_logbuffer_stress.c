@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/logbuffer/aa_term.h"
-#include "../src/util/aa_clock.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_clock.h"
 
 #define TERM (64 * 1024)
 #define WRITERS 4

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/logbuffer/aa_term.h"
+#include "logbuffer/aa_term.h"
 
 #define TERM (64 * 1024)
 

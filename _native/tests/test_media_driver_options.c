@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/driver/aa_driver_context.h"
-#include "../src/util/aa_error.h"
+#include "driver/aa_driver_context.h"
+#include "util/aa_error.h"
 
 static void test_termination_validator_defaults_to_deny(void)
 {

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "aa_test.h"
-#include "../../media/aa_loss_generator.h"
-#include "../../protocols/aa_udp_protocol.h"
-#include "../src/driver/aa_driver_context.h"
-#include "../src/util/aa_error.h"
+#include "media/aa_loss_generator.h"
+#include "protocols/aa_udp_protocol.h"
+#include "driver/aa_driver_context.h"
+#include "util/aa_error.h"
 
 #define FRAMES 20000
 #define FRAME_LENGTH 32

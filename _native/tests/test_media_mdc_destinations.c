@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "../../media/aa_send_channel_endpoint.h"
-#include "../../media/aa_receive_channel_endpoint.h"
-#include "../../media/aa_publication_image.h"
-#include "../../media/aa_udp_destination_tracker.h"
-#include "../../protocols/aa_udp_frames.h"
+#include "media/aa_send_channel_endpoint.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_udp_destination_tracker.h"
+#include "protocols/aa_udp_frames.h"
 
 #define MS (1000 * 1000LL)
 

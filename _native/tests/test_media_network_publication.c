@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "../../media/aa_network_publication.h"
-#include "../../media/aa_send_channel_endpoint.h"
-#include "../../protocols/aa_udp_frames.h"
-#include "../src/logbuffer/aa_term.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_send_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "logbuffer/aa_term.h"
 
 #define TERM_LENGTH (64 * 1024)
 #define MTU 1408

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "../../media/aa_publication_image.h"
-#include "../../media/aa_receive_channel_endpoint.h"
-#include "../../protocols/aa_udp_frames.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
 
 #define TERM_LENGTH (64 * 1024)
 #define MTU 1408

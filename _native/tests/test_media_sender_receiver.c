@@ -8,15 +8,15 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "../../media/aa_network_publication.h"
-#include "../../media/aa_publication_image.h"
-#include "../../media/aa_receive_channel_endpoint.h"
-#include "../../media/aa_send_channel_endpoint.h"
-#include "../../protocols/aa_udp_frames.h"
-#include "../src/driver/aa_driver_context.h"
-#include "../src/driver/aa_driver_receiver.h"
-#include "../src/driver/aa_driver_sender.h"
-#include "../src/logbuffer/aa_term.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "media/aa_send_channel_endpoint.h"
+#include "protocols/aa_udp_frames.h"
+#include "driver/aa_driver_context.h"
+#include "driver/aa_driver_receiver.h"
+#include "driver/aa_driver_sender.h"
+#include "logbuffer/aa_term.h"
 
 #define TERM_LENGTH (64 * 1024)
 #define MTU 1408

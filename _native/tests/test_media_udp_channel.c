@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../media/aa_udp_channel.h"
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
+#include "media/aa_udp_channel.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
 
 static aa_udp_channel_t *parse_ok(const char *uri, const aa_udp_channel_defaults_t *defaults)
 {

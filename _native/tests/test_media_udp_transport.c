@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "aa_test.h"
-#include "../../media/aa_udp_transport.h"
-#include "../src/util/aa_error.h"
+#include "media/aa_udp_transport.h"
+#include "util/aa_error.h"
 
 #define BATCH 16
 #define MESSAGE_CAPACITY 2048

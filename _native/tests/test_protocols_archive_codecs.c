@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_archive_codecs.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_archive_codecs.h"
+#include "util/aa_error.h"
 
 static uint8_t g_buf[4096];
 

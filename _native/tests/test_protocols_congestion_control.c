@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_congestion_control.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_congestion_control.h"
+#include "util/aa_error.h"
 
 #define MTU 1408
 #define US (1000LL)

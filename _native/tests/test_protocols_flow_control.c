@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/util/aa_registry.h"
-#include "../../protocols/aa_flow_control.h"
-#include "../src/logbuffer/aa_logbuffer.h"
-#include "../src/util/aa_error.h"
+#include "util/aa_registry.h"
+#include "protocols/aa_flow_control.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 #define TERM (16 * 1024 * 1024)
 #define BITS 24

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
-#include "../../protocols/aa_flow_control.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "protocols/aa_flow_control.h"
 
 #define TERM (64 * 1024)
 #define BITS 16

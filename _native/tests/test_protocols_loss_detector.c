@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_loss_detector.h"
-#include "../../protocols/aa_udp_frames.h"
-#include "../src/logbuffer/aa_term.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_loss_detector.h"
+#include "protocols/aa_udp_frames.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_error.h"
 
 #define TERM (64 * 1024)
 #define US 1000LL

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_resolution_frame.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_resolution_frame.h"
+#include "util/aa_error.h"
 
 static uint8_t g_storage[256 + 1];
 static uint8_t *const g_buf = g_storage + 1;   /* odd address: no alignment assumed */

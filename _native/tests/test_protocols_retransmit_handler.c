@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_retransmit_handler.h"
-#include "../src/logbuffer/aa_logbuffer.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 #define TERM (64 * 1024)
 #define MS (1000 * 1000LL)

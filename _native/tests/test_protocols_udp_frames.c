@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../../protocols/aa_udp_frames.h"
-#include "../src/logbuffer/aa_logbuffer.h"
-#include "../src/util/aa_error.h"
+#include "protocols/aa_udp_frames.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 static void check_bytes(const char *what, const uint8_t *actual, const uint8_t *expected, size_t length)
 {

@@ -7,11 +7,11 @@
 #include <time.h>
 
 #include "aa_test.h"
-#include "../src/strategy/aa_flow_control_proxy.h"
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
-#include "../../protocols/aa_retransmit_handler.h"
-#include "../../protocols/aa_udp_frames.h"
+#include "strategy/aa_flow_control_proxy.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "protocols/aa_udp_frames.h"
 
 #define TERM (64 * 1024)
 #define BITS 16

@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/uri/aa_uri.h"
-#include "../src/util/aa_error.h"
+#include "uri/aa_uri.h"
+#include "util/aa_error.h"
 
 static void should_parse_ipc_and_udp(void)
 {

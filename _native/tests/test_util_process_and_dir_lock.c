@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 
 #include "aa_test.h"
-#include "../src/util/aa_fs.h"
-#include "../src/util/aa_process.h"
+#include "util/aa_fs.h"
+#include "util/aa_process.h"
 
 static void should_find_this_process_alive(void)
 {

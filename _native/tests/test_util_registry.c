@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "aa_test.h"
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
 
 typedef struct fake_table_stct
 {

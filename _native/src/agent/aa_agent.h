@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 
-#include "../concurrent/aa_doorbell.h"
+#include "concurrent/aa_doorbell.h"
 
 typedef int (*aa_agent_do_work_func_t)(void *state);
 typedef void (*aa_agent_on_close_func_t)(void *state);
@@ -90,11 +90,6 @@ aa_idle_deep_waiter_t;
  * the backoff strategy sleeps deeply; others ignore it. */
 void aa_idle_strategy_set_deep_waiter(
     aa_idle_strategy_t *strategy, const aa_idle_deep_waiter_t *waiter, int64_t deep_after_ns, int64_t deep_park_ns);
-
-/* Parses durations like "1ms", "500us", "10ns", "2s", "100" (ns); -1 on error. */
-int64_t aa_parse_duration_ns(const char *text);
-/* Parses sizes like "64k", "16m", "1g", "4096"; -1 on error. */
-int64_t aa_parse_size(const char *text);
 
 typedef enum aa_agent_runner_state_enum
 {

@@ -13,11 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aa_archive.h"
-#include "../concurrent/aa_atomic.h"
-#include "../util/aa_array.h"
-#include "../util/aa_error.h"
-#include "../util/aa_process.h"
+#include "archive/aa_archive.h"
+#include "aeron_async.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
+#include "util/aa_process.h"
 
 /* ---- the mark file ---- */
 

@@ -18,13 +18,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "aa_archive_context.h"
-#include "../../../protocols/aa_archive_codecs.h"
-#include "../../include/aeron_async.h"
-#include "../agent/aa_agent.h"
-#include "../concurrent/aa_error_log.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_fs.h"
+#include "archive/aa_archive_context.h"
+#include "protocols/aa_archive_codecs.h"
+#include "client/aa_client.h"
+#include "agent/aa_agent.h"
+#include "concurrent/aa_error_log.h"
+#include "util/aa_clock.h"
+#include "util/aa_fs.h"
 
 /* The mark file's layout is the codecs' (protocols/aa_archive_codecs.h: AA_ARCHIVE_MARK_FILE_*);
  * the offsets of the header fields the archive reads back besides those: */

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aa_archive_catalog.h"
-#include "aa_archive_segment.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_catalog.h"
+#include "archive/aa_archive_segment.h"
+#include "util/aa_error.h"
 
 /* a catalog header with alignment 0 is the legacy layout: 1024-byte entries from offset 1024 */
 #define AA_ARCHIVE_CATALOG_LEGACY_ALIGNMENT 1024

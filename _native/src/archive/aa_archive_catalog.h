@@ -42,8 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../../protocols/aa_archive_codecs.h"
-#include "aa_archive_checksum.h"
+#include "protocols/aa_archive_codecs.h"
+#include "archive/aa_archive_checksum.h"
 
 #define AA_ARCHIVE_CATALOG_FILE_NAME "archive.catalog"
 

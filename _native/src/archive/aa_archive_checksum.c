@@ -3,8 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aa_archive_checksum.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_checksum.h"
+#include "util/aa_error.h"
 
 static uint32_t g_crc32_table[8][256];
 static uint32_t g_crc32c_table[8][256];

@@ -13,12 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_archive_conductor.h"
-#include "aa_archive_segment.h"
-#include "../concurrent/aa_atomic.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../util/aa_array.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_conductor.h"
+#include "aeron_async.h"
+#include "archive/aa_archive_segment.h"
+#include "concurrent/aa_atomic.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
 
 #define AA_CONTROL_FRAGMENT_LIMIT 10
 #define AA_PROTOCOL_MAJOR(v) (((v) >> 16) & 0xFF)

@@ -2,9 +2,9 @@
 #ifndef AA_ARCHIVE_CONDUCTOR_H
 #define AA_ARCHIVE_CONDUCTOR_H
 
-#include "aa_archive_sessions.h"
-#include "aa_archive_catalog.h"
-#include "../../../protocols/aa_archive_codecs.h"
+#include "archive/aa_archive_sessions.h"
+#include "archive/aa_archive_catalog.h"
+#include "protocols/aa_archive_codecs.h"
 
 #define AA_CONTROL_SESSION_CONNECTING 0
 #define AA_CONTROL_SESSION_ACTIVE 1

@@ -8,10 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aa_archive_context.h"
-#include "../../include/aeron_async.h"
-#include "../agent/aa_agent.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_context.h"
+#include "aeron_async.h"
+#include "agent/aa_agent.h"
+#include "util/aa_error.h"
+#include "util/aa_parse.h"
 
 typedef enum aa_archive_option_kind_enum
 {

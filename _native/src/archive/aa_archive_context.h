@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "aa_archive_checksum.h"
+#include "archive/aa_archive_checksum.h"
 
 #define AA_ARCHIVE_THREADING_DEDICATED 0
 #define AA_ARCHIVE_THREADING_SHARED 1

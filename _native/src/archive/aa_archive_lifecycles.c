@@ -10,12 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_archive_conductor.h"
-#include "aa_archive_segment.h"
-#include "../concurrent/aa_atomic.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../util/aa_array.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_conductor.h"
+#include "aeron_async.h"
+#include "archive/aa_archive_segment.h"
+#include "concurrent/aa_atomic.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
 
 #define AA_NULL_POSITION (-1)
 

@@ -11,14 +11,15 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
-#include "aa_archive_sessions.h"
-#include "aa_archive_segment.h"
-#include "../../../protocols/aa_archive_codecs.h"
-#include "../../../protocols/aa_udp_protocol.h"
-#include "../client/aa_client.h"
-#include "../concurrent/aa_atomic.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../util/aa_error.h"
+#include "aeron_async.h"
+#include "archive/aa_archive_sessions.h"
+#include "archive/aa_archive_segment.h"
+#include "protocols/aa_archive_codecs.h"
+#include "protocols/aa_udp_protocol.h"
+#include "client/aa_client.h"
+#include "concurrent/aa_atomic.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 #define AA_FRAME_TYPE_OFFSET 6
 #define AA_FRAME_SESSION_ID_OFFSET 12

@@ -11,13 +11,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "aa_archive_conductor.h"
-#include "aa_archive_segment.h"
-#include "../../../protocols/aa_udp_protocol.h"
-#include "../concurrent/aa_atomic.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../util/aa_array.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_conductor.h"
+#include "aeron_async.h"
+#include "archive/aa_archive_segment.h"
+#include "protocols/aa_udp_protocol.h"
+#include "concurrent/aa_atomic.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
 
 #define AA_NULL_POSITION (-1)
 #define AA_REPLAY_LENGTH_FOLLOW (-1)

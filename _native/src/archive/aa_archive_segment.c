@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aa_archive_segment.h"
-#include "../util/aa_error.h"
-#include "../../../protocols/aa_udp_protocol.h"
+#include "archive/aa_archive_segment.h"
+#include "util/aa_error.h"
+#include "protocols/aa_udp_protocol.h"
 
 #define AA_FRAME_ALIGN(n) (((n) + (AA_FRAME_ALIGNMENT_BYTES - 1)) & ~(int64_t)(AA_FRAME_ALIGNMENT_BYTES - 1))
 #define AA_FRAME_ALIGNMENT_BYTES 32

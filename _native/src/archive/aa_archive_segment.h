@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aa_archive_checksum.h"
+#include "archive/aa_archive_checksum.h"
 
 #define AA_ARCHIVE_SEGMENT_FILE_SUFFIX ".rec"
 

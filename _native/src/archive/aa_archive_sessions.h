@@ -5,8 +5,8 @@
 #ifndef AA_ARCHIVE_SESSIONS_H
 #define AA_ARCHIVE_SESSIONS_H
 
-#include "aa_archive.h"
-#include "aa_archive_syncer.h"
+#include "archive/aa_archive.h"
+#include "archive/aa_archive_syncer.h"
 
 #define AA_ARCHIVE_ERROR_TEXT_MAX 512
 

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_archive_syncer.h"
-#include "aa_archive_segment.h"
-#include "../util/aa_error.h"
+#include "archive/aa_archive_syncer.h"
+#include "archive/aa_archive_segment.h"
+#include "util/aa_error.h"
 
 static void *aa_archive_syncer_main(void *arg)
 {

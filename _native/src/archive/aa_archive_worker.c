@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_archive.h"
-#include "../concurrent/aa_atomic.h"
-#include "../util/aa_array.h"
+#include "archive/aa_archive.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_array.h"
 
 int aa_archive_worker_init(aa_archive_worker_t *worker, const char *name, aa_archive_t *archive)
 {

@@ -6,12 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../uri/aa_uri.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "protocols/aa_control_protocol.h"
+#include "uri/aa_uri.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 #define AA_CLIENT_KEEPALIVE_INTERVAL_NS (500 * 1000 * 1000LL)
 #define AA_CLIENT_RESOURCE_LINGER_NS (3 * 1000 * 1000 * 1000LL)

@@ -12,17 +12,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../agent/aa_agent.h"
-#include "../concurrent/aa_broadcast.h"
-#include "../concurrent/aa_counters.h"
-#include "../concurrent/aa_mpsc_rb.h"
-#include "../driver/aa_cnc.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../logbuffer/aa_term.h"
-#include "../util/aa_array.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_fs.h"
-#include "../util/aa_prefault.h"
+#include "agent/aa_agent.h"
+#include "concurrent/aa_broadcast.h"
+#include "concurrent/aa_counters.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "protocols/aa_cnc.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "logbuffer/aa_term.h"
+#include "util/aa_array.h"
+#include "util/aa_clock.h"
+#include "util/aa_fs.h"
+#include "util/aa_prefault.h"
 
 
 typedef struct aa_client_stct aa_client_t;

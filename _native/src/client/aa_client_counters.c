@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "protocols/aa_control_protocol.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 int64_t aa_client_async_add_counter(
     aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length)

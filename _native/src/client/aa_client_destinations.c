@@ -7,11 +7,11 @@
  */
 #include <string.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../uri/aa_uri.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "protocols/aa_control_protocol.h"
+#include "uri/aa_uri.h"
+#include "util/aa_error.h"
 
 static int64_t aa_client_async_destination(
     aa_client_t *client, int32_t command_type, int64_t registration_id, const char *destination)

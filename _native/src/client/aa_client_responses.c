@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "protocols/aa_control_protocol.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length)
 {

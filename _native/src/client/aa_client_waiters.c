@@ -11,9 +11,9 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../util/aa_clock.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "util/aa_clock.h"
 
 #define AA_CLIENT_IDLE_SLEEP_NS (16 * 1000 * 1000LL)
 #define AA_CLIENT_WAIT_CHECK_NS (1000 * 1000L)

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../include/aeron_async.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../concurrent/aa_error_log.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "aeron_async.h"
+#include "protocols/aa_control_protocol.h"
+#include "concurrent/aa_error_log.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 struct aa_cnc_reader_stct
 {

@@ -14,9 +14,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "util/aa_error.h"
 
 static inline void aa_columns_store_position(aa_image_t *image, int64_t position)
 {

@@ -10,9 +10,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "util/aa_error.h"
 
 #define AA_POLL_UNBOUNDED INT64_MAX
 

@@ -2,8 +2,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../../include/aeron_async.h"
-#include "../util/aa_error.h"
+#include "aeron_async.h"
+#include "util/aa_error.h"
 
 /* Not the message path: the offer could not go ahead. A deeply idle driver is rung so it moves the
  * publisher limit (or links a subscriber) without delay. */

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_client.h"
-#include "../../include/aeron_async.h"
-#include "../util/aa_error.h"
+#include "client/aa_client.h"
+#include "aeron_async.h"
+#include "util/aa_error.h"
 
 static inline aa_image_list_t *aa_subscription_image_list(aa_subscription_t *sub)
 {

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_broadcast.h"
-#include "aa_atomic.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_broadcast.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
 
 #define AA_BC_LENGTH_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset)))
 #define AA_BC_TYPE_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset) + sizeof(int32_t)))

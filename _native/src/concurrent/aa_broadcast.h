@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 
-#include "aa_mpsc_rb.h"
+#include "concurrent/aa_mpsc_rb.h"
 
 #define AA_BROADCAST_BUFFER_TRAILER_LENGTH 128
 #define AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET 0

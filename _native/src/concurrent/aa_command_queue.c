@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_command_queue.h"
-#include "aa_atomic.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_command_queue.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
 
 int aa_command_queue_init(aa_command_queue_t *queue, size_t capacity)
 {

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_counters.h"
-#include "aa_atomic.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_counters.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
 
 #define AA_META(m, id) ((m)->metadata + (size_t)(id) * AA_COUNTER_METADATA_LENGTH)
 #define AA_VALUE(m, id) ((m)->values + (size_t)(id) * AA_COUNTER_VALUE_LENGTH)

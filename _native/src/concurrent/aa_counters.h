@@ -122,4 +122,10 @@ void aa_counters_reader_foreach(aa_counters_reader_t *r, aa_counters_foreach_fun
 int32_t aa_counters_reader_find_by_type_id_and_registration_id(
     aa_counters_reader_t *r, int32_t type_id, int64_t registration_id);
 
+/* Channel endpoint status values, the status counters of send and receive channel endpoints and resolvers (reference 3: snd-channel / rcv-channel). */
+#define AA_CHANNEL_ENDPOINT_STATUS_INITIALIZING 0
+#define AA_CHANNEL_ENDPOINT_STATUS_ACTIVE 1
+#define AA_CHANNEL_ENDPOINT_STATUS_CLOSING 2
+#define AA_CHANNEL_ENDPOINT_STATUS_ERRORED (-1)
+
 #endif

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_doorbell.h"
+#include "concurrent/aa_doorbell.h"
 
 void aa_doorbell_ring_slow(aa_doorbell_t *doorbell)
 {

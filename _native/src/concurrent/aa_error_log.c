@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_error_log.h"
-#include "aa_atomic.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_error_log.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
 
 int aa_distinct_error_log_init(aa_distinct_error_log_t *log, uint8_t *buffer, size_t length)
 {

@@ -1,8 +1,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "aa_loss_reporter.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_loss_reporter.h"
+#include "util/aa_error.h"
 
 const char *aa_loss_report_file_name(void)
 {

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aa_atomic.h"
+#include "concurrent/aa_atomic.h"
 
 #define AA_LOSS_REPORT_FILE "loss-report.dat"
 #define AA_LOSS_REPORT_ENTRY_ALIGNMENT 64

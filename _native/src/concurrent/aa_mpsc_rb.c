@@ -1,8 +1,8 @@
 #include <string.h>
 
-#include "aa_mpsc_rb.h"
-#include "aa_atomic.h"
-#include "../util/aa_error.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
 
 #define AA_RB_LENGTH_AT(rb, index) ((volatile int32_t *)((rb)->buffer + (index)))
 #define AA_RB_TYPE_AT(rb, index) ((volatile int32_t *)((rb)->buffer + (index) + sizeof(int32_t)))

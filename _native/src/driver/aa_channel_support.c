@@ -2,12 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_channel_support.h"
+#include "driver/aa_channel_support.h"
 #include <inttypes.h>
-#include "../agent/aa_agent.h"
-#include "../util/aa_error.h"
-#include "../../../protocols/aa_congestion_control.h"
-#include "../../../protocols/aa_flow_control.h"
+#include "agent/aa_agent.h"
+#include "util/aa_error.h"
+#include "util/aa_parse.h"
+#include "protocols/aa_congestion_control.h"
+#include "protocols/aa_flow_control.h"
 
 /* Where a parameter is applied or meant: media x role. */
 #define IPC_PUB 0x1

@@ -19,8 +19,8 @@
 
 #include <stdbool.h>
 
-#include "aa_driver_context.h"
-#include "../uri/aa_uri.h"
+#include "driver/aa_driver_context.h"
+#include "uri/aa_uri.h"
 
 /* Returns 0, or -1 with AA_ERROR_CODE_INVALID_CHANNEL naming the first parameter not applied. */
 int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_publication);

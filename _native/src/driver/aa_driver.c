@@ -8,14 +8,14 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
-#include "aa_driver.h"
-#include "aa_cnc.h"
-#include "../../../media/aa_network_publication.h"
-#include "../concurrent/aa_mpsc_rb.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
-#include "../util/aa_fs.h"
-#include "../util/aa_process.h"
+#include "driver/aa_driver.h"
+#include "protocols/aa_cnc.h"
+#include "media/aa_network_publication.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_fs.h"
+#include "util/aa_process.h"
 
 int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid)
 {

@@ -10,11 +10,11 @@
 #ifndef AA_DRIVER_H
 #define AA_DRIVER_H
 
-#include "aa_driver_conductor.h"
-#include "aa_driver_context.h"
-#include "aa_driver_receiver.h"
-#include "aa_driver_sender.h"
-#include "../agent/aa_agent.h"
+#include "driver/aa_driver_conductor.h"
+#include "driver/aa_driver_context.h"
+#include "driver/aa_driver_receiver.h"
+#include "driver/aa_driver_sender.h"
+#include "agent/aa_agent.h"
 
 #define AA_DRIVER_MAX_RUNNERS 3
 /* What the SHARED/INVOKER thread sleeps on when deeply idle: the CnC doorbell (client commands,

@@ -3,8 +3,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "../../include/aeron_async.h"
-#include "../util/aa_error.h"
+#include "aeron_async.h"
+#include "util/aa_error.h"
 
 aa_driver_context_t *aa_driver_context_new(void)
 {

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 #define AA_COMMAND_DRAIN_LIMIT 10
 

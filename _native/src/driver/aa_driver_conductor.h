@@ -12,27 +12,27 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "aa_cnc.h"
-#include "aa_driver_context.h"
-#include "aa_driver_receiver.h"
-#include "aa_driver_sender.h"
-#include "aa_system_counters.h"
-#include "../concurrent/aa_broadcast.h"
-#include "../concurrent/aa_command_queue.h"
-#include "../concurrent/aa_counters.h"
-#include "../concurrent/aa_error_log.h"
-#include "../concurrent/aa_loss_reporter.h"
-#include "../concurrent/aa_mpsc_rb.h"
-#include "../strategy/aa_flow_control_proxy.h"
-#include "../util/aa_fs.h"
-#include "../util/aa_prefault.h"
-#include "../../../media/aa_ipc_publication.h"
-#include "../../../media/aa_media_services.h"
-#include "../../../media/aa_name_resolutions.h"
-#include "../../../media/aa_network_publication.h"
-#include "../../../media/aa_publication_image.h"
-#include "../../../media/aa_receive_channel_endpoint.h"
-#include "../../../media/aa_send_channel_endpoint.h"
+#include "protocols/aa_cnc.h"
+#include "driver/aa_driver_context.h"
+#include "driver/aa_driver_receiver.h"
+#include "driver/aa_driver_sender.h"
+#include "concurrent/aa_system_counters.h"
+#include "concurrent/aa_broadcast.h"
+#include "concurrent/aa_command_queue.h"
+#include "concurrent/aa_counters.h"
+#include "concurrent/aa_error_log.h"
+#include "concurrent/aa_loss_reporter.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "strategy/aa_flow_control_proxy.h"
+#include "util/aa_fs.h"
+#include "util/aa_prefault.h"
+#include "media/aa_ipc_publication.h"
+#include "media/aa_media_services.h"
+#include "resolver/aa_name_resolutions.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_receive_channel_endpoint.h"
+#include "media/aa_send_channel_endpoint.h"
 
 typedef struct aa_driver_client_stct
 {
@@ -107,6 +107,7 @@ typedef struct aa_driver_conductor_stct
     aa_command_queue_t commands;         /* from the receiver */
     aa_name_resolver_t *name_resolver;   /* host names of UDP channels (ctx name_resolver_supplier) */
     aa_name_resolver_context_t name_resolver_context;  /* what the resolver was given (lives as long) */
+    aa_driver_resolver_options_t driver_resolver_options; /* the resolver options it points at */
     aa_name_resolutions_t name_resolutions;            /* <aeron_dir>/name-resolutions.dat */
     /* <aeron_dir>/loss-report.dat (aa_loss_reporter.h): mapped and unmapped here, written by the
      * receiver alone (services' loss_reporter). */

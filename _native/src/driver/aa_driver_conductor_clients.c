@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_error.h"
 
 /* ---- counters ---- */
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_error.h"
 
 static aa_network_publication_t *aa_conductor_find_network_publication(
     aa_driver_conductor_t *conductor, int64_t registration_id)

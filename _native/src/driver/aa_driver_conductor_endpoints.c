@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_error.h"
 
 int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication)
 {

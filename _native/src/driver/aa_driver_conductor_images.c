@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 /* The receiver writes up to an image's high-water mark: its mapping is populated ahead of that. */
 static int64_t aa_conductor_image_prefault_position(const void *image)

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_error.h"
 
 /* ---- responses ---- */
 

@@ -29,13 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aa_driver_conductor.h"
-#include "aa_channel_support.h"
-#include "../../../protocols/aa_congestion_control.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../uri/aa_uri.h"
-#include "../util/aa_array.h"
+#include "driver/aa_driver_conductor.h"
+#include "driver/aa_channel_support.h"
+#include "protocols/aa_congestion_control.h"
+#include "protocols/aa_control_protocol.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "uri/aa_uri.h"
+#include "util/aa_array.h"
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
 

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_error.h"
-#include "../../../media/aa_name_resolver_executor.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_error.h"
+#include "resolver/aa_name_resolver_executor.h"
 
 /* How long closing the driver waits for a lookup in progress before leaving it to its thread. */
 #define AA_RESOLUTION_EXECUTOR_CLOSE_TIMEOUT_NS (500LL * 1000 * 1000)
@@ -127,7 +127,10 @@ int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_m
         return -1;
     }
     aa_name_resolver_context_t *rc = &conductor->name_resolver_context;
-    rc->driver_context = ctx;
+    conductor->driver_resolver_options.name = ctx->driver_resolver_name;
+    conductor->driver_resolver_options.interface = ctx->driver_resolver_interface;
+    conductor->driver_resolver_options.bootstrap_neighbors = ctx->driver_resolver_bootstrap_neighbor;
+    rc->driver_options = &conductor->driver_resolver_options;
     rc->counters = &conductor->counters;
     rc->system_counters = conductor->system_counters;
     rc->error_log = &conductor->error_log;

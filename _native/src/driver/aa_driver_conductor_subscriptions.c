@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_driver_conductor_private.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
+#include "driver/aa_driver_conductor_private.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 static int aa_conductor_add_udp_subscription(
     aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const char *channel, int64_t now_ms)

@@ -6,17 +6,18 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aa_driver_context.h"
-#include "../agent/aa_agent.h"
-#include "../concurrent/aa_atomic.h"
-#include "../concurrent/aa_broadcast.h"
-#include "../concurrent/aa_mpsc_rb.h"
-#include "../logbuffer/aa_logbuffer.h"
-#include "../util/aa_error.h"
-#include "../util/aa_fs.h"
-#include "../util/aa_registry.h"
-#include "../../../media/aa_udp_channel.h"
-#include "../../../protocols/aa_flow_control.h"
+#include "driver/aa_driver_context.h"
+#include "agent/aa_agent.h"
+#include "concurrent/aa_atomic.h"
+#include "concurrent/aa_broadcast.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
+#include "util/aa_parse.h"
+#include "util/aa_fs.h"
+#include "util/aa_registry.h"
+#include "media/aa_udp_channel.h"
+#include "protocols/aa_flow_control.h"
 
 typedef enum aa_option_kind_enum
 {
@@ -213,7 +214,7 @@ static const aa_driver_option_t aa_driver_options[] =
         "testing only: the same rules applied to UDP datagrams being sent (empty = off)" },
     { "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed", AA_OPT_INT64, AA_FIELD(udp_loss_seed), "0",
         "seed of the loss generator: the same seed and the same traffic lose the same datagrams" },
-    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h, reference 8.2) */
+    /* driver-name (gossip) resolver (resolver/aa_driver_name_resolver.h, reference 8.2) */
     { "AERON_DRIVER_RESOLVER_NAME", "aeron.driver.resolver.name", AA_OPT_STRING, AA_FIELD(driver_resolver_name), "",
         "this driver's name for the driver name resolver, what channels of other drivers name it by "
         "(empty = the host name)" },

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../../../media/aa_loss_generator.h"
-#include "../util/aa_clock.h"
+#include "media/aa_loss_generator.h"
+#include "util/aa_clock.h"
 
 typedef enum aa_threading_mode_enum
 {
@@ -103,7 +103,7 @@ typedef struct aa_driver_context_stct
     bool has_receiver_group_tag;               /* receivers send this tag in their SMs (gtag= per channel) */
     int64_t receiver_group_tag;
     char name_resolver_init_args[256];
-    /* driver-name (gossip) resolver (media/aa_driver_name_resolver.h): on when the interface is set */
+    /* driver-name (gossip) resolver (resolver/aa_driver_name_resolver.h): on when the interface is set */
     char driver_resolver_name[256];
     char driver_resolver_interface[256];
     char driver_resolver_bootstrap_neighbor[1024];

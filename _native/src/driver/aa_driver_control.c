@@ -20,13 +20,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../include/aeron_async.h"
-#include "aa_driver.h"
-#include "aa_cnc.h"
-#include "../../../protocols/aa_control_protocol.h"
-#include "../concurrent/aa_atomic.h"
-#include "../util/aa_error.h"
-#include "../util/aa_version.h"
+#include "aeron_async.h"
+#include "driver/aa_driver.h"
+#include "protocols/aa_cnc.h"
+#include "protocols/aa_control_protocol.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
+#include "util/aa_version.h"
 
 static bool aa_termination_token_matches(const char *expected, const uint8_t *token, int32_t token_length)
 {

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_driver_receiver.h"
-#include "../util/aa_array.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
-#include "../../../media/aa_publication_image.h"
-#include "../../../media/aa_receive_channel_endpoint.h"
+#include "driver/aa_driver_receiver.h"
+#include "util/aa_array.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "media/aa_publication_image.h"
+#include "media/aa_receive_channel_endpoint.h"
 
 #define AA_RECEIVER_COMMAND_DRAIN_LIMIT 64
 

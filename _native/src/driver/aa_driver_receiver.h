@@ -13,10 +13,10 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "aa_driver_context.h"
-#include "../concurrent/aa_command_queue.h"
-#include "../../../media/aa_media_services.h"
-#include "../../../media/aa_udp_transport.h"
+#include "driver/aa_driver_context.h"
+#include "concurrent/aa_command_queue.h"
+#include "media/aa_media_services.h"
+#include "media/aa_udp_transport.h"
 
 /* Datagrams read per poll; each buffer takes the largest datagram (an MTU is at most 65504). */
 #define AA_DRIVER_RECEIVER_BATCH 16

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_driver_sender.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
-#include "../util/aa_array.h"
-#include "../../../media/aa_network_publication.h"
-#include "../../../media/aa_send_channel_endpoint.h"
+#include "driver/aa_driver_sender.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_array.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_send_channel_endpoint.h"
 
 #define AA_SENDER_COMMAND_DRAIN_LIMIT 64
 

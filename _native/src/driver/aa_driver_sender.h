@@ -13,10 +13,10 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "aa_driver_context.h"
-#include "../concurrent/aa_command_queue.h"
-#include "../../../media/aa_media_services.h"
-#include "../../../media/aa_udp_transport.h"
+#include "driver/aa_driver_context.h"
+#include "concurrent/aa_command_queue.h"
+#include "media/aa_media_services.h"
+#include "media/aa_udp_transport.h"
 
 /* Control datagrams read per poll, and the room for each (status messages, NAKs and RTTMs are small). */
 #define AA_DRIVER_SENDER_CONTROL_BATCH 16

@@ -1,8 +1,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "aa_logbuffer.h"
-#include "../util/aa_error.h"
+#include "logbuffer/aa_logbuffer.h"
+#include "util/aa_error.h"
 
 int aa_logbuffer_check_term_length(int64_t term_length)
 {

@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../concurrent/aa_atomic.h"
-#include "../concurrent/aa_doorbell.h"
-#include "../../../protocols/aa_udp_protocol.h"
+#include "concurrent/aa_atomic.h"
+#include "concurrent/aa_doorbell.h"
+#include "logbuffer/aa_frame.h"
 
 #define AA_LOGBUFFER_PARTITION_COUNT 3
 #define AA_LOGBUFFER_TERM_MIN_LENGTH (64 * 1024)

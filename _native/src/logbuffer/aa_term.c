@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "aa_term.h"
+#include "logbuffer/aa_term.h"
 
 typedef struct aa_iov_cursor_stct
 {

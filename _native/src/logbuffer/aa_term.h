@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 
-#include "aa_logbuffer.h"
+#include "logbuffer/aa_logbuffer.h"
 
 typedef struct aa_iovec_stct
 {

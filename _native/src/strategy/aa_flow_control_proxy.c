@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_flow_control_proxy.h"
-#include "../concurrent/aa_atomic.h"
-#include "../util/aa_error.h"
-#include "../util/aa_registry.h"
-#include "../../../protocols/aa_retransmit_handler.h"
-#include "../../../protocols/aa_udp_frames.h"
+#include "strategy/aa_flow_control_proxy.h"
+#include "concurrent/aa_atomic.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "protocols/aa_retransmit_handler.h"
+#include "protocols/aa_udp_frames.h"
 
 #define AA_FLOW_CONTROL_PROXY_RING_MASK (AA_FLOW_CONTROL_PROXY_RING_CAPACITY - 1)
 

@@ -40,8 +40,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../concurrent/aa_doorbell.h"
-#include "../../../protocols/aa_flow_control.h"
+#include "concurrent/aa_doorbell.h"
+#include "protocols/aa_flow_control.h"
 
 #define AA_FLOW_CONTROL_PROXY_RING_CAPACITY 256
 #define AA_FLOW_CONTROL_PROXY_PENDING_CAPACITY 32

@@ -3,13 +3,13 @@
  * sure the built-in strategies of every kind are registered, so listings are complete and a user's
  * entry can never take a built-in's name.
  */
-#include "../../include/aeron_async.h"
-#include "../agent/aa_agent.h"
-#include "../util/aa_error.h"
-#include "../util/aa_registry.h"
-#include "../../../media/aa_udp_channel.h"
-#include "../../../protocols/aa_congestion_control.h"
-#include "../../../protocols/aa_flow_control.h"
+#include "aeron_async.h"
+#include "agent/aa_agent.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "media/aa_udp_channel.h"
+#include "protocols/aa_congestion_control.h"
+#include "protocols/aa_flow_control.h"
 
 static int aa_strategy_builtins(void)
 {

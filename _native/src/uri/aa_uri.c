@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_uri.h"
-#include "../agent/aa_agent.h"
-#include "../util/aa_error.h"
+#include "uri/aa_uri.h"
+#include "util/aa_parse.h"
+#include "util/aa_error.h"
 
 #define AA_URI_TERM_MIN_LENGTH (64 * 1024)
 #define AA_URI_TERM_MAX_LENGTH (1024 * 1024 * 1024)

@@ -1,8 +1,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "aa_array.h"
-#include "aa_error.h"
+#include "util/aa_array.h"
+#include "util/aa_error.h"
 
 int aa_array_ensure_capacity(void **array, size_t *capacity, size_t count, size_t element_size)
 {

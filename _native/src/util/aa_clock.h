@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../concurrent/aa_atomic.h"
 
 /* Monotonic nanoseconds, for timers and timeouts. */
 static inline int64_t aa_nano_clock(void)

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aa_error.h"
+#include "util/aa_error.h"
 
 #define AA_ERROR_MAX_LENGTH 8192
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aa_fs.h"
-#include "aa_error.h"
+#include "util/aa_fs.h"
+#include "util/aa_error.h"
 
 int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse)
 {

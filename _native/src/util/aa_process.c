@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "aa_process.h"
+#include "util/aa_process.h"
 
 uint64_t aa_process_pid_namespace(void)
 {

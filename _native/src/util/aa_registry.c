@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_registry.h"
-#include "aa_error.h"
+#include "util/aa_registry.h"
+#include "util/aa_error.h"
 
 typedef struct aa_registry_entry_stct
 {

@@ -1,4 +1,4 @@
-#include "aa_version.h"
+#include "util/aa_version.h"
 
 const char *aa_version(void)
 {

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "aa_name_resolver_executor.h"
-#include "../_native/src/util/aa_clock.h"
-#include "../_native/src/util/aa_error.h"
+#include "resolver/aa_name_resolver_executor.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 #define AA_NAME_RESOLVER_EXECUTOR_MAX_THREADS 64
 

@@ -2,7 +2,7 @@
 #ifndef AA_SYSTEM_COUNTERS_H
 #define AA_SYSTEM_COUNTERS_H
 
-#include "../util/aa_version.h"
+#include "util/aa_version.h"
 
 typedef enum aa_system_counter_enum
 {

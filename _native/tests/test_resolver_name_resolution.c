@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include "aa_test.h"
-#include "../../media/aa_name_resolutions.h"
-#include "../../media/aa_name_resolver_executor.h"
-#include "../../media/aa_send_channel_endpoint.h"
+#include "resolver/aa_name_resolutions.h"
+#include "resolver/aa_name_resolver_executor.h"
+#include "media/aa_send_channel_endpoint.h"
 #include "aa_media_fakes.h"
-#include "../src/util/aa_clock.h"
-#include "../src/util/aa_error.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 static volatile int wakes = 0;
 

@@ -9,11 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aa_driver_name_resolver.h"
-#include "aa_udp_channel.h"
-#include "../protocols/aa_resolution_frame.h"
-#include "../_native/src/uri/aa_uri.h"
-#include "../_native/src/util/aa_error.h"
+#include "resolver/aa_driver_name_resolver.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
+#include "protocols/aa_resolution_frame.h"
+#include "uri/aa_uri.h"
+#include "util/aa_error.h"
 
 typedef struct aa_dnr_cache_entry_stct
 {

@@ -25,8 +25,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "aa_udp_channel.h"
-#include "../_native/src/util/aa_fs.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
+#include "util/aa_fs.h"
 
 #define AA_NAME_RESOLUTIONS_FILE "name-resolutions.dat"
 #define AA_NAME_RESOLUTIONS_MAGIC 0x524e4141

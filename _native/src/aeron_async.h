@@ -14,20 +14,21 @@
 #include <stdint.h>
 
 #ifndef AA_CDEF
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
-#include "../src/logbuffer/aa_term.h"
-#include "../src/client/aa_client.h"
-#include "../src/driver/aa_driver.h"
-#include "../src/strategy/aa_flow_control_proxy.h"
-#include "../src/strategy/aa_name_resolver_proxy.h"
-#include "../../protocols/aa_archive_codecs.h"
-#include "../src/archive/aa_archive_checksum.h"
-#include "../src/archive/aa_archive_segment.h"
-#include "../src/archive/aa_archive_catalog.h"
-#include "../src/archive/aa_archive_context.h"
-#include "../../protocols/aa_resolution_frame.h"
-#include "../src/concurrent/aa_loss_reporter.h"
+#include "util/aa_error.h"
+#include "util/aa_parse.h"
+#include "util/aa_registry.h"
+#include "logbuffer/aa_term.h"
+#include "client/aa_client.h"
+#include "driver/aa_driver.h"
+#include "strategy/aa_flow_control_proxy.h"
+#include "resolver/aa_name_resolver_proxy.h"
+#include "protocols/aa_archive_codecs.h"
+#include "archive/aa_archive_checksum.h"
+#include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_catalog.h"
+#include "archive/aa_archive_context.h"
+#include "protocols/aa_resolution_frame.h"
+#include "concurrent/aa_loss_reporter.h"
 #endif
 
 /* CDEF BEGIN */
@@ -270,16 +271,16 @@ const char *aa_strategy_kind_name(int32_t kind);
 #define AA_FLOW_CONTROL_PROXY_IDLE_INTERVAL_NS ...
 #define AA_FLOW_CONTROL_PROXY_RING_CAPACITY ...
 #endif
-/* CDEF INCLUDE _native/src/strategy/aa_flow_control_proxy.h */
+/* CDEF INCLUDE strategy/aa_flow_control_proxy.h */
 /* The driver's host (lives as long as the driver). */
 aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *driver);
 
 /* ---- name resolvers written in Python (pyres) ----
- * src/strategy/aa_name_resolver_proxy.h: a proxy resolver registered by name copies each lookup and
+ * resolver/aa_name_resolver_proxy.h: a proxy resolver registered by name copies each lookup and
  * resolve (on the driver's resolver executor) into a slot of a process-wide host and waits for the
  * answer, at most the registration's timeout; a worker (aeron_async/name_resolver.py) polls the host,
  * calls Python on threads of its own and answers. do_work (conductor) is posted, never waited for. */
-/* CDEF INCLUDE _native/src/strategy/aa_name_resolver_proxy.h */
+/* CDEF INCLUDE resolver/aa_name_resolver_proxy.h */
 
 /* ---- clocks ----
  * The driver and the client read every timer (liveness, linger, flow-control and connection
@@ -458,7 +459,7 @@ void aa_publication_park(aa_publication_t *pub, int64_t position);
 void aa_publication_unpark(aa_publication_t *pub);
 
 /* ---- the table of message-path functions for the CPython fast path (aeron_async._speedups) ----
- * An aa_fastpath_api_t (src/client/aa_fastpath.h); Python hands its address to the extension, which
+ * An aa_fastpath_api_t (src/aa_fastpath.h); Python hands its address to the extension, which
  * calls through it without linking this library a second time. */
 const void *aa_fastpath_api(void);
 
@@ -550,9 +551,9 @@ const char *aa_loss_report_file_name(void);
  * CRC-32/CRC-32C; segment files (names, positions, I/O with sync levels, frame checksums, the
  * recovery scan); the catalog file (archive.catalog, byte for byte as Aeron's). */
 /* CDEF INCLUDE protocols/aa_archive_codecs.h */
-/* CDEF INCLUDE _native/src/archive/aa_archive_checksum.h */
-/* CDEF INCLUDE _native/src/archive/aa_archive_segment.h */
-/* CDEF INCLUDE _native/src/archive/aa_archive_catalog.h */
+/* CDEF INCLUDE archive/aa_archive_checksum.h */
+/* CDEF INCLUDE archive/aa_archive_segment.h */
+/* CDEF INCLUDE archive/aa_archive_catalog.h */
 
 /* ---- columnar polling (the Spark source, issue 17; src/client/aa_columns.c) ----
  * Whole messages of one image into caller-owned column buffers: data bytes back to back with

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "aa_test.h"
-#include "../../media/aa_driver_name_resolver.h"
-#include "../../media/aa_udp_channel.h"
-#include "../../protocols/aa_resolution_frame.h"
-#include "../src/util/aa_error.h"
+#include "resolver/aa_driver_name_resolver.h"
+#include "media/aa_udp_channel.h"
+#include "protocols/aa_resolution_frame.h"
+#include "util/aa_error.h"
 
 typedef struct
 {

@@ -28,10 +28,10 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "../concurrent/aa_atomic.h"
-#include "../concurrent/aa_doorbell.h"
-#include "../concurrent/aa_mpsc_rb.h"
-#include "../util/aa_process.h"
+#include "concurrent/aa_atomic.h"
+#include "concurrent/aa_doorbell.h"
+#include "concurrent/aa_mpsc_rb.h"
+#include "util/aa_process.h"
 
 #define AA_CNC_FILE "cnc.dat"
 #define AA_CNC_VERSION_MAJOR 0

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "aa_csv_table_name_resolver.h"
-#include "../_native/src/util/aa_error.h"
+#include "resolver/aa_csv_table_name_resolver.h"
+#include "util/aa_error.h"
 
 #define AA_CSV_TABLE_FIELD_LENGTH AA_URI_MAX_VALUE_LENGTH
 #define AA_CSV_TABLE_MAX_FILE_LENGTH (1024 * 1024)

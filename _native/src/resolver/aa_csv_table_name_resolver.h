@@ -16,7 +16,8 @@
 #ifndef AA_CSV_TABLE_NAME_RESOLVER_H
 #define AA_CSV_TABLE_NAME_RESOLVER_H
 
-#include "aa_udp_channel.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
 
 int aa_csv_table_name_resolver_supplier(
     aa_name_resolver_t **resolver, const char *init_args, const aa_name_resolver_context_t *context, void *clientd);

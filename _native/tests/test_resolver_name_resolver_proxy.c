@@ -8,12 +8,12 @@
 #include <time.h>
 
 #include "aa_test.h"
-#include "../src/strategy/aa_name_resolver_proxy.h"
-#include "../src/concurrent/aa_error_log.h"
-#include "../src/util/aa_clock.h"
-#include "../src/util/aa_error.h"
-#include "../src/util/aa_registry.h"
-#include "../../media/aa_udp_channel.h"
+#include "resolver/aa_name_resolver_proxy.h"
+#include "concurrent/aa_error_log.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "media/aa_udp_channel.h"
 
 #define MS (1000 * 1000LL)
 

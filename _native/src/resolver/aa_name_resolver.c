@@ -10,12 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_udp_channel.h"
-#include "aa_csv_table_name_resolver.h"
-#include "aa_driver_name_resolver.h"
-#include "../_native/src/util/aa_clock.h"
-#include "../_native/src/util/aa_error.h"
-#include "../_native/src/util/aa_registry.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
+#include "resolver/aa_csv_table_name_resolver.h"
+#include "resolver/aa_driver_name_resolver.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
 
 static int aa_default_name_resolver_resolve(
     void *state, const char *key, const char *host, int family, bool is_re_resolution, struct sockaddr_storage *address)

@@ -17,16 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aa_driver_name_resolver.h"
-#include "aa_name_resolutions.h"
-#include "aa_udp_channel.h"
-#include "../_native/src/concurrent/aa_atomic.h"
-#include "../_native/src/concurrent/aa_counters.h"
-#include "../_native/src/concurrent/aa_error_log.h"
-#include "../_native/src/driver/aa_driver_context.h"
-#include "../_native/src/driver/aa_system_counters.h"
-#include "../_native/src/util/aa_clock.h"
-#include "../_native/src/util/aa_error.h"
+#include "resolver/aa_driver_name_resolver.h"
+#include "resolver/aa_name_resolutions.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
+#include "concurrent/aa_atomic.h"
+#include "concurrent/aa_counters.h"
+#include "concurrent/aa_error_log.h"
+#include "concurrent/aa_system_counters.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 #define AA_COUNTER_TYPE_RESOLVER_NEIGHBORS 15
 #define AA_COUNTER_TYPE_RESOLVER_CACHE_ENTRIES 16
@@ -187,7 +187,7 @@ int aa_driver_name_resolver_supplier(
             init_args);
         return -1;
     }
-    if (NULL == context || NULL == context->driver_context)
+    if (NULL == context || NULL == context->driver_options)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "the driver name resolver runs inside a media driver only (it needs the driver's options)");
@@ -202,12 +202,12 @@ int aa_driver_name_resolver_supplier(
     a->context = *context;
     a->neighbors_counter_id = a->cache_entries_counter_id = a->local_sockaddr_counter_id = -1;
 
-    const aa_driver_context_t *ctx = context->driver_context;
+    const aa_driver_resolver_options_t *options = context->driver_options;
     aa_driver_name_resolver_config_t config;
     memset(&config, 0, sizeof(config));
-    config.name = ctx->driver_resolver_name;
-    config.interface = ctx->driver_resolver_interface;
-    config.bootstrap_neighbors = ctx->driver_resolver_bootstrap_neighbor;
+    config.name = options->name;
+    config.interface = options->interface;
+    config.bootstrap_neighbors = options->bootstrap_neighbors;
     config.invalid_packets_counter = NULL != context->system_counters ?
         context->system_counters[AA_SYSTEM_COUNTER_INVALID_PACKETS] : &a->unused_counter;
     config.log_error = aa_dnr_adapter_log_error;

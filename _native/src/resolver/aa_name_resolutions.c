@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aa_name_resolutions.h"
-#include "../_native/src/util/aa_error.h"
+#include "resolver/aa_name_resolutions.h"
+#include "util/aa_error.h"
 
 _Static_assert(sizeof(aa_name_resolution_entry_t) == AA_NAME_RESOLUTIONS_ENTRY_LENGTH, "entry layout");
 _Static_assert(offsetof(aa_name_resolution_entry_t, name) == 160, "entry layout");

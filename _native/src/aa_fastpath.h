@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../include/aeron_async.h"
+#include "aeron_async.h"
 
 #define AA_FASTPATH_API_VERSION 2
 

@@ -18,7 +18,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "aa_udp_channel.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
 
 #define AA_NAME_RESOLUTION_MAX_NAMES 3
 #define AA_NAME_RESOLUTION_ERROR_LENGTH 512

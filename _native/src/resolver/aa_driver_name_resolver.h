@@ -37,7 +37,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "aa_udp_channel.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
 
 #define AA_DRIVER_NAME_RESOLVER_SELF_INTERVAL_MS 1000
 #define AA_DRIVER_NAME_RESOLVER_GOSSIP_INTERVAL_MS 2000

@@ -8,12 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "aa_name_resolver_proxy.h"
-#include "../concurrent/aa_error_log.h"
-#include "../util/aa_clock.h"
-#include "../util/aa_error.h"
-#include "../util/aa_registry.h"
-#include "../../../media/aa_udp_channel.h"
+#include "resolver/aa_name_resolver_proxy.h"
+#include "concurrent/aa_error_log.h"
+#include "util/aa_clock.h"
+#include "util/aa_error.h"
+#include "util/aa_registry.h"
+#include "resolver/aa_name_resolver.h"
+#include "util/aa_udp_address.h"
 
 #define AA_NAME_RESOLVER_PROXY_ANSWER_LENGTH AA_NAME_RESOLVER_PROXY_NAME_LENGTH
 
