@@ -251,7 +251,7 @@ def test_exporter_serves_every_counter_with_labels_and_values_move(client: aeron
     assert {s.labels["type"] for s in before["aeron_sender_position_bytes"]} == {"snd-pos"}
     assert before["aeron_driver_up"][0].value == 1 and before["aeron_clients"][0].value == 1
     assert before["aeron_driver_info"][0].labels["pid"] == str(os.getpid())
-    assert "aeron_error_log_observations_total" in before and "aeron_bytes_sent_total" in before
+    assert "aeron_error_log_observations_total" in before and "aeron_sent_bytes_total" in before
 
     received: list[int] = []
     for _ in range(200):
@@ -261,14 +261,14 @@ def test_exporter_serves_every_counter_with_labels_and_values_move(client: aeron
     after = samples(scrape(exporter))
     [pub_pos_after] = [s for s in after["aeron_publisher_position_bytes"] if s.labels["stream"] == "77"]
     assert pub_pos_after.value >= pub_pos.value + 200 * 256
-    assert after["aeron_bytes_sent_total"][0].value > before["aeron_bytes_sent_total"][0].value
-    assert after["aeron_bytes_received_total"][0].value > before["aeron_bytes_received_total"][0].value
+    assert after["aeron_sent_bytes_total"][0].value > before["aeron_sent_bytes_total"][0].value
+    assert after["aeron_received_bytes_total"][0].value > before["aeron_received_bytes_total"][0].value
 
     # OpenMetrics, parsed by prometheus_client's own OpenMetrics parser
     from prometheus_client.openmetrics import parser as openmetrics_parser
 
     families = {f.name: f for f in openmetrics_parser.text_string_to_metric_families(scrape(exporter, True))}
-    assert families["aeron_bytes_sent"].type == "counter" and families["aeron_publisher_position_bytes"].type == "gauge"
+    assert families["aeron_sent_bytes"].type == "counter" and families["aeron_publisher_position_bytes"].type == "gauge"
 
     # the dashboard names only metrics the exporter serves (with these counters present; the loss
     # report's families are served without series until a loss: test_exporter_serves_the_loss_report)
