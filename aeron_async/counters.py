@@ -60,8 +60,9 @@ POSITION_TYPES = frozenset({
     TYPE_SENDER_LIMIT, TYPE_PUBLISHER_POSITION,
 })
 
-# System counters (type 0) by id, Aeron's SystemCounterDescriptor order (reference 9.4): the name the
-# exporter gives each (aeron_<name>). Those in SYSTEM_GAUGES go up and down; the others only count.
+# System counters (type 0) by id, Aeron's SystemCounterDescriptor order (reference 9.4): Aeron's name
+# of each, which the exporter gives it (aeron_<name>) unless exporter.py's SYSTEM_METRICS renames it
+# to Prometheus' conventions. Those in SYSTEM_GAUGES go up and down; the others only count.
 SYSTEM_COUNTER_NAMES: dict[int, str] = dict(enumerate((
     "bytes_sent", "bytes_received", "receiver_proxy_fails", "sender_proxy_fails", "conductor_proxy_fails",
     "nak_messages_sent", "nak_messages_received", "status_messages_sent", "status_messages_received",

@@ -10,17 +10,24 @@ counter type's name), `channel`, `stream`, `session`; empty where a counter has 
 
 - `aeron_driver_up` (1 while a live driver owns the directory), `aeron_driver_info` (pid, version,
   directory), `aeron_driver_heartbeat_age_seconds`, `aeron_driver_start_time_seconds`;
-- one metric per system counter: `aeron_<name>_total` for counts (`aeron_bytes_sent_total`,
+- one metric per system counter: `aeron_<name>_total` for counts (`aeron_sent_bytes_total`,
   `aeron_nak_messages_sent_total`, `aeron_retransmits_sent_total`, `aeron_errors_total`, ...), a
-  gauge `aeron_<name>` for the others (`aeron_bytes_currently_mapped`, the max cycle times);
+  gauge `aeron_<name>` for the others (`aeron_mapped_bytes`, the max cycle times in seconds:
+  `aeron_conductor_max_cycle_time_seconds`, ...);
 - one metric per stream and endpoint counter type (TYPE_METRICS below): positions in bytes
   (`aeron_publisher_position_bytes`, `aeron_sender_position_bytes`, `aeron_receiver_hwm_bytes`, ...),
-  `aeron_sender_back_pressure_events_total`, the channel statuses, `aeron_client_heartbeat_timestamp_ms`
-  and `aeron_clients` (connected clients); counters of other types (an application's) as
-  `aeron_counter{type_id, label}`;
+  `aeron_sender_back_pressure_events_total`, the channel statuses,
+  `aeron_client_heartbeat_timestamp_seconds` and `aeron_clients` (connected clients); cubic congestion
+  control's per-image counters as `aeron_cubic_rtt_seconds` and `aeron_cubic_window_bytes`, other
+  per-image counters as `aeron_per_image{label}`; counters of other types (an application's) as
+  `aeron_other_value{type_id, label}` (no `counter` in the name: promtool reserves the type names);
 - the loss report: `aeron_loss_observations_total`, `aeron_loss_bytes_total` per image (labels
   channel, stream, session, source) and `aeron_loss_report_entries`;
 - the error log: `aeron_error_log_distinct_errors`, `aeron_error_log_observations_total`.
+
+The names follow Prometheus' conventions as `promtool check metrics` enforces them (docs/architecture.md,
+Operations): base units as the suffix (durations and timestamps in seconds, as floats converted from
+the counters' nanoseconds and milliseconds; sizes and positions in bytes), `_total` on counters only.
 """
 
 from __future__ import annotations
@@ -64,6 +71,9 @@ DEFAULT_PORT = 9464
 
 COUNTER_LABELS = ("counter_id", "type", "channel", "stream", "session")
 
+NANOS_PER_SECOND = 1_000_000_000
+MILLIS_PER_SECOND = 1_000
+
 
 @dataclass(frozen=True, slots=True)
 class TypeMetric:
@@ -71,6 +81,10 @@ class TypeMetric:
     documentation: str
     is_count: bool = False  # a count that only grows (exposed as a counter: <name>_total)
     with_label: bool = False  # adds the counter's `label` (types whose label says what it is)
+    divisor: int = 1  # the counter's value divided by this is in the metric's base unit (ns -> s: 10^9)
+
+    def value(self, raw: int) -> float:
+        return raw if self.divisor == 1 else raw / self.divisor
 
 
 # counter type id -> its metric
@@ -85,9 +99,11 @@ TYPE_METRICS: dict[int, TypeMetric] = {
     TYPE_RECEIVE_CHANNEL_STATUS: TypeMetric("aeron_receive_channel_status",
                                             "rcv-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
     TYPE_SENDER_LIMIT: TypeMetric("aeron_sender_limit_bytes", "snd-lmt: how far flow control lets the sender go"),
-    TYPE_PER_IMAGE: TypeMetric("aeron_per_image", "an image's congestion control counters", with_label=True),
-    TYPE_CLIENT_HEARTBEAT: TypeMetric("aeron_client_heartbeat_timestamp_ms",
-                                      "client-heartbeat: a connected client's last heartbeat (epoch ms)"),
+    TYPE_PER_IMAGE: TypeMetric("aeron_per_image", "an image's congestion control counters (a strategy's own)",
+                               with_label=True),
+    TYPE_CLIENT_HEARTBEAT: TypeMetric("aeron_client_heartbeat_timestamp_seconds",
+                                      "client-heartbeat: a connected client's last heartbeat (epoch seconds)",
+                                      divisor=MILLIS_PER_SECOND),
     TYPE_PUBLISHER_POSITION: TypeMetric("aeron_publisher_position_bytes", "pub-pos: a publication's position"),
     TYPE_SENDER_BPE: TypeMetric("aeron_sender_back_pressure_events", "snd-bpe: back-pressure events of a sender",
                                 is_count=True),
@@ -102,13 +118,39 @@ TYPE_METRICS: dict[int, TypeMetric] = {
 }
 
 
-def system_metric_name(record: CounterRecord) -> str:
-    """`aeron_<name>` of a system counter: Aeron's descriptor name, or its label in snake case."""
-    name = SYSTEM_COUNTER_NAMES.get(record.system_counter_id or -1)
+# per-image counters (TYPE_PER_IMAGE) by the name their label starts with: cubic congestion control's
+# (protocols/aa_congestion_control.c); the others stay `aeron_per_image`
+PER_IMAGE_METRICS: dict[str, TypeMetric] = {
+    "rcv-cc-cubic-rtt": TypeMetric("aeron_cubic_rtt_seconds",
+                                   "rcv-cc-cubic-rtt: an image's round-trip time as cubic measured it (0: not yet)",
+                                   with_label=True, divisor=NANOS_PER_SECOND),
+    "rcv-cc-cubic-wnd": TypeMetric("aeron_cubic_window_bytes", "rcv-cc-cubic-wnd: cubic's window of an image",
+                                   with_label=True),
+}
+
+# system counters whose Aeron descriptor name (SYSTEM_COUNTER_NAMES) is no Prometheus name -> the
+# name with the unit last, in base units, and what their value is divided by to be in it
+SYSTEM_METRICS: dict[str, tuple[str, int]] = {
+    "bytes_sent": ("sent_bytes", 1),
+    "bytes_received": ("received_bytes", 1),
+    "bytes_currently_mapped": ("mapped_bytes", 1),
+    "conductor_max_cycle_time_ns": ("conductor_max_cycle_time_seconds", NANOS_PER_SECOND),
+    "sender_max_cycle_time_ns": ("sender_max_cycle_time_seconds", NANOS_PER_SECOND),
+    "receiver_max_cycle_time_ns": ("receiver_max_cycle_time_seconds", NANOS_PER_SECOND),
+    "name_resolver_max_time_ns": ("name_resolver_max_time_seconds", NANOS_PER_SECOND),
+}
+
+
+def system_metric(record: CounterRecord) -> tuple[str, float]:
+    """The metric name (`aeron_<name>`) and value of a system counter: from Aeron's descriptor name
+    (or its label in snake case), as SYSTEM_METRICS renames it."""
+    counter_id = record.system_counter_id
+    name = SYSTEM_COUNTER_NAMES.get(counter_id) if counter_id is not None else None
     if name is None:
         name = "".join(ch if ch.isalnum() else "_" for ch in record.label.lower()).strip("_")
-        name = "_".join(part for part in name.split("_") if part)[:80] or f"system_{record.system_counter_id}"
-    return f"aeron_{name}"
+        name = "_".join(part for part in name.split("_") if part)[:80] or f"system_{counter_id}"
+    name, divisor = SYSTEM_METRICS.get(name, (name, 1))
+    return f"aeron_{name}", record.value if divisor == 1 else record.value / divisor
 
 
 def counter_labels(record: CounterRecord) -> list[str]:
@@ -183,21 +225,24 @@ class AeronCollector:
             labels = counter_labels(record)
             if record.type_id == TYPE_SYSTEM:
                 is_count = record.system_counter_id not in SYSTEM_GAUGES
-                family(system_metric_name(record), record.label, is_count, COUNTER_LABELS).add_metric(
-                    labels, record.value)
+                name, value = system_metric(record)
+                family(name, record.label, is_count, COUNTER_LABELS).add_metric(labels, value)
                 continue
             if record.type_id == TYPE_CLIENT_HEARTBEAT:
                 clients += 1
             spec = TYPE_METRICS.get(record.type_id)
+            if record.type_id == TYPE_PER_IMAGE:
+                spec = PER_IMAGE_METRICS.get(record.label.split(":", 1)[0], spec)
             if spec is None:
-                family("aeron_counter", "counters of other types (e.g. an application's), by type id and label",
-                       False, (*COUNTER_LABELS, "type_id", "label")).add_metric(
+                family("aeron_other_value", "counters of other types (an application's, the archive's), by type id "
+                       "and label", False, (*COUNTER_LABELS, "type_id", "label")).add_metric(
                     [*labels, str(record.type_id), record.label], record.value)
             elif spec.with_label:
                 family(spec.name, spec.documentation, spec.is_count, (*COUNTER_LABELS, "label")).add_metric(
-                    [*labels, record.label], record.value)
+                    [*labels, record.label], spec.value(record.value))
             else:
-                family(spec.name, spec.documentation, spec.is_count, COUNTER_LABELS).add_metric(labels, record.value)
+                family(spec.name, spec.documentation, spec.is_count, COUNTER_LABELS).add_metric(
+                    labels, spec.value(record.value))
         yield from families.values()
         connected = GaugeMetricFamily("aeron_clients", "clients connected to the driver (client-heartbeat counters)")
         connected.add_metric([], clients)

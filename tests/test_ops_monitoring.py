@@ -1,7 +1,8 @@
 """Operating a driver (issue 18, points 1 and 3): the counters API, `aeron-async stat` from another
 process (rates against a publisher paced by a clock, filters, --once, --json), the exporter's
 /metrics (parsed with prometheus_client's own parsers, every counter with its labels, values moving
-with traffic) and the Grafana dashboard (valid, naming only metrics the exporter serves)."""
+with traffic; its names linted by `promtool check metrics`, values in base units) and the Grafana
+dashboard (valid, naming only metrics the exporter serves)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import contextlib
 import json
 import os
 import re
+import shutil
+import struct
 import subprocess
 import threading
 import time
@@ -20,10 +23,15 @@ import pytest
 
 import aeron_async
 from aeron_async.counters import (
+    KEY_MAX_LENGTH,
+    SYSTEM_COUNTER_NAMES,
+    TYPE_PER_IMAGE,
     TYPE_PUBLISHER_LIMIT,
     TYPE_PUBLISHER_POSITION,
+    TYPE_SYSTEM,
     CounterFilter,
     CounterRates,
+    CounterRecord,
     CountersReader,
     parse_counter_type,
 )
@@ -251,7 +259,7 @@ def test_exporter_serves_every_counter_with_labels_and_values_move(client: aeron
     assert {s.labels["type"] for s in before["aeron_sender_position_bytes"]} == {"snd-pos"}
     assert before["aeron_driver_up"][0].value == 1 and before["aeron_clients"][0].value == 1
     assert before["aeron_driver_info"][0].labels["pid"] == str(os.getpid())
-    assert "aeron_error_log_observations_total" in before and "aeron_bytes_sent_total" in before
+    assert "aeron_error_log_observations_total" in before and "aeron_sent_bytes_total" in before
 
     received: list[int] = []
     for _ in range(200):
@@ -261,14 +269,14 @@ def test_exporter_serves_every_counter_with_labels_and_values_move(client: aeron
     after = samples(scrape(exporter))
     [pub_pos_after] = [s for s in after["aeron_publisher_position_bytes"] if s.labels["stream"] == "77"]
     assert pub_pos_after.value >= pub_pos.value + 200 * 256
-    assert after["aeron_bytes_sent_total"][0].value > before["aeron_bytes_sent_total"][0].value
-    assert after["aeron_bytes_received_total"][0].value > before["aeron_bytes_received_total"][0].value
+    assert after["aeron_sent_bytes_total"][0].value > before["aeron_sent_bytes_total"][0].value
+    assert after["aeron_received_bytes_total"][0].value > before["aeron_received_bytes_total"][0].value
 
     # OpenMetrics, parsed by prometheus_client's own OpenMetrics parser
     from prometheus_client.openmetrics import parser as openmetrics_parser
 
     families = {f.name: f for f in openmetrics_parser.text_string_to_metric_families(scrape(exporter, True))}
-    assert families["aeron_bytes_sent"].type == "counter" and families["aeron_publisher_position_bytes"].type == "gauge"
+    assert families["aeron_sent_bytes"].type == "counter" and families["aeron_publisher_position_bytes"].type == "gauge"
 
     # the dashboard names only metrics the exporter serves (with these counters present; the loss
     # report's families are served without series until a loss: test_exporter_serves_the_loss_report)
@@ -338,3 +346,118 @@ def test_exporter_serves_the_loss_report(aeron_dir: str) -> None:
     assert lost.labels["session"] == str(pub.session_id) and lost.labels["channel"] == entries[0].channel
     assert lost.value >= entries[0].total_bytes_lost and observed.value >= entries[0].observation_count
     assert found["aeron_loss_report_entries"][0].value >= 1
+
+
+# ---- the exporter's names: Prometheus' conventions as promtool enforces them ----
+
+
+def promtool_check(text: str) -> tuple[int, str]:
+    """`promtool check metrics` on an exposition: its exit status and everything it printed."""
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: ./dev setup installs it (Debian's prometheus package)"
+    done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_promtool_finds_nothing_in_a_live_scrape(aeron_dir: str) -> None:
+    """A driver with traffic under loss (the loss report), cubic congestion control measuring the RTT,
+    min flow control and an application's counter: its live /metrics passes `promtool check metrics`
+    without a word, and the values converted to base units bracket the counters they come from."""
+    settings = dict(TEST_DRIVER_SETTINGS, udp_receive_loss="drop:data:10%", udp_loss_seed=7,
+                    cubiccongestioncontrol_measurertt=True)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings), \
+            aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, running_exporter(aeron_dir) as url:
+        sub = client.add_subscription("aeron:udp?endpoint=127.0.0.1:0|cc=cubic", 79)
+        wait_for(lambda: sub.local_socket_addresses, timeout=10, what="the subscription's bound address")
+        endpoint = sub.local_socket_addresses[0]
+        pub = client.add_publication(f"aeron:udp?endpoint={endpoint}|fc=min", 79)
+        app = client.add_counter(4242, label="orders processed")
+        app.value = 7
+        wait_for(lambda: pub.is_connected, timeout=10, what="the UDP publication connected")
+        received: list[int] = []
+        for _ in range(300):
+            wait_for(lambda: pub.offer(b"p" * 500) > 0, timeout=10, what="an offer")
+        wait_for(lambda: sub.poll(lambda d, h: received.append(1), 100) >= 0 and len(received) >= 300, timeout=15,
+                 what="300 messages, losses recovered")
+        wait_for(lambda: samples(scrape(url))["aeron_loss_report_entries"][0].value >= 1, timeout=10,
+                 what="a loss in the loss report")
+
+        def rtt_measured() -> bool:
+            rtts = samples(scrape(url)).get("aeron_cubic_rtt_seconds", [])
+            return bool(rtts) and all(s.value > 0 for s in rtts)
+
+        wait_for(rtt_measured, timeout=10, what="cubic's RTT measured")
+        with CountersReader(aeron_dir) as reader:
+            before = {r.id: r.value for r in reader}
+        text = scrape(url)
+        with CountersReader(aeron_dir) as reader:
+            after = {r.id: r.value for r in reader}
+
+    status, output = promtool_check(text)
+    assert (status, output) == (0, ""), output
+    found = samples(text)
+    assert {"aeron_sent_bytes_total", "aeron_received_bytes_total", "aeron_mapped_bytes",
+            "aeron_conductor_max_cycle_time_seconds", "aeron_sender_max_cycle_time_seconds",
+            "aeron_receiver_max_cycle_time_seconds", "aeron_name_resolver_max_time_seconds",
+            "aeron_client_heartbeat_timestamp_seconds", "aeron_cubic_rtt_seconds", "aeron_cubic_window_bytes",
+            "aeron_flow_control_receivers", "aeron_sender_back_pressure_events_total",
+            "aeron_loss_bytes_total", "aeron_loss_observations_total", "aeron_other_value"} <= set(found)
+    # seconds from nanoseconds (the max cycle times only grow) and from epoch milliseconds (heartbeats)
+    for name, per_second in (("aeron_conductor_max_cycle_time_seconds", 10**9),
+                             ("aeron_sender_max_cycle_time_seconds", 10**9),
+                             ("aeron_receiver_max_cycle_time_seconds", 10**9),
+                             ("aeron_client_heartbeat_timestamp_seconds", 1000)):
+        for sample in found[name]:
+            counter_id = int(sample.labels["counter_id"])
+            assert before[counter_id] / per_second <= sample.value <= after[counter_id] / per_second, (name, sample)
+    [rtt] = [s for s in found["aeron_cubic_rtt_seconds"] if s.labels["stream"] == "79"]
+    assert 0 < rtt.value < 1 and rtt.labels["label"].startswith("rcv-cc-cubic-rtt: ")   # loopback: far below 1 s
+    [window] = [s for s in found["aeron_cubic_window_bytes"] if s.labels["stream"] == "79"]
+    assert window.value >= 1 and window.value.is_integer()   # bytes, not scaled (cwnd x MTU)
+    [sent] = found["aeron_sent_bytes_total"]
+    assert before[int(sent.labels["counter_id"])] <= sent.value <= after[int(sent.labels["counter_id"])]
+    [counter] = [s for s in found["aeron_other_value"] if s.labels["type_id"] == "4242"]
+    assert counter.value == 7 and counter.labels["label"] == "orders processed"
+
+
+def test_promtool_finds_nothing_in_any_name_the_exporter_gives() -> None:
+    """Every name the collector can give (each system counter Aeron names, each counter type, each
+    per-image counter, another per-image counter and an application's counter), one series each
+    from records made here, passes `promtool check metrics`; the ones a live test driver lacks (the
+    name resolver's, mdc-num-dest) included."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.registry import Collector
+
+    from aeron_async.exporter import PER_IMAGE_METRICS, TYPE_METRICS, AeronCollector
+
+    def record(counter_id: int, type_id: int, label: str, key: bytes) -> CounterRecord:
+        return CounterRecord(id=counter_id, type_id=type_id, value=1_500_000, registration_id=counter_id,
+                             owner_id=0, label=label, key=key.ljust(KEY_MAX_LENGTH, b"\0"))
+
+    def stream_key(counter_id: int) -> bytes:
+        return struct.pack("<qii", counter_id, 1234, 10)   # registration id, session id, stream id
+
+    records = [record(i, TYPE_SYSTEM, name.replace("_", " "), struct.pack("<i", i))
+               for i, name in SYSTEM_COUNTER_NAMES.items()]
+    for type_id, spec in TYPE_METRICS.items():
+        records.append(record(len(records), type_id, f"{spec.documentation.split(':')[0]}: 1 1234 10 aeron:udp",
+                              stream_key(len(records))))
+    for per_image in [*PER_IMAGE_METRICS, "rcv-cc-of-a-strategy"]:
+        records.append(record(len(records), TYPE_PER_IMAGE, f"{per_image}: 1 1234 10 aeron:udp",
+                              stream_key(len(records))))
+    records.append(record(len(records), 4242, "an application's counter", b""))
+
+    families = list(AeronCollector("unused")._counters(records))
+
+    class Families(Collector):
+        def collect(self) -> Any:
+            return families
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Families())
+    text = generate_latest(registry).decode()
+    # the strategy's per-image counter joins TYPE_METRICS' aeron_per_image; aeron_other_value and aeron_clients
+    assert len(samples(text)) == len(SYSTEM_COUNTER_NAMES) + len(TYPE_METRICS) + len(PER_IMAGE_METRICS) + 2
+    assert samples(text)["aeron_conductor_max_cycle_time_seconds"][0].value == 0.0015   # 1.5 ms in ns
+    status, output = promtool_check(text)
+    assert (status, output) == (0, ""), output
