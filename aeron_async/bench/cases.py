@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidArgumentError
+
 BACKENDS = ("asyncio", "uvloop", "trio")
 # (receiver form, case name, how it receives) of the fragment-handler rows
 HANDLER_FORMS = (
@@ -123,7 +125,7 @@ def offset_port(channel: str, offset: int) -> str:
     own bind ports of their own, apart from those of the run's shared driver)."""
     match = re.search(r"endpoint=([^|:]+):(\d+)", channel)
     if not match:
-        raise ValueError(f"a UDP benchmark channel needs endpoint=HOST:PORT, got {channel!r}")
+        raise InvalidArgumentError(f"a UDP benchmark channel needs endpoint=HOST:PORT, got {channel!r}")
     host, port = match.group(1), int(match.group(2))
     return channel[:match.start()] + f"endpoint={host}:{port + offset}" + channel[match.end():]
 

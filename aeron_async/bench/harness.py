@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..errors import BenchError
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,10 +50,6 @@ class _Preset(TypedDict):
 QUICK: _Preset = {"sizes": [32], "rounds": 1, "duration": 0.4, "warmup": 0.2, "messages": 200_000, "idle_seconds": 1.0}
 DEFAULTS: _Preset = {"sizes": [32, 256, 4096], "rounds": 5, "duration": 2.0, "warmup": 1.0, "messages": 10_000_000,
             "idle_seconds": 5.0}
-
-
-class BenchError(RuntimeError):
-    pass
 
 
 # ---- options ----

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .harness import PACKAGE_ROOT, BenchError, Config, Worker, _env
+from ..errors import BenchError
+from .harness import PACKAGE_ROOT, Config, Worker, _env
 
 GROUP = "224.0.88.1"
 PORT = 40688

@@ -24,7 +24,9 @@ import pyarrow as pa
 
 from .._ffi import ffi, lib
 from ..archive import AeronArchive, NULL_POSITION
-from ..errors import ArchiveTimeoutError, UnknownRecordingError
+from ..errors import (
+    ArchiveTimeoutError, DataLossError, InvalidArgumentError, MessageTooLongError, UnknownRecordingError, last_error,
+)
 from ..idle import IdleStrategy
 from .options import ArchiveOptions, ReadOptions
 
@@ -63,11 +65,6 @@ DATA_CAPACITY: Final = 4 << 20
 MAX_DATA_CAPACITY: Final = (1 << 31) - 1  # Arrow binary's int32 offsets
 NO_END_OF_STREAM: Final = (1 << 63) - 1
 LINGER: Final = 0.05  # seconds a partly filled batch waits for more data
-
-
-class DataLossError(RuntimeError):
-    """Part of a range to read is gone from the archive (truncated, purged, or segments removed);
-    raised with failOnDataLoss=true (the default)."""
 
 
 @dataclass(frozen=True)
@@ -127,12 +124,12 @@ class Columns:
         s.data_capacity = self.data_capacity
         s.row_capacity = rows
         if lib.aa_columns_reset(s) < 0:  # pragma: no cover - the sizes above are valid
-            raise ValueError(ffi.string(lib.aa_errmsg()).decode())
+            raise last_error(InvalidArgumentError)
 
     def grow(self, required: int) -> None:
         """A message longer than the empty data buffer: a larger one (the batch is empty)."""
         if required > MAX_DATA_CAPACITY:
-            raise ValueError(f"a message of at least {required} bytes does not fit an Arrow binary column")
+            raise MessageTooLongError(f"a message of at least {required} bytes does not fit an Arrow binary column")
         self.data_capacity = min(MAX_DATA_CAPACITY, max(required, 2 * self.data_capacity))
         self._allocate()
 

@@ -31,7 +31,7 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, Str
 
 from .._ffi import ffi, lib
 from ..client import Aeron, ExclusivePublication, OfferResult
-from ..errors import AeronError, ConfigurationError, SinkTimeoutError
+from ..errors import AeronError, ConfigurationError, SinkError, SinkTimeoutError
 from ..idle import IdleStrategy
 from . import provenance
 from .options import SinkOptions, parse_sink_options
@@ -298,11 +298,11 @@ def _task_identity(kind: int, write_id: int) -> TaskIdentity:
 
     context = TaskContext.get()
     if context is None:
-        raise RuntimeError("the aeron sink's write() runs in a Spark task (no TaskContext here)")
+        raise SinkError("the aeron sink's write() runs in a Spark task (no TaskContext here)")
     if kind == provenance.KIND_STREAM:
         batch_id = context.getLocalProperty("streaming.sql.batchId")
         if batch_id is None:
-            raise RuntimeError("the aeron stream sink found no micro-batch id in its task's properties")
+            raise SinkError("the aeron stream sink found no micro-batch id in its task's properties")
         batch = int(batch_id)
     else:
         batch = write_id
@@ -319,7 +319,7 @@ class _SinkWriter:
     def _check_messages(self, messages: list[WriterCommitMessage | None], what: str) -> None:
         failed = sum(1 for message in messages if message is None)
         if failed:
-            raise RuntimeError(f"{what}: {failed} of {len(messages)} tasks failed")
+            raise SinkError(f"{what}: {failed} of {len(messages)} tasks failed")
 
 
 class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):
