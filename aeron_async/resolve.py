@@ -16,7 +16,8 @@ import os
 import struct
 import sys
 import time
-from dataclasses import dataclass
+
+import attrs
 
 from .errors import InvalidArgumentError
 
@@ -29,7 +30,7 @@ STATE_RESOLVED = 1
 STATE_FAILED = 2
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class NameResolution:
     """One entry: `name` (as the channel gives it) resolved for `key` to `address` by `source`."""
 
@@ -45,7 +46,7 @@ class NameResolution:
     error: str
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class NameResolutions:
     resolver: str
     pid: int

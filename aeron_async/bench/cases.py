@@ -10,8 +10,9 @@ kind and message size.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import attrs
 
 from ..errors import InvalidArgumentError
 
@@ -25,7 +26,7 @@ HANDLER_FORMS = (
 )
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Case:
     kind: str  # "throughput" or "latency"
     name: str
@@ -33,7 +34,7 @@ class Case:
     api: str  # how it sends and receives, in words
     server: str  # worker role started first
     client: str  # worker role started second
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = attrs.field(factory=dict)
     transport: str = ""  # for ours, the channel; for peers, a label
     peer: str | None = None  # the reference peer's name
 
@@ -144,7 +145,7 @@ def interleave(ours: list[Case], peers: list[Case]) -> list[Case]:
 # ---- targets (32-byte messages over aeron:ipc unless said) ----
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Target:
     label: str
     goal: str

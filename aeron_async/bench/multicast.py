@@ -26,8 +26,9 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
+
+import attrs
 
 from ..errors import BenchError
 from .harness import PACKAGE_ROOT, Config, Worker, _env
@@ -53,7 +54,7 @@ def _run(*args: str, input: str | None = None) -> str:
     return result.stdout
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Host:
     namespace: str
     address: str

@@ -17,9 +17,9 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
+import attrs
 import pyarrow as pa
 
 from .._ffi import ffi, lib
@@ -67,7 +67,7 @@ NO_END_OF_STREAM: Final = (1 << 63) - 1
 LINGER: Final = 0.05  # seconds a partly filled batch waits for more data
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class RecordingRange:
     """Messages of one recording whose start position is in [start, end); what one task reads."""
 

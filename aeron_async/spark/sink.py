@@ -21,9 +21,9 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
@@ -42,7 +42,7 @@ _EMPTY_MESSAGE = np.zeros((1, 2), dtype=np.uint64)  # the end marker: no bytes
 RESERVED_COLUMN = "reserved_value"
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class SinkCommitMessage(WriterCommitMessage):
     """What one task attempt published: its session, how many messages, where its stream ended."""
 
@@ -54,7 +54,7 @@ class SinkCommitMessage(WriterCommitMessage):
     recording_id: int | None
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class TaskIdentity:
     """The task attempt a write belongs to (from Spark's TaskContext, or given by a test)."""
 
