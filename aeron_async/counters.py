@@ -431,7 +431,8 @@ class Counter:
         return f"<Counter id={self.id} type={self.type_id} label={self.label!r}{' closed' if self._ptr is None else ''}>"
 
 
-# ---- selecting counters and their rates (issue 18: `aeron-async stat`, the exporter, health checks) ----
+# ---- selecting counters and their rates (`aeron-async stat`, the exporter, health checks; docs/api.md,
+# "Counters from Python") ----
 
 
 def parse_counter_type(value: int | str) -> int:
