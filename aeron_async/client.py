@@ -23,6 +23,7 @@ from .errors import (
     ClientTimeoutError,
     ClosedError,
     DriverTimeoutError,
+    InvalidArgumentError,
     InvalidPositionError,
     MessageTooLongError,
     RegistrationError,
@@ -99,9 +100,10 @@ MAX_WAKE_SPIN = 0.01
 
 
 def check_wake_spin(wake_spin: object) -> None:
-    """Raise ValueError unless `wake_spin` is a number of seconds from 0 to MAX_WAKE_SPIN."""
+    """Raise InvalidArgumentError (a ValueError) unless `wake_spin` is a number of seconds from 0 to
+    MAX_WAKE_SPIN."""
     if isinstance(wake_spin, bool) or not isinstance(wake_spin, (int, float)) or not 0 <= wake_spin <= MAX_WAKE_SPIN:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"wake_spin={wake_spin!r}: give seconds from 0 (off) to {MAX_WAKE_SPIN} (default {DEFAULT_WAKE_SPIN})"
         )
 

@@ -14,8 +14,9 @@ import re
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
+
+import attrs
 
 from ._ffi import ffi, lib
 from .errors import ClosedError, ConfigurationError, DriverNotFoundError, check, last_error
@@ -101,7 +102,7 @@ class ChannelStatus(enum.IntEnum):
     CLOSING = 2
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class CounterRecord:
     """One allocated counter as read at one moment."""
 
@@ -431,7 +432,8 @@ class Counter:
         return f"<Counter id={self.id} type={self.type_id} label={self.label!r}{' closed' if self._ptr is None else ''}>"
 
 
-# ---- selecting counters and their rates (issue 18: `aeron-async stat`, the exporter, health checks) ----
+# ---- selecting counters and their rates (`aeron-async stat`, the exporter, health checks; docs/api.md,
+# "Counters from Python") ----
 
 
 def parse_counter_type(value: int | str) -> int:
@@ -460,7 +462,7 @@ def _pattern(value: str | re.Pattern[str] | None, what: str) -> re.Pattern[str] 
         raise ConfigurationError(f"{what} {value!r} is not a valid regular expression: {exc}") from None
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen(init=False)
 class CounterFilter:
     """Which counters to take, as AeronStat's filters: every criterion given must hold.
 
@@ -501,7 +503,7 @@ class CounterFilter:
         return True
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class CounterSample:
     """A counter as read by a CounterRates sample, with its rate of change per second since the
     previous sample (None for gauges, and for a counter not seen in the previous sample)."""
@@ -510,14 +512,14 @@ class CounterSample:
     rate: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class CountersSnapshot:
     """One read of the selected counters: `time` from the sampler's monotonic clock, `interval`
     the seconds since the previous sample (None for the first)."""
 
     time: float
     interval: float | None
-    samples: list[CounterSample] = field(default_factory=list)
+    samples: list[CounterSample] = attrs.field(factory=list)
 
     def by_id(self) -> dict[int, CounterSample]:
         return {s.record.id: s for s in self.samples}

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+
+import attrs
 
 from ._ffi import ffi, lib
 from .counters import SYSTEM_COUNTER_VERSION, TYPE_SYSTEM
@@ -35,7 +36,7 @@ def default_aeron_dir() -> str:
     return str(ffi.string(buf).decode())
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class DriverInfo:
     """What a driver's directory tells about it: from the CnC header (pid, start time, heartbeat,
     CnC version), the version counter, and the options file (empty for a driver that writes none,
@@ -48,7 +49,7 @@ class DriverInfo:
     cnc_version: int
     version: str | None
     active: bool
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def cnc_version_text(self) -> str:

@@ -56,12 +56,19 @@ class ConfigurationError(AeronError, ValueError):
     """A driver or client setting is invalid (the message names it and the accepted values)."""
 
 
+class InvalidArgumentError(ConfigurationError):
+    """An argument is out of range or of the wrong form (the message names it and what is accepted).
+    A ConfigurationError, and so a ValueError, as the native core's INVALID_ARGUMENT code was before
+    it had a class of its own."""
+
+
 class InvalidChannelError(AeronError, ValueError):
     """A channel URI is malformed or has a parameter the driver cannot accept."""
 
 
 class MessageTooLongError(AeronError, ValueError):
-    """A message is longer than the publication's max message length."""
+    """A message is longer than the publication's max message length (or, read by the Spark data
+    source, than an Arrow binary column holds)."""
 
 
 class InvalidPositionError(AeronError, ValueError):
@@ -131,7 +138,7 @@ CLASS_BY_CODE_NAME: Final[dict[str, type[AeronError] | None]] = {
     "DRIVER_TIMEOUT": DriverTimeoutError,
     "CLIENT_TIMEOUT": ClientTimeoutError,
     "CLOSED": ClosedError,
-    "INVALID_ARGUMENT": ConfigurationError,
+    "INVALID_ARGUMENT": InvalidArgumentError,
     "MESSAGE_TOO_LONG": MessageTooLongError,
     "TIMEOUT": None,
     "CONFIGURATION": ConfigurationError,
@@ -143,14 +150,16 @@ _BY_CODE: dict[int, type[AeronError]] = {
 
 
 def error_for(code: int, message: str, default: type[AeronError] = AeronError) -> AeronError:
+    """The exception for native error `code`: its class in CLASS_BY_CODE_NAME, else `default`."""
     return _BY_CODE.get(code, default)(message, code)
 
 
-def last_error(default: type[AeronError] = AeronError) -> AeronError:
-    """The calling thread's native error as an exception."""
+def last_error(default: type[AeronError] = AeronError, prefix: str = "") -> AeronError:
+    """The calling thread's native error as an exception; `prefix` (e.g. "cannot encode template 3: ")
+    goes before the native message."""
     code = lib.aa_errcode()
     message = ffi.string(lib.aa_errmsg()).decode("utf-8", "replace") or "unknown native error"
-    return error_for(code, message, default)
+    return error_for(code, prefix + message, default)
 
 
 def check(rc: int, default: type[AeronError] = AeronError) -> int:
@@ -233,8 +242,29 @@ class TerminationTimeoutError(AeronError, TimeoutError):
     """A driver neither stopped nor said it refused a TERMINATE_DRIVER request within the wait."""
 
 
-# ---- the Spark sink (aeron_async/spark/sink.py) ----
+# ---- the Spark data source (aeron_async/spark/) ----
+
+
+class DataLossError(AeronError, RuntimeError):
+    """Part of a range to read is gone from the archive (truncated, purged, or segments removed);
+    raised with failOnDataLoss=true (the default)."""
+
+
+class SinkError(AeronError, RuntimeError):
+    """The Spark sink ran outside a Spark task, or some of a write's tasks failed."""
+
 
 class SinkTimeoutError(AeronError, TimeoutError):
     """The Spark sink waited its bound (connectTimeoutMs, offerTimeoutMs, durableTimeoutMs) for a
     subscriber, for back pressure to ease, or for the archive to record what it published."""
+
+
+# ---- the benchmarks (aeron_async/bench/) ----
+
+
+class BenchError(AeronError, RuntimeError):
+    """A benchmark could not run or measure: a role failed, timed out or received the wrong data."""
+
+
+class BenchTimeoutError(BenchError, TimeoutError):
+    """A benchmark waited its bound for a message, a worker's line or the archive."""

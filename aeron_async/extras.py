@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from .errors import AeronError
+
 # extra -> (module imported at run time, the distribution on PyPI that provides it)
 EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
     "bench": (("rich", "rich"), ("zmq", "pyzmq"), ("hdrh", "hdrhistogram"), ("matplotlib", "matplotlib")),
@@ -18,8 +20,13 @@ EXTRAS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-class MissingExtraError(ImportError):
-    """A feature needs an extra that is not installed; the message is one line saying which."""
+class MissingExtraError(AeronError, ImportError):
+    """A feature needs an extra that is not installed; the message is one line saying which.
+    `name`, as ImportError's, is the module that could not be imported, where known."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 def missing(extra: str) -> list[str]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+
+import attrs
 
 from ._ffi import ffi, lib
 
@@ -30,7 +31,7 @@ from .counters import (  # noqa: F401 - re-exported: the type ids and records to
 Counter = CounterRecord  # the name this module gave counter records before aeron_async.counters
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class ErrorObservation:
     count: int
     first_ms: int

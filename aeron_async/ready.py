@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import AeronError
+from .errors import AeronError, InvalidArgumentError
 
 DEFAULT_MAX_AGE_MS = 10_000
 
@@ -24,7 +24,7 @@ def check_ready(aeron_dir: str | None, max_age_ms: int = DEFAULT_MAX_AGE_MS) -> 
     from .monitor import CncReader
 
     if max_age_ms <= 0:
-        raise ValueError(f"max_age_ms must be positive, got {max_age_ms}")
+        raise InvalidArgumentError(f"max_age_ms must be positive, got {max_age_ms}")
     try:
         with CncReader(aeron_dir) as reader:
             info = reader.info()

@@ -16,7 +16,10 @@ import os
 import struct
 import sys
 import time
-from dataclasses import dataclass
+
+import attrs
+
+from .errors import InvalidArgumentError
 
 FILE_NAME = "name-resolutions.dat"
 MAGIC = 0x524E4141
@@ -27,7 +30,7 @@ STATE_RESOLVED = 1
 STATE_FAILED = 2
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class NameResolution:
     """One entry: `name` (as the channel gives it) resolved for `key` to `address` by `source`."""
 
@@ -43,7 +46,7 @@ class NameResolution:
     error: str
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class NameResolutions:
     resolver: str
     pid: int
@@ -64,12 +67,13 @@ def _default_aeron_dir() -> str:
 
 def read_name_resolutions(aeron_dir: str | None = None) -> NameResolutions:
     """The driver's resolution table. Raises FileNotFoundError when the directory has none (no
-    driver there, or one older than this table)."""
+    driver there, or one older than this table), InvalidArgumentError (a ValueError) when its file is
+    not such a table."""
     path = os.path.join(aeron_dir or _default_aeron_dir(), FILE_NAME)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         magic, version, entry_length, capacity, count, pid = struct.unpack_from("<iiiiii", m, 0)
         if magic != MAGIC or entry_length != ENTRY_LENGTH:
-            raise ValueError(f"{path} is not a name resolutions table (or not yet written)")
+            raise InvalidArgumentError(f"{path} is not a name resolutions table (or not yet written)")
         resolver = _text(m[32:96])
         entries = []
         for i in range(min(count, capacity)):

@@ -25,6 +25,7 @@ import time
 from typing import Any, TextIO
 
 from .counters import CounterFilter, CounterRates, CounterSample, CountersSnapshot
+from .errors import InvalidArgumentError
 from .monitor import CncReader
 
 
@@ -151,7 +152,7 @@ def _reads(count: int | None, interval: float) -> Any:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.interval <= 0:
-        raise ValueError(f"--interval must be above 0 seconds, got {args.interval}")
+        raise InvalidArgumentError(f"--interval must be above 0 seconds, got {args.interval}")
     selection = counter_filter(args)
     live = not args.once and not args.json and out.isatty()
     if live:

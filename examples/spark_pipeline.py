@@ -30,10 +30,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import attrs
 
 import aeron_async
 from aeron_async.archive import AeronArchive
@@ -44,11 +44,11 @@ RESULTS = ("aeron:ipc?term-length=1m", 3002)
 SYMBOLS = ("AAPL", "MSFT", "NVDA", "AMZN", "GOOG")
 
 
-@dataclass
+@attrs.define
 class Outcome:
     published: int = 0
     results: int = 0
-    last: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    last: dict[tuple[str, str], dict[str, Any]] = attrs.field(factory=dict)
 
     @property
     def counted(self) -> int:

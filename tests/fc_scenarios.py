@@ -1,8 +1,9 @@
-"""Flow control with several receivers (issue 14, test point 2), as helpers any strategy can be run
-through: one publishing host and receiving hosts on a bridge (tests/netns.bridged_hosts), a
-standalone driver on each, one multicast channel. The test process is every driver's client (the
-drivers' sockets live in their namespaces, their CnC files in /dev/shm, which namespaces share), so
-it can publish, read each receiver at its own pace and compare positions in one loop.
+"""Flow control with several receivers (docs/architecture.md, "Flow control with receiver
+tracking"), as helpers any strategy can be run through: one publishing host and receiving hosts on a
+bridge (tests/netns.bridged_hosts), a standalone driver on each, one multicast channel. The test
+process is every driver's client (the drivers' sockets live in their namespaces, their CnC files in
+/dev/shm, which namespaces share), so it can publish, read each receiver at its own pace and compare
+positions in one loop.
 
 The scenarios take the fc= value to put on the publication (e.g. "min", "tagged,g:1001/2,t:500ms"),
 so the same bodies run with another strategy registered under another name: `Group` takes the
@@ -217,7 +218,7 @@ def behind(g: Group, receiver: Receiver) -> int:
     return (g.sent - receiver.received) * (MESSAGE + 32)
 
 
-# ---- the scenarios of issue 14, point 2 ----
+# ---- the scenarios: several receivers, one multicast stream ----
 
 def slow_reader_holds_the_publisher(g: Group, fc: str) -> None:
     """fc=min (or a strategy that behaves like it): a slow reader holds the publisher to its pace;

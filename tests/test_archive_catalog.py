@@ -1,4 +1,4 @@
-"""Golden tests of the archive's files (issue 16, points 3 and 5): the catalog file built by the
+"""Golden tests of the archive's files (docs/architecture.md, "Files and codecs"): the catalog file built by the
 native catalog (_native/src/archive/aa_archive_catalog.c) compared with a catalog header,
 descriptor headers and descriptors laid out by hand from the reference (aeron-archive.md section 1,
 aeron-archive-codecs.md templates 20-22); appends, updates, growth, reopening, checksums; a catalog

@@ -1,11 +1,11 @@
-"""The archive client against the archive service, end to end (issue 16, points 1 and 6).
+"""The archive client against the archive service, end to end (docs/architecture.md, "The client").
 
-Point 1: 1,000,000 messages of mixed sizes (fragmented ones included) recorded from an IPC and
+Replays: 1,000,000 messages of mixed sizes (fragmented ones included) recorded from an IPC and
 from a UDP publication; each replayed from the start, from a position in the middle and for a
 bounded length: the bytes, the message boundaries and the positions equal the original stream's
 (the positions its publisher's offers returned).
 
-Point 6: truncate, purge, extend and stop by each key, with their signals; bad input answered with
+Operations: truncate, purge, extend and stop by each key, with their signals; bad input answered with
 the archive's codes and messages that say what to do.
 """
 

@@ -1,4 +1,4 @@
-"""Golden tests of the archive control-protocol codecs (issue 16, point 5).
+"""Golden tests of the archive control-protocol codecs (docs/architecture.md, "Files and codecs").
 
 Every message is laid out here by hand from aeron-archive-codecs.md (schema 101 v14, and the mark
 file header of schema 100 v2) with struct.pack at the documented offsets, then compared byte for

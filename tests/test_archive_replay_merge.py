@@ -1,4 +1,4 @@
-"""Live replay and replay-merge against the archive service (issue 16, point 2).
+"""Live replay and replay-merge against the archive service (docs/architecture.md, "The client").
 
 A live replay (length unbounded, following) of a recording in progress delivers what is recorded
 while it is recorded and ends when the recording stops. Replay-merge catches up on a recording of

@@ -1,5 +1,5 @@
-"""The archive service (issue 16): crash recovery of the standalone archive (point 3) and a full
-disk (point 4), through the archive's own control protocol (the archive client of
+"""The archive service (docs/architecture.md, "The service"): crash recovery of the standalone
+archive and a full disk, through the archive's own control protocol (the archive client of
 aeron_async.archive) against the native service."""
 
 from __future__ import annotations

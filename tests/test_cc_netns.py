@@ -1,4 +1,4 @@
-"""cc=cubic over a rate-limited, lossy link (issue 14, point 5): two drivers in two network
+"""cc=cubic over a rate-limited, lossy link (docs/architecture.md, "Congestion control"): two drivers in two network
 namespaces, the publisher's side of the veth shaped by `tc` to a fixed rate (tbf), nftables dropping
 1% of the UDP packets at the receiver. The stream arrives complete and in order, its goodput is at
 least 80% of the link rate, and the image's window and RTT counters move while it streams.

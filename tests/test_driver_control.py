@@ -1,4 +1,4 @@
-"""Driver control (issue 18, point 4): `aeron-async driver --terminate` sends Aeron's TERMINATE_DRIVER;
+"""Driver control (docs/api.md, "Driver control"): `aeron-async driver --terminate` sends Aeron's TERMINATE_DRIVER;
 a driver stops cleanly (CnC marked closed, clients told) only when its termination validator allows
 it, and the requester hears a refusal; `aeron-async driver --info` tells what a driver runs with."""
 

@@ -1,8 +1,9 @@
-"""Issue 14, test point 2: flow control with several receivers over multicast, one publishing host
-and receiving hosts on a bridge (network namespaces), a standalone driver on each. The scenario
-bodies live in tests/fc_scenarios.py and take the strategy (the fc= value) as an argument; here they
-run with the native strategies (the `min_fc`, `max_fc` and `tagged_fc` fixtures name them, so
-another module can run the same bodies with strategies of its own)."""
+"""Flow control with several receivers over multicast (docs/architecture.md, "Flow control with
+receiver tracking"), one publishing host and receiving hosts on a bridge (network namespaces), a
+standalone driver on each. The scenario bodies live in tests/fc_scenarios.py and take the strategy
+(the fc= value) as an argument; here they run with the native strategies (the `min_fc`, `max_fc` and
+`tagged_fc` fixtures name them, so another module can run the same bodies with strategies of its
+own)."""
 
 from __future__ import annotations
 

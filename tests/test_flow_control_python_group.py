@@ -1,4 +1,4 @@
-"""Issue 14, test point 3: the multi-receiver scenarios of point 2 (tests/fc_scenarios.py, over
+"""The multi-receiver flow-control scenarios (tests/fc_scenarios.py, over
 multicast between network namespaces) with flow-control strategies written in Python in place of
 the native ones: MinFlowControl as "pymin" and TaggedFlowControl as "pytagged", in a standalone
 publishing driver (`aeron-async driver --flow-control NAME=module:Class`) and in an embedded one (a

@@ -1,4 +1,4 @@
-"""The driver name resolver inside a running driver, over loopback (issue 15, points 1 and 6): a peer
+"""The driver name resolver inside a running driver, over loopback (docs/architecture.md, "Driver names"): a peer
 played by a plain UDP socket with frames built by hand (tests/test_resolution_frame.py's struct
 layout) announces a name; the driver learns it, channels can name it, the driver announces itself
 back in frames the hand-written model decodes; malformed frames are counted in "Invalid packets"

@@ -1,4 +1,4 @@
-"""Drivers that find each other by name, without DNS (issue 15, points 1 and 2): three drivers in
+"""Drivers that find each other by name, without DNS (docs/architecture.md, "Driver names"): three drivers in
 three network namespaces on one bridge, named pod-0, pod-1 and pod-2 (names no DNS or hosts file
 knows), their driver name resolvers bound to 0.0.0.0:8050 and bootstrapped from pod-0's address,
 as a StatefulSet's pods would be. Each learns the others' names by gossip, and channels name drivers.

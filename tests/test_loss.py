@@ -1,6 +1,6 @@
-"""The loss report (issue 18, point 2): under induced loss (the loss generator dropping received data)
-the driver's loss-report.dat lists each image that lost data, with counts that match the receiver's
-counters, and `aeron-async loss` prints it (LossStat's format, and JSON).
+"""The loss report (docs/architecture.md, "The loss report"): under induced loss (the loss generator
+dropping received data) the driver's loss-report.dat lists each image that lost data, with counts
+that match the receiver's counters, and `aeron-async loss` prints it (LossStat's format, and JSON).
 
 What "match" means: the receiver records one loss observation each time a gap's NAK timer fires
 (Aeron's onGapDetected): the first NAK of a gap and every retry of a gap still open. A reliable image

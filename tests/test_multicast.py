@@ -1,5 +1,5 @@
-"""Multicast settings that need no network: the driver options of issue 14, validated when the
-driver starts. Streams over groups are in test_multicast_netns.py."""
+"""Multicast settings that need no network: the driver's multicast options (docs/configuration.md),
+validated when the driver starts. Streams over groups are in test_multicast_netns.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reliable UDP multicast across hosts (issue 14, point 1): five network namespaces on a bridge with
+"""Reliable UDP multicast across hosts (docs/architecture.md, "How a message flows (UDP
+multicast)"): five network namespaces on a bridge with
 multicast routes, one publishing host and four receiving hosts, each with its own driver and its
 own client process. A million messages of mixed sizes (one in a hundred fragmented at the default
 MTU of 1408) reach all four subscribers complete, in order and once (each checks every sequence

@@ -1,5 +1,5 @@
-"""Name resolvers written in Python (issue 15, point 7): a resolver mapping service names to addresses
-drives a stream, embedded (asyncio and trio) and in a standalone driver (`--name-resolver`), and a
+"""Name resolvers written in Python (docs/api.md, "Name resolvers written in Python"): a resolver
+mapping service names to addresses drives a stream, embedded (asyncio and trio) and in a standalone driver (`--name-resolver`), and a
 re-resolution when the service moves; one that raises and one that hangs are logged in the driver's
 error log, fail only their lookup, and the driver goes on serving later ones."""
 

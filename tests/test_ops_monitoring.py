@@ -1,4 +1,4 @@
-"""Operating a driver (issue 18, points 1 and 3): the counters API, `aeron-async stat` from another
+"""Operating a driver (docs/architecture.md, "Operations"): the counters API, `aeron-async stat` from another
 process (rates against a publisher paced by a clock, filters, --once, --json), the exporter's
 /metrics (parsed with prometheus_client's own parsers, every counter with its labels, values moving
 with traffic; its names linted by `promtool check metrics`, values in base units) and the Grafana

@@ -129,3 +129,38 @@ def test_package_ships_its_type_information(tmp_path: os.PathLike[str]) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     for name in ("py.typed", "_speedups.pyi", "_aeron_native.pyi", "__init__.py"):
         assert os.path.isfile(os.path.join(tmp_path, "aeron_async", name)), name
+
+
+# An issue number ("issue" or "issues", then an optional '#', then digits): a reader of the source
+# cannot look an issue up, so comments and docs cite the doc section that explains the thing.
+ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\s*\d+(?:\s*[/,]\s*\d+)*", re.IGNORECASE)
+
+
+def test_no_comment_cites_an_issue_number() -> None:
+    if not os.path.isdir(os.path.join(REPO, ".git")) and not os.path.isfile(os.path.join(REPO, ".git")):
+        pytest.skip("not a git checkout: no list of tracked files")
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, timeout=60,
+                            check=True).stdout.split("\0")
+    sources = [p for p in listed if p.endswith((".py", ".c", ".h", ".md")) or os.path.basename(p) == "Makefile"]
+    assert any(p.endswith(".c") for p in sources) and any(p.endswith(".md") for p in sources), sources[:20]
+    found = []
+    for path in sources:
+        with open(os.path.join(REPO, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if match := ISSUE_NUMBER.search(line):
+                    found.append(f"{path}:{number}: {match.group(0)!r}")
+    assert found == [], "cite the doc section instead of an issue number:\n" + "\n".join(found)
+
+
+# the examples spell the word as {i} / {I} / {s} so that this file passes its own test
+@pytest.mark.parametrize("text, cites", [
+    ("# the loss report ({i} 18)", True),
+    ("/* driver control ({I} #18, ops) */", True),
+    ("comments cite {s} 16/17 here", True),
+    ("the options of {i} 14's point 2", True),
+    ("an {i} with the 3 receivers", False),
+    ("docs/architecture.md, \"Operations\"", False),
+])
+def test_the_issue_number_pattern(text: str, cites: bool) -> None:
+    text = text.format(i="issue", I="Issue", s="issues")
+    assert bool(ISSUE_NUMBER.search(text)) is cites

@@ -1,4 +1,5 @@
-"""Golden tests of RES frames, the driver-name (gossip) resolver's wire format (issue 15, point 6).
+"""Golden tests of RES frames, the driver-name (gossip) resolver's wire format
+(docs/architecture.md, "Driver names").
 
 Frames are laid out here by hand from the reference's table (aeron-protocol.md 1.10) with
 struct.pack: 8-byte frame header (frame_length, version 0, flags 0, type 0x07), then entries of

@@ -1,4 +1,4 @@
-"""The aeron sink through Spark (issue 17, points 4, 5 and 6's sink part): batch and streaming
+"""The aeron sink through Spark (docs/spark.md, "Writing (the sink)"): batch and streaming
 writes arrive complete on a subscriber; bad input fails at query start; a job on a standalone
 cluster started here (with a task retry injected) read back with dropRepeats=true gives the same
 rows as the same job in local mode; the example pipeline runs. All share the one local session

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import collections
 import os
+import pickle
 import shutil
 import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -21,7 +23,10 @@ import aeron_async  # noqa: E402
 from aeron_async.archive import AeronArchive  # noqa: E402
 from aeron_async.errors import ConfigurationError, SinkTimeoutError  # noqa: E402
 from aeron_async.spark import provenance, repeats, sink  # noqa: E402
-from aeron_async.spark.options import parse_sink_options  # noqa: E402
+from aeron_async.spark.columns import RecordingRange  # noqa: E402
+from aeron_async.spark.datasource import SCHEMA, AeronDataSource  # noqa: E402
+from aeron_async.spark.options import parse_read_options, parse_sink_options  # noqa: E402
+from pyspark import cloudpickle  # noqa: E402
 from archive_e2e import archive_beside_driver  # noqa: E402
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, wait_for  # noqa: E402
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType  # noqa: E402
@@ -42,6 +47,34 @@ def test_reserved_value_layout_round_trips() -> None:
     batch = pa.record_batch({"reserved_value": pa.array([value, end, 0, provenance.encode(1, 1, 1, 1, True)],
                                                         pa.int64())})
     assert repeats.drop_end_markers(batch).column(0).to_pylist() == [value, 0]
+
+
+def test_records_spark_ships_pickle_equal_and_stay_frozen() -> None:
+    """Options, ranges, task identities and commit messages travel between Spark's driver and its
+    executors pickled (cloudpickle for the readers and writers, pickle for commit messages): each
+    comes back equal, with the same hash, and still immutable."""
+    sink_options = parse_sink_options({"channel": "aeron:ipc", "streamId": "7", "durable": "true"})
+    read_options = attrs.evolve(parse_read_options({"recordingIds": "3,5"}, streaming=False),
+                                columns=(("data", False), ("position", False)))
+    records: list[Any] = [
+        sink_options, sink_options.archive, read_options,
+        RecordingRange(3, 0, 65536, 11, 7, "aeron:ipc", 65536),
+        sink.TaskIdentity(provenance.KIND_STREAM, 4, 2, 1),
+        sink.SinkCommitMessage(partition=2, attempt=1, session_id=11, messages=100, position=6400, recording_id=3),
+    ]
+    for record in records:
+        for dumps, loads in ((pickle.dumps, pickle.loads), (cloudpickle.dumps, pickle.loads)):
+            copy = loads(dumps(record))
+            assert type(copy) is type(record) and copy == record and copy is not record
+            if type(record) is not type(read_options):  # ReadOptions may hold dicts of positions: unhashable
+                assert hash(copy) == hash(record)
+        field = attrs.fields(type(record))[0].name
+        with pytest.raises(AttributeError):
+            setattr(record, field, getattr(record, field))
+    assert read_options.recording_ids == (3, 5) and read_options.columns == (("data", False), ("position", False))
+    # a reader is what Spark pickles to its executors; it carries the parsed options as they were
+    reader = AeronDataSource({"recordingIds": "3"}).reader(SCHEMA)
+    assert cloudpickle.loads(cloudpickle.dumps(reader)).options == reader.options  # type: ignore[attr-defined]
 
 
 def test_options_and_schema_errors_name_the_fix() -> None:

@@ -1,4 +1,4 @@
-"""The `aeron` Spark data source, read side (issue 17, points 1, 2, 3 and 6), on a real local
+"""The `aeron` Spark data source, read side (docs/spark.md, "Reading"), on a real local
 SparkSession (the shared `spark` fixture) over an archive beside a driver.
 
 The module's recordings are made once: 1,000,000 small messages (8 bytes: their index) over IPC,

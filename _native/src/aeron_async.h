@@ -477,7 +477,7 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);
 
-/* ---- driver control (issue 18, src/driver/aa_driver_control.c) ----
+/* ---- driver control (src/driver/aa_driver_control.c; docs/architecture.md, "Operations") ----
  * Asks the reader's driver to stop: writes Aeron's TERMINATE_DRIVER (0x0E) with the token into its
  * to-driver buffer. The driver accepts or refuses it by AERON_DRIVER_TERMINATION_VALIDATOR; a refusal
  * is recorded in its error log ("TERMINATE_DRIVER refused: ..."), an accepted request sets the flag
@@ -486,7 +486,7 @@ int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_r
 int aa_cnc_reader_request_termination(aa_cnc_reader_t *reader, const uint8_t *token, size_t token_length);
 bool aa_driver_termination_requested(aa_driver_t *driver);
 
-/* ---- the archive service (issue 16): records streams to segment files and replays them, with
+/* ---- the archive service (docs/architecture.md, "Archive"): records streams to segment files and replays them, with
  * Aeron Archive's control protocol (local control over IPC, optional UDP control channel) ----
  * A context holds every option (AERON_ARCHIVE_* environment variables, then aa_archive_context_set
  * by environment or property name; aa_archive_option lists them). The archive is a client of the
@@ -530,7 +530,7 @@ int aa_archive_mark_reader_open(aa_archive_mark_reader_t **reader, const char *a
 int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record);
 void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
 
-/* ---- the loss report (issue 18) ----
+/* ---- the loss report (docs/architecture.md, "The loss report") ----
  * src/concurrent/aa_loss_reporter.h: <aeron_dir>/<aa_loss_report_file_name()>, Aeron's LossReport
  * layout, written by the driver's receiver; aeron_async/loss.py reads it in place at these offsets. */
 #if AA_CDEF
@@ -545,7 +545,7 @@ void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader);
 #endif
 const char *aa_loss_report_file_name(void);
 
-/* ---- the archive (issue 16): codecs and files ----
+/* ---- the archive: codecs and files (docs/architecture.md, "Archive", "Files and codecs") ----
  * Declared once, in their own headers (build_ffi.py splices their CDEF blocks in here): the SBE
  * codecs of every message of Aeron Archive's schema 101 v14 and the mark file header (schema 100);
  * CRC-32/CRC-32C; segment files (names, positions, I/O with sync levels, frame checksums, the
@@ -555,7 +555,7 @@ const char *aa_loss_report_file_name(void);
 /* CDEF INCLUDE archive/aa_archive_segment.h */
 /* CDEF INCLUDE archive/aa_archive_catalog.h */
 
-/* ---- columnar polling (the Spark source, issue 17; src/client/aa_columns.c) ----
+/* ---- columnar polling (the Spark source, docs/architecture.md "Spark"; src/client/aa_columns.c) ----
  * Whole messages of one image into caller-owned column buffers: data bytes back to back with
  * Arrow's int32 offsets (offsets[0] = 0, offsets[i + 1] = end of message i), each message's START
  * position and reserved value. Fragmented messages are reassembled in place. Messages starting
@@ -585,7 +585,7 @@ int aa_columns_reset(aa_columns_t *columns);
  * new, or the next message does not fit beside the rows already there), or -2 with `required` set
  * when the next message does not fit even in the empty data buffer. */
 int32_t aa_columns_poll(aa_image_t *image, aa_columns_t *columns);
-/* ---- driver-name (gossip) resolver (issue 15): RES frames ----
+/* ---- driver-name (gossip) resolver (docs/architecture.md, "Driver names"): RES frames ----
  * Declared in their own header (sans-I/O encode / validate / decode, reference 1.10). */
 /* CDEF INCLUDE protocols/aa_resolution_frame.h */
 

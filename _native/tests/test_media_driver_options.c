@@ -1,5 +1,6 @@
-/* Driver control options (issue 18): AERON_DRIVER_TERMINATION_VALIDATOR / _TOKEN are checked together,
- * and aa_driver_context_write_options writes every option as the context holds it, the token hidden. */
+/* Driver control options (docs/architecture.md, "Operations"): AERON_DRIVER_TERMINATION_VALIDATOR /
+ * _TOKEN are checked together, and aa_driver_context_write_options writes every option as the context
+ * holds it, the token hidden. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

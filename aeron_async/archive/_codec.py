@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .._ffi import ffi, lib
+from ..errors import MALFORMED_COMMAND, AeronError, InvalidArgumentError, last_error
 from .records import (
     Challenge,
     ControlResponse,
@@ -58,12 +59,8 @@ PING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PING
 
 
 
-class MalformedMessageError(ValueError):
+class MalformedMessageError(AeronError, ValueError):
     """A control message shorter than its header, block or var data say (the codec's message)."""
-
-
-def _native_error() -> str:
-    return ffi.string(lib.aa_errmsg()).decode("utf-8", "replace")
 
 
 def _encode(template_id: int, member: str, **fields: Any) -> bytes:
@@ -85,10 +82,10 @@ def _encode(template_id: int, member: str, **fields: Any) -> bytes:
             setattr(body, name, value)
     length = lib.aa_archive_encoded_length(msg)
     if length < 0:
-        raise ValueError(f"cannot encode template {template_id}: {_native_error()}")
+        raise last_error(InvalidArgumentError, f"cannot encode template {template_id}: ")
     out = bytearray(length)
     if lib.aa_archive_encode(ffi.from_buffer("uint8_t[]", out), length, msg) != length:
-        raise ValueError(f"cannot encode template {template_id}: {_native_error()}")
+        raise last_error(InvalidArgumentError, f"cannot encode template {template_id}: ")
     return bytes(out)
 
 
@@ -96,7 +93,7 @@ def _ascii(text: str, what: str) -> bytes:
     try:
         return text.encode("ascii")
     except UnicodeEncodeError:
-        raise ValueError(f"{what} {text!r} must be ASCII (Aeron channels are US-ASCII)") from None
+        raise InvalidArgumentError(f"{what} {text!r} must be ASCII (Aeron channels are US-ASCII)") from None
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -265,12 +262,13 @@ def decode(data: memoryview | bytes | bytearray) -> Response | None:
     buffer = ffi.from_buffer("uint8_t[]", data)
     header = ffi.new("aa_archive_header_t *")
     if lib.aa_archive_decode_header(buffer, len(data), header) < 0:
-        raise MalformedMessageError(f"{len(data)} bytes is shorter than the 8-byte SBE message header")
+        raise MalformedMessageError(f"{len(data)} bytes is shorter than the 8-byte SBE message header",
+                                    MALFORMED_COMMAND)
     if header.schema_id != SCHEMA_ID or header.template_id not in _RESPONSES:
         return None
     msg = ffi.new("aa_archive_message_t *")
     if lib.aa_archive_decode(buffer, len(data), msg) < 0:
-        raise MalformedMessageError(_native_error())
+        raise last_error(MalformedMessageError)
     template_id = header.template_id
     if template_id == CONTROL_RESPONSE:
         r = msg.control_response

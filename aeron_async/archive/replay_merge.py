@@ -28,7 +28,7 @@ import re
 import time
 
 from ..client import Image, Message, Subscription
-from ..errors import ArchiveError
+from ..errors import ArchiveError, InvalidArgumentError
 from ..idle import IdleStrategy
 from . import _session
 from .client import AeronArchive
@@ -51,12 +51,12 @@ class MergeState(enum.Enum):
 
 def check_merge_channels(subscription_channel: str, replay_destination: str, live_destination: str) -> None:
     if "control-mode=manual" not in subscription_channel:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"replay_merge needs a multi-destination subscription: subscribe to 'aeron:udp?control-mode=manual' "
             f"(got {subscription_channel!r})")
     for what, channel in (("replay_destination", replay_destination), ("live_destination", live_destination)):
         if not channel.startswith("aeron:udp?") or "endpoint=" not in channel:
-            raise ValueError(f"{what} {channel!r} must be a UDP destination such as 'aeron:udp?endpoint=host:port'")
+            raise InvalidArgumentError(f"{what} {channel!r} must be a UDP destination such as 'aeron:udp?endpoint=host:port'")
 
 
 def replay_channel_for(replay_destination: str, resolved_endpoint: str, session_id: int) -> str:

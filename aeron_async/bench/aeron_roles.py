@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..errors import BenchError, BenchTimeoutError
 from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
     run_backend, wait_until
 
@@ -41,7 +42,7 @@ BATCH = 4096
 
 def _check_size(data: Any, size: int) -> None:
     if data is not None and len(data) != size:
-        raise RuntimeError(f"received a {len(data)}-byte message, expected {size} bytes")
+        raise BenchError(f"received a {len(data)}-byte message, expected {size} bytes")
 
 
 # ---- synchronous client ----
@@ -60,7 +61,7 @@ def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + FIRST_MESSAGE_TIMEOUT
         while not (first := poll(1)):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"no message within {FIRST_MESSAGE_TIMEOUT:.0f} s")
+                raise BenchTimeoutError(f"no message within {FIRST_MESSAGE_TIMEOUT:.0f} s")
         n = 1
         last = first[0].data
         window.start()

@@ -32,6 +32,7 @@ from typing import Any
 from ..archive import AeronArchive, RecordingSignal
 from ..client import Aeron
 from ..driver import MediaDriver
+from ..errors import BenchError, BenchTimeoutError
 from ..idle import IdleStrategy
 
 FILE_IO = 1 << 20
@@ -48,7 +49,7 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
     idle = IdleStrategy("sleeping:200us")
     while not predicate():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not done within {timeout} s")
+            raise BenchTimeoutError(f"{what}: not done within {timeout} s")
         idle.idle(0)
 
 
@@ -69,7 +70,7 @@ def disk_write_rate(directory: str, total: int, sync_level: int) -> tuple[float,
     writer.start()
     writer.join()
     if not result:
-        raise RuntimeError("the disk write baseline failed (see the thread's traceback above)")
+        raise BenchError("the disk write baseline failed (see the thread's traceback above)")
     return result[0]
 
 
@@ -309,7 +310,7 @@ class Bench:
                     times.append(time.perf_counter() - start)
         finally:
             if echo.wait(30) != 0:
-                raise RuntimeError(f"echo process exited with {echo.returncode}")
+                raise BenchError(f"echo process exited with {echo.returncode}")
         if subscription_id is not None:
             self.archive.stop_recording(subscription_id=subscription_id)
         ping.close()

@@ -10,8 +10,11 @@ kind and message size.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import attrs
+
+from ..errors import InvalidArgumentError
 
 BACKENDS = ("asyncio", "uvloop", "trio")
 # (receiver form, case name, how it receives) of the fragment-handler rows
@@ -23,7 +26,7 @@ HANDLER_FORMS = (
 )
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Case:
     kind: str  # "throughput" or "latency"
     name: str
@@ -31,7 +34,7 @@ class Case:
     api: str  # how it sends and receives, in words
     server: str  # worker role started first
     client: str  # worker role started second
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = attrs.field(factory=dict)
     transport: str = ""  # for ours, the channel; for peers, a label
     peer: str | None = None  # the reference peer's name
 
@@ -123,7 +126,7 @@ def offset_port(channel: str, offset: int) -> str:
     own bind ports of their own, apart from those of the run's shared driver)."""
     match = re.search(r"endpoint=([^|:]+):(\d+)", channel)
     if not match:
-        raise ValueError(f"a UDP benchmark channel needs endpoint=HOST:PORT, got {channel!r}")
+        raise InvalidArgumentError(f"a UDP benchmark channel needs endpoint=HOST:PORT, got {channel!r}")
     host, port = match.group(1), int(match.group(2))
     return channel[:match.start()] + f"endpoint={host}:{port + offset}" + channel[match.end():]
 
@@ -142,7 +145,7 @@ def interleave(ours: list[Case], peers: list[Case]) -> list[Case]:
 # ---- targets (32-byte messages over aeron:ipc unless said) ----
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Target:
     label: str
     goal: str

@@ -27,6 +27,8 @@ import time
 import uuid
 from typing import Any
 
+from ..errors import BenchError, BenchTimeoutError
+
 STREAM = 3001
 STRATEGIES = ("min", "pymin")
 BATCH = 4096
@@ -145,7 +147,7 @@ def _line(proc: subprocess.Popen[str], tag: str, timeout: float) -> dict[str, An
         if line.startswith(tag + " "):
             return dict(json.loads(line[len(tag) + 1:]))
         seen.append(line)
-    raise RuntimeError(f"no {tag} within {timeout:.0f} s: {''.join(seen)[-2000:]}")
+    raise BenchTimeoutError(f"no {tag} within {timeout:.0f} s: {''.join(seen)[-2000:]}")
 
 
 def measure(fc: str, *, receivers: int = 3, size: int = 32, warmup: float = 1.0, duration: float = 2.0,
@@ -153,7 +155,7 @@ def measure(fc: str, *, receivers: int = 3, size: int = 32, warmup: float = 1.0,
     """One measurement: fc= `fc` with `receivers` receiving processes; messages/s at the publisher."""
     address = interface or default_interface()
     if address is None:
-        raise RuntimeError("no interface carries multicast here (no route to 239.255.0.1): give --interface")
+        raise BenchError("no interface carries multicast here (no route to 239.255.0.1): give --interface")
     tag = uuid.uuid4().hex[:6]
     group = f"239.255.{int(tag[:2], 16) % 250 + 1}.{(int(tag[2:4], 16) % 120) * 2 + 1}"  # odd: data; +1: control
     port = 41000 + int(tag[4:], 16) % 2000

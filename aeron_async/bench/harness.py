@@ -24,9 +24,11 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+import attrs
+
+from ..errors import BenchError
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,10 +51,6 @@ class _Preset(TypedDict):
 QUICK: _Preset = {"sizes": [32], "rounds": 1, "duration": 0.4, "warmup": 0.2, "messages": 200_000, "idle_seconds": 1.0}
 DEFAULTS: _Preset = {"sizes": [32, 256, 4096], "rounds": 5, "duration": 2.0, "warmup": 1.0, "messages": 10_000_000,
             "idle_seconds": 5.0}
-
-
-class BenchError(RuntimeError):
-    pass
 
 
 # ---- options ----
@@ -91,7 +89,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--markdown", action="store_true", help="with --from-json: print Markdown (as in docs/benchmarks.md)")
 
 
-@dataclass
+@attrs.define
 class Config:
     benches: list[str]
     sizes: list[int]
@@ -305,12 +303,12 @@ def machine() -> dict[str, Any]:
 # ---- the run ----
 
 
-@dataclass
+@attrs.define
 class Context:
     config: Config
     driver: Driver | None = None
     stream: int = 2000
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = attrs.field(factory=list)
 
     def next_stream(self) -> int:
         self.stream += 2
@@ -626,7 +624,8 @@ def run(cfg: Config) -> dict[str, Any]:
 
     ui = report.Live(cfg)
     results: dict[str, Any] = {"schema": 1, "command": cfg.command, "machine": machine(),
-                               "config": {k: v for k, v in vars(cfg).items() if k not in ("command",)}}
+                               "config": {k: v for k, v in attrs.asdict(cfg, recurse=False).items()
+                                          if k not in ("command",)}}
     ctx = Context(cfg)
     ui.header(results["machine"])
     needs_driver = any(b in cfg.benches for b in ("throughput", "latency", "memory"))

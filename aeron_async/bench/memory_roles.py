@@ -24,6 +24,7 @@ import time
 import tracemalloc
 from typing import Any
 
+from ..errors import BenchError, BenchTimeoutError, last_error
 from .worker import emit, role, run_backend, wait_until
 
 BATCH = 4096
@@ -148,7 +149,7 @@ def _memory_sync(spec: dict[str, Any]) -> dict[str, Any]:
         while n < spec["warmup_messages"]:
             got = len(poll(BATCH))
             if not got and not n and time.monotonic() > deadline:
-                raise RuntimeError(f"no message within {FIRST_MESSAGE_TIMEOUT:.0f} s")
+                raise BenchTimeoutError(f"no message within {FIRST_MESSAGE_TIMEOUT:.0f} s")
             n += got
         sampler.start(n)
         target = n + spec["messages"]
@@ -223,7 +224,7 @@ def native_alloc(spec: dict[str, Any]) -> dict[str, Any]:
                         break
                 got = poll(sptr, out, capacity, messages, 256, 1 << 30, required)
                 if got < 0:
-                    raise RuntimeError(f"aa_subscription_poll_messages returned {got}")
+                    raise last_error(BenchError, "aa_subscription_poll_messages failed: ")
                 received += got
             return received
 
@@ -262,7 +263,7 @@ async def _idle(spec: dict[str, Any]) -> dict[str, Any]:
 
     async def consume(sub: Any) -> None:
         async for _ in sub:
-            raise RuntimeError("the idle benchmark's subscription received a message")
+            raise BenchError("the idle benchmark's subscription received a message")
 
     async with aeron_async.connect(spec["aeron_dir"], embedded_driver=True, dir_delete_on_shutdown=True,
                                    threading_mode="SHARED") as client:

@@ -26,10 +26,12 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from .harness import PACKAGE_ROOT, BenchError, Config, Worker, _env
+import attrs
+
+from ..errors import BenchError
+from .harness import PACKAGE_ROOT, Config, Worker, _env
 
 GROUP = "224.0.88.1"
 PORT = 40688
@@ -52,7 +54,7 @@ def _run(*args: str, input: str | None = None) -> str:
     return result.stdout
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Host:
     namespace: str
     address: str

@@ -16,6 +16,7 @@ import tempfile
 import time
 from typing import Any
 
+from ..errors import BenchError
 from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role
 
 CHUNK = 1024
@@ -73,7 +74,7 @@ def zmq_sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
             if not n & 255 and tick(n):
                 break
         if len(last) != size:
-            raise RuntimeError(f"received {len(last)} bytes, expected {size}")
+            raise BenchError(f"received {len(last)} bytes, expected {size}")
         return window.result(size)
     finally:
         sock.close(linger=0)
@@ -200,7 +201,7 @@ async def _zmq_asyncio_receiver(spec: dict[str, Any]) -> dict[str, Any]:
             if not n & 255 and tick(n):
                 break
         if len(last) != size:
-            raise RuntimeError(f"received {len(last)} bytes, expected {size}")
+            raise BenchError(f"received {len(last)} bytes, expected {size}")
         return window.result(size)
     finally:
         sock.close(linger=0)
@@ -358,7 +359,7 @@ async def _udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         loop.call_later(window.warmup + window.duration, finish)
         await done
         if proto.wrong_size:
-            raise RuntimeError(f"{proto.wrong_size} datagrams of the wrong size")
+            raise BenchError(f"{proto.wrong_size} datagrams of the wrong size")
         return window.result(size)
     finally:
         transport.close()

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..archive import AeronArchive, RecordingSignal
 from ..client import Aeron
+from ..errors import BenchTimeoutError
 from ..idle import IdleStrategy
 
 TRADES = ("aeron:ipc?term-length=16m", 5001)
@@ -122,7 +123,7 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     deadline = time.monotonic() + 600
     while archive.max_recorded_position(recording.recording_id) < recording.start_position + messages * 64:
         if time.monotonic() > deadline:
-            raise TimeoutError("the archive did not record the benchmark stream")
+            raise BenchTimeoutError("the archive did not record the benchmark stream")
         time.sleep(0.01)
     archive.stop_recording(*TRADES)
     aeron = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))

@@ -20,6 +20,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
+from ..errors import BenchTimeoutError, InvalidArgumentError
+
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
@@ -190,14 +192,14 @@ def run_backend(backend: str, fn: Callable[[Unpack[_Args]], Awaitable[_T]], *arg
         return anyio.run(fn, *args, backend="asyncio")
     if backend == "trio":
         return anyio.run(fn, *args, backend="trio")
-    raise ValueError(f"unknown backend {backend!r} (asyncio, uvloop or trio)")
+    raise InvalidArgumentError(f"unknown backend {backend!r} (asyncio, uvloop or trio)")
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
+            raise BenchTimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(0.001)
 
 

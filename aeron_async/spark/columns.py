@@ -17,14 +17,16 @@ import os
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
+import attrs
 import pyarrow as pa
 
 from .._ffi import ffi, lib
 from ..archive import AeronArchive, NULL_POSITION
-from ..errors import ArchiveTimeoutError, UnknownRecordingError
+from ..errors import (
+    ArchiveTimeoutError, DataLossError, InvalidArgumentError, MessageTooLongError, UnknownRecordingError, last_error,
+)
 from ..idle import IdleStrategy
 from .options import ArchiveOptions, ReadOptions
 
@@ -65,12 +67,7 @@ NO_END_OF_STREAM: Final = (1 << 63) - 1
 LINGER: Final = 0.05  # seconds a partly filled batch waits for more data
 
 
-class DataLossError(RuntimeError):
-    """Part of a range to read is gone from the archive (truncated, purged, or segments removed);
-    raised with failOnDataLoss=true (the default)."""
-
-
-@dataclass(frozen=True)
+@attrs.frozen
 class RecordingRange:
     """Messages of one recording whose start position is in [start, end); what one task reads."""
 
@@ -127,12 +124,12 @@ class Columns:
         s.data_capacity = self.data_capacity
         s.row_capacity = rows
         if lib.aa_columns_reset(s) < 0:  # pragma: no cover - the sizes above are valid
-            raise ValueError(ffi.string(lib.aa_errmsg()).decode())
+            raise last_error(InvalidArgumentError)
 
     def grow(self, required: int) -> None:
         """A message longer than the empty data buffer: a larger one (the batch is empty)."""
         if required > MAX_DATA_CAPACITY:
-            raise ValueError(f"a message of at least {required} bytes does not fit an Arrow binary column")
+            raise MessageTooLongError(f"a message of at least {required} bytes does not fit an Arrow binary column")
         self.data_capacity = min(MAX_DATA_CAPACITY, max(required, 2 * self.data_capacity))
         self._allocate()
 

@@ -13,9 +13,9 @@ position in the recording), reserved_value, channel (the recording's original ch
 from __future__ import annotations
 
 import importlib
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
 
@@ -74,13 +74,13 @@ class AeronDataSource(DataSource):
         from .reader import AeronBatchReader
 
         columns = check_read_schema(schema)
-        return AeronBatchReader(replace(parse_read_options(self.options, streaming=False), columns=columns))
+        return AeronBatchReader(attrs.evolve(parse_read_options(self.options, streaming=False), columns=columns))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from .stream_reader import AeronStreamReader
 
         columns = check_read_schema(schema)
-        return AeronStreamReader(replace(parse_read_options(self.options, streaming=True), columns=columns))
+        return AeronStreamReader(attrs.evolve(parse_read_options(self.options, streaming=True), columns=columns))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         writer: DataSourceWriter = _sink().AeronBatchWriter(self.options, schema, overwrite)

@@ -61,8 +61,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
+
+import attrs
 
 from ..archive._session import (
     CONTROL_STREAM_ID,
@@ -97,7 +98,7 @@ class OptionError(ConfigurationError):
         super().__init__(f"aeron data source: {message}")
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class ArchiveOptions:
     """How a reader or writer reaches the archive (pickled to the executors)."""
 
@@ -109,7 +110,7 @@ class ArchiveOptions:
     timeout: float = 10.0
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class ReadOptions:
     archive: ArchiveOptions
     recording_ids: tuple[int, ...] | None
@@ -295,7 +296,7 @@ SINK_OPTIONS: Final = ("channel", "streamId", "durable", "connectTimeout", "offe
 SPARK_STREAM_WRITE_OPTIONS: Final = ("checkpointlocation", "queryname")  # Spark's own, handed to stream writers too
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class SinkOptions:
     """What the sink's tasks need (pickled to the executors): where to publish, how to reach the
     archive for durable=true, and the bounds of each wait (seconds)."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import InvalidArgumentError
+
 TAG = 0b10
 KIND_STREAM = 0
 KIND_BATCH_WRITE = 1
@@ -61,11 +63,11 @@ class Provenance(NamedTuple):
 def encode(kind: int, batch: int, partition: int, attempt: int, end: bool = False) -> int:
     """The reserved value (a signed 64-bit integer) for a message of this task attempt."""
     if kind not in (KIND_STREAM, KIND_BATCH_WRITE):
-        raise ValueError(f"kind={kind!r}: 0 (micro-batch) or 1 (batch write)")
+        raise InvalidArgumentError(f"kind={kind!r}: 0 (micro-batch) or 1 (batch write)")
     if not 0 <= batch <= BATCH_MAX:
-        raise ValueError(f"batch id {batch} does not fit the sink's 32-bit field of the reserved value")
+        raise InvalidArgumentError(f"batch id {batch} does not fit the sink's 32-bit field of the reserved value")
     if not 0 <= partition <= PARTITION_MAX:
-        raise ValueError(f"partition id {partition} is past the sink's limit of {PARTITION_MAX + 1} partitions: "
+        raise InvalidArgumentError(f"partition id {partition} is past the sink's limit of {PARTITION_MAX + 1} partitions: "
                          "repartition the DataFrame into fewer partitions before writing it")
     value = ((TAG << _TAG_SHIFT) | (kind << _KIND_SHIFT) | (int(end) << _END_SHIFT) | (batch << _BATCH_SHIFT)
              | (partition << _PARTITION_SHIFT) | (attempt & ATTEMPT_MASK))

@@ -21,9 +21,9 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
@@ -31,7 +31,7 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, Str
 
 from .._ffi import ffi, lib
 from ..client import Aeron, ExclusivePublication, OfferResult
-from ..errors import AeronError, ConfigurationError, SinkTimeoutError
+from ..errors import AeronError, ConfigurationError, SinkError, SinkTimeoutError
 from ..idle import IdleStrategy
 from . import provenance
 from .options import SinkOptions, parse_sink_options
@@ -42,7 +42,7 @@ _EMPTY_MESSAGE = np.zeros((1, 2), dtype=np.uint64)  # the end marker: no bytes
 RESERVED_COLUMN = "reserved_value"
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class SinkCommitMessage(WriterCommitMessage):
     """What one task attempt published: its session, how many messages, where its stream ended."""
 
@@ -54,7 +54,7 @@ class SinkCommitMessage(WriterCommitMessage):
     recording_id: int | None
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class TaskIdentity:
     """The task attempt a write belongs to (from Spark's TaskContext, or given by a test)."""
 
@@ -298,11 +298,11 @@ def _task_identity(kind: int, write_id: int) -> TaskIdentity:
 
     context = TaskContext.get()
     if context is None:
-        raise RuntimeError("the aeron sink's write() runs in a Spark task (no TaskContext here)")
+        raise SinkError("the aeron sink's write() runs in a Spark task (no TaskContext here)")
     if kind == provenance.KIND_STREAM:
         batch_id = context.getLocalProperty("streaming.sql.batchId")
         if batch_id is None:
-            raise RuntimeError("the aeron stream sink found no micro-batch id in its task's properties")
+            raise SinkError("the aeron stream sink found no micro-batch id in its task's properties")
         batch = int(batch_id)
     else:
         batch = write_id
@@ -319,7 +319,7 @@ class _SinkWriter:
     def _check_messages(self, messages: list[WriterCommitMessage | None], what: str) -> None:
         failed = sum(1 for message in messages if message is None)
         if failed:
-            raise RuntimeError(f"{what}: {failed} of {len(messages)} tasks failed")
+            raise SinkError(f"{what}: {failed} of {len(messages)} tasks failed")
 
 
 class AeronBatchWriter(_SinkWriter, DataSourceArrowWriter):

@@ -1,9 +1,9 @@
-"""A stream between drivers that name each other (issue 15): `pub AERON_DIR CHANNEL STREAM SECONDS`
-offers a numbered message every millisecond for SECONDS (whatever the connection does: back
-pressure and no connection are retried, the publication is never closed), then prints how many it
-sent; `sub AERON_DIR CHANNEL STREAM COUNT` prints "ready", then "first <epoch seconds>" on its first
-message and "received COUNT" once COUNT messages have arrived in order (each a number above the
-last: a publisher that reconnects to a new subscriber goes on where it is)."""
+"""A stream between drivers that name each other (docs/architecture.md, "Driver names"): `pub
+AERON_DIR CHANNEL STREAM SECONDS` offers a numbered message every millisecond for SECONDS (whatever
+the connection does: back pressure and no connection are retried, the publication is never closed),
+then prints how many it sent; `sub AERON_DIR CHANNEL STREAM COUNT` prints "ready", then "first
+<epoch seconds>" on its first message and "received COUNT" once COUNT messages have arrived in order
+(each a number above the last: a publisher that reconnects to a new subscriber goes on where it is)."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_r
     return 1;
 }
 
-/* ---- driver control (issue 18): TERMINATE_DRIVER from any process ---- */
+/* ---- driver control (docs/architecture.md, "Operations"): TERMINATE_DRIVER from any process ---- */
 
 int aa_cnc_reader_request_termination(aa_cnc_reader_t *reader, const uint8_t *token, size_t token_length)
 {

@@ -226,7 +226,7 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(driver_resolver_bootstrap_neighbor), "",
         "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
         "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
-    /* ---- driver control (issue 18, ops): TERMINATE_DRIVER's validation ---- */
+    /* ---- driver control (docs/architecture.md, "Operations"): TERMINATE_DRIVER's validation ---- */
     { "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator", AA_OPT_STRING,
         AA_FIELD(termination_validator), "deny",
         "who may stop this driver with a TERMINATE_DRIVER command (`aeron-async driver --terminate`): deny (nobody), "
@@ -235,12 +235,12 @@ static const aa_driver_option_t aa_driver_options[] =
         AA_FIELD(termination_token), "",
         "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
         "(never written to driver-options.properties)" },
-    /* the loss report (issue 18) */
+    /* the loss report (docs/architecture.md, "The loss report") */
     { "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length", AA_OPT_SIZE,
         AA_FIELD(loss_report_buffer_length), "1m",
         "length of the loss report file loss-report.dat (rounded up to AERON_FILE_PAGE_SIZE), where the receiver "
         "records the loss of every image; `aeron-async loss` reads it" },
-    /* ---- name resolution (issue 15, branch resolve) ---- */
+    /* ---- name resolution (docs/architecture.md, "Name resolution", "Driver names") ---- */
     { "AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "aeron.driver.async.executor.threads", AA_OPT_INT32,
         AA_FIELD(async_executor_threads), "1",
         "threads that look names of UDP channels up and resolve them, off the conductor, 1 to 64 (a channel by "
@@ -733,7 +733,7 @@ void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void
     }
 }
 
-/* ---- driver control (issue 18, ops) ---- */
+/* ---- driver control (docs/architecture.md, "Operations") ---- */
 
 aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx)
 {

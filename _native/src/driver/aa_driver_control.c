@@ -1,5 +1,6 @@
 /*
- * Driver control (issue 18): Aeron's TERMINATE_DRIVER command and what a driver tells about itself.
+ * Driver control (docs/architecture.md, "Operations"): Aeron's TERMINATE_DRIVER command and what a
+ * driver tells about itself.
  *
  * A process asks a driver to stop by writing TERMINATE_DRIVER (0x0E: client id, correlation id,
  * token length, token; aa_terminate_driver_command_t) into the CnC's to-driver ring buffer, as
