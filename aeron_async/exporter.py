@@ -37,8 +37,9 @@ import importlib.util
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .counters import (
     SYSTEM_COUNTER_NAMES,
@@ -75,7 +76,7 @@ NANOS_PER_SECOND = 1_000_000_000
 MILLIS_PER_SECOND = 1_000
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class TypeMetric:
     name: str
     documentation: str
