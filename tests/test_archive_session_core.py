@@ -13,15 +13,8 @@ import pytest
 
 from aeron_async.archive import AeronArchive, RecordingSignal, SourceLocation
 from aeron_async.archive import _codec
-from aeron_async.archive._session import (
-    LIST_PAGE,
-    Answered,
-    Call,
-    ControlSession,
-    Operations,
-    SignalArrived,
-    SignalWait,
-)
+from aeron_async.archive._session import LIST_PAGE, Answered, Call, ControlSession, Operations
+from aeron_async.archive._session import SignalArrived, SignalWait
 from aeron_async.archive.aio import AsyncAeronArchive
 from aeron_async.archive.records import ArchiveErrorCode, ControlResponseCode
 from aeron_async.errors import (

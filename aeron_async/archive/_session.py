@@ -85,6 +85,21 @@ def with_session_id(channel: str, session_id: int) -> str:
     return f"{channel}{'|' if '?' in channel else '?'}session-id={session_id}"
 
 
+def check_connect(control_channel: str, response_channel: str, timeout: float) -> None:
+    """The checks of a connect's arguments (both clients')."""
+    check_channel(control_channel, "control_channel")
+    check_channel(response_channel, "response_channel")
+    if not timeout > 0:
+        raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+
+
+def session_channels(control_channel: str, response_channel: str) -> tuple[str, str]:
+    """The control and response channels of a new session, each with a random session id of its
+    own (`with_session_id`)."""
+    response = with_session_id(response_channel, new_session_id())
+    return with_session_id(control_channel, new_session_id()), response
+
+
 def replay_subscription_channel(channel: str, replay_session_id: int) -> str:
     """The channel a replay is read on: the replay channel with the low 32 bits of the replay
     session id as its `session-id` (the replay publication's session)."""
@@ -880,7 +895,23 @@ class operation(Generic[P, T]):  # noqa: N801 - used as a decorator-like table e
 
 
 class Operations:
-    """The operations both clients have, each the ControlSession method of the same name."""
+    """What both clients have: the session's state and the operations, each the ControlSession
+    method of the same name."""
+
+    _session: ControlSession
+
+    @property
+    def timeout(self) -> float:
+        return self._session.timeout
+
+    @property
+    def control_session_id(self) -> int:
+        return self._session.control_session_id
+
+    @property
+    def malformed_responses(self) -> int:
+        """Responses too short or malformed to decode, skipped."""
+        return self._session.malformed_responses
 
     start_recording = operation(ControlSession.start_recording)
     stop_recording = operation(ControlSession.stop_recording)

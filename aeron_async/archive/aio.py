@@ -85,19 +85,6 @@ class AsyncAeronArchive(Operations):
         self._replays: list[AsyncReplay] = []
         self.on_recording_signal = on_recording_signal
 
-    @property
-    def timeout(self) -> float:
-        return self._session.timeout
-
-    @property
-    def control_session_id(self) -> int:
-        return self._session.control_session_id
-
-    @property
-    def malformed_responses(self) -> int:
-        """Responses too short or malformed to decode, skipped."""
-        return self._session.malformed_responses
-
     # --- the background tasks ----------------------------------------------------------------
 
     def _dispatch(self, data: bytes | memoryview) -> None:
@@ -592,10 +579,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         on_challenge: ChallengeHandler | None = None,
         on_recording_signal: SignalHandler | None = None,
     ) -> None:
-        _session.check_channel(control_channel, "control_channel")
-        _session.check_channel(response_channel, "response_channel")
-        if not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        _session.check_connect(control_channel, response_channel, timeout)
         self._aeron = aeron
         self._aeron_dir = aeron_dir
         self._control = (control_channel, control_stream_id)
@@ -615,8 +599,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             aeron = await self._owned.__aenter__()
         publication = subscription = None
         try:
-            response_channel = _session.with_session_id(self._response[0], _session.new_session_id())
-            request_channel = _session.with_session_id(self._control[0], _session.new_session_id())
+            request_channel, response_channel = _session.session_channels(self._control[0], self._response[0])
             subscription = await aeron.add_subscription(response_channel, self._response[1])
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel

@@ -75,19 +75,6 @@ class AeronArchive(Operations):
         self._replays: list[Replay] = []
         self.on_recording_signal = on_recording_signal
 
-    @property
-    def timeout(self) -> float:
-        return self._session.timeout
-
-    @property
-    def control_session_id(self) -> int:
-        return self._session.control_session_id
-
-    @property
-    def malformed_responses(self) -> int:
-        """Responses too short or malformed to decode, skipped."""
-        return self._session.malformed_responses
-
     # --- connecting --------------------------------------------------------------------------
 
     @classmethod
@@ -116,16 +103,12 @@ class AeronArchive(Operations):
         `on_recording_signal(signal)` is called for each recording signal that
         `poll_for_recording_signals` hands out.
         """
-        _session.check_channel(control_channel, "control_channel")
-        _session.check_channel(response_channel, "response_channel")
-        if not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        _session.check_connect(control_channel, response_channel, timeout)
         owns = aeron is None
         client = Aeron.connect(aeron_dir) if aeron is None else aeron
         publication = subscription = None
         try:
-            response = _session.with_session_id(response_channel, _session.new_session_id())
-            request = _session.with_session_id(control_channel, _session.new_session_id())
+            request, response = _session.session_channels(control_channel, response_channel)
             subscription = client.add_subscription(response, response_stream_id)
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
