@@ -303,6 +303,8 @@ def test_arguments_are_checked_when_the_call_is_made() -> None:
     assert request["var"] == [b"aeron:udp?endpoint=localhost:0"]
     replay_id = (5 << 32) | 9
     assert answer(session, call, control_response(BASE + 2, replay_id)) is None and call.result() == replay_id
+    with pytest.raises(RuntimeError, match="a call runs once"):
+        session.start(call, 0.0)
 
 
 class ScriptedSync(Operations):
@@ -345,10 +347,12 @@ def test_both_clients_take_their_operations_from_one_table() -> None:
     sync = ScriptedSync(connected())
     assert sync.start_recording("aeron:ipc", 11, source_location=SourceLocation.REMOTE) == 911
     assert sync.recording_position(4) is None
+    assert ScriptedSync.recording_position(sync, 5) is None  # through the class, as a function
     with pytest.raises(ArchiveError, match="stop_replay\\(8\\): the archive answered GENERIC: no"):
         sync.stop_replay(8)
     assert [(r["name"], r.get("sourceLocation")) for r in sync.sent] == [
-        ("StartRecording2", int(SourceLocation.REMOTE)), ("RecordingPosition", None), ("StopReplay", None)]
+        ("StartRecording2", int(SourceLocation.REMOTE)), ("RecordingPosition", None), ("RecordingPosition", None),
+        ("StopReplay", None)]
 
     async def main() -> tuple[int, int | None]:
         scripted = ScriptedAsync(connected())

@@ -399,7 +399,9 @@ class ControlSession:
     # --- driving a call ---------------------------------------------------------------------
 
     def start(self, call: Call[Any], now: float) -> bytes:
-        """The call's first request (to send now); its deadline is `now` + timeout."""
+        """The call's first request (to send now); its deadline is `now` + timeout. A call runs once."""
+        if call._ask is not None:
+            raise RuntimeError(f"{call.operation}: a call runs once; make another")
         return self._issue(call, next(call._steps), now)
 
     def _issue(self, call: Call[Any], ask: Ask, now: float) -> bytes:
@@ -868,6 +870,10 @@ class operation(Generic[P, T]):  # noqa: N801 - used as a decorator-like table e
         self.make = make
         self.__doc__ = make.__doc__
         self.__wrapped__ = make
+
+    def __call__(self, client: Any, *args: Any, **kwargs: Any) -> Any:
+        """The method called through the class: `AeronArchive.archive_id(archive)`."""
+        return self.__get__(client, type(client))(*args, **kwargs)
 
     @overload
     def __get__(self, client: None, owner: type) -> operation[P, T]: ...

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -129,9 +130,11 @@ class AsyncAeronArchive(Operations):
                 return
             now = anyio.current_time()
             if session.keep_alive_due(now):
-                request = session.start(session.keep_alive(), now)
+                call = session.keep_alive()
+                request = session.start(call, now)
                 session.sent(now)
                 self.control_publication.offer_nowait(request)
+                session.advance(call, now)
 
     # --- driving the session -----------------------------------------------------------------
 
@@ -200,10 +203,11 @@ class AsyncAeronArchive(Operations):
         is stopped when the iteration ends early or the archive client closes). Arguments as
         AeronArchive.start_replay."""
         # the request is checked now, so bad arguments raise here rather than in the loop
-        call = self._session.start_replay(recording_id, position, length, channel=channel, stream_id=stream_id,
-                                          follow=follow, limit_counter=limit_counter,
-                                          file_io_max_length=file_io_max_length)
-        replay = AsyncReplay(self, recording_id, call, channel, stream_id)
+        make = functools.partial(self._session.start_replay, recording_id, position, length, channel=channel,
+                                 stream_id=stream_id, follow=follow, limit_counter=limit_counter,
+                                 file_io_max_length=file_io_max_length)
+        make()
+        replay = AsyncReplay(self, recording_id, make, channel, stream_id)
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)
         return replay
@@ -288,13 +292,13 @@ class AsyncAeronArchive(Operations):
 class AsyncReplay:
     """A replay for `async for` (and `async with`): see AsyncAeronArchive.replay."""
 
-    def __init__(self, archive: AsyncAeronArchive, recording_id: int, call: Call[int], channel: str,
+    def __init__(self, archive: AsyncAeronArchive, recording_id: int, make: Callable[[], Call[int]], channel: str,
                  stream_id: int) -> None:
         self.archive = archive
         self.recording_id = recording_id
         self.replay_session_id: int | None = None
         self.subscription: AsyncSubscription | None = None
-        self._call = call
+        self._make = make  # the replay's call, its arguments checked by replay()
         self._channel = channel
         self._stream_id = stream_id
         self._view: AsyncImageView | None = None
@@ -312,7 +316,7 @@ class AsyncReplay:
         if self._closed:
             raise anyio.ClosedResourceError("the replay is closed")
         archive = self.archive
-        replay_session_id = await archive._run(self._call)
+        replay_session_id = await archive._run(self._make())
         self.replay_session_id = replay_session_id
         try:
             self.subscription = await archive.aeron.add_subscription(
