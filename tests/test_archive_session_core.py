@@ -11,20 +11,14 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pytest
 
-from aeron_async.archive import AeronArchive, RecordingSignal, SourceLocation
 from aeron_async.archive import _codec
 from aeron_async.archive._session import LIST_PAGE, Answered, Call, ControlSession, Operations
 from aeron_async.archive._session import SignalArrived, SignalWait
 from aeron_async.archive.aio import AsyncAeronArchive
 from aeron_async.archive.records import ArchiveErrorCode, ControlResponseCode
-from aeron_async.errors import (
-    ArchiveError,
-    ArchiveTimeoutError,
-    AuthenticationError,
-    InvalidExtensionError,
-    RecordingPositionError,
-    UnknownRecordingError,
-    UnknownSubscriptionError,
+from aeron_async.archive import (  # the package re-exports the errors of aeron_async.errors
+    AeronArchive, ArchiveError, ArchiveTimeoutError, AuthenticationError, InvalidExtensionError, RecordingPositionError,
+    RecordingSignal, SourceLocation, UnknownRecordingError, UnknownSubscriptionError,
 )
 from archive_fake import decode_request
 
