@@ -36,7 +36,6 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
-from ._ffi import lib
 from .client import (
     ADMIN_ACTION,
     DEFAULT_WAKE_SPIN,
@@ -220,7 +219,7 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
     def __init__(self, publication: Publication) -> None:
         self.publication = publication
         self._waker = _Waker()
-        lib.aa_publication_set_notify_fd(publication._checked(), self._waker.fd)
+        publication._notify(self._waker.fd)
         self._waiters = 0
         self._count = 0
         self._offer = publication.offer  # the native offer, bound once
@@ -324,21 +323,19 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
 
     async def _wait_for_limit(self) -> None:
         """Park until the publisher limit passes the current position (or the publication closes)."""
-        ptr = self.publication._ptr
-        if ptr is None:
+        publication = self.publication
+        if publication._released:
             raise anyio.ClosedResourceError(f"publication {self.registration_id} is closed")
         self._waiters += 1
         try:
-            position = lib.aa_publication_position(ptr)
-            lib.aa_publication_park(ptr, position)
-            if lib.aa_publication_position_limit(ptr) > position or lib.aa_publication_is_closed(ptr):
-                await anyio.lowlevel.checkpoint()
-            else:
+            if publication._park():
                 await self._waker.wait()
+            else:
+                await anyio.lowlevel.checkpoint()
         finally:
             self._waiters -= 1
-            if self._waiters == 0 and self.publication._ptr is not None:
-                lib.aa_publication_unpark(self.publication._ptr)
+            if self._waiters == 0:
+                publication._unpark()
 
     async def send(self, item: bytes) -> None:
         """ObjectSendStream: `await offer(item)`."""
@@ -478,7 +475,7 @@ class AsyncSubscription(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         self.max_batch = max_batch
         self._waker = _Waker()
         self._waiters = 0
-        lib.aa_subscription_set_notify_fd(subscription._checked(), self._waker.fd)
+        subscription._notify(self._waker.fd)
 
     @property
     def registration_id(self) -> int:
@@ -515,14 +512,11 @@ class AsyncSubscription(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         return self.subscription.poll_messages(max_messages)
 
     def _park(self) -> None:
-        ptr = self.subscription._ptr
-        if ptr is not None:
-            lib.aa_subscription_park(ptr)
+        self.subscription._park()
 
     def _unpark(self) -> None:
-        ptr = self.subscription._ptr
-        if self._waiters == 0 and ptr is not None:
-            lib.aa_subscription_unpark(ptr)
+        if self._waiters == 0:
+            self.subscription._unpark()
 
     async def __anext__(self) -> Message:
         try:
@@ -570,18 +564,16 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         return self.image.poll_messages(max_messages)
 
     def _nothing_more(self) -> None:
-        if self._owner.subscription._ptr is None:
+        if self._owner.subscription._released:
             raise anyio.ClosedResourceError(f"subscription {self._owner.registration_id} is closed")
         if self.image.is_end_of_stream:
             raise anyio.EndOfStream
 
     def _park(self) -> None:
-        if self._owner.subscription._ptr is not None:
-            lib.aa_image_park(self.image._ptr)
+        self.image._park()
 
     def _unpark(self) -> None:
-        if self._owner.subscription._ptr is not None:
-            lib.aa_image_unpark(self.image._ptr)
+        self.image._unpark()
 
     async def __anext__(self) -> Message:
         try:

@@ -519,6 +519,30 @@ class Publication(_speedups.PublicationBase):
     def position_limit(self) -> int:
         return lib.aa_publication_position_limit(self._checked())
 
+    # ---- wake-ups for aeron_async.aio (an eventfd written instead of a poll) ----
+
+    @property
+    def _released(self) -> bool:
+        """True once this publication was closed here (its native handle let go)."""
+        return self._ptr is None
+
+    def _notify(self, fd: int) -> None:
+        """Write to `fd` when the publisher limit passes a parked position, or on closing."""
+        lib.aa_publication_set_notify_fd(self._checked(), fd)
+
+    def _park(self) -> bool:
+        """Park at the current position: True when a waiter should wait for the notify fd, False
+        when the limit has passed that position already or the publication closed."""
+        ptr = self._checked()
+        position = lib.aa_publication_position(ptr)
+        lib.aa_publication_park(ptr, position)
+        return not (lib.aa_publication_position_limit(ptr) > position or lib.aa_publication_is_closed(ptr))
+
+    def _unpark(self) -> None:
+        ptr = self._ptr
+        if ptr is not None:
+            lib.aa_publication_unpark(ptr)
+
     @property
     def channel_status_id(self) -> int:
         """The id of the channel endpoint's status counter (`snd-channel`), -1 for IPC."""
@@ -682,6 +706,15 @@ class Image:
     @property
     def end_of_stream_position(self) -> int:
         return lib.aa_image_end_of_stream_position(self._checked())
+
+    def _park(self) -> None:
+        """Have the subscription's notify fd (aeron_async.aio) written when this image has data."""
+        if self._subscription._ptr is not None:
+            lib.aa_image_park(self._ptr)
+
+    def _unpark(self) -> None:
+        if self._subscription._ptr is not None:
+            lib.aa_image_unpark(self._ptr)
 
     def poll(self, handler: FragmentHandler, fragment_limit: int = 10) -> int:
         """Call handler(data, header) for up to fragment_limit fragments of this image; returns how
@@ -867,6 +900,27 @@ class Subscription(_speedups.SubscriptionBase):
         `rcv-local-sockaddr` counters as Aeron does (an ephemeral `endpoint=host:0` port shows
         here); empty for IPC and spies, or until the endpoint is ACTIVE."""
         return self._client._local_socket_addresses(self.channel_status_id)
+
+    # ---- wake-ups for aeron_async.aio (an eventfd written instead of a poll) ----
+
+    @property
+    def _released(self) -> bool:
+        """True once this subscription was closed here (its native handle let go)."""
+        return self._ptr is None
+
+    def _notify(self, fd: int) -> None:
+        """Write to `fd` when a parked subscription (or image) has data, or on closing."""
+        lib.aa_subscription_set_notify_fd(self._checked(), fd)
+
+    def _park(self) -> None:
+        ptr = self._ptr
+        if ptr is not None:
+            lib.aa_subscription_park(ptr)
+
+    def _unpark(self) -> None:
+        ptr = self._ptr
+        if ptr is not None:
+            lib.aa_subscription_unpark(ptr)
 
     @property
     def is_closed(self) -> bool:

@@ -6,18 +6,22 @@
         async for message in archive.replay(recording_id, position=0, length=4096):
             ...
 
-A background task reads the response stream and hands each answer to the request waiting for its
-correlation id (any number of tasks may have requests in flight), and recording signals to
-`recording_signals()`; another sends a keep-alive every second, so an idle session stays open.
-Waiting never spins: requests wait on the response subscription's eventfd (see aeron_async.aio).
+The protocol is the sans-I/O ControlSession of `_session.py`, the one the synchronous client
+drives too; this client awaits it. A background task reads the response stream into the session,
+which hands each answer to the call waiting for its correlation id (any number of tasks may have
+requests in flight) and queues recording signals for `recording_signals()`; another sends a
+keep-alive every second, so an idle session stays open. Waiting never spins: requests wait on the
+response subscription's eventfd (see aeron_async.aio).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import functools
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -26,27 +30,23 @@ from ..aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscriptio
 from ..aio import connect as aeron_connect
 from ..client import Message
 from ..counters import Counter
-from ..errors import (
-    AeronError,
-    ArchiveError,
-    ArchiveConnectionError,
-    ArchiveTimeoutError,
-    AuthenticationError,
-)
-from . import _codec, _session
+from ..errors import AeronError, ArchiveConnectionError, ArchiveError, ArchiveTimeoutError
+from . import _session
 from ._session import (
     CONTROL_STREAM_ID,
     DEFAULT_REPLAY_CHANNEL,
     DEFAULT_REPLAY_STREAM_ID,
     DEFAULT_TIMEOUT,
     KEEP_ALIVE_INTERVAL,
-    LIST_PAGE,
     LOCAL_CONTROL_CHANNEL,
-    NULL_POSITION,
-    NULL_VALUE,
     RESPONSE_CHANNEL,
     RESPONSE_STREAM_ID,
-    Encoder,
+    Answered,
+    Call,
+    ControlSession,
+    Operations,
+    SignalArrived,
+    SignalWait,
 )
 from .client import ChallengeHandler, SignalHandler
 from .replay_merge import (
@@ -58,51 +58,28 @@ from .replay_merge import (
     merge_window,
     replay_channel_for,
 )
-from .records import (
-    Challenge,
-    ControlResponse,
-    ControlResponseCode,
-    RecordingDescriptor,
-    RecordingSignal,
-    RecordingSignalEvent,
-    RecordingSubscriptionDescriptor,
-    SourceLocation,
-)
+from .records import RecordingSignal, RecordingSignalEvent
 
 __all__ = ["AsyncAeronArchive", "AsyncReplay", "AsyncReplayMerge", "connect"]
 
 MAX_QUEUED_SIGNALS = 65536
+T = TypeVar("T")
 
 
-class _Pending:
-    """A request waiting for its answer: descriptors until `want` of them, or the response."""
-
-    __slots__ = ("event", "response", "items", "want")
-
-    def __init__(self, want: int | None) -> None:
-        self.event = anyio.Event()
-        self.response: ControlResponse | Challenge | None = None
-        self.items: list[Any] = []
-        self.want = want
-
-
-class AsyncAeronArchive:
+class AsyncAeronArchive(Operations):
     """A control session with an archive, for async code. Made by `connect(...)`, whose `async
     with` owns it. The methods are those of the synchronous AeronArchive, awaited."""
+
+    _blocking: Literal[False] = False
 
     def __init__(self, aeron: AsyncAeron, publication: AsyncPublication, subscription: AsyncSubscription,
                  timeout: float, on_recording_signal: SignalHandler | None = None) -> None:
         self.aeron = aeron
         self.control_publication = publication
         self.response_subscription = subscription
-        self.timeout = timeout
-        self.control_session_id = NULL_VALUE
-        self.malformed_responses = 0
-        self._pending: dict[int, _Pending] = {}
-        self._signals: collections.deque[RecordingSignalEvent] = collections.deque(maxlen=MAX_QUEUED_SIGNALS)
+        self._session = ControlSession(timeout, max_signals=MAX_QUEUED_SIGNALS)
+        self._waiting: dict[Call[Any], anyio.Event] = {}
         self._signal_arrived = anyio.Event()
-        self._correlation = _session.new_session_id() << 20
-        self._last_request = time.monotonic()
         self._listing = anyio.Lock()
         self._failure: BaseException | None = None
         self._closed = False
@@ -112,39 +89,23 @@ class AsyncAeronArchive:
     # --- the background tasks ----------------------------------------------------------------
 
     def _dispatch(self, data: bytes | memoryview) -> None:
-        try:
-            message = _codec.decode(data)
-        except _codec.MalformedMessageError:
-            self.malformed_responses += 1
-            return
-        if message is None:
-            return
-        if self.control_session_id != NULL_VALUE and message.control_session_id != self.control_session_id:
-            return
-        if isinstance(message, RecordingSignalEvent):
-            self._signals.append(message)
-            event, self._signal_arrived = self._signal_arrived, anyio.Event()
-            event.set()
+        event = self._session.receive(data)
+        if isinstance(event, Answered):
+            waiter = self._waiting.get(event.call)
+            if waiter is not None:
+                waiter.set()
+        elif isinstance(event, SignalArrived):
+            arrived, self._signal_arrived = self._signal_arrived, anyio.Event()
+            arrived.set()
             if self.on_recording_signal is not None:
-                self.on_recording_signal(message)
-            return
-        pending = self._pending.get(message.correlation_id)
-        if pending is None:
-            return  # the late answer of a request that was cancelled or timed out
-        if isinstance(message, (ControlResponse, Challenge)):
-            pending.response = message
-            pending.event.set()
-            return
-        pending.items.append(message)
-        if pending.want is not None and len(pending.items) >= pending.want:
-            pending.event.set()
+                self.on_recording_signal(event.signal)
 
     def _fail(self, failure: BaseException) -> None:
         self._failure = failure
-        for pending in self._pending.values():
-            pending.event.set()
-        event, self._signal_arrived = self._signal_arrived, anyio.Event()
-        event.set()
+        for waiter in self._waiting.values():
+            waiter.set()
+        arrived, self._signal_arrived = self._signal_arrived, anyio.Event()
+        arrived.set()
 
     async def _read_responses(self) -> None:
         try:
@@ -155,31 +116,27 @@ class AsyncAeronArchive:
             self._fail(ArchiveConnectionError(f"the archive client's Aeron client failed: {exc}"))
 
     async def _keep_alive(self) -> None:
+        session = self._session
         was_connected = False
         while True:
             await anyio.sleep(KEEP_ALIVE_INTERVAL / 2)
             if self.response_subscription.is_connected:
                 was_connected = True
             elif was_connected:
-                self._fail(ArchiveConnectionError(
-                    "the archive is gone (its response stream went away): it closed this control session or "
-                    "stopped; connect again"))
+                self._fail(session.gone(control=False))
                 return
-            if self.control_session_id != NULL_VALUE and not self.control_publication.is_connected:
-                self._fail(ArchiveConnectionError(
-                    "the archive is gone (nothing reads the control stream any more): it closed or stopped; "
-                    "connect again once it runs"))
+            if session.connected and not self.control_publication.is_connected:
+                self._fail(session.gone(control=True))
                 return
-            if self.control_session_id != NULL_VALUE and time.monotonic() - self._last_request >= KEEP_ALIVE_INTERVAL:
-                self._last_request = time.monotonic()
-                self.control_publication.offer_nowait(
-                    _codec.keep_alive(self.control_session_id, self._next_correlation_id()))
+            now = anyio.current_time()
+            if session.keep_alive_due(now):
+                call = session.keep_alive()
+                request = session.start(call, now)
+                session.sent(now)
+                self.control_publication.offer_nowait(request)
+                session.advance(call, now)
 
-    # --- requests ----------------------------------------------------------------------------
-
-    def _next_correlation_id(self) -> int:
-        self._correlation += 1
-        return self._correlation
+    # --- driving the session -----------------------------------------------------------------
 
     def _check_usable(self) -> None:
         if self._failure is not None:
@@ -187,210 +144,52 @@ class AsyncAeronArchive:
         if self._closed:
             raise anyio.ClosedResourceError("the archive client is closed: connect a new one")
 
-    async def _send(self, request: bytes, operation: str) -> None:
-        publication = self.control_publication
-        if self.control_session_id != NULL_VALUE and not publication.is_connected:
-            raise ArchiveConnectionError(
-                f"{operation}: the archive is gone (nothing reads the control stream any more): it closed or "
-                "stopped; connect again once it runs")
-        try:
-            with anyio.fail_after(self.timeout):
-                await publication.offer(request)
-        except TimeoutError:
-            if not publication.is_connected:
-                raise ArchiveTimeoutError(
-                    f"{operation}: no archive is listening on {publication.publication.channel or 'the control channel'} "
-                    f"stream {publication.stream_id} (nothing connected within {self.timeout} s): start one beside "
-                    f"the driver at {self.aeron.aeron_dir}, or give its control_channel and control_stream_id"
-                ) from None
-            raise ArchiveTimeoutError(f"{operation}: the archive did not take the request within {self.timeout} s "
-                                      "(control stream back-pressured)") from None
-        self._last_request = time.monotonic()
-
-    async def _exchange(
-        self, request: bytes, correlation_id: int, operation: str, want: int | None = None
-    ) -> _Pending:
-        pending = self._pending[correlation_id] = _Pending(want)
-        try:
-            await self._send(request, operation)
-            try:
-                with anyio.fail_after(self.timeout):
-                    await pending.event.wait()
-            except TimeoutError:
-                raise ArchiveTimeoutError(
-                    f"{operation}: no answer from the archive within {self.timeout} s (correlation id "
-                    f"{correlation_id}); raise the timeout, or check that the archive is running", None,
-                    correlation_id) from None
-            if self._failure is not None:
-                raise self._failure
-            return pending
-        finally:
-            del self._pending[correlation_id]
-
-    async def _request(self, encode: Encoder, operation: str, want: int | None = None) -> _Pending:
-        self._check_usable()
-        correlation_id = self._next_correlation_id()
-        return await self._exchange(encode(self.control_session_id, correlation_id), correlation_id, operation, want)
-
-    async def _call(self, encode: Encoder, operation: str) -> int:
-        pending = await self._request(encode, operation)
-        response = pending.response
-        assert isinstance(response, ControlResponse)
-        return _session.expect_ok(response, operation)
-
-    async def _connect(self, response_channel: str, response_stream_id: int, credentials: bytes,
-                       on_challenge: ChallengeHandler | None) -> None:
-        correlation_id = self._next_correlation_id()
-        request = _codec.auth_connect(correlation_id, response_stream_id, response_channel, credentials,
-                                      _session.client_info())
+    async def _send(self, call: Call[Any], request: bytes) -> None:
+        session, publication = self._session, self.control_publication
+        if session.connected and not publication.is_connected:
+            raise session.gone(call.operation, control=True)
         while True:
-            pending = await self._exchange(request, correlation_id, "connect")
-            response = pending.response
-            if isinstance(response, Challenge):
-                if on_challenge is None:
-                    raise AuthenticationError(
-                        "connect: the archive challenged the credentials and no on_challenge handler was given: "
-                        "pass on_challenge=<function of the challenge bytes returning credentials>", None,
-                        correlation_id)
-                self.control_session_id = response.control_session_id
-                request = _codec.challenge_response(response.control_session_id, correlation_id,
-                                                    on_challenge(response.encoded_challenge))
-                continue
-            assert isinstance(response, ControlResponse)
-            self.control_session_id = _session.expect_ok(response, "connect")
-            return
+            with anyio.CancelScope(deadline=call.deadline):
+                await publication.offer(request)
+                session.sent(anyio.current_time())
+                return
+            if session.overdue(call, anyio.current_time()):
+                raise session.unsent(call, listening=publication.is_connected,
+                                     channel=publication.publication.channel or "", stream_id=publication.stream_id,
+                                     aeron_dir=self.aeron.aeron_dir)
 
-    # --- recordings --------------------------------------------------------------------------
+    async def _exchange(self, call: Call[Any], request: bytes) -> None:
+        """Send one request of `call` and wait for its answer (or its deadline)."""
+        session = self._session
+        waiter = self._waiting[call] = anyio.Event()
+        try:
+            await self._send(call, request)
+            while not call.answered:
+                with anyio.CancelScope(deadline=call.deadline):
+                    await waiter.wait()
+                if self._failure is not None:
+                    raise self._failure
+                if not call.answered and session.overdue(call, anyio.current_time()):
+                    raise session.timed_out(call)
+        finally:
+            del self._waiting[call]
 
-    async def start_recording(
-        self, channel: str, stream_id: int, *, source_location: SourceLocation | str = SourceLocation.LOCAL,
-        auto_stop: bool = False,
-    ) -> int:
-        """See AeronArchive.start_recording: returns the recording subscription id."""
-        return await self._call(*_session.start_recording(channel, stream_id, source_location, auto_stop))
-
-    async def stop_recording(
-        self, channel: str | None = None, stream_id: int | None = None, *, subscription_id: int | None = None,
-        recording_id: int | None = None,
-    ) -> None:
-        """See AeronArchive.stop_recording: by channel + stream, subscription_id= or recording_id=."""
-        encode, operation = _session.stop_recording(channel, stream_id, subscription_id, recording_id)
-        stopped = await self._call(encode, operation)
-        if recording_id is not None and stopped == 0:
-            raise _session.not_recording_error(recording_id, operation)
-
-    async def extend_recording(
-        self, recording_id: int, channel: str, stream_id: int, *,
-        source_location: SourceLocation | str = SourceLocation.LOCAL, auto_stop: bool = False,
-    ) -> int:
-        """See AeronArchive.extend_recording."""
-        return await self._call(*_session.extend_recording(recording_id, channel, stream_id, source_location,
-                                                           auto_stop))
-
-    async def truncate_recording(self, recording_id: int, position: int) -> None:
-        """See AeronArchive.truncate_recording."""
-        await self._call(*_session.truncate_recording(recording_id, position))
-
-    async def purge_recording(self, recording_id: int) -> int:
-        """See AeronArchive.purge_recording."""
-        return await self._call(*_session.id_operation(_codec.PURGE_RECORDING, recording_id, "recording_id",
-                                                       "purge_recording"))
-
-    # --- queries -----------------------------------------------------------------------------
-
-    async def list_recordings(
-        self, channel: str | None = None, stream_id: int | None = None, *, from_recording_id: int = 0,
-        count: int | None = None,
-    ) -> list[RecordingDescriptor]:
-        """See AeronArchive.list_recordings."""
-        encode, operation = _session.list_recordings(channel, stream_id)
-        found: list[RecordingDescriptor] = []
-        next_id = _session.check_int(from_recording_id, "from_recording_id", 0)
-        remaining = None if count is None else _session.check_int(count, "count", 0)
-        async with self._listing:  # the archive runs one listing per session at a time
-            while remaining is None or remaining > 0:
-                page = LIST_PAGE if remaining is None else min(remaining, LIST_PAGE)
-                start = next_id
-                pending = await self._request(lambda s, c: encode(s, c, start, page), operation, page)
-                batch = [d for d in pending.items if isinstance(d, RecordingDescriptor)]
-                found.extend(batch)
-                if remaining is not None:
-                    remaining -= len(batch)
-                response = pending.response
-                if isinstance(response, ControlResponse):
-                    if response.code != ControlResponseCode.RECORDING_UNKNOWN:
-                        _session.expect_ok(response, operation)
-                    break
-                next_id = batch[-1].recording_id + 1
-        return found
-
-    async def list_recording(self, recording_id: int) -> RecordingDescriptor:
-        """See AeronArchive.list_recording."""
-        encode, operation = _session.id_operation(_codec.LIST_RECORDING, recording_id, "recording_id",
-                                                  "list_recording")
-        pending = await self._request(encode, operation, 1)
-        if pending.items:
-            descriptor: RecordingDescriptor = pending.items[0]
-            return descriptor
-        assert isinstance(pending.response, ControlResponse)
-        raise _session.unknown_recording(pending.response, recording_id, operation)
-
-    async def find_last_matching_recording(
-        self, channel: str, stream_id: int, *, session_id: int | None = None, min_recording_id: int = 0
-    ) -> int | None:
-        """See AeronArchive.find_last_matching_recording."""
-        found = await self._call(*_session.find_last_matching(channel, stream_id, session_id, min_recording_id))
-        return None if found == NULL_VALUE else found
-
-    async def list_recording_subscriptions(
-        self, channel: str = "", stream_id: int | None = None, *, pseudo_index: int = 0, count: int = LIST_PAGE
-    ) -> list[RecordingSubscriptionDescriptor]:
-        """See AeronArchive.list_recording_subscriptions."""
-        encode, operation = _session.list_recording_subscriptions(channel, stream_id, pseudo_index, count)
-        async with self._listing:
-            pending = await self._request(encode, operation, count)
-        response = pending.response
-        if isinstance(response, ControlResponse) and response.code not in (
-                ControlResponseCode.SUBSCRIPTION_UNKNOWN, ControlResponseCode.OK):
-            raise _session.response_error(response, operation)
-        return [d for d in pending.items if isinstance(d, RecordingSubscriptionDescriptor)]
-
-    async def recording_position(self, recording_id: int) -> int | None:
-        """See AeronArchive.recording_position."""
-        position = await self._call(*_session.id_operation(_codec.RECORDING_POSITION, recording_id, "recording_id",
-                                                           "recording_position"))
-        return None if position == NULL_POSITION else position
-
-    async def stop_position(self, recording_id: int) -> int | None:
-        """See AeronArchive.stop_position."""
-        position = await self._call(*_session.id_operation(_codec.STOP_POSITION, recording_id, "recording_id",
-                                                           "stop_position"))
-        return None if position == NULL_POSITION else position
-
-    async def max_recorded_position(self, recording_id: int) -> int:
-        """See AeronArchive.max_recorded_position."""
-        return await self._call(*_session.id_operation(_codec.MAX_RECORDED_POSITION, recording_id, "recording_id",
-                                                       "max_recorded_position"))
-
-    async def archive_id(self) -> int:
-        """See AeronArchive.archive_id."""
-        return await self._call(*_session.archive_id())
+    async def _run(self, call: Call[T]) -> T:
+        """Send the call's requests and await their answers; the call's result."""
+        self._check_usable()
+        session = self._session
+        async with self._listing if call.listing else contextlib.nullcontext():
+            try:
+                request: bytes | None = session.start(call, anyio.current_time())
+                while request is not None:
+                    await self._exchange(call, request)
+                    request = session.advance(call, anyio.current_time())
+            except BaseException:
+                session.abandon(call)
+                raise
+        return call.result()
 
     # --- replay ------------------------------------------------------------------------------
-
-    async def start_replay(
-        self, recording_id: int, position: int | None = None, length: int | None = None, *,
-        channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
-        limit_counter: Counter | int | None = None, file_io_max_length: int | None = None,
-    ) -> int:
-        """See AeronArchive.start_replay: returns the replay session id."""
-        counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
-        return await self._call(*_session.replay(recording_id, position, length, channel, stream_id, follow,
-                                                 counter_id, file_io_max_length))
-
-    async def _merge_replay(self, recording_id: int, position: int, channel: str, stream_id: int) -> int:
-        return await self._call(*_session.replay(recording_id, position, _session.MAX_LENGTH, channel, stream_id,
-                                                 True, None, None, True))
 
     def replay(
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
@@ -404,10 +203,11 @@ class AsyncAeronArchive:
         is stopped when the iteration ends early or the archive client closes). Arguments as
         AeronArchive.start_replay."""
         # the request is checked now, so bad arguments raise here rather than in the loop
-        counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
-        request = _session.replay(recording_id, position, length, channel, stream_id, follow, counter_id,
-                                  file_io_max_length)
-        replay = AsyncReplay(self, recording_id, request, channel, stream_id)
+        make = functools.partial(self._session.start_replay, recording_id, position, length, channel=channel,
+                                 stream_id=stream_id, follow=follow, limit_counter=limit_counter,
+                                 file_io_max_length=file_io_max_length)
+        make()
+        replay = AsyncReplay(self, recording_id, make, channel, stream_id)
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)
         return replay
@@ -426,30 +226,19 @@ class AsyncAeronArchive:
         return AsyncReplayMerge(self, recording_id, channel, stream_id, replay_destination, live_destination,
                                 position, progress_timeout)
 
-    async def stop_replay(self, replay_session_id: int) -> None:
-        """See AeronArchive.stop_replay."""
-        await self._call(*_session.id_operation(_codec.STOP_REPLAY, replay_session_id, "replay_session_id",
-                                                "stop_replay"))
-
-    async def stop_all_replays(self, recording_id: int | None = None) -> None:
-        """See AeronArchive.stop_all_replays."""
-        await self._call(*_session.id_operation(_codec.STOP_ALL_REPLAYS, recording_id, "recording_id",
-                                                "stop_all_replays"))
-
     # --- signals -----------------------------------------------------------------------------
 
     def poll_recording_signals(self) -> list[RecordingSignalEvent]:
         """The recording signals that arrived since the last call (without waiting)."""
-        signals = list(self._signals)
-        self._signals.clear()
-        return signals
+        return self._session.drain_signals()
 
     async def recording_signals(self) -> AsyncIterator[RecordingSignalEvent]:
         """`async for signal in archive.recording_signals()`: every recording signal (START, STOP,
         EXTEND, DELETE, ...) as it arrives; ends when the client closes."""
+        signals = self._session.signals
         while True:
-            while self._signals:
-                yield self._signals.popleft()
+            while signals:
+                yield signals.popleft()
             if self._closed:
                 return
             self._check_usable()
@@ -461,21 +250,16 @@ class AsyncAeronArchive:
     ) -> RecordingSignalEvent:
         """Wait for a `signal` (of `recording_id` / `subscription_id` when given); other signals
         stay queued. ArchiveTimeoutError after `timeout` (the client's timeout when None)."""
-        limit = self.timeout if timeout is None else timeout
-        try:
-            with anyio.fail_after(limit):
-                while True:
-                    for index, event in enumerate(self._signals):
-                        if (event.signal == signal and (recording_id is None or event.recording_id == recording_id)
-                                and (subscription_id is None or event.subscription_id == subscription_id)):
-                            del self._signals[index]
-                            return event
-                    self._check_usable()
-                    await self._signal_arrived.wait()
-        except TimeoutError:
-            raise ArchiveTimeoutError(
-                f"no {signal.name} signal (recording {recording_id}, subscription {subscription_id}) within "
-                f"{limit} s") from None
+        wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
+                          anyio.current_time())
+        while True:
+            event = self._session.take_signal(wait)
+            if event is not None:
+                return event
+            self._check_usable()
+            with anyio.CancelScope(deadline=wait.deadline):
+                await self._signal_arrived.wait()
+            wait.expire(anyio.current_time())
 
     # --- closing -----------------------------------------------------------------------------
 
@@ -491,9 +275,10 @@ class AsyncAeronArchive:
         for replay in self._replays:
             replay.close_subscription()
         self._replays.clear()
-        if self.control_session_id != NULL_VALUE and self._failure is None:
+        request = self._session.close()
+        if request is not None and self._failure is None:
             try:
-                self.control_publication.offer_nowait(_codec.close_session(self.control_session_id))
+                self.control_publication.offer_nowait(request)
             except (AeronError, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
         self.control_publication.close()
@@ -507,13 +292,13 @@ class AsyncAeronArchive:
 class AsyncReplay:
     """A replay for `async for` (and `async with`): see AsyncAeronArchive.replay."""
 
-    def __init__(self, archive: AsyncAeronArchive, recording_id: int, request: _session.Request, channel: str,
+    def __init__(self, archive: AsyncAeronArchive, recording_id: int, make: Callable[[], Call[int]], channel: str,
                  stream_id: int) -> None:
         self.archive = archive
         self.recording_id = recording_id
         self.replay_session_id: int | None = None
         self.subscription: AsyncSubscription | None = None
-        self._request = request
+        self._make = make  # the replay's call, its arguments checked by replay()
         self._channel = channel
         self._stream_id = stream_id
         self._view: AsyncImageView | None = None
@@ -531,7 +316,7 @@ class AsyncReplay:
         if self._closed:
             raise anyio.ClosedResourceError("the replay is closed")
         archive = self.archive
-        replay_session_id = await archive._call(*self._request)
+        replay_session_id = await archive._run(self._make())
         self.replay_session_id = replay_session_id
         try:
             self.subscription = await archive.aeron.add_subscription(
@@ -696,8 +481,9 @@ class AsyncReplayMerge:
                                        f"reported within {archive.timeout} s; give a fixed port") from None
         self._replay_channel = replay_channel_for(self.replay_destination, host_port, self._session_id)
         self._target = await self._recording_position()
-        self.replay_session_id = await archive._merge_replay(self.recording_id, self._position, self._replay_channel,
-                                                             stream_id)
+        self.replay_session_id = await archive.start_replay(
+            self.recording_id, self._position, _session.MAX_LENGTH, channel=self._replay_channel, stream_id=stream_id,
+            _merge=True)
         self._last_progress = time.monotonic()
         self.state = MergeState.CATCHUP
 
@@ -797,10 +583,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         on_challenge: ChallengeHandler | None = None,
         on_recording_signal: SignalHandler | None = None,
     ) -> None:
-        _session.check_channel(control_channel, "control_channel")
-        _session.check_channel(response_channel, "response_channel")
-        if not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        _session.check_connect(control_channel, response_channel, timeout)
         self._aeron = aeron
         self._aeron_dir = aeron_dir
         self._control = (control_channel, control_stream_id)
@@ -820,8 +603,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             aeron = await self._owned.__aenter__()
         publication = subscription = None
         try:
-            response_channel = _session.with_session_id(self._response[0], _session.new_session_id())
-            request_channel = _session.with_session_id(self._control[0], _session.new_session_id())
+            request_channel, response_channel = _session.session_channels(self._control[0], self._response[0])
             subscription = await aeron.add_subscription(response_channel, self._response[1])
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel
@@ -831,7 +613,8 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             self._tasks.start_soon(archive._read_responses)
             self._tasks.start_soon(archive._keep_alive)
             self._archive = archive
-            await archive._connect(response_channel, self._response[1], self._credentials, self._on_challenge)
+            await archive._run(archive._session.connect(response_channel, self._response[1], self._credentials,
+                                                        self._on_challenge))
             return archive
         except BaseException as exc:
             await self._shut(type(exc), exc, exc.__traceback__)
