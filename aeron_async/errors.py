@@ -99,6 +99,11 @@ class RegistrationError(AeronError):
     """The driver refused to add a publication or subscription."""
 
 
+class InvalidStateError(AeronError, RuntimeError):
+    """A call came in a state that does not take it (e.g. an archive call's result asked for before
+    its answer arrived, or a call started twice)."""
+
+
 class UsedAfterForkError(AeronError, RuntimeError):
     """A client, publication, subscription, counter or embedded driver made before fork() was used
     in the child process. The child has none of the parent's native threads, and its copies of the

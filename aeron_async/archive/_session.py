@@ -29,7 +29,9 @@ from ..errors import (
     ArchiveStorageError,
     ArchiveTimeoutError,
     AuthenticationError,
+    InvalidArgumentError,
     InvalidExtensionError,
+    InvalidStateError,
     RecordingPositionError,
     UnknownRecordingError,
     UnknownReplayError,
@@ -90,7 +92,7 @@ def check_connect(control_channel: str, response_channel: str, timeout: float) -
     check_channel(control_channel, "control_channel")
     check_channel(response_channel, "response_channel")
     if not timeout > 0:
-        raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        raise InvalidArgumentError(f"timeout={timeout!r} must be a positive number of seconds")
 
 
 def session_channels(control_channel: str, response_channel: str) -> tuple[str, str]:
@@ -104,7 +106,7 @@ def replay_subscription_channel(channel: str, replay_session_id: int) -> str:
     """The channel a replay is read on: the replay channel with the low 32 bits of the replay
     session id as its `session-id` (the replay publication's session)."""
     if _PARAM.search(channel):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"replay channel {channel!r} names a session-id: leave it out, the archive chooses the replay's session")
     session_id = replay_session_id & 0xFFFFFFFF
     if session_id >= 1 << 31:
@@ -116,20 +118,20 @@ def check_int(value: object, what: str, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be an int, got {type(value).__name__}")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{what}={value} must be >= {minimum}")
+        raise InvalidArgumentError(f"{what}={value} must be >= {minimum}")
     return value
 
 
 def check_stream_id(value: object) -> int:
     stream_id = check_int(value, "stream_id")
     if not -(1 << 31) <= stream_id < 1 << 31:
-        raise ValueError(f"stream_id={stream_id} must fit in 32 bits")
+        raise InvalidArgumentError(f"stream_id={stream_id} must fit in 32 bits")
     return stream_id
 
 
 def check_channel(value: object, what: str = "channel") -> str:
     if not isinstance(value, str) or not value.startswith(("aeron:", "aeron-spy:")):
-        raise ValueError(f"{what} {value!r} must be an Aeron channel such as 'aeron:ipc' or "
+        raise InvalidArgumentError(f"{what} {value!r} must be an Aeron channel such as 'aeron:ipc' or "
                          "'aeron:udp?endpoint=host:port'")
     return value
 
@@ -139,7 +141,7 @@ def location_of(value: SourceLocation | str) -> SourceLocation:
         return value
     if isinstance(value, str) and value.upper() in SourceLocation.__members__:
         return SourceLocation[value.upper()]
-    raise ValueError(f"source_location={value!r}: give 'local' (a publication of this archive's driver, recorded "
+    raise InvalidArgumentError(f"source_location={value!r}: give 'local' (a publication of this archive's driver, recorded "
                      "through a spy) or 'remote' (recorded through a subscription)")
 
 
@@ -315,7 +317,7 @@ class Call(Generic[T]):
 
     def result(self) -> T:
         if not self._done:
-            raise RuntimeError(f"{self.operation}: the call has not finished")
+            raise InvalidStateError(f"{self.operation}: the call has not finished")
         return self._value  # type: ignore[return-value]  # set by advance() with the generator's value
 
     def __repr__(self) -> str:
@@ -377,7 +379,7 @@ class ControlSession:
 
     def __init__(self, timeout: float, *, correlation_id: int | None = None, max_signals: int | None = None) -> None:
         if not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+            raise InvalidArgumentError(f"timeout={timeout!r} must be a positive number of seconds")
         self.timeout = timeout
         self.control_session_id = NULL_VALUE
         self.malformed_responses = 0
@@ -401,7 +403,7 @@ class ControlSession:
     def start(self, call: Call[Any], now: float) -> bytes:
         """The call's first request (to send now); its deadline is `now` + timeout. A call runs once."""
         if call._ask is not None:
-            raise RuntimeError(f"{call.operation}: a call runs once; make another")
+            raise InvalidStateError(f"{call.operation}: a call runs once; make another")
         return self._issue(call, next(call._steps), now)
 
     def _issue(self, call: Call[Any], ask: Ask, now: float) -> bytes:
@@ -419,7 +421,7 @@ class ControlSession:
         """After the call's request was sent and answered: its next request, or None when it is
         done. Raises the operation's error (the ArchiveError for the archive's answer)."""
         if not call.answered:
-            raise RuntimeError(f"{call.operation}: advance() before the answer arrived")
+            raise InvalidStateError(f"{call.operation}: advance() before the answer arrived")
         answer = Answer(call._response, call._items, call.correlation_id)
         try:
             ask = call._steps.send(answer)
@@ -817,7 +819,7 @@ class ControlSession:
         size = replay_length(length, follow)
         check_channel(channel, "replay channel")
         if _PARAM.search(channel) and not _merge:
-            raise ValueError(f"replay channel {channel!r} names a session-id: leave it out, the archive chooses the "
+            raise InvalidArgumentError(f"replay channel {channel!r} names a session-id: leave it out, the archive chooses the "
                              "replay's session")
         stream = check_stream_id(stream_id)
         io_max = NULL_VALUE if file_io_max_length is None else check_int(file_io_max_length, "file_io_max_length", 4096)
