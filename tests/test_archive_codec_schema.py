@@ -1,0 +1,228 @@
+"""The archive codecs' schemas and their generator (_native/gen_codecs.py; docs/architecture.md, Archive,
+"Files and codecs"): the SBE schemas in protocols/ carry every message the reference lists, with its
+template id, schema, block length, field counts and sinceVersion, and every enum value; the generator's
+output depends on the schemas alone (the same bytes on every run, whatever the hash seed), is what the
+build compiled, and is never committed; what the codec cannot carry is refused, not skipped."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+
+from aeron_async._aeron_native import ffi, lib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# aeron-archive-codecs.md, "Message index", verbatim: template id, message, schema id, blockLength,
+# fixed fields, var fields, message sinceVersion, min length (8 + blockLength + 4 per var field)
+REFERENCE_MESSAGE_INDEX = """
+| 1 | [ControlResponse](#1-controlresponse) | 101 | 32 | 5 | 1 | - | 44 |
+| 2 | ConnectRequest: only inside an XML comment, not defined | 101 | - | - | - | - | - |
+| 3 | [CloseSessionRequest](#3-closesessionrequest) | 101 | 8 | 1 | 0 | - | 16 |
+| 4 | [StartRecordingRequest](#4-startrecordingrequest) | 101 | 24 | 4 | 1 | - | 36 |
+| 5 | [StopRecordingRequest](#5-stoprecordingrequest) | 101 | 20 | 3 | 1 | - | 32 |
+| 6 | [ReplayRequest](#6-replayrequest) | 101 | 56 | 8 | 1 | - | 68 |
+| 7 | [StopReplayRequest](#7-stopreplayrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 8 | [ListRecordingsRequest](#8-listrecordingsrequest) | 101 | 28 | 4 | 0 | - | 36 |
+| 9 | [ListRecordingsForUriRequest](#9-listrecordingsforurirequest) | 101 | 32 | 5 | 1 | - | 44 |
+| 10 | [ListRecordingRequest](#10-listrecordingrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 11 | [ExtendRecordingRequest](#11-extendrecordingrequest) | 101 | 32 | 5 | 1 | - | 44 |
+| 12 | [RecordingPositionRequest](#12-recordingpositionrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 13 | [TruncateRecordingRequest](#13-truncaterecordingrequest) | 101 | 32 | 4 | 0 | - | 40 |
+| 14 | [StopRecordingSubscriptionRequest](#14-stoprecordingsubscriptionrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 15 | [StopPositionRequest](#15-stoppositionrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 16 | [FindLastMatchingRecordingRequest](#16-findlastmatchingrecordingrequest) | 101 | 32 | 5 | 1 | - | 44 |
+| 17 | [ListRecordingSubscriptionsRequest](#17-listrecordingsubscriptionsrequest) | 101 | 32 | 6 | 1 | - | 44 |
+| 18 | [BoundedReplayRequest](#18-boundedreplayrequest) | 101 | 60 | 9 | 1 | - | 72 |
+| 19 | [StopAllReplaysRequest](#19-stopallreplaysrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 20 | [CatalogHeader](#20-catalogheader) | 101 | 32 | 5 | 0 | - | 40 |
+| 21 | [RecordingDescriptorHeader](#21-recordingdescriptorheader) | 101 | 32 | 4 | 0 | - | 40 |
+| 22 | [RecordingDescriptor](#22-recordingdescriptor) | 101 | 80 | 13 | 3 | - | 100 |
+| 23 | [RecordingSubscriptionDescriptor](#23-recordingsubscriptiondescriptor) | 101 | 28 | 4 | 1 | - | 40 |
+| 24 | [RecordingSignalEvent](#24-recordingsignalevent) | 101 | 44 | 6 | 0 | - | 52 |
+| 50 | [ReplicateRequest](#50-replicaterequest) | 101 | 36 | 5 | 2 | - | 52 |
+| 51 | [StopReplicationRequest](#51-stopreplicationrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 52 | [StartPositionRequest](#52-startpositionrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 53 | [DetachSegmentsRequest](#53-detachsegmentsrequest) | 101 | 32 | 4 | 0 | - | 40 |
+| 54 | [DeleteDetachedSegmentsRequest](#54-deletedetachedsegmentsrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 55 | [PurgeSegmentsRequest](#55-purgesegmentsrequest) | 101 | 32 | 4 | 0 | - | 40 |
+| 56 | [AttachSegmentsRequest](#56-attachsegmentsrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 57 | [MigrateSegmentsRequest](#57-migratesegmentsrequest) | 101 | 32 | 4 | 0 | - | 40 |
+| 58 | [AuthConnectRequest](#58-authconnectrequest) | 101 | 16 | 3 | 3 | - | 36 |
+| 59 | [Challenge](#59-challenge) | 101 | 20 | 3 | 1 | - | 32 |
+| 60 | [ChallengeResponse](#60-challengeresponse) | 101 | 16 | 2 | 1 | - | 28 |
+| 61 | [KeepAliveRequest](#61-keepaliverequest) | 101 | 16 | 2 | 0 | - | 24 |
+| 62 | [TaggedReplicateRequest](#62-taggedreplicaterequest) | 101 | 52 | 7 | 2 | - | 68 |
+| 63 | [StartRecordingRequest2](#63-startrecordingrequest2) | 101 | 28 | 5 | 1 | - | 40 |
+| 64 | [ExtendRecordingRequest2](#64-extendrecordingrequest2) | 101 | 36 | 6 | 1 | - | 48 |
+| 65 | [StopRecordingByIdentityRequest](#65-stoprecordingbyidentityrequest) | 101 | 24 | 3 | 0 | - | 32 |
+| 66 | [ReplicateRequest2](#66-replicaterequest2) | 101 | 68 | 10 | 5 | 6 | 96 |
+| 67 | [MaxRecordedPositionRequest](#67-maxrecordedpositionrequest) | 101 | 24 | 3 | 0 | 9 | 32 |
+| 68 | [ArchiveIdRequest](#68-archiveidrequest) | 101 | 16 | 2 | 0 | 9 | 24 |
+| 101 | [RecordingStarted](#101-recordingstarted) | 101 | 24 | 4 | 2 | - | 40 |
+| 102 | [RecordingProgress](#102-recordingprogress) | 101 | 24 | 3 | 0 | - | 32 |
+| 103 | [RecordingStopped](#103-recordingstopped) | 101 | 24 | 3 | 0 | - | 32 |
+| 104 | [PurgeRecordingRequest](#104-purgerecordingrequest) | 101 | 24 | 3 | 0 | 5 | 32 |
+| 105 | [ReplayTokenRequest](#105-replaytokenrequest) | 101 | 24 | 3 | 0 | 10 | 32 |
+| 106 | [Ping](#106-ping) | 101 | 8 | 1 | 0 | 11 | 16 |
+| 107 | [UpdateChannelRequest](#107-updatechannelrequest) | 101 | 24 | 3 | 1 | 13 | 36 |
+| 200 | [MarkFileHeader](#200-markfileheader) | 100 | 128 (explicit) | 10 | 4 | - | 152 |
+"""
+
+# aeron-archive-codecs.md, "Enums" (the SBE generated NULL_VAL rows left out)
+REFERENCE_ENUMS = {
+    "ControlResponseCode": [("OK", 0), ("ERROR", 1), ("RECORDING_UNKNOWN", 2), ("SUBSCRIPTION_UNKNOWN", 3)],
+    "SourceLocation": [("LOCAL", 0), ("REMOTE", 1)],
+    "BooleanType": [("FALSE", 0), ("TRUE", 1)],
+    "RecordingSignal": [("START", 0), ("STOP", 1), ("EXTEND", 2), ("REPLICATE", 3), ("MERGE", 4), ("SYNC", 5),
+                        ("DELETE", 6), ("REPLICATE_END", 7)],
+    "RecordingState": [("INVALID", 0), ("VALID", 1), ("DELETED", 2)],
+}
+
+
+def _gen_codecs() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("aa_gen_codecs", ROOT / "_native" / "gen_codecs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _gen_codecs()
+
+
+def _reference_index() -> list[tuple[int, str, int, str, str, str, str, str]]:
+    rows = []
+    for line in REFERENCE_MESSAGE_INDEX.strip().splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        link = re.fullmatch(r"\[(\w+)\]\(#[\w-]+\)", cells[1])
+        rows.append((int(cells[0]), link.group(1) if link else cells[1], int(cells[2]), *cells[3:]))
+    return rows
+
+
+def test_the_schemas_carry_every_message_of_the_reference_index() -> None:
+    messages = {m.template_id: m for s in gen.load() for m in s.messages}
+    listed = _reference_index()
+    defined = [row for row in listed if not row[1].endswith("not defined")]
+    assert len(listed) == 51 and len(defined) == 50
+    assert sorted(messages) == [row[0] for row in defined]
+    assert 2 not in messages  # ConnectRequest: removed in version 14, in a comment only
+    for template_id, name, schema_id, block, fixed, var, since, min_length in defined:
+        m = messages[template_id]
+        explicit = block.endswith(" (explicit)")
+        assert (m.name, m.schema_id, m.block_length, len(m.fields), len(m.vars)) == (
+            name, schema_id, int(block.removesuffix(" (explicit)")), int(fixed), int(var)), template_id
+        assert m.since_version == (0 if since == "-" else int(since)), name
+        assert 8 + m.block_length + 4 * len(m.vars) == int(min_length), name
+        # an explicit block length is the only way a block gets longer than its fields
+        assert explicit == (m.block_length > max(f.offset + gen.PRIMITIVES[f.primitive][0] for f in m.fields)), name
+
+
+def test_the_schemas_carry_every_enum_value_and_the_schema_ids_and_versions() -> None:
+    schemas = gen.load()
+    assert {e.name: list(e.values) for s in schemas for e in s.enums} == REFERENCE_ENUMS
+    assert all(e.primitive == "int32" for s in schemas for e in s.enums)
+    assert [(s.schema_id, s.version) for s in schemas] == [(101, 14), (100, 2)]
+    assert all((s.header_length, s.var_max_length) == (8, 1073741824) for s in schemas)
+
+
+def test_the_native_library_was_built_from_the_schemas() -> None:
+    for s in gen.load():
+        assert getattr(lib, f"{s.macro}_ID") == s.schema_id and getattr(lib, f"{s.macro}_VERSION") == s.version
+        for m in s.messages:
+            c_name = gen.snake(m.name).upper()
+            assert getattr(lib, f"AA_ARCHIVE_TEMPLATE_{c_name}") == m.template_id
+            assert getattr(lib, f"AA_ARCHIVE_{c_name}_BLOCK_LENGTH") == m.block_length
+            assert ffi.string(lib.aa_archive_template_name(m.template_id)).decode() == m.name
+            assert lib.aa_archive_template_block_length(m.template_id) == m.block_length
+            assert lib.aa_archive_template_schema_id(m.template_id) == m.schema_id
+            assert lib.aa_archive_template_field_count(m.template_id) == len(m.fields)
+            assert lib.aa_archive_template_var_count(m.template_id) == len(m.vars)
+            struct = ffi.typeof(f"aa_archive_{gen.snake(m.name)}_t")
+            assert [name for name, _ in struct.fields] == [gen.snake(f.name) for f in (*m.fields, *m.vars)]
+        for e in s.enums:
+            for name, value in e.values:
+                assert getattr(lib, f"{gen.ENUM_PREFIXES[e.name]}{name}") == value
+
+
+def test_the_generator_output_is_deterministic_and_is_what_the_build_wrote(tmp_path: pathlib.Path) -> None:
+    expected = gen.generate()
+    assert gen.generate() == expected
+    assert sorted(expected) == sorted(gen.OUTPUTS)
+    # the build wrote these files (pip through build_ffi.py, or make) before compiling the codecs
+    for name, text in expected.items():
+        assert (ROOT / name).read_text() == text, f"{name} is not what the schemas generate"
+    # a copy of the generator and the schemas alone, run as a script under different hash seeds
+    shutil.copy(ROOT / "_native" / "gen_codecs.py", (tmp_path / "_native").mkdir() or tmp_path / "_native")
+    (tmp_path / "protocols").mkdir()
+    for path, _ in gen.SCHEMAS:
+        shutil.copy(ROOT / path, tmp_path / path)
+    for seed in ("0", "1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        run = subprocess.run([sys.executable, str(tmp_path / "_native" / "gen_codecs.py")], env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        for name, text in expected.items():
+            assert (tmp_path / name).read_bytes() == text.encode(), (seed, name)
+            (tmp_path / name).unlink()
+
+
+def test_generated_files_are_ignored_and_not_committed() -> None:
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: nothing is committed")
+    tracked = subprocess.run([git, "ls-files", *gen.OUTPUTS], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert tracked.stdout == ""
+    ignored = subprocess.run([git, "check-ignore", *gen.OUTPUTS], cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout.split() == list(gen.OUTPUTS)
+    for path, _ in gen.SCHEMAS:  # the schemas are sources
+        assert subprocess.run([git, "ls-files", "--error-unmatch", path], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def _schema_copy(tmp_path: pathlib.Path, old: str, new: str) -> pathlib.Path:
+    """A copy of the mark file's schema with `old` replaced by `new`."""
+    path = tmp_path / "protocols" / "aeron-archive-mark-codecs.xml"
+    path.parent.mkdir(exist_ok=True)
+    text = (ROOT / "protocols" / "aeron-archive-mark-codecs.xml").read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("old", "new", "error"), [
+    ('<data name="controlChannel"',
+     '<group name="g" id="20" dimensionType="groupSizeEncoding"><field name="x" id="21" type="int32"/></group>\n'
+     '        <data name="controlChannel"', "message MarkFileHeader, group g: repeating groups are not carried"),
+    ('<type name="time_t"', '<set name="Flags" encodingType="uint8"><choice name="A">0</choice></set>\n'
+     '        <type name="time_t"', "set Flags: sets (bitsets) are not carried"),
+    ('offset="56"', 'offset="40"', "field archiveId: offset 40 overlaps the field before (ends at 52)"),
+    ('blockLength="128"', 'blockLength="60"', "blockLength 60 is shorter than its fields (64 bytes)"),
+    ('type="int32"/>', 'type="int16"/>', "field version: 2-byte fields are not carried"),
+    ('<field name="pid" id="4" type="int64"/>', '<field name="pid" id="4" type="pid_t"/>',
+     "field pid: type pid_t is not a primitive, simple type or enum of the schema"),
+    ('<field name="version" id="1" type="int32"/>', '<data name="pad" id="99" type="varAsciiEncoding"/>'
+     '<field name="version" id="1" type="int32"/>', "field version: fixed fields come before var data"),
+    ('<type name="version" primitiveType="uint16"/>', '<type name="version" primitiveType="uint32"/>',
+     "messageHeader: the codec reads a header of four uint16"),
+])
+def test_what_the_codec_cannot_carry_is_refused(tmp_path: pathlib.Path, old: str, new: str, error: str) -> None:
+    root = _schema_copy(tmp_path, old, new)
+    with pytest.raises(gen.SchemaError) as info:
+        gen.parse_schema("protocols/aeron-archive-mark-codecs.xml", "AA_ARCHIVE_MARK_SCHEMA", root)
+    assert error in str(info.value)
+    assert str(info.value).startswith("protocols/aeron-archive-mark-codecs.xml: ")
+
+
+def test_a_template_id_used_twice_is_refused(tmp_path: pathlib.Path) -> None:
+    root = _schema_copy(tmp_path, 'name="MarkFileHeader" id="200"', 'name="MarkFileHeader" id="22"')
+    shutil.copy(ROOT / "protocols" / "aeron-archive-codecs.xml", root / "protocols")
+    with pytest.raises(gen.SchemaError, match=r"template ids \[22\] are used twice"):
+        gen.load(root)
