@@ -333,34 +333,38 @@ int64_t aa_archive_encode(uint8_t *buffer, size_t capacity, const aa_archive_mes
     return n;
 }
 
-const char *aa_archive_template_name(int32_t template_id)
+/* What the template accessors answer for an id that is no template's: NULL and -1. */
+static const aa_archive_template_t g_no_template = { -1, -1, -1, NULL, -1, NULL, -1, NULL, -1 };
+
+static const aa_archive_template_t *aa_archive_template_or_none(int32_t template_id)
 {
     const aa_archive_template_t *t = aa_archive_template(template_id);
-    return NULL == t ? NULL : t->name;
+    return NULL == t ? &g_no_template : t;
+}
+
+const char *aa_archive_template_name(int32_t template_id)
+{
+    return aa_archive_template_or_none(template_id)->name;
 }
 
 int32_t aa_archive_template_block_length(int32_t template_id)
 {
-    const aa_archive_template_t *t = aa_archive_template(template_id);
-    return NULL == t ? -1 : t->block_length;
+    return aa_archive_template_or_none(template_id)->block_length;
 }
 
 int32_t aa_archive_template_schema_id(int32_t template_id)
 {
-    const aa_archive_template_t *t = aa_archive_template(template_id);
-    return NULL == t ? -1 : t->schema_id;
+    return aa_archive_template_or_none(template_id)->schema_id;
 }
 
 int32_t aa_archive_template_field_count(int32_t template_id)
 {
-    const aa_archive_template_t *t = aa_archive_template(template_id);
-    return NULL == t ? -1 : t->field_count;
+    return aa_archive_template_or_none(template_id)->field_count;
 }
 
 int32_t aa_archive_template_var_count(int32_t template_id)
 {
-    const aa_archive_template_t *t = aa_archive_template(template_id);
-    return NULL == t ? -1 : t->var_count;
+    return aa_archive_template_or_none(template_id)->var_count;
 }
 
 /* The name of a value of the schema's enum enum_name, or NULL when it is not one of its values. */
