@@ -92,13 +92,6 @@ class SimpleType:
 
 
 @dataclass(frozen=True)
-class VarEncoding:
-    name: str
-    max_length: int
-    ascii: bool
-
-
-@dataclass(frozen=True)
 class Field:
     name: str
     type_name: str
@@ -181,7 +174,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
 
     enums: dict[str, Enum] = {}
     simple: dict[str, SimpleType] = {}
-    var_encodings: dict[str, VarEncoding] = {}
+    var_encodings: dict[str, tuple[int, bool]] = {}  # name: (largest length, US-ASCII)
     header_length = None
     for types in tree.iter():
         if _local(types.tag) != "types":
@@ -217,8 +210,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
                     length, data = members[0][2], members[1][2]
                     if length.get("primitiveType") != "uint32" or data.get("length") != "0":
                         raise SchemaError(f"{where}: a var-data encoding is a uint32 length then varData of length 0")
-                    var_encodings[name] = VarEncoding(name, _int(length, "maxValue", where),
-                                                      data.get("characterEncoding") == "US-ASCII")
+                    var_encodings[name] = (_int(length, "maxValue", where), data.get("characterEncoding") == "US-ASCII")
                 # other composites (groupSizeEncoding) are declared but used by no message
             elif kind == "set":
                 raise SchemaError(f"{where}: sets (bitsets) are not carried by the codec")
@@ -226,7 +218,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
                 raise SchemaError(f"{where}: unknown type element <{kind}>")
     if header_length is None:
         raise SchemaError(f"{path}: no messageHeader composite")
-    if len({v.max_length for v in var_encodings.values()}) != 1:
+    if len({max_length for max_length, _ in var_encodings.values()}) != 1:
         raise SchemaError(f"{path}: the var-data encodings must share one maxValue (the codec has one limit)")
 
     messages = []
@@ -278,7 +270,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
                 encoding = var_encodings.get(type_name)
                 if encoding is None:
                     raise SchemaError(f"{at}: type {type_name} is not a var-data encoding of the schema")
-                var_fields.append(VarField(field_name, encoding.ascii, since))
+                var_fields.append(VarField(field_name, encoding[1], since))
         names = [f.name for f in fields] + [v.name for v in var_fields]
         if len(set(names)) != len(names):
             raise SchemaError(f"{where}: a field name is used twice")
@@ -289,7 +281,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
                                 _int(element, "sinceVersion", where, 0), tuple(fields), tuple(var_fields)))
     if not messages:
         raise SchemaError(f"{path}: no message")
-    (var_max,) = {v.max_length for v in var_encodings.values()}
+    (var_max,) = {max_length for max_length, _ in var_encodings.values()}
     return Schema(path, macro, schema_id, version, header_length, var_max, tuple(enums.values()), tuple(messages))
 
 
