@@ -26,8 +26,8 @@ A field newer than the acting version reads as its type's nullValue (optional ty
 SBE null; the codec reads a field of version 0 as 0 when the caller passes a negative version.
 
 Run `python3 _native/gen_codecs.py` to write the outputs (a file whose text is unchanged is left alone).
-What the codec cannot carry (repeating groups, sets, composite fields, 2-byte fields, a message header
-other than four uint16) is refused with the schema file and element named, never skipped.
+What the codec cannot carry (repeating groups, sets, composite or constant fields, 2-byte fields, a
+message header other than four uint16) is refused with the schema file and element named, never skipped.
 """
 
 import os
@@ -176,9 +176,7 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
     simple: dict[str, SimpleType] = {}
     var_encodings: dict[str, tuple[int, bool]] = {}  # name: (largest length, US-ASCII)
     header_length = None
-    for types in tree.iter():
-        if _local(types.tag) != "types":
-            continue
+    for types in (child for child in tree if _local(child.tag) == "types"):
         for element in types:
             kind = _local(element.tag)
             name = _required(element, "name", f"{path}: a <{kind}>")
@@ -187,13 +185,21 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
                 primitive = _required(element, "primitiveType", where)
                 if primitive not in PRIMITIVES:
                     raise SchemaError(f"{where}: primitiveType {primitive} is not one the codec carries")
-                optional = element.get("presence", "required") == "optional"
+                presence = element.get("presence", "required")
+                if presence == "constant":
+                    raise SchemaError(f"{where}: constant types are not carried by the codec")
+                optional = presence == "optional"
                 null = _int(element, "nullValue", where) if element.get("nullValue") is not None else None
                 simple[name] = SimpleType(name, primitive, optional, null)
             elif kind == "enum":
                 primitive = _required(element, "encodingType", where)
-                values = tuple((_required(v, "name", where), int((v.text or "").strip()))
-                               for v in element if _local(v.tag) == "validValue")
+                if primitive not in PRIMITIVES:
+                    raise SchemaError(f"{where}: encodingType {primitive} is not one the codec carries")
+                try:
+                    values = tuple((_required(v, "name", where), int((v.text or "").strip()))
+                                   for v in element if _local(v.tag) == "validValue")
+                except ValueError:
+                    raise SchemaError(f"{where}: a validValue is not an integer") from None
                 if not values:
                     raise SchemaError(f"{where}: no validValue")
                 if name not in ENUM_PREFIXES:
@@ -228,6 +234,8 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
         name = _required(element, "name", f"{path}: a message")
         where = f"{path}: message {name}"
         template_id = _int(element, "id", where)
+        if not 0 <= template_id <= PRIMITIVES["uint16"][2]:
+            raise SchemaError(f"{where}: template id {template_id} does not fit the header's uint16")
         fields: list[Field] = []
         var_fields: list[VarField] = []
         offset = 0
@@ -242,6 +250,8 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
             type_name = _required(item, "type", at)
             since = _int(item, "sinceVersion", at, 0)
             if kind == "field":
+                if item.get("presence") == "constant":
+                    raise SchemaError(f"{at}: constant fields are not carried by the codec")
                 if var_fields:
                     raise SchemaError(f"{at}: fixed fields come before var data")
                 enum = enums.get(type_name)
@@ -277,6 +287,8 @@ def parse_schema(path: str, macro: str, root: pathlib.Path = ROOT) -> Schema:
         block_length = _int(element, "blockLength", where, offset)
         if block_length < offset:
             raise SchemaError(f"{where}: blockLength {block_length} is shorter than its fields ({offset} bytes)")
+        if block_length > PRIMITIVES["uint16"][2]:
+            raise SchemaError(f"{where}: blockLength {block_length} does not fit the header's uint16")
         messages.append(Message(template_id, name, schema_id, version, block_length,
                                 _int(element, "sinceVersion", where, 0), tuple(fields), tuple(var_fields)))
     if not messages:

@@ -151,6 +151,10 @@ def _schema_copy(tmp_path: pathlib.Path, old: str, new: str) -> pathlib.Path:
      '<field name="version" id="1" type="int32"/>', "field version: fixed fields come before var data"),
     ('<type name="version" primitiveType="uint16"/>', '<type name="version" primitiveType="uint32"/>',
      "messageHeader: the codec reads a header of four uint16"),
+    ('<field name="pid" id="4" type="int64"/>', '<field name="pid" id="4" type="int64" presence="constant"/>',
+     "field pid: constant fields are not carried"),
+    ('name="MarkFileHeader" id="200"', 'name="MarkFileHeader" id="70000"',
+     "message MarkFileHeader: template id 70000 does not fit the header's uint16"),
 ])
 def test_what_the_codec_cannot_carry_is_refused(tmp_path: pathlib.Path, old: str, new: str, error: str) -> None:
     root = _schema_copy(tmp_path, old, new)
