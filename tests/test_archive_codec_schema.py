@@ -6,9 +6,9 @@ build compiled, and is never committed; what the codec cannot carry is refused, 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
+import runpy
 import shutil
 import subprocess
 import sys
@@ -37,15 +37,8 @@ REFERENCE_ENUMS = {
 }
 
 
-def _gen_codecs() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("aa_gen_codecs", ROOT / "_native" / "gen_codecs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _gen_codecs()
+# the generator's names (stdlib only; run as a script by the builds), by path: _native is no package
+gen = types.SimpleNamespace(**runpy.run_path(str(ROOT / "_native" / "gen_codecs.py")))
 
 
 def test_the_schemas_carry_every_message_of_the_reference() -> None:
