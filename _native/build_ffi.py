@@ -3,13 +3,16 @@
 The cdef is the block between the CDEF markers of the one public header,
 `_native/src/aeron_async.h`, plus the AA_ERROR_CODE_* constants of `_native/src/util/aa_error.h`
 (values filled in by the C compiler; aeron_async/errors.py reads them); the C sources are every .c file of `_native/src`, `media` and
-`protocols`. setuptools runs this through `cffi_modules` during `pip install`.
+`protocols`. setuptools runs this through `cffi_modules` during `pip install`. Building first runs
+`_native/gen_codecs.py`, which writes the archive codecs' layouts from their SBE schemas
+(`protocols/*.xml`).
 
 Environment:
   AERON_ASYNC_SANITIZE=1   build with ASan + UBSan (run Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
   AERON_ASYNC_DEBUG=1      build with -O0 -g
 """
 
+import importlib.util
 import os
 import pathlib
 import re
@@ -22,6 +25,14 @@ HEADER = INCLUDE_ROOT / "aeron_async.h"
 ERROR_HEADER = ROOT / "_native" / "src" / "util" / "aa_error.h"
 
 
+def _gen_codecs():
+    """_native/gen_codecs.py, beside this file (loaded by path: cffi runs this script by exec)."""
+    spec = importlib.util.spec_from_file_location("aa_gen_codecs", ROOT / "_native" / "gen_codecs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def cdef_block(header: pathlib.Path) -> str:
     """The text between a header's CDEF BEGIN/END markers."""
     match = re.search(r"/\* CDEF BEGIN \*/(.*)/\* CDEF END \*/", header.read_text(), re.S)
@@ -30,15 +41,20 @@ def cdef_block(header: pathlib.Path) -> str:
     return match.group(1)
 
 
-def cdef_text() -> str:
-    # A line `/* CDEF INCLUDE path */` in the public header's block stands for the CDEF block of
-    # that header (named from the include root, as an #include names it): a module whose types and functions are
-    # part of the API (the archive codecs, catalog and segments) declares them once, in its own header.
+def cdef_lines(header: pathlib.Path) -> list[str]:
+    # A line `/* CDEF INCLUDE path */` in a header's block stands for the CDEF block of that header
+    # (named from the include root, as an #include names it), itself expanded so: a module whose types
+    # and functions are part of the API (the archive codecs, catalog and segments) declares them once,
+    # in its own header, and the codecs' header splices in the one generated from the schemas.
     lines = []
-    for line in cdef_block(HEADER).splitlines():
+    for line in cdef_block(header).splitlines():
         included = re.fullmatch(r"\s*/\* CDEF INCLUDE (\S+) \*/\s*", line)
-        lines += cdef_block(INCLUDE_ROOT / included.group(1)).splitlines() if included else [line]
-    lines = [line for line in lines if line.strip() not in ("#if AA_CDEF", "#endif")]
+        lines += cdef_lines(INCLUDE_ROOT / included.group(1)) if included else [line]
+    return lines
+
+
+def cdef_text() -> str:
+    lines = [line for line in cdef_lines(HEADER) if line.strip() not in ("#if AA_CDEF", "#endif")]
     return "\n".join(lines + error_code_cdef())
 
 
@@ -80,6 +96,8 @@ def compile_args() -> list[str]:
 
 
 def make_builder(absolute_sources: bool = False) -> FFI:
+    # the archive codecs' layouts, generated from their SBE schemas before anything reads the headers
+    _gen_codecs().write()
     builder = FFI()
     builder.cdef(cdef_text())
     builder.set_source(
