@@ -13,6 +13,7 @@
 
 #include "media/aa_media_services.h"
 #include "logbuffer/aa_logbuffer.h"
+#include "uri/aa_uri.h"
 #include "util/aa_fs.h"
 
 typedef enum aa_ipc_publication_state_enum
@@ -62,7 +63,7 @@ typedef struct aa_ipc_publication_stct
     int32_t session_id;
     int32_t stream_id;
     bool is_exclusive;
-    char *channel;
+    aa_uri_t *channel;   /* the channel parsed when the publication was added (its own copy; text: as given) */
     char log_path[PATH_MAX];
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;

@@ -32,6 +32,7 @@
 
 #include "media/aa_media_services.h"
 #include "logbuffer/aa_logbuffer.h"
+#include "uri/aa_uri.h"
 #include "util/aa_fs.h"
 #include "protocols/aa_flow_control.h"
 #include "protocols/aa_retransmit_handler.h"
@@ -104,7 +105,7 @@ typedef struct aa_network_publication_stct
     int64_t linger_timeout_ns;
     int64_t unblock_timeout_ns;
     int64_t connection_timeout_ns;
-    char *channel;
+    aa_uri_t *channel;   /* the channel parsed when the publication was added (its own copy; text: as given) */
     char log_path[PATH_MAX];
     aa_mapped_file_t mapped;
     aa_mapped_log_t log;

@@ -315,27 +315,18 @@ static int aa_udp_channel_resolve(aa_udp_channel_t *channel, aa_name_resolver_t 
     return 0;
 }
 
-int aa_udp_channel_parse(aa_udp_channel_t **out, const char *uri, const aa_udp_channel_defaults_t *defaults)
+/* Resolves channel->uri (parsed) into the rest of *channel. */
+static int aa_udp_channel_build(aa_udp_channel_t *channel, const aa_udp_channel_defaults_t *defaults)
 {
     static const aa_udp_channel_defaults_t reference_defaults =
     {
         AA_UDP_SOCKET_SO_RCVBUF_DEFAULT, AA_UDP_SOCKET_SO_SNDBUF_DEFAULT, AA_UDP_SOCKET_MULTICAST_TTL_DEFAULT, NULL
     };
-    *out = NULL;
-    aa_udp_channel_t *channel = calloc(1, sizeof(aa_udp_channel_t));
-    if (NULL == channel)
-    {
-        AA_SET_ERR(ENOMEM, "%s", "out of memory parsing a UDP channel");
-        return -1;
-    }
-    if (aa_uri_parse(uri, &channel->uri) < 0)
-    {
-        goto error;
-    }
     if (AA_URI_MEDIA_UDP != channel->uri.media)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s is not a UDP channel (aeron:udp?endpoint=host:port)", uri);
-        goto error;
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s is not a UDP channel (aeron:udp?endpoint=host:port)",
+            channel->uri.text);
+        return -1;
     }
     if (NULL == defaults)
     {
@@ -345,15 +336,55 @@ int aa_udp_channel_parse(aa_udp_channel_t **out, const char *uri, const aa_udp_c
         aa_udp_channel_resolve(channel, NULL != defaults->resolver ? defaults->resolver : aa_name_resolver_default()) < 0 ||
         aa_udp_channel_canonicalise(channel) < 0)
     {
-        AA_APPEND_ERR("channel %s", uri);
-        goto error;
+        AA_APPEND_ERR("channel %s", channel->uri.text);
+        return -1;
+    }
+    return 0;
+}
+
+static aa_udp_channel_t *aa_udp_channel_new(void)
+{
+    aa_udp_channel_t *channel = calloc(1, sizeof(aa_udp_channel_t));
+    if (NULL == channel)
+    {
+        AA_SET_ERR(ENOMEM, "%s", "out of memory parsing a UDP channel");
+    }
+    return channel;
+}
+
+int aa_udp_channel_from_uri(aa_udp_channel_t **out, const aa_uri_t *uri, const aa_udp_channel_defaults_t *defaults)
+{
+    *out = NULL;
+    aa_udp_channel_t *channel = aa_udp_channel_new();
+    if (NULL == channel)
+    {
+        return -1;
+    }
+    channel->uri = *uri;
+    if (aa_udp_channel_build(channel, defaults) < 0)
+    {
+        free(channel);
+        return -1;
     }
     *out = channel;
     return 0;
+}
 
-error:
-    free(channel);
-    return -1;
+int aa_udp_channel_parse(aa_udp_channel_t **out, const char *uri, const aa_udp_channel_defaults_t *defaults)
+{
+    *out = NULL;
+    aa_udp_channel_t *channel = aa_udp_channel_new();
+    if (NULL == channel)
+    {
+        return -1;
+    }
+    if (aa_uri_parse(uri, &channel->uri) < 0 || aa_udp_channel_build(channel, defaults) < 0)
+    {
+        free(channel);
+        return -1;
+    }
+    *out = channel;
+    return 0;
 }
 
 void aa_udp_channel_delete(aa_udp_channel_t *channel)

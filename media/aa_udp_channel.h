@@ -2,11 +2,11 @@
  * UDP channels (reference 7.1): an aeron:udp URI resolved into the addresses a transport binds,
  * sends to and joins, its canonical form, socket buffer sizes and multicast TTL.
  *
- * aa_udp_channel_parse resolves host names through a name resolver (below; "default" uses
+ * aa_udp_channel_from_uri resolves host names through a name resolver (below; "default" uses
  * getaddrinfo) and looks interfaces up with getifaddrs, so it blocks for as long as the resolver
- * takes. The driver's conductor parses with the answers its resolver executor found beforehand
- * (driver/aa_driver_conductor_resolution.c), so it never waits for a name; never call it
- * from the sender or receiver duty cycle. Address literals (127.0.0.1:40123, [::1]:40123) are never
+ * takes. The driver's conductor resolves the channel it parsed with the answers its resolver
+ * executor found beforehand (driver/aa_driver_conductor_resolution.c), so it never waits for a name;
+ * never call it from the sender or receiver duty cycle. Address literals (127.0.0.1:40123, [::1]:40123) are never
  * sent to a resolver.
  *
  * Addresses, whatever the role:
@@ -83,9 +83,12 @@ typedef struct aa_udp_channel_stct
 }
 aa_udp_channel_t;
 
-/* Parses and resolves an aeron:udp (or aeron-spy:aeron:udp) channel. BLOCKING (see above).
- * defaults may be NULL for the reference-11 values. Returns 0 and *channel (free with
- * aa_udp_channel_delete), or -1 with the error naming the parameter and what went wrong. */
+/* Resolves an aeron:udp (or aeron-spy:aeron:udp) channel already parsed (aa_uri_parse), without parsing
+ * it again: *channel keeps a copy of *uri. BLOCKING (see above). defaults may be NULL for the
+ * reference-11 values. Returns 0 and *channel (free with aa_udp_channel_delete), or -1 with the error
+ * naming the parameter and what went wrong. */
+int aa_udp_channel_from_uri(aa_udp_channel_t **channel, const aa_uri_t *uri, const aa_udp_channel_defaults_t *defaults);
+/* aa_uri_parse, then aa_udp_channel_from_uri: for tools and tests that hold the channel as text. */
 int aa_udp_channel_parse(aa_udp_channel_t **channel, const char *uri, const aa_udp_channel_defaults_t *defaults);
 void aa_udp_channel_delete(aa_udp_channel_t *channel);
 /* Channels with equal canonical forms share one receive endpoint. */

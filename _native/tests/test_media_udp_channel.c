@@ -1,5 +1,6 @@
-/* UDP channels: resolution, canonical forms (reference 7.1), multicast detection, socket settings.
- * Parsing only: nothing here opens a socket. */
+/* UDP channels: resolution, canonical forms (reference 7.1), multicast detection, socket settings,
+ * and a channel built from a URI parsed once. Parsing only: nothing here opens a socket. The Makefile
+ * links this test with -Wl,--wrap=aa_uri_parse: every parse goes through __wrap_aa_uri_parse, counted. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,16 @@
 #include "media/aa_udp_channel.h"
 #include "util/aa_error.h"
 #include "util/aa_registry.h"
+
+static int uri_parses = 0;
+
+int __real_aa_uri_parse(const char *uri, aa_uri_t *parsed);
+
+int __wrap_aa_uri_parse(const char *uri, aa_uri_t *parsed)
+{
+    uri_parses++;
+    return __real_aa_uri_parse(uri, parsed);
+}
 
 static aa_udp_channel_t *parse_ok(const char *uri, const aa_udp_channel_defaults_t *defaults)
 {
@@ -419,6 +430,42 @@ static void should_map_names_with_the_csv_table_resolver(void)
     unlink(path);
 }
 
+/* Parse once (docs/architecture.md, "Channels: parsed once"): the driver parses a command's channel
+ * once and builds the UDP channel from that parse, which must not parse the text again. */
+static void should_build_a_channel_from_a_parsed_uri_without_parsing_it_again(void)
+{
+    const char *text = "aeron:udp?endpoint=127.0.0.1:40123|so-rcvbuf=256k|alias=once";
+    aa_uri_t uri;
+    int before = uri_parses;
+    AA_CHECK_EQ(aa_uri_parse(text, &uri), 0);
+    AA_CHECK_EQ(uri_parses - before, 1);    /* the wrap is in place: the parse was counted */
+    AA_CHECK_EQ(strcmp(uri.text, text), 0);
+
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK_EQ(aa_udp_channel_from_uri(&channel, &uri, NULL), 0);
+    AA_CHECK_EQ(uri_parses - before, 1);
+    AA_CHECK_EQ(strcmp(channel->uri.text, text), 0);
+    AA_CHECK_EQ(channel->socket_rcvbuf_length, 256 * 1024);
+    check_address(&channel->remote_data, "127.0.0.1:40123");
+
+    /* the string form for tools and tests parses once, into the same channel */
+    aa_udp_channel_t *from_text = parse_ok(text, NULL);
+    AA_CHECK_EQ(uri_parses - before, 2);
+    AA_CHECK(aa_udp_channel_equals(channel, from_text));
+    AA_CHECK_EQ(strcmp(channel->canonical_form, from_text->canonical_form), 0);
+    aa_udp_channel_delete(from_text);
+    aa_udp_channel_delete(channel);
+
+    /* an aeron:ipc URI is refused by its text, still without a parse */
+    AA_CHECK_EQ(aa_uri_parse("aeron:ipc?alias=once", &uri), 0);
+    before = uri_parses;
+    channel = (aa_udp_channel_t *)1;
+    AA_CHECK_EQ(aa_udp_channel_from_uri(&channel, &uri, NULL), -1);
+    AA_CHECK(NULL == channel);
+    AA_CHECK_EQ(strcmp(aa_errmsg(), "channel aeron:ipc?alias=once is not a UDP channel (aeron:udp?endpoint=host:port)"), 0);
+    AA_CHECK_EQ(uri_parses - before, 0);
+}
+
 int main(void)
 {
     AA_RUN(should_resolve_unicast_addresses);
@@ -432,5 +479,6 @@ int main(void)
     AA_RUN(should_format_addresses);
     AA_RUN(should_resolve_names_through_the_registered_resolver);
     AA_RUN(should_map_names_with_the_csv_table_resolver);
+    AA_RUN(should_build_a_channel_from_a_parsed_uri_without_parsing_it_again);
     return 0;
 }

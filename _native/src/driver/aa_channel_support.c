@@ -170,8 +170,9 @@ static int aa_channel_check_param(const char *channel, const aa_uri_param_t *par
     return -1;
 }
 
-int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_publication)
+int aa_channel_check_applied(const aa_uri_t *uri, bool is_publication)
 {
+    const char *channel = uri->text;
     const bool is_ipc = AA_URI_MEDIA_IPC == uri->media;
     const int where = is_ipc ? (is_publication ? IPC_PUB : IPC_SUB) :
         (is_publication ? UDP_PUB : (uri->is_spy ? SPY_SUB : UDP_SUB));
@@ -237,8 +238,8 @@ static bool aa_channel_values_equal(const char *a, const char *b)
 }
 
 int aa_channel_check_same_params(
-    const char *channel, const aa_uri_t *uri, const char *existing_channel, const aa_uri_t *existing,
-    const char *const *keys, const char *const *default_values, const char *what)
+    const aa_uri_t *uri, const aa_uri_t *existing, const char *existing_name, const char *const *keys,
+    const char *const *default_values, const char *what)
 {
     for (size_t i = 0; NULL != keys[i]; i++)
     {
@@ -250,8 +251,8 @@ int aa_channel_check_same_params(
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "channel %s: %s=%s%s differs from %s=%s%s of the %s it shares (channel %s); give both the same %s",
-                channel, keys[i], a, NULL == value ? " (the default)" : "", keys[i], b,
-                NULL == existing_value ? " (the default)" : "", what, existing_channel, keys[i]);
+                uri->text, keys[i], a, NULL == value ? " (the default)" : "", keys[i], b,
+                NULL == existing_value ? " (the default)" : "", what, existing_name, keys[i]);
             return -1;
         }
     }
@@ -304,8 +305,8 @@ static bool aa_channel_has_group_semantics(const aa_uri_t *uri)
 }
 
 int aa_channel_check_shared(
-    const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
-    const aa_uri_t *existing, const char *const *keys, const char *what)
+    const aa_driver_context_t *ctx, const aa_uri_t *uri, const aa_uri_t *existing, const char *existing_name,
+    const char *const *keys, const char *what)
 {
     char defaults[AA_CHANNEL_SHARED_KEYS_MAX][32];
     const char *default_values[AA_CHANNEL_SHARED_KEYS_MAX];
@@ -384,17 +385,10 @@ int aa_channel_check_shared(
         }
         default_values[i] = d;
     }
-    return aa_channel_check_same_params(channel, uri, existing_channel, existing, keys, default_values, what);
+    return aa_channel_check_same_params(uri, existing, existing_name, keys, default_values, what);
 }
 
-int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const char *channel, const char *existing_channel)
+int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const aa_uri_t *uri, const aa_uri_t *existing)
 {
-    aa_uri_t uri;
-    aa_uri_t existing;
-    if (aa_uri_parse(channel, &uri) < 0 || aa_uri_parse(existing_channel, &existing) < 0)
-    {
-        return -1;
-    }
-    return aa_channel_check_shared(
-        ctx, channel, &uri, existing_channel, &existing, aa_channel_shared_publication_keys, "publication");
+    return aa_channel_check_shared(ctx, uri, existing, existing->text, aa_channel_shared_publication_keys, "publication");
 }

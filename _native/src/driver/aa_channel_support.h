@@ -22,16 +22,18 @@
 #include "driver/aa_driver_context.h"
 #include "uri/aa_uri.h"
 
+/* Every check reads the channel as parsed once (aa_uri_t; its text names the channel in errors). */
+
 /* Returns 0, or -1 with AA_ERROR_CODE_INVALID_CHANNEL naming the first parameter not applied. */
-int aa_channel_check_applied(const char *channel, const aa_uri_t *uri, bool is_publication);
+int aa_channel_check_applied(const aa_uri_t *uri, bool is_publication);
 
 /* A second subscription (or shared publication) on a resource the first one created shares that
- * resource's settings. Compares the values of keys (a NULL-terminated list) in both channels, a
- * missing one standing for default_values[i]; returns 0, or -1 naming the parameter, both values
- * and the existing channel. */
+ * resource's settings. Compares the values of keys (a NULL-terminated list) in both parsed channels,
+ * a missing one standing for default_values[i]; returns 0, or -1 naming the parameter, both values
+ * and the existing resource (existing_name: its channel, or an endpoint's canonical form). */
 int aa_channel_check_same_params(
-    const char *channel, const aa_uri_t *uri, const char *existing_channel, const aa_uri_t *existing,
-    const char *const *keys, const char *const *default_values, const char *what);
+    const aa_uri_t *uri, const aa_uri_t *existing, const char *existing_name, const char *const *keys,
+    const char *const *default_values, const char *what);
 
 /* The parameters a receive endpoint, a send endpoint keep from the channel that created them. */
 extern const char *const aa_channel_receive_endpoint_keys[];
@@ -39,11 +41,12 @@ extern const char *const aa_channel_send_endpoint_keys[];
 
 /* aa_channel_check_same_params with the driver's defaults for keys (at most 8). */
 int aa_channel_check_shared(
-    const aa_driver_context_t *ctx, const char *channel, const aa_uri_t *uri, const char *existing_channel,
-    const aa_uri_t *existing, const char *const *keys, const char *what);
+    const aa_driver_context_t *ctx, const aa_uri_t *uri, const aa_uri_t *existing, const char *existing_name,
+    const char *const *keys, const char *what);
 
 /* A channel adding to a shared (non-exclusive) publication must ask for its fc=, pub-wnd=, linger=,
- * eos= and sparse= (term-length and mtu the conductor compares itself). */
-int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const char *channel, const char *existing_channel);
+ * eos= and sparse= (term-length and mtu the conductor compares itself): existing is the channel the
+ * publication keeps, as parsed when it was added. */
+int aa_channel_check_shared_publication(const aa_driver_context_t *ctx, const aa_uri_t *uri, const aa_uri_t *existing);
 
 #endif

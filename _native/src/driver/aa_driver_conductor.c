@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,23 +173,90 @@ typedef struct aa_command_context_stct
 }
 aa_command_context_t;
 
-static const char *aa_conductor_command_channel(
-    const void *buffer, size_t length, size_t header_length, int32_t channel_length, char *out, size_t out_length)
+/* The command's channel, parsed here once (or the one it carries when run again, parsed when it came):
+ * NULL when the command is too short for it. */
+static const aa_command_channel_t *aa_conductor_command_channel(
+    aa_driver_conductor_t *conductor, const void *buffer, size_t length, size_t header_length, int32_t channel_length,
+    const aa_command_channel_t *carried)
 {
-    if (channel_length < 0 || header_length + (size_t)channel_length > length || (size_t)channel_length >= out_length)
+    if (channel_length < 0 || header_length + (size_t)channel_length > length ||
+        (size_t)channel_length >= sizeof(carried->text))
     {
         return NULL;
     }
-    memcpy(out, (const uint8_t *)buffer + header_length, (size_t)channel_length);
-    out[channel_length] = '\0';
-    return out;
+    if (NULL != carried)
+    {
+        return carried;
+    }
+    aa_command_channel_t *channel = &conductor->command_channel;
+    memcpy(channel->text, (const uint8_t *)buffer + header_length, (size_t)channel_length);
+    channel->text[channel_length] = '\0';
+    channel->is_parsed = 0 == aa_uri_parse(channel->text, &channel->uri);
+    channel->parse_errcode = channel->is_parsed ? 0 : aa_errcode();
+    snprintf(channel->parse_error, sizeof(channel->parse_error), "%s", channel->is_parsed ? "" : aa_errmsg());
+    aa_err_clear();
+    return channel;
 }
 
-static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, size_t length, void *clientd)
+const aa_uri_t *aa_conductor_channel_uri(const aa_command_channel_t *channel)
 {
-    aa_command_context_t *cc = clientd;
+    if (!channel->is_parsed)
+    {
+        AA_SET_ERR(channel->parse_errcode, "%s", channel->parse_error);
+        return NULL;
+    }
+    return &channel->uri;
+}
+
+/* A command that carries a channel (a header of header_length bytes, the channel's length at
+ * length_offset, the registration it acts on at key_offset): its channel taken (parsed once, or the
+ * one it carries), then the command deferred when it waits for names. Returns 0 to run it now
+ * (*channel set), 1 when it waits (the client is answered later), -1 with the error set (what: the
+ * command, named when it is malformed). */
+static int aa_conductor_take_channel_command(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length, size_t header_length,
+    size_t length_offset, size_t key_offset, const aa_command_channel_t *carried, const char *what,
+    const aa_command_channel_t **channel)
+{
+    int32_t channel_length = -1;
+    int64_t registration_key = 0;
+    if (length >= header_length)
+    {
+        memcpy(&channel_length, (const uint8_t *)buffer + length_offset, sizeof(channel_length));
+        memcpy(&registration_key, (const uint8_t *)buffer + key_offset, sizeof(registration_key));
+    }
+    *channel = aa_conductor_command_channel(conductor, buffer, length, header_length, channel_length, carried);
+    if (NULL == *channel)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed %s command", what);
+        return -1;
+    }
+    return aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, *channel, registration_key);
+}
+
+/* ADD_PUBLICATION and ADD_SUBSCRIPTION (keyed by their correlation id): as above, and to run now the
+ * channel must have parsed (0 with *uri set). */
+static int aa_conductor_take_uri_command(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length, size_t header_length,
+    size_t length_offset, const aa_command_channel_t *carried, const char *what, const aa_uri_t **uri)
+{
+    const aa_command_channel_t *channel = NULL;
+    int rc = aa_conductor_take_channel_command(conductor, msg_type_id, buffer, length, header_length, length_offset,
+        offsetof(aa_correlated_command_t, correlation_id), carried, what, &channel);
+    if (0 == rc && NULL == (*uri = aa_conductor_channel_uri(channel)))
+    {
+        return -1;
+    }
+    return rc;
+}
+
+/* A client command, from the to-driver buffer, or run again (carried: its channel, parsed when it came). */
+static void aa_conductor_run_command(
+    aa_command_context_t *cc, int32_t msg_type_id, const void *buffer, size_t length, const aa_command_channel_t *carried)
+{
     aa_driver_conductor_t *conductor = cc->conductor;
-    char channel[AA_URI_MAX_LENGTH + 1];
+    const aa_command_channel_t *channel = NULL;
+    const aa_uri_t *uri = NULL;
     int64_t correlation_id = 0;
     int rc = 0;
     aa_err_clear();
@@ -218,24 +286,11 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
     {
         case AA_COMMAND_ADD_PUBLICATION:
         case AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION:
-        {
-            const aa_publication_command_t *command = buffer;
-            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
-                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
-            {
-                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed add publication command");
-                rc = -1;
-                break;
-            }
-            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
-            {
-                rc = rc < 0 ? -1 : 0;
-                break;
-            }
-            rc = aa_conductor_on_add_publication(
-                conductor, command, channel, AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION == msg_type_id, cc->now_ns, cc->now_ms);
+            rc = aa_conductor_take_uri_command(conductor, msg_type_id, buffer, length, sizeof(aa_publication_command_t),
+                offsetof(aa_publication_command_t, channel_length), carried, "add publication", &uri);
+            rc = 0 != rc ? (rc < 0 ? -1 : 0) : aa_conductor_on_add_publication(
+                conductor, buffer, uri, AA_COMMAND_ADD_EXCLUSIVE_PUBLICATION == msg_type_id, cc->now_ns, cc->now_ms);
             break;
-        }
 
         case AA_COMMAND_REMOVE_PUBLICATION:
             if (length < sizeof(aa_remove_command_t))
@@ -244,7 +299,7 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
-            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, NULL, ((const aa_remove_command_t *)buffer)->registration_id)))
             {
                 rc = rc < 0 ? -1 : 0;
                 break;
@@ -253,23 +308,10 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
             break;
 
         case AA_COMMAND_ADD_SUBSCRIPTION:
-        {
-            const aa_subscription_command_t *command = buffer;
-            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
-                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
-            {
-                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed add subscription command");
-                rc = -1;
-                break;
-            }
-            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, correlation_id)))
-            {
-                rc = rc < 0 ? -1 : 0;
-                break;
-            }
-            rc = aa_conductor_on_add_subscription(conductor, command, channel, cc->now_ns, cc->now_ms);
+            rc = aa_conductor_take_uri_command(conductor, msg_type_id, buffer, length, sizeof(aa_subscription_command_t),
+                offsetof(aa_subscription_command_t, channel_length), carried, "add subscription", &uri);
+            rc = 0 != rc ? (rc < 0 ? -1 : 0) : aa_conductor_on_add_subscription(conductor, buffer, uri, cc->now_ns, cc->now_ms);
             break;
-        }
 
         case AA_COMMAND_REMOVE_SUBSCRIPTION:
             if (length < sizeof(aa_remove_command_t))
@@ -278,7 +320,7 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
                 rc = -1;
                 break;
             }
-            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, "", ((const aa_remove_command_t *)buffer)->registration_id)))
+            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, NULL, ((const aa_remove_command_t *)buffer)->registration_id)))
             {
                 rc = rc < 0 ? -1 : 0;
                 break;
@@ -293,23 +335,12 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
         case AA_COMMAND_REMOVE_DESTINATION:
         case AA_COMMAND_ADD_RCV_DESTINATION:
         case AA_COMMAND_REMOVE_RCV_DESTINATION:
-        {
-            const aa_destination_command_t *command = buffer;
-            if (length < sizeof(*command) || NULL == aa_conductor_command_channel(
-                buffer, length, sizeof(*command), command->channel_length, channel, sizeof(channel)))
-            {
-                AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "%s", "malformed destination command");
-                rc = -1;
-                break;
-            }
-            if (0 != (rc = aa_conductor_resolution_defer(conductor, msg_type_id, buffer, length, channel, command->registration_id)))
-            {
-                rc = rc < 0 ? -1 : 0;
-                break;
-            }
-            rc = aa_conductor_on_destination_command(conductor, msg_type_id, command, channel, cc->now_ms);
+            rc = aa_conductor_take_channel_command(conductor, msg_type_id, buffer, length,
+                sizeof(aa_destination_command_t), offsetof(aa_destination_command_t, channel_length),
+                offsetof(aa_destination_command_t, registration_id), carried, "destination", &channel);
+            rc = 0 != rc ? (rc < 0 ? -1 : 0) : aa_conductor_on_destination_command(
+                conductor, msg_type_id, buffer, channel, cc->now_ms);
             break;
-        }
 
         case AA_COMMAND_ADD_COUNTER:
             rc = aa_conductor_on_add_counter(conductor, buffer, length, cc->now_ms);
@@ -349,7 +380,14 @@ static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, siz
     }
 }
 
-void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length)
+static void aa_conductor_on_command(int32_t msg_type_id, const void *buffer, size_t length, void *clientd)
+{
+    aa_conductor_run_command(clientd, msg_type_id, buffer, length, NULL);
+}
+
+void aa_conductor_dispatch_command(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length,
+    const aa_command_channel_t *channel)
 {
     aa_command_context_t cc =
     {
@@ -357,7 +395,7 @@ void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg
         .now_ns = aa_clock_nano_time(&conductor->ctx->clock),
         .now_ms = aa_clock_epoch_time(&conductor->ctx->clock)
     };
-    aa_conductor_on_command(msg_type_id, buffer, length, &cc);
+    aa_conductor_run_command(&cc, msg_type_id, buffer, length, channel);
 }
 
 void aa_conductor_send_error(aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)

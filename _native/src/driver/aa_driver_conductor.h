@@ -33,6 +33,7 @@
 #include "media/aa_publication_image.h"
 #include "media/aa_receive_channel_endpoint.h"
 #include "media/aa_send_channel_endpoint.h"
+#include "uri/aa_uri.h"
 
 typedef struct aa_driver_client_stct
 {
@@ -85,6 +86,23 @@ typedef struct aa_named_destination_stct
 }
 aa_named_destination_t;
 
+/* The longest error a channel's parsing gives (the channel, the accepted forms). */
+#define AA_COMMAND_CHANNEL_ERROR_LENGTH 8192
+
+/* A client command's channel (ADD_PUBLICATION, ADD_SUBSCRIPTION, the destination commands), parsed
+ * once, when the command is taken: every step after reads uri (docs/architecture.md, "Channels:
+ * parsed once"), and a command waiting for its names carries it. One that does not parse keeps its
+ * error, which the command reports where it checks its channel (aa_conductor_channel_uri). */
+typedef struct aa_command_channel_stct
+{
+    char text[AA_URI_MAX_LENGTH + 1];     /* as the command carries it */
+    bool is_parsed;
+    int32_t parse_errcode;
+    char parse_error[AA_COMMAND_CHANNEL_ERROR_LENGTH];
+    aa_uri_t uri;
+}
+aa_command_channel_t;
+
 #define AA_DECLARE_ARRAY(type, name) type *name; size_t name##_count; size_t name##_capacity
 
 typedef struct aa_driver_conductor_stct
@@ -119,6 +137,7 @@ typedef struct aa_driver_conductor_stct
     bool replaying_allows_placeholder;
     bool replaying_used_placeholder;
     aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests) */
+    aa_command_channel_t command_channel;   /* the channel of the command being taken */
     int64_t next_reresolution_check_ns;
 
     AA_DECLARE_ARRAY(aa_driver_client_t, clients);

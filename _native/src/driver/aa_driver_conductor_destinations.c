@@ -2,8 +2,9 @@
  * The conductor's destination commands (reference 7.3, 9.3): ADD_DESTINATION and REMOVE_DESTINATION
  * name a publication by its registration id and a destination channel (aeron:udp?endpoint=host:port).
  * Only a manual multi-destination-cast publication (control-mode=manual) takes them; the destination
- * is resolved here (a name lookup blocks the conductor, as for any channel), checked against the
- * endpoint's list of manual destinations, and handed to the sender, which owns the destination table.
+ * is resolved here (from the command's parsed channel, with the executor's answers), checked against
+ * the endpoint's list of manual destinations, and handed to the sender, which owns the destination
+ * table.
  * ADD_RCV_DESTINATION and REMOVE_RCV_DESTINATION name a subscription on aeron:udp?control-mode=manual
  * (a multi-destination subscription) and a channel to receive on (aeron:udp?endpoint=host:port): the
  * conductor opens its socket and hands it to the receiver; a removed one is freed once the receiver let
@@ -42,29 +43,35 @@ static bool aa_conductor_is_ipc_publication(aa_driver_conductor_t *conductor, in
     return false;
 }
 
-/* A destination is aeron:udp?endpoint=host:port (unicast, a port above 0) and nothing else. */
-static int aa_conductor_parse_destination(
-    aa_driver_conductor_t *conductor, const char *destination, struct sockaddr_storage *address)
+/* The destination's parsed channel, or NULL with its parse error, naming what a destination is. */
+static const aa_uri_t *aa_conductor_destination_uri(const aa_command_channel_t *destination)
 {
-    aa_uri_t uri;
-    if (aa_uri_parse(destination, &uri) < 0)
+    const aa_uri_t *uri = aa_conductor_channel_uri(destination);
+    if (NULL == uri)
     {
-        AA_APPEND_ERR("destination %s (a destination is aeron:udp?endpoint=host:port)", destination);
-        return -1;
+        AA_APPEND_ERR("destination %s (a destination is aeron:udp?endpoint=host:port)", destination->text);
     }
-    if (AA_URI_MEDIA_UDP != uri.media || uri.is_spy || NULL == aa_uri_find_param(&uri, "endpoint"))
+    return uri;
+}
+
+/* A destination is aeron:udp?endpoint=host:port (unicast, a port above 0) and nothing else. */
+static int aa_conductor_destination_address(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, struct sockaddr_storage *address)
+{
+    const char *destination = uri->text;
+    if (AA_URI_MEDIA_UDP != uri->media || uri->is_spy || NULL == aa_uri_find_param(uri, "endpoint"))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "destination %s: a destination is aeron:udp?endpoint=host:port (the receiver's address)", destination);
         return -1;
     }
-    for (size_t i = 0; i < uri.params_count; i++)
+    for (size_t i = 0; i < uri->params_count; i++)
     {
-        if (0 != strcmp(uri.params[i].key, "endpoint"))
+        if (0 != strcmp(uri->params[i].key, "endpoint"))
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "destination %s: parameter %s= is not applied to a destination; give only endpoint=host:port (the "
-                "publication's channel carries its other parameters)", destination, uri.params[i].key);
+                "publication's channel carries its other parameters)", destination, uri->params[i].key);
             return -1;
         }
     }
@@ -75,7 +82,7 @@ static int aa_conductor_parse_destination(
         &conductor->answers_resolver    /* the executor's answers: the conductor never blocks on a name */
     };
     aa_udp_channel_t *udp = NULL;
-    if (aa_udp_channel_parse(&udp, destination, &defaults) < 0)
+    if (aa_udp_channel_from_uri(&udp, uri, &defaults) < 0)
     {
         AA_APPEND_ERR("%s", "destination");
         return -1;
@@ -104,8 +111,10 @@ static int aa_conductor_parse_destination(
 }
 
 static int aa_conductor_on_publication_destination(
-    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command, const char *destination)
+    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command,
+    const aa_command_channel_t *channel)
 {
+    const char *destination = channel->text;
     const char *verb = is_add ? "add_destination" : "remove_destination";
     aa_network_publication_t *pub = aa_conductor_find_network_publication(conductor, command->registration_id);
     if (NULL == pub)
@@ -127,13 +136,14 @@ static int aa_conductor_on_publication_destination(
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "%s: publication %" PRId64 " on %s is not a manual multi-destination-cast publication; add the publication "
             "with control-mode=manual (e.g. aeron:udp?control-mode=manual) to give it destinations%s", verb,
-            command->registration_id, pub->channel,
+            command->registration_id, pub->channel->text,
             endpoint->is_mdc ? " (a control-mode=dynamic publication takes its destinations from the receivers' status "
             "messages)" : "");
         return -1;
     }
+    const aa_uri_t *uri = aa_conductor_destination_uri(channel);
     struct sockaddr_storage address;
-    if (aa_conductor_parse_destination(conductor, destination, &address) < 0)
+    if (NULL == uri || aa_conductor_destination_address(conductor, uri, &address) < 0)
     {
         return -1;
     }
@@ -144,7 +154,7 @@ static int aa_conductor_on_publication_destination(
             aa_send_channel_endpoint_manual_destination_add(endpoint, &address);
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "add_destination: %s is already a destination of publication %" PRId64 " on %s; remove it first",
-                destination, command->registration_id, pub->channel);
+                destination, command->registration_id, pub->channel->text);
             return -1;
         }
         if (aa_send_channel_endpoint_manual_destination_add(endpoint, &address) < 0)
@@ -157,14 +167,14 @@ static int aa_conductor_on_publication_destination(
             aa_send_channel_endpoint_manual_destination_remove(endpoint, &address);
             return -1;
         }
-        aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, true);
+        aa_conductor_resolution_on_destination(conductor, endpoint, &address, uri, true);
         return 0;
     }
     if (0 == aa_send_channel_endpoint_manual_destination_remove(endpoint, &address))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "remove_destination: %s is not a destination of publication %" PRId64 " on %s; remove only what "
-            "add_destination added", destination, command->registration_id, pub->channel);
+            "add_destination added", destination, command->registration_id, pub->channel->text);
         return -1;
     }
     if (aa_driver_sender_proxy_remove_destination(conductor->sender, endpoint, &address) < 0)
@@ -172,7 +182,7 @@ static int aa_conductor_on_publication_destination(
         aa_send_channel_endpoint_manual_destination_add(endpoint, &address);
         return -1;
     }
-    aa_conductor_resolution_on_destination(conductor, endpoint, &address, destination, false);
+    aa_conductor_resolution_on_destination(conductor, endpoint, &address, uri, false);
     return 0;
 }
 
@@ -191,9 +201,10 @@ static aa_subscription_link_t *aa_conductor_find_subscription_link(
 }
 
 static int aa_conductor_on_subscription_destination(
-    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command, const char *destination,
-    int64_t now_ms)
+    aa_driver_conductor_t *conductor, bool is_add, const aa_destination_command_t *command,
+    const aa_command_channel_t *channel, int64_t now_ms)
 {
+    const char *destination = channel->text;
     const char *verb = is_add ? "add_destination" : "remove_destination";
     aa_subscription_link_t *link =
         aa_conductor_find_subscription_link(conductor, command->registration_id, command->correlated.client_id);
@@ -211,25 +222,24 @@ static int aa_conductor_on_subscription_destination(
             "aeron:udp?control-mode=manual to give it destinations", verb, command->registration_id, link->channel);
         return -1;
     }
-    aa_uri_t uri;
-    if (aa_uri_parse(destination, &uri) < 0)
+    const aa_uri_t *uri = aa_conductor_destination_uri(channel);
+    if (NULL == uri)
     {
-        AA_APPEND_ERR("destination %s (a destination is aeron:udp?endpoint=host:port)", destination);
         return -1;
     }
-    if (AA_URI_MEDIA_UDP != uri.media || uri.is_spy)
+    if (AA_URI_MEDIA_UDP != uri->media || uri->is_spy)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "destination %s: a subscription's destination is aeron:udp?endpoint=host:port (the address to receive on)",
             destination);
         return -1;
     }
-    if (aa_channel_check_applied(destination, &uri, false) < 0)
+    if (aa_channel_check_applied(uri, false) < 0)
     {
         return -1;
     }
     aa_udp_channel_t *udp = NULL;
-    if (aa_conductor_parse_udp_channel(conductor, destination, false, &udp) < 0)
+    if (aa_conductor_udp_channel(conductor, uri, false, &udp) < 0)
     {
         return -1;
     }
@@ -333,7 +343,7 @@ void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endp
 
 int aa_conductor_on_destination_command(
     aa_driver_conductor_t *conductor, int32_t msg_type_id, const aa_destination_command_t *command,
-    const char *destination, int64_t now_ms)
+    const aa_command_channel_t *destination, int64_t now_ms)
 {
     int rc;
     switch (msg_type_id)

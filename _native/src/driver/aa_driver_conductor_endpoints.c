@@ -1,7 +1,7 @@
 /*
- * The conductor's channels and endpoints: channel parsing (and rejection of what this driver does
- * not carry), and the send and receive channel endpoints (sockets) shared by the publications and
- * subscriptions of one channel, closed when the last one goes.
+ * The conductor's UDP channels and endpoints: a command's parsed channel resolved (and rejected for
+ * what this driver does not carry), and the send and receive channel endpoints (sockets) shared by
+ * the publications and subscriptions of one channel (one canonical form), closed when the last one goes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,20 +10,11 @@
 #include "driver/aa_driver_conductor_private.h"
 #include "util/aa_error.h"
 
-int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication)
-{
-    if (aa_uri_parse(channel, uri) < 0)
-    {
-        return -1;
-    }
-    return aa_channel_check_applied(channel, uri, is_publication);
-}
-
 /* Parameters that only multicast applies (reference 7.1, 7.2): on a unicast address they would be
  * ignored, so they are refused, naming the fix. (interface= is the local address of a unicast
  * publication; on a unicast subscription it is accepted as meant for the publishing end of a channel
  * string both ends share, as every publication parameter is.) */
-static int aa_conductor_check_multicast_params(const char *channel, const aa_udp_channel_t *udp)
+static int aa_conductor_check_multicast_params(const aa_udp_channel_t *udp)
 {
     if (udp->is_multicast)
     {
@@ -44,7 +35,7 @@ static int aa_conductor_check_multicast_params(const char *channel, const aa_udp
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "channel %s: %s=%s applies to multicast channels only, and endpoint=%s is a unicast address; remove "
                 "%s=, or give a multicast group as the endpoint (224.0.0.0/4 or ff00::/8, e.g. endpoint=224.0.1.1:40456)",
-                channel, multicast_only[i], value, NULL != aa_uri_find_param(&udp->uri, "endpoint") ?
+                udp->uri.text, multicast_only[i], value, NULL != aa_uri_find_param(&udp->uri, "endpoint") ?
                 aa_uri_find_param(&udp->uri, "endpoint") : "(none)", multicast_only[i]);
             return -1;
         }
@@ -52,17 +43,19 @@ static int aa_conductor_check_multicast_params(const char *channel, const aa_udp
     return 0;
 }
 
-/* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
-int aa_conductor_parse_udp_channel(
-    aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out)
+/* Resolves a parsed UDP channel (with the executor's answers, never waiting for a name) and rejects what
+ * this driver does not carry. */
+int aa_conductor_udp_channel(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, bool is_publication, aa_udp_channel_t **out)
 {
+    const char *channel = uri->text;
     aa_driver_context_t *ctx = conductor->ctx;
     aa_udp_channel_defaults_t defaults =
     {
         (int32_t)ctx->socket_so_rcvbuf, (int32_t)ctx->socket_so_sndbuf, ctx->socket_multicast_ttl,
         &conductor->answers_resolver    /* the executor's answers: the conductor never blocks on a name */
     };
-    if (aa_udp_channel_parse(out, channel, &defaults) < 0)
+    if (aa_udp_channel_from_uri(out, uri, &defaults) < 0)
     {
         return -1;
     }
@@ -70,7 +63,7 @@ int aa_conductor_parse_udp_channel(
     /* endpoint= did not resolve yet and AERON_NAME_RESOLUTION_PENDING_ALLOWED let it wait: nothing is
      * sent until the conductor swaps its address in */
     udp->is_remote_unresolved = conductor->replaying_used_placeholder;
-    if (aa_conductor_check_multicast_params(channel, udp) < 0)
+    if (aa_conductor_check_multicast_params(udp) < 0)
     {
         aa_udp_channel_delete(udp);
         *out = NULL;
@@ -187,15 +180,16 @@ int32_t aa_conductor_allocate_local_sockaddr_counter(
 /* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
  * ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
 {
+    const char *channel = (*udp)->uri.text;
     for (size_t i = 0; i < conductor->send_endpoints_count; i++)
     {
         aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
         if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
         {
-            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
-                &endpoint->channel->uri, aa_channel_send_endpoint_keys, "send endpoint") < 0)
+            if (aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &endpoint->channel->uri,
+                endpoint->channel->canonical_form, aa_channel_send_endpoint_keys, "send endpoint") < 0)
             {
                 return NULL;
             }
@@ -253,16 +247,17 @@ void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_sen
 /* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
  * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms)
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
 {
+    const char *channel = (*udp)->uri.text;
     aa_driver_context_t *ctx = conductor->ctx;
     for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
     {
         aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
         if (aa_udp_channel_equals(endpoint->channel, *udp))
         {
-            if (aa_channel_check_shared(conductor->ctx, channel, &(*udp)->uri, endpoint->channel->canonical_form,
-                &endpoint->channel->uri, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
+            if (aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &endpoint->channel->uri,
+                endpoint->channel->canonical_form, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
             {
                 return NULL;
             }

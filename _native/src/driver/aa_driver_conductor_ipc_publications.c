@@ -28,7 +28,7 @@ static void aa_conductor_on_unavailable_image(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t subscription_registration_id)
 {
     aa_conductor_send_unavailable_image(
-        conductor, pub->registration_id, subscription_registration_id, pub->stream_id, pub->channel);
+        conductor, pub->registration_id, subscription_registration_id, pub->stream_id, pub->channel->text);
 }
 
 /* ---- publications ---- */
@@ -71,18 +71,20 @@ static int64_t aa_conductor_ipc_publication_prefault_position(const void *pub)
     return aa_ipc_publication_producer_position((aa_ipc_publication_t *)pub);
 }
 
-aa_ipc_publication_t *aa_conductor_create_ipc_publication(
-    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
     const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
 {
     aa_driver_context_t *ctx = conductor->ctx;
+    const char *channel = uri->text;
     aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
-    if (NULL == pub || NULL == (pub->channel = strdup(channel)))
+    if (NULL == pub || NULL == (pub->channel = malloc(sizeof(aa_uri_t))))
     {
         free(pub);
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
         return NULL;
     }
+    *pub->channel = *uri;
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
     pub->services = &conductor->services;
@@ -155,6 +157,19 @@ aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     {
         aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->term_length, start_position,
             aa_conductor_ipc_publication_prefault_position, pub);
+    }
+    return pub;
+}
+
+aa_ipc_publication_t *aa_conductor_add_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
+    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
+{
+    aa_ipc_publication_t *pub = aa_conductor_create_ipc_publication(
+        conductor, registration_id, stream_id, uri, params, is_exclusive, now_ns, now_ms);
+    for (size_t i = 0; NULL != pub && i < conductor->subscription_links_count; i++)
+    {
+        aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
     }
     return pub;
 }

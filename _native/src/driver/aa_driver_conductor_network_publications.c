@@ -1,7 +1,7 @@
 /*
- * The conductor's network (UDP) publications and their spies: creation (counters, the sender),
- * a client's ADD_PUBLICATION on a UDP channel, linking spies, and their timers (untethered spies,
- * blocked publishers, drain, linger, handing back to the sender).
+ * The conductor's network (UDP) publications and their spies: creation on a send endpoint (log,
+ * counters, the sender), linking spies, and their timers (untethered spies, blocked publishers,
+ * drain, linger, handing back to the sender).
  */
 
 #include <errno.h>
@@ -65,18 +65,20 @@ static void aa_conductor_free_network_publication_counters(
 }
 
 static aa_network_publication_t *aa_conductor_create_network_publication(
-    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
     const aa_publication_params_t *params, aa_send_channel_endpoint_t *endpoint, bool is_exclusive, int64_t now_ns,
     int64_t now_ms)
 {
     aa_driver_context_t *ctx = conductor->ctx;
+    const char *channel = uri->text;
     aa_network_publication_t *pub = calloc(1, sizeof(aa_network_publication_t));
-    if (NULL == pub || NULL == (pub->channel = strdup(channel)))
+    if (NULL == pub || NULL == (pub->channel = malloc(sizeof(aa_uri_t))))
     {
         free(pub);
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
         return NULL;
     }
+    *pub->channel = *uri;
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
     pub->snd_pos_counter_id = -1;
@@ -223,128 +225,27 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     return pub;
 }
 
-/* A multicast or multi-destination-cast channel has group semantics (reference 4.4, 5, 7.3): the driver's multicast flow control
- * unless fc= names one, a pool of max-resend= retransmit actions (else AERON_MAX_RESEND), SETUP with
- * the GROUP flag and the channel's TTL. The flow control's options stay valid: they point into the
- * caller's URI (fc=) or into the registry (the default). */
-static int aa_conductor_apply_group_params(
-    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_publication_params_t *params)
+aa_network_publication_t *aa_conductor_add_network_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
+    const aa_publication_params_t *params, aa_udp_channel_t **udp, bool is_exclusive, int64_t now_ns, int64_t now_ms)
 {
-    /* multi-destination-cast (reference 7.3) has group semantics as multicast has, without a TTL */
-    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
-        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
-    params->has_group_semantics = udp->is_multicast || is_mdc;
-    params->max_resend = conductor->ctx->max_resend;
-    params->multicast_ttl = udp->is_multicast ? udp->multicast_ttl : 0;
-    if (!params->has_group_semantics)
+    aa_send_channel_endpoint_t *endpoint = aa_conductor_get_or_create_send_endpoint(conductor, udp, now_ms);
+    if (NULL == endpoint)
     {
-        return 0;
+        return NULL;
     }
-    if (aa_uri_get_int32(&udp->uri, "max-resend", &params->max_resend) < 0)
-    {
-        return -1;
-    }
-    if (NULL == aa_uri_find_param(&udp->uri, "fc") &&
-        aa_flow_control_strategy_select(true, NULL, conductor->ctx->multicast_flow_control_strategy,
-            &params->flow_control) < 0)
-    {
-        AA_APPEND_ERR("%s", "AERON_MULTICAST_FLOW_CONTROL_STRATEGY");
-        return -1;
-    }
-    return 0;
-}
-
-int aa_conductor_on_add_network_publication(
-    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel,
-    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms)
-{
-    aa_udp_channel_t *udp = NULL;
-    if (aa_conductor_parse_udp_channel(conductor, channel, true, &udp) < 0)
-    {
-        return -1;
-    }
-    aa_publication_params_t group_params = *params;
-    if (aa_conductor_apply_group_params(conductor, udp, &group_params) < 0)
-    {
-        aa_udp_channel_delete(udp);
-        return -1;
-    }
-    params = &group_params;
-    int64_t correlation_id = command->correlated.correlation_id;
-    aa_network_publication_t *pub = NULL;
-    if (!is_exclusive)
-    {
-        for (size_t i = 0; i < conductor->network_publications_count; i++)
-        {
-            aa_network_publication_t *p = conductor->network_publications[i];
-            if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state &&
-                p->stream_id == command->stream_id && !p->endpoint->is_closing &&
-                aa_udp_channel_equals(p->endpoint->channel, udp) &&
-                (!params->has_session_id || params->session_id == p->session_id))
-            {
-                if (p->term_length != params->term_length || p->mtu_length != params->mtu_length)
-                {
-                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                        "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
-                        "; a shared publication must use the same values (or use an exclusive publication)",
-                        channel, command->stream_id, p->term_length, p->mtu_length);
-                    aa_udp_channel_delete(udp);
-                    return -1;
-                }
-                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
-                {
-                    aa_udp_channel_delete(udp);
-                    return -1;
-                }
-                pub = p;
-                break;
-            }
-        }
-    }
+    aa_network_publication_t *pub = aa_conductor_create_network_publication(
+        conductor, registration_id, stream_id, uri, params, endpoint, is_exclusive, now_ns, now_ms);
     if (NULL == pub)
     {
-        if (params->has_session_id && aa_conductor_session_id_in_use(conductor, command->stream_id, params->session_id))
-        {
-            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, channel, params->session_id,
-                command->stream_id);
-            aa_udp_channel_delete(udp);
-            return -1;
-        }
-        aa_send_channel_endpoint_t *endpoint = aa_conductor_get_or_create_send_endpoint(conductor, &udp, channel, now_ms);
-        aa_udp_channel_delete(udp);
-        if (NULL == endpoint)
-        {
-            return -1;
-        }
-        pub = aa_conductor_create_network_publication(
-            conductor, correlation_id, command->stream_id, channel, params, endpoint, is_exclusive, now_ns, now_ms);
-        if (NULL == pub)
-        {
-            aa_conductor_release_send_endpoint(conductor, endpoint);
-            return -1;
-        }
-        for (size_t i = 0; i < conductor->subscription_links_count; i++)
-        {
-            aa_conductor_link_spy(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
-        }
+        aa_conductor_release_send_endpoint(conductor, endpoint);
+        return NULL;
     }
-    else
+    for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
-        aa_udp_channel_delete(udp);
+        aa_conductor_link_spy(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
     }
-    if (aa_conductor_add_publication_link(conductor, correlation_id, command->correlated.client_id, NULL, pub) < 0)
-    {
-        if (0 == pub->refcnt)
-        {
-            aa_network_publication_begin_draining(pub, now_ns);
-        }
-        return -1;
-    }
-    aa_conductor_on_publication_ready(
-        conductor, correlation_id, pub->registration_id, pub->session_id, pub->stream_id, pub->pub_lmt_counter_id,
-        pub->endpoint->status_counter_id, pub->log_path, pub->is_exclusive);
-    return 0;
+    return pub;
 }
 
 /* ---- timers ---- */
@@ -359,7 +260,7 @@ static void aa_conductor_spy_dropped(aa_driver_conductor_t *conductor, void *p, 
 {
     aa_network_publication_t *pub = p;
     aa_conductor_send_unavailable_image(
-        conductor, pub->registration_id, s->subscription_registration_id, pub->stream_id, pub->channel);
+        conductor, pub->registration_id, s->subscription_registration_id, pub->stream_id, pub->channel->text);
 }
 
 static void aa_conductor_spy_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)

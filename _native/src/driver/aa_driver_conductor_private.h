@@ -6,14 +6,16 @@
  *                                        clients, log-buffer creation, init and close
  *   aa_driver_conductor_clients.c        clients (heartbeats, liveness, removal) and the stream and
  *                                        channel-status counters every resource allocates
- *   aa_driver_conductor_publications.c   what IPC and network publications share: channel parameters,
- *                                        session ids, ADD/REMOVE_PUBLICATION and the clients' links,
- *                                        the untethered-subscriber rule
+ *   aa_driver_conductor_publications.c   ADD/REMOVE_PUBLICATION, top down (the path is described at
+ *                                        aa_conductor_on_add_publication), what IPC and network
+ *                                        publications share: channel parameters, sharing, session ids,
+ *                                        the clients' links, the untethered-subscriber rule
  *   aa_driver_conductor_ipc_publications.c       IPC publications: creation, linking subscribers,
  *                                                untethered subscribers, drain, linger
  *   aa_driver_conductor_network_publications.c   network publications and spies: creation, linking
  *                                                spies, untethered spies, drain, linger
- *   aa_driver_conductor_endpoints.c      channel parsing and the send and receive channel endpoints
+ *   aa_driver_conductor_endpoints.c      UDP channels (resolved from the parsed channel, checked for
+ *                                        what this driver carries), the send and receive endpoints
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
  *   aa_driver_conductor_resolution.c     the name resolver, its executor, registrations waiting for
@@ -95,7 +97,7 @@ int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_re
 /* ---- publications, what IPC and network share (aa_driver_conductor_publications.c) ---- */
 
 /* A publication's channel parameters (term length, mtu, position, session id, linger, window, ...),
- * parsed from its channel with the driver's defaults. */
+ * read from its parsed channel with the driver's defaults. */
 typedef struct aa_publication_params_stct
 {
     int32_t term_length;
@@ -120,8 +122,14 @@ typedef struct aa_publication_params_stct
 }
 aa_publication_params_t;
 
+/* The channel of a command, parsed when the command was taken (aa_driver_conductor.c): uri, or NULL with
+ * the error its parsing gave. */
+const aa_uri_t *aa_conductor_channel_uri(const aa_command_channel_t *channel);
+
+/* ADD_PUBLICATION / ADD_EXCLUSIVE_PUBLICATION on its parsed channel: shares or creates the publication,
+ * links the client and answers READY (the path, top down, at the definition). */
 int aa_conductor_on_add_publication(
-    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel, bool is_exclusive,
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const aa_uri_t *uri, bool is_exclusive,
     int64_t now_ns, int64_t now_ms);
 int aa_conductor_on_remove_publication(
     aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns);
@@ -163,10 +171,11 @@ void aa_conductor_check_untethered(
 
 /* ---- IPC publications (aa_driver_conductor_ipc_publications.c) ---- */
 
-/* A new IPC publication (log, pub-lmt and pub-pos counters, prefaulting), not yet linked; NULL with
- * the error set on failure. */
-aa_ipc_publication_t *aa_conductor_create_ipc_publication(
-    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const char *channel,
+/* A new IPC publication (log, pub-lmt and pub-pos counters, prefaulting; it keeps a copy of uri)
+ * linked to the subscriptions of its stream, with no client link yet; NULL with the error set on
+ * failure. */
+aa_ipc_publication_t *aa_conductor_add_ipc_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
     const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms);
 /* Links an IPC subscription to an IPC publication of its stream (a sub-pos counter, an image). */
 void aa_conductor_link_subscriber(
@@ -176,11 +185,13 @@ void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t n
 
 /* ---- network publications and spies (aa_driver_conductor_network_publications.c) ---- */
 
-/* ADD_PUBLICATION on a UDP channel, its params parsed: shares or creates the publication (and its
- * send endpoint), links the client and answers READY. */
-int aa_conductor_on_add_network_publication(
-    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel,
-    const aa_publication_params_t *params, bool is_exclusive, int64_t now_ns, int64_t now_ms);
+/* A new network publication on the send endpoint of *udp's canonical form (an open one, or a new one
+ * that takes *udp, NULL afterwards), with its log and counters (it keeps a copy of uri), handed to the
+ * sender and linked to the spies of its channel, with no client link yet; NULL with the error set on
+ * failure. */
+aa_network_publication_t *aa_conductor_add_network_publication(
+    aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
+    const aa_publication_params_t *params, aa_udp_channel_t **udp, bool is_exclusive, int64_t now_ns, int64_t now_ms);
 /* Links a spy subscription to a network publication of its channel and stream (a sub-pos counter,
  * an image of the publication's log); does nothing when they do not match or are linked already. */
 void aa_conductor_link_spy(
@@ -190,15 +201,17 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
 
 /* ---- channels and endpoints (aa_driver_conductor_endpoints.c) ---- */
 
-int aa_conductor_parse_channel(const char *channel, aa_uri_t *uri, bool is_publication);
-/* Resolves a UDP channel (BLOCKING: name lookups) and rejects what this driver does not carry. */
-int aa_conductor_parse_udp_channel(
-    aa_driver_conductor_t *conductor, const char *channel, bool is_publication, aa_udp_channel_t **out);
+/* Resolves a parsed UDP channel (with the executor's answers: the conductor never waits for a name)
+ * without parsing it again, and rejects what this driver does not carry. */
+int aa_conductor_udp_channel(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, bool is_publication, aa_udp_channel_t **out);
+/* The endpoints of a channel: an open one with the same canonical form (whose settings the channel must
+ * repeat), else a new one that takes *udp (NULL afterwards). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms);
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms);
 void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint);
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, const char *channel, int64_t now_ms);
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms);
 void aa_conductor_release_receive_endpoint(
     aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t now_ms);
@@ -223,7 +236,7 @@ void aa_driver_conductor_proxy_create_publication_image(
 /* ---- subscriptions (aa_driver_conductor_subscriptions.c) ---- */
 
 int aa_conductor_on_add_subscription(
-    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const char *channel, int64_t now_ns,
+    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const aa_uri_t *uri, int64_t now_ns,
     int64_t now_ms);
 int aa_conductor_on_remove_subscription(
     aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns, int64_t now_ms);
@@ -232,10 +245,12 @@ void aa_conductor_remove_subscription_link_at(
 
 /* aa_driver_conductor_destinations.c: ADD_DESTINATION / REMOVE_DESTINATION on manual
  * multi-destination-cast publications, ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION on
- * multi-destination subscriptions. Answers the client itself on success. */
+ * multi-destination subscriptions (destination: the command's channel, parsed when it was taken; a
+ * parse error is reported once the publication or subscription is found). Answers the client itself
+ * on success. */
 int aa_conductor_on_destination_command(
     aa_driver_conductor_t *conductor, int32_t msg_type_id, const aa_destination_command_t *command,
-    const char *destination, int64_t now_ms);
+    const aa_command_channel_t *destination, int64_t now_ms);
 /* rcv-local-sockaddr / snd-local-sockaddr (type 14) of an endpoint (or a multi-destination
  * subscription's destination), keyed by the endpoint's status counter id; -1 on failure. */
 int32_t aa_conductor_allocate_local_sockaddr_counter(
@@ -253,23 +268,27 @@ void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endp
 #define AA_RESOLUTION_KIND_PENDING_ENDPOINT 5   /* endpoint= that did not resolve yet, retried */
 #define AA_RESOLUTION_KIND_SEND_DESTINATION 6   /* re-resolution of a manual MDC destination added by name */
 
-/* Manual MDC destinations were added or removed (destination: the command's URI): those added by
+/* Manual MDC destinations were added or removed (destination: the command's parsed URI): those added by
  * name are re-resolved when they fall silent. */
 void aa_conductor_resolution_on_destination(
     aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address,
-    const char *destination, bool is_add);
+    const aa_uri_t *destination, bool is_add);
 
-/* Runs a client command (aa_driver_conductor.c), as if it came from the to-driver buffer. */
-void aa_conductor_dispatch_command(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length);
+/* Runs a client command again (aa_driver_conductor.c), as if it came from the to-driver buffer, with
+ * the channel parsed when it came (NULL for a command without one). */
+void aa_conductor_dispatch_command(
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length,
+    const aa_command_channel_t *channel);
 /* Answers correlation_id with an error (and logs it). */
 void aa_conductor_send_error(aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message);
 
 /* Takes a client command whose channel names a host (or that acts on a registration still waiting
- * for its names) for later: returns 1 when taken (the client is answered later), 0 when the command
- * runs now, -1 on error. registration_key: the registration a removal or destination acts on. */
+ * for its names) for later, with a copy of its parsed channel: returns 1 when taken (the client is
+ * answered later), 0 when the command runs now, -1 on error. registration_key: the registration a
+ * removal or destination acts on; channel: NULL for a removal. */
 int aa_conductor_resolution_defer(
-    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length, const char *channel,
-    int64_t registration_key);
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length,
+    const aa_command_channel_t *channel, int64_t registration_key);
 /* media services: the sender (is_sender) or receiver asks for a re-resolution of endpoint's name. */
 void aa_conductor_services_request_re_resolution(
     void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address);

@@ -1,8 +1,9 @@
 /*
- * The conductor's publications, what IPC and network publications share: the channel parameters
- * (parsing, the log they ask for), session ids, the clients' links (add, remove, the READY response)
- * and Aeron's rule for untethered subscribers. The IPC and network publications themselves live in
- * aa_driver_conductor_ipc_publications.c and aa_driver_conductor_network_publications.c.
+ * The conductor's publications: ADD_PUBLICATION top down (aa_conductor_on_add_publication), and what
+ * IPC and network publications share: the channel parameters (read from the parsed channel, the log
+ * they ask for), sharing a publication, session ids, the clients' links (add, remove, the READY
+ * response) and Aeron's rule for untethered subscribers. The IPC and network publications themselves
+ * live in aa_driver_conductor_ipc_publications.c and aa_driver_conductor_network_publications.c.
  */
 
 #include <errno.h>
@@ -267,90 +268,191 @@ int aa_conductor_add_publication_link(
     return 0;
 }
 
-int aa_conductor_on_add_publication(
-    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const char *channel, bool is_exclusive,
-    int64_t now_ns, int64_t now_ms)
+/* A multicast or multi-destination-cast channel has group semantics (reference 4.4, 5, 7.3): the driver's
+ * multicast flow control unless fc= names one, a pool of max-resend= retransmit actions (else
+ * AERON_MAX_RESEND), SETUP with the GROUP flag and the channel's TTL. The flow control's options stay
+ * valid: they point into the command's parsed channel (fc=) or into the registry (the default). */
+static int aa_conductor_apply_group_params(
+    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_publication_params_t *params)
 {
-    aa_uri_t uri;
-    aa_publication_params_t params;
-    memset(&params, 0, sizeof(params));
-    if (aa_conductor_parse_channel(channel, &uri, true) < 0)
+    /* multi-destination-cast (reference 7.3) has group semantics as multicast has, without a TTL */
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
+    params->has_group_semantics = udp->is_multicast || is_mdc;
+    params->max_resend = conductor->ctx->max_resend;
+    params->multicast_ttl = udp->is_multicast ? udp->multicast_ttl : 0;
+    if (!params->has_group_semantics)
+    {
+        return 0;
+    }
+    if (aa_uri_get_int32(&udp->uri, "max-resend", &params->max_resend) < 0)
     {
         return -1;
     }
-    if (uri.is_spy)
+    if (NULL == aa_uri_find_param(&udp->uri, "fc") &&
+        aa_flow_control_strategy_select(true, NULL, conductor->ctx->multicast_flow_control_strategy,
+            &params->flow_control) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_MULTICAST_FLOW_CONTROL_STRATEGY");
+        return -1;
+    }
+    return 0;
+}
+
+/* The live publication a non-exclusive one joins: not exclusive, the same stream, the same channel
+ * (IPC; UDP: its send endpoint's canonical form) and session-id= when given. Sets *ipc or *network
+ * (neither: none to join) and returns 0, or -1 when the channel asks for other settings than the
+ * publication keeps: term-length and mtu as resolved, the rest compared on both parsed channels. */
+static int aa_conductor_find_shared_publication(
+    aa_driver_conductor_t *conductor, int32_t stream_id, const aa_uri_t *uri, const aa_publication_params_t *params,
+    const aa_udp_channel_t *udp, aa_ipc_publication_t **ipc, aa_network_publication_t **network)
+{
+    int32_t term_length = 0;
+    int32_t mtu_length = 0;
+    const aa_uri_t *existing = NULL;
+    for (size_t i = 0; NULL == udp && i < conductor->ipc_publications_count; i++)
+    {
+        aa_ipc_publication_t *p = conductor->ipc_publications[i];
+        if (!p->is_exclusive && AA_IPC_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == stream_id &&
+            (!params->has_session_id || params->session_id == p->session_id))
+        {
+            *ipc = p;
+            term_length = p->term_length;
+            mtu_length = p->mtu_length;
+            existing = p->channel;
+            break;
+        }
+    }
+    for (size_t i = 0; NULL != udp && i < conductor->network_publications_count; i++)
+    {
+        aa_network_publication_t *p = conductor->network_publications[i];
+        if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == stream_id &&
+            !p->endpoint->is_closing && aa_udp_channel_equals(p->endpoint->channel, udp) &&
+            (!params->has_session_id || params->session_id == p->session_id))
+        {
+            *network = p;
+            term_length = p->term_length;
+            mtu_length = p->mtu_length;
+            existing = p->channel;
+            break;
+        }
+    }
+    if (NULL == existing)
+    {
+        return 0;
+    }
+    if (term_length != params->term_length || mtu_length != params->mtu_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
+            "; a shared publication must use the same values (or use an exclusive publication)",
+            uri->text, stream_id, term_length, mtu_length);
+        return -1;
+    }
+    return aa_channel_check_shared_publication(conductor->ctx, uri, existing);
+}
+
+/*
+ * ADD_PUBLICATION and ADD_EXCLUSIVE_PUBLICATION, top down. The channel was parsed once, when the
+ * command was taken (aa_driver_conductor.c; a command that waited for its names carries that parse);
+ * every step reads it:
+ *   1. what this driver applies of it (aa_channel_support), then its parameters with the driver's
+ *      defaults (here);
+ *   2. UDP: the channel resolved from the same parse and checked for what this driver carries
+ *      (aa_conductor_udp_channel, aa_driver_conductor_endpoints.c), then its group settings (here);
+ *   3. the publication to share, whose settings the channel must repeat (here);
+ *   4. else a new one: aa_conductor_add_ipc_publication (aa_driver_conductor_ipc_publications.c), or
+ *      aa_conductor_add_network_publication (aa_driver_conductor_network_publications.c) on the send
+ *      endpoint of the channel's canonical form (aa_driver_conductor_endpoints.c);
+ *   5. the client's link and the READY answer (here).
+ */
+int aa_conductor_on_add_publication(
+    aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const aa_uri_t *uri, bool is_exclusive,
+    int64_t now_ns, int64_t now_ms)
+{
+    if (aa_channel_check_applied(uri, true) < 0)
+    {
+        return -1;
+    }
+    if (uri->is_spy)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a spy (aeron-spy:) only subscribes, to a network publication of this driver; publish on the "
-            "channel without the prefix (aeron:udp?endpoint=host:port)", channel);
+            "channel without the prefix (aeron:udp?endpoint=host:port)", uri->text);
         return -1;
     }
-    if (aa_conductor_parse_publication_params(conductor, &uri, &params) < 0)
+    aa_publication_params_t params;
+    memset(&params, 0, sizeof(params));
+    if (aa_conductor_parse_publication_params(conductor, uri, &params) < 0)
     {
         return -1;
     }
-    if (AA_URI_MEDIA_UDP == uri.media)
+    aa_udp_channel_t *udp = NULL;
+    if (AA_URI_MEDIA_UDP == uri->media && (aa_conductor_udp_channel(conductor, uri, true, &udp) < 0 ||
+        aa_conductor_apply_group_params(conductor, udp, &params) < 0))
     {
-        return aa_conductor_on_add_network_publication(conductor, command, channel, &params, is_exclusive, now_ns, now_ms);
+        aa_udp_channel_delete(udp);
+        return -1;
     }
+
     int64_t correlation_id = command->correlated.correlation_id;
-    aa_ipc_publication_t *pub = NULL;
-    if (!is_exclusive)
+    int32_t stream_id = command->stream_id;
+    aa_ipc_publication_t *ipc = NULL;
+    aa_network_publication_t *network = NULL;
+    int rc = is_exclusive ? 0 :
+        aa_conductor_find_shared_publication(conductor, stream_id, uri, &params, udp, &ipc, &network);
+    if (0 == rc && NULL == ipc && NULL == network)
     {
-        for (size_t i = 0; i < conductor->ipc_publications_count; i++)
-        {
-            aa_ipc_publication_t *p = conductor->ipc_publications[i];
-            if (!p->is_exclusive && AA_IPC_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == command->stream_id &&
-                (!params.has_session_id || params.session_id == p->session_id))
-            {
-                if (p->term_length != params.term_length || p->mtu_length != params.mtu_length)
-                {
-                    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                        "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
-                        "; a shared publication must use the same values (or use an exclusive publication)",
-                        channel, command->stream_id, p->term_length, p->mtu_length);
-                    return -1;
-                }
-                if (aa_channel_check_shared_publication(conductor->ctx, channel, p->channel) < 0)
-                {
-                    return -1;
-                }
-                pub = p;
-                break;
-            }
-        }
-    }
-    if (NULL == pub)
-    {
-        if (params.has_session_id && aa_conductor_session_id_in_use(conductor, command->stream_id, params.session_id))
+        if (params.has_session_id && aa_conductor_session_id_in_use(conductor, stream_id, params.session_id))
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, channel, params.session_id,
-                command->stream_id);
-            return -1;
+                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, uri->text, params.session_id,
+                stream_id);
+            rc = -1;
         }
-        pub = aa_conductor_create_ipc_publication(
-            conductor, correlation_id, command->stream_id, channel, &params, is_exclusive, now_ns, now_ms);
-        if (NULL == pub)
+        else if (NULL == udp)
         {
-            return -1;
+            ipc = aa_conductor_add_ipc_publication(
+                conductor, correlation_id, stream_id, uri, &params, is_exclusive, now_ns, now_ms);
+            rc = NULL == ipc ? -1 : 0;
         }
-        for (size_t i = 0; i < conductor->subscription_links_count; i++)
+        else
         {
-            aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);
+            network = aa_conductor_add_network_publication(
+                conductor, correlation_id, stream_id, uri, &params, &udp, is_exclusive, now_ns, now_ms);
+            rc = NULL == network ? -1 : 0;
         }
     }
-    if (aa_conductor_add_publication_link(conductor, correlation_id, command->correlated.client_id, pub, NULL) < 0)
+    aa_udp_channel_delete(udp);
+    if (rc < 0)
     {
-        if (0 == pub->refcnt)
+        return -1;
+    }
+
+    if (aa_conductor_add_publication_link(conductor, correlation_id, command->correlated.client_id, ipc, network) < 0)
+    {
+        if (NULL != ipc && 0 == ipc->refcnt)
         {
-            aa_ipc_publication_begin_draining(pub, now_ns);
+            aa_ipc_publication_begin_draining(ipc, now_ns);
+        }
+        if (NULL != network && 0 == network->refcnt)
+        {
+            aa_network_publication_begin_draining(network, now_ns);
         }
         return -1;
     }
-    aa_conductor_on_publication_ready(
-        conductor, correlation_id, pub->registration_id, pub->session_id, pub->stream_id, pub->pub_lmt_counter_id,
-        AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED, pub->log_path, pub->is_exclusive);
+    if (NULL != ipc)
+    {
+        aa_conductor_on_publication_ready(
+            conductor, correlation_id, ipc->registration_id, ipc->session_id, ipc->stream_id, ipc->pub_lmt_counter_id,
+            AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED, ipc->log_path, ipc->is_exclusive);
+    }
+    else
+    {
+        aa_conductor_on_publication_ready(
+            conductor, correlation_id, network->registration_id, network->session_id, network->stream_id,
+            network->pub_lmt_counter_id, network->endpoint->status_counter_id, network->log_path, network->is_exclusive);
+    }
     return 0;
 }
 

@@ -5,9 +5,10 @@
  * re-resolution of silent endpoints and control addresses, and the resolutions table.
  *
  * A client command whose channel names a host (endpoint=, control=, interface= not an address
- * literal) is copied into a request and its names go to the executor; the conductor answers the
- * client when the request comes back, by running the command again with the "answers" resolver,
- * which hands out what the executor found and never blocks. A command by address runs at once.
+ * literal) is copied into a request, with its channel as parsed when it came, and its names go to the
+ * executor; the conductor answers the client when the request comes back, by running the command
+ * again on that parse with the "answers" resolver, which hands out what the executor found and never
+ * blocks. A command by address runs at once.
  * Commands that act on a registration still waiting (a destination of a publication being added, a
  * removal) wait behind it, in order; a removal of a waiting registration cancels it.
  */
@@ -259,17 +260,13 @@ static aa_name_resolution_request_t *aa_conductor_find_pending_command(aa_driver
     return NULL;
 }
 
-/* Adds to request the URI values of channel that name a host. Returns the number of names. */
-static int aa_conductor_collect_names(const char *channel, aa_name_resolution_request_t *request)
+/* Adds to request the URI values of the parsed channel that name a host. Returns the number of names. */
+static int aa_conductor_collect_names(const aa_command_channel_t *channel, aa_name_resolution_request_t *request)
 {
     static const char *const keys[] = { "endpoint", "control", "interface" };
-    aa_uri_t *uri = malloc(sizeof(aa_uri_t));
-    if (NULL == uri)
-    {
-        return 0;
-    }
+    const aa_uri_t *uri = &channel->uri;
     int family = AF_UNSPEC;
-    if (0 == aa_uri_parse(channel, uri) && AA_URI_MEDIA_UDP == uri->media)
+    if (channel->is_parsed && AA_URI_MEDIA_UDP == uri->media)
     {
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
         {
@@ -297,28 +294,31 @@ static int aa_conductor_collect_names(const char *channel, aa_name_resolution_re
             request->names[i].family = family;
         }
     }
-    free(uri);
     return request->names_count;
 }
 
+/* The command and its parsed channel, kept until it runs again. */
 static int aa_conductor_copy_command(
-    aa_name_resolution_request_t *request, int32_t msg_type_id, const void *buffer, size_t length)
+    aa_name_resolution_request_t *request, int32_t msg_type_id, const void *buffer, size_t length,
+    const aa_command_channel_t *channel)
 {
     request->command = malloc(length);
-    if (NULL == request->command)
+    request->channel = malloc(sizeof(aa_command_channel_t));
+    if (NULL == request->command || NULL == request->channel)
     {
         AA_SET_ERR(ENOMEM, "%s", "out of memory queueing a command that waits for a name");
         return -1;
     }
     memcpy(request->command, buffer, length);
+    memcpy(request->channel, channel, sizeof(aa_command_channel_t));
     request->command_length = length;
     request->msg_type_id = msg_type_id;
     return 0;
 }
 
 int aa_conductor_resolution_defer(
-    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length, const char *channel,
-    int64_t registration_key)
+    aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *buffer, size_t length,
+    const aa_command_channel_t *channel, int64_t registration_key)
 {
     const aa_correlated_command_t *correlated = buffer;
     int64_t correlation_id = correlated->correlation_id;
@@ -352,7 +352,7 @@ int aa_conductor_resolution_defer(
     {
         request->kind = AA_RESOLUTION_KIND_FOLLOWER;
         request->depends_on = ahead->id;
-        if (aa_conductor_copy_command(request, msg_type_id, buffer, length) < 0 ||
+        if (aa_conductor_copy_command(request, msg_type_id, buffer, length, channel) < 0 ||
             aa_conductor_track_request(conductor, request) < 0)
         {
             aa_name_resolution_request_free(request);
@@ -365,7 +365,8 @@ int aa_conductor_resolution_defer(
         aa_name_resolution_request_free(request);
         return 0;
     }
-    if (aa_conductor_copy_command(request, msg_type_id, buffer, length) < 0 || aa_conductor_submit(conductor, request) < 0)
+    if (aa_conductor_copy_command(request, msg_type_id, buffer, length, channel) < 0 ||
+        aa_conductor_submit(conductor, request) < 0)
     {
         aa_name_resolution_request_free(request);
         return -1;
@@ -496,7 +497,8 @@ static void aa_conductor_dispatch_followers(aa_driver_conductor_t *conductor, in
         int64_t follower_id = follower->id;
         if (NULL != aa_conductor_find_client(conductor, follower->client_id) && !follower->is_cancelled)
         {
-            aa_conductor_dispatch_command(conductor, follower->msg_type_id, follower->command, follower->command_length);
+            aa_conductor_dispatch_command(
+                conductor, follower->msg_type_id, follower->command, follower->command_length, follower->channel);
         }
         aa_name_resolution_request_free(follower);
         aa_name_resolution_request_t *again = aa_conductor_find_pending_command(conductor, follower_id);
@@ -546,7 +548,8 @@ static void aa_conductor_on_command_answer(aa_driver_conductor_t *conductor, aa_
     conductor->replaying = request;
     conductor->replaying_allows_placeholder = placeholder;
     conductor->replaying_used_placeholder = false;
-    aa_conductor_dispatch_command(conductor, request->msg_type_id, request->command, request->command_length);
+    aa_conductor_dispatch_command(
+        conductor, request->msg_type_id, request->command, request->command_length, request->channel);
     bool used_placeholder = conductor->replaying_used_placeholder;
     conductor->replaying = NULL;
     conductor->replaying_allows_placeholder = false;
@@ -579,7 +582,7 @@ static aa_named_destination_t *aa_conductor_find_named_destination(
 
 void aa_conductor_resolution_on_destination(
     aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint, const struct sockaddr_storage *address,
-    const char *destination, bool is_add)
+    const aa_uri_t *destination, bool is_add)
 {
     aa_named_destination_t *known = aa_conductor_find_named_destination(conductor, endpoint, address);
     if (!is_add)
@@ -590,13 +593,8 @@ void aa_conductor_resolution_on_destination(
         }
         return;
     }
-    aa_uri_t *uri = malloc(sizeof(aa_uri_t));
     aa_uri_address_t parts;
-    const char *value = NULL;
-    if (NULL != uri && 0 == aa_uri_parse(destination, uri))
-    {
-        value = aa_uri_find_param(uri, "endpoint");
-    }
+    const char *value = aa_uri_find_param(destination, "endpoint");
     if (NULL != value && 0 == aa_uri_parse_address("endpoint", value, false, false, &parts) &&
         !aa_name_resolver_is_literal(parts.host) && NULL == known &&
         AA_ARRAY_ENSURE(conductor->named_destinations, aa_named_destination_t) == 0)
@@ -606,7 +604,6 @@ void aa_conductor_resolution_on_destination(
         d->address = *address;
         snprintf(d->value, sizeof(d->value), "%s", value);
     }
-    free(uri);
 }
 
 /* A named endpoint of a send endpoint or the control address of a receive endpoint. */

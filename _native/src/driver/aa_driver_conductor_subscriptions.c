@@ -13,14 +13,14 @@
 #include "util/aa_error.h"
 
 static int aa_conductor_add_udp_subscription(
-    aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const char *channel, int64_t now_ms)
+    aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const aa_uri_t *uri, int64_t now_ms)
 {
     aa_udp_channel_t *udp = NULL;
-    if (aa_conductor_parse_udp_channel(conductor, channel, false, &udp) < 0)
+    if (aa_conductor_udp_channel(conductor, uri, false, &udp) < 0)
     {
         return -1;
     }
-    aa_receive_channel_endpoint_t *endpoint = aa_conductor_get_or_create_receive_endpoint(conductor, &udp, channel, now_ms);
+    aa_receive_channel_endpoint_t *endpoint = aa_conductor_get_or_create_receive_endpoint(conductor, &udp, now_ms);
     aa_udp_channel_delete(udp);
     if (NULL == endpoint)
     {
@@ -36,39 +36,39 @@ static int aa_conductor_add_udp_subscription(
     return 0;
 }
 
-/* A spy's channel is parsed as a publication's would be: it matches the network publications whose
+/* A spy's channel is resolved as a publication's would be: it matches the network publications whose
  * send endpoint has the same canonical form. */
-static int aa_conductor_parse_spy_channel(
-    aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const aa_uri_t *uri, const char *channel)
+static int aa_conductor_spy_channel(aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const aa_uri_t *uri)
 {
     if (AA_URI_MEDIA_UDP != uri->media)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a spy reads a network publication; spy on a UDP channel (aeron-spy:aeron:udp?endpoint=host:port), "
-            "or subscribe to aeron:ipc directly", channel);
+            "or subscribe to aeron:ipc directly", uri->text);
         return -1;
     }
-    return aa_conductor_parse_udp_channel(conductor, channel, true, &link->spy_channel);
+    return aa_conductor_udp_channel(conductor, uri, true, &link->spy_channel);
 }
 
+/* ADD_SUBSCRIPTION on its channel, parsed when the command was taken (aa_driver_conductor.c). */
 int aa_conductor_on_add_subscription(
-    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const char *channel, int64_t now_ns,
+    aa_driver_conductor_t *conductor, const aa_subscription_command_t *command, const aa_uri_t *uri, int64_t now_ns,
     int64_t now_ms)
 {
-    aa_uri_t uri;
-    if (aa_conductor_parse_channel(channel, &uri, false) < 0)
+    const char *channel = uri->text;
+    if (aa_channel_check_applied(uri, false) < 0)
     {
         return -1;
     }
     bool tether = conductor->ctx->tether_subscriptions;
     bool sparse = conductor->ctx->term_buffer_sparse_file;
     int32_t session_id = 0;
-    int rc_session = aa_uri_get_int32(&uri, "session-id", &session_id);
-    if (aa_uri_get_bool(&uri, "tether", &tether) < 0 || aa_uri_get_bool(&uri, "sparse", &sparse) < 0 || rc_session < 0)
+    int rc_session = aa_uri_get_int32(uri, "session-id", &session_id);
+    if (aa_uri_get_bool(uri, "tether", &tether) < 0 || aa_uri_get_bool(uri, "sparse", &sparse) < 0 || rc_session < 0)
     {
         return -1;
     }
-    if (!tether && AA_URI_MEDIA_UDP == uri.media && !uri.is_spy)
+    if (!tether && AA_URI_MEDIA_UDP == uri->media && !uri->is_spy)
     {
         /* an explicit tether=false is refused by the channel table; this is the driver's default */
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
@@ -97,8 +97,8 @@ int aa_conductor_on_add_subscription(
     link_value.is_tether = tether;
     link_value.is_sparse = sparse;
     link_value.channel = channel_copy;
-    if (uri.is_spy ? aa_conductor_parse_spy_channel(conductor, &link_value, &uri, channel) < 0 :
-        AA_URI_MEDIA_UDP == uri.media && aa_conductor_add_udp_subscription(conductor, &link_value, channel, now_ms) < 0)
+    if (uri->is_spy ? aa_conductor_spy_channel(conductor, &link_value, uri) < 0 :
+        AA_URI_MEDIA_UDP == uri->media && aa_conductor_add_udp_subscription(conductor, &link_value, uri, now_ms) < 0)
     {
         free(channel_copy);
         return -1;

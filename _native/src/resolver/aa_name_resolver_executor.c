@@ -37,6 +37,7 @@ void aa_name_resolution_request_free(aa_name_resolution_request_t *request)
     if (NULL != request)
     {
         free(request->command);
+        free(request->channel);
         free(request);
     }
 }

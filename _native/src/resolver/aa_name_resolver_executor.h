@@ -55,6 +55,7 @@ typedef struct aa_name_resolution_request_stct
     int32_t msg_type_id;
     uint8_t *command;
     size_t command_length;
+    void *channel;                          /* the command's channel as parsed when it came (freed with it) */
     bool is_cancelled;
 }
 aa_name_resolution_request_t;

@@ -698,6 +698,7 @@ int aa_uri_parse(const char *uri, aa_uri_t *parsed)
             length, AA_URI_MAX_LENGTH - 1);
         return -1;
     }
+    memcpy(parsed->text, uri, length + 1);
     const char *p = uri;
     if (0 == strncmp(p, "aeron-spy:", 10))
     {

@@ -31,8 +31,12 @@ typedef struct aa_uri_param_stct
 }
 aa_uri_param_t;
 
+/* A parsed channel: what every later step reads (the driver parses a client's channel once, see
+ * docs/architecture.md, "Channels: parsed once"). text keeps the URI as given, for the errors and
+ * counter labels that name the channel. */
 typedef struct aa_uri_stct
 {
+    char text[AA_URI_MAX_LENGTH];
     aa_uri_media_t media;
     bool is_spy;
     size_t params_count;
@@ -62,6 +66,8 @@ typedef struct aa_uri_tags_stct
 }
 aa_uri_tags_t;
 
+/* Parses uri into *parsed (parsed->text: uri, when it is shorter than AA_URI_MAX_LENGTH). Returns 0, or
+ * -1 with the error naming the offending part and the accepted forms. */
 int aa_uri_parse(const char *uri, aa_uri_t *parsed);
 const char *aa_uri_find_param(const aa_uri_t *uri, const char *key);
 
