@@ -36,6 +36,10 @@ def test_the_context_has_a_field_for_every_native_option_with_its_metadata(which
         assert field.default is None and field.kw_only
         assert dict(field.metadata) == {"env": option.env, "property": option.property, "type": option.type,
                                         "default": option.default, "doc": option.description}
+        # the Python type follows the native one where a type says how Python values are converted
+        for native_type, annotation in ((lib.AA_OPTION_BOOL, "bool | None"), (lib.AA_OPTION_SIZE, "Size | None"),
+                                        (lib.AA_OPTION_DURATION, "Duration | None")):
+            assert (option.type == native_type) == (field.type == annotation), (field.name, field.type)
 
 
 def test_the_tables_describe_the_documented_defaults() -> None:
