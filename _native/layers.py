@@ -8,7 +8,7 @@ the header it names.
 
 Bottom up (a layer may include itself and the layers listed for it, nothing else):
 
-    util        errors, clocks, files, parsing, socket addresses, the strategy registry
+    util        errors, clocks, files, parsing, the option engine, socket addresses, the strategy registry
     concurrent  atomics, ring and broadcast buffers, counters, error log, loss report, doorbells
     logbuffer   log buffer layout and the frames in it, term appenders, readers and scanners
     agent       agents, runners and idle strategies
@@ -23,7 +23,8 @@ Bottom up (a layer may include itself and the layers listed for it, nothing else
     driver      the media driver: context, conductor, sender, receiver
     client      the client library, beside the driver (they meet through the CnC file only)
     archive     the archive, beside the driver (a client of the driver, as Aeron's)
-    api         aeron_async.h, the public C API: above everything
+    api         aeron_async.h, the public C API: above everything; aa_options_api.c beside it describes
+                the driver's and the archive's option tables side by side
 
 `aeron_async.h` declares every public function (`aa_fastpath.h`, beside it, the table of the message
 path's functions that the CPython extension calls). The .c files that define some (IMPLEMENTS_API) include

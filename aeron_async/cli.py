@@ -11,6 +11,7 @@ import time
 
 
 def _cmd_driver(args: argparse.Namespace) -> int:
+    from ._options import DRIVER, field_name
     from .context import DriverContext, native_options
     from .driver import MediaDriver
 
@@ -34,7 +35,7 @@ def _cmd_driver(args: argparse.Namespace) -> int:
             print(f"aeron-async driver: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
             return 2
         name, value = item.split("=", 1)
-        overrides[name.strip().lower().removeprefix("aeron_").replace(".", "_")] = value
+        overrides[field_name(DRIVER, name)] = value
     if args.aeron_dir:
         overrides["aeron_dir"] = args.aeron_dir
     if args.threading_mode:
@@ -77,6 +78,7 @@ def _cmd_driver(args: argparse.Namespace) -> int:
 
 
 def _cmd_archive(args: argparse.Namespace) -> int:
+    from ._options import ARCHIVE, field_name
     from .archive.service import Archive, ArchiveContext, archive_options
 
     if args.help_options:
@@ -89,19 +91,13 @@ def _cmd_archive(args: argparse.Namespace) -> int:
             for env, prop, default, description in archive_options():
                 print(f"{env:48s} {prop:48s} default {default!s:12s} {description}")
         return 0
-    fields = {f.name for f in ArchiveContext.__attrs_attrs__}
     overrides: dict[str, str] = {}
     for item in args.option or []:
         if "=" not in item:
             print(f"aeron-async archive: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
             return 2
         name, value = item.split("=", 1)
-        key = name.strip().lower().replace(".", "_").removeprefix("aeron_").removeprefix("archive_")
-        if key not in fields and "archive_" + key in fields:
-            key = "archive_" + key
-        if name.strip().upper() in ("AERON_DIR", "AERON.DIR"):
-            key = "aeron_dir"
-        overrides[key] = value
+        overrides[field_name(ARCHIVE, name)] = value
     if args.archive_dir:
         overrides["archive_dir"] = args.archive_dir
     if args.aeron_dir:

@@ -11,14 +11,12 @@ import pkgutil
 import struct
 import types
 
-import attrs
 import pytest
 
 import aeron_async
 from aeron_async import errors, extras
 from aeron_async._ffi import ffi, lib
 from aeron_async.archive import _codec
-from aeron_async.context import native_options
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, offer_all, wait_for
 
 
@@ -110,14 +108,6 @@ def test_use_after_close(driver: aeron_async.MediaDriver) -> None:
     with pytest.raises(aeron_async.ClosedError, match="connect a new one"):
         client.add_publication("aeron:ipc", 3)
     client.close()  # idempotent
-
-
-def test_every_native_option_has_a_context_field() -> None:
-    fields = {f.metadata["env"]: f for f in attrs.fields(aeron_async.DriverContext)}
-    native = {env: default for env, _prop, default, _desc in native_options()}
-    assert set(fields) == set(native)
-    for env, field in fields.items():
-        assert field.name == ("aeron_dir" if env == "AERON_DIR" else env.removeprefix("AERON_").lower())
 
 
 def test_environment_variables_configure_the_driver(monkeypatch: pytest.MonkeyPatch, aeron_dir: str) -> None:

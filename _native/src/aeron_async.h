@@ -16,6 +16,7 @@
 #ifndef AA_CDEF
 #include "util/aa_error.h"
 #include "util/aa_parse.h"
+#include "util/aa_options.h"
 #include "util/aa_registry.h"
 #include "logbuffer/aa_term.h"
 #include "client/aa_client.h"
@@ -314,9 +315,22 @@ int aa_driver_do_work(aa_driver_t *driver);
 void aa_driver_idle(aa_driver_t *driver, int work_count);
 int aa_driver_close(aa_driver_t *driver);
 int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_t *heartbeat_age_ms, int64_t *pid);
-/* Options table: index from 0 until it returns -1. */
+/* The value an option holds, by its environment or property name, as it would be set; the length
+ * written, or -1 (unknown name, buffer too short). */
+int aa_driver_context_get(const aa_driver_context_t *ctx, const char *name, char *value, size_t length);
+/* Options table: index from 0 until it returns -1 (aa_option_describe tells more). */
 int aa_driver_option(int index, const char **env_name, const char **property_name, const char **default_value,
     const char **description);
+
+/* ---- option tables ----
+ * util/aa_options.h: the driver's (AA_OPTIONS_DRIVER) and the archive's (AA_OPTIONS_ARCHIVE)
+ * options, one table each, run by one option engine: names, environment variables, Aeron's
+ * property names, types, defaults and descriptions. */
+/* CDEF INCLUDE util/aa_options.h */
+/* The number of options of a table; -1 for another kind. */
+int aa_options_count(int32_t kind);
+/* The index-th option of a table (0 up); -1 past the end or for another kind. */
+int aa_option_describe(int32_t kind, int32_t index, aa_option_info_t *info);
 
 /* ---- client ---- */
 int aa_client_connect(aa_client_t **client, const char *aeron_dir, int64_t driver_timeout_ms, bool use_invoker,
@@ -498,7 +512,8 @@ aa_archive_context_t *aa_archive_context_new(void);
 void aa_archive_context_free(aa_archive_context_t *ctx);
 int aa_archive_context_set(aa_archive_context_t *ctx, const char *name, const char *value);
 const char *aa_archive_context_archive_dir(aa_archive_context_t *ctx);
-/* Options table: index from 0 until it returns -1. */
+int aa_archive_context_get(const aa_archive_context_t *ctx, const char *name, char *value, size_t length);
+/* Options table: index from 0 until it returns -1 (aa_option_describe tells more). */
 int aa_archive_option(int index, const char **env_name, const char **property_name, const char **default_value,
     const char **description);
 /* Refuses (-1) when another archive is active on the directory (archive-mark.dat). Recovers the stop

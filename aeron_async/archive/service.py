@@ -12,7 +12,9 @@ or with a driver of its own: ``Archive.launch(archive_dir=..., embedded_driver=T
 
 `ArchiveContext` mirrors the native option table one-to-one: every field has an environment
 variable (`AERON_ARCHIVE_*`, or `AERON_DIR`) and a default; a field left at None takes the
-environment variable if set, else the default (docs/configuration.md lists them).
+environment variable if set, else the default (docs/configuration.md lists them). The native table
+(`_native/src/archive/aa_archive_context.c`) is the one source of the names, defaults and
+descriptions: the fields' metadata come from it (aeron_async/_options.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from .. import _options
 from .._ffi import ffi, lib
 from ..context import DriverContext
 from ..driver import MediaDriver
@@ -31,89 +34,50 @@ Size = int | str
 Duration = float | int | str
 
 
-def _field(env: str, default_doc: str, doc: str) -> Any:
-    return attrs.field(default=None, kw_only=True, metadata={"env": env, "default": default_doc, "doc": doc})
-
-
-@attrs.define(slots=True)
+@attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
 class ArchiveContext:
     """Settings of an archive. Unset fields use `AERON_ARCHIVE_*` environment variables, then defaults."""
 
-    archive_dir: str | None = _field("AERON_ARCHIVE_DIR", "aeron-archive", "directory of the catalog, segment files and mark file")
-    aeron_dir: str | None = _field("AERON_DIR", "/dev/shm/aeron-<user>", "the media driver's directory the archive connects to")
-    dir_delete_on_start: bool | None = _field("AERON_ARCHIVE_DIR_DELETE_ON_START", "false", "delete the archive directory's contents on start")
-    archive_id: int | None = _field("AERON_ARCHIVE_ID", "-1", "the archive's id; -1: its client id (not stable across restarts)")
-    control_channel: str | None = _field("AERON_ARCHIVE_CONTROL_CHANNEL", "", "UDP channel of control requests (none: local control only)")
-    control_stream_id: int | None = _field("AERON_ARCHIVE_CONTROL_STREAM_ID", "10", "stream id of the control channel")
-    local_control_channel: str | None = _field("AERON_ARCHIVE_LOCAL_CONTROL_CHANNEL", "aeron:ipc?term-length=64k", "IPC channel of local control requests")
-    local_control_stream_id: int | None = _field("AERON_ARCHIVE_LOCAL_CONTROL_STREAM_ID", "10", "stream id of the local control channel")
-    control_term_buffer_length: Size | None = _field("AERON_ARCHIVE_CONTROL_TERM_BUFFER_LENGTH", "64k", "term length of control response publications")
-    control_term_buffer_sparse: bool | None = _field("AERON_ARCHIVE_CONTROL_TERM_BUFFER_SPARSE", "true", "control response logs are sparse files")
-    threading_mode: str | None = _field("AERON_ARCHIVE_THREADING_MODE", "DEDICATED", "DEDICATED, SHARED or INVOKER")
-    idle_strategy: str | None = _field("AERON_ARCHIVE_IDLE_STRATEGY", "backoff", "idle strategy of the archive's threads")
-    segment_file_length: Size | None = _field("AERON_ARCHIVE_SEGMENT_FILE_LENGTH", "128m", "segment file length (power of 2, 64k..1g)")
-    file_io_max_length: Size | None = _field("AERON_ARCHIVE_FILE_IO_MAX_LENGTH", "1m", "largest single write or read (power of 2, >= 64k)")
-    file_sync_level: int | None = _field("AERON_ARCHIVE_FILE_SYNC_LEVEL", "0", "segments: 0 page cache, 1 force data, 2 data and metadata")
-    catalog_file_sync_level: int | None = _field("AERON_ARCHIVE_CATALOG_FILE_SYNC_LEVEL", "0", "the catalog's sync level (>= file_sync_level)")
-    record_checksum: str | None = _field("AERON_ARCHIVE_RECORD_CHECKSUM", "", "CRC-32C or CRC-32 of each frame stored on record (empty: none)")
-    replay_checksum: str | None = _field("AERON_ARCHIVE_REPLAY_CHECKSUM", "", "verify each frame's checksum on replay (empty: none)")
-    max_concurrent_recordings: int | None = _field("AERON_ARCHIVE_MAX_CONCURRENT_RECORDINGS", "20", "recordings at once")
-    max_concurrent_replays: int | None = _field("AERON_ARCHIVE_MAX_CONCURRENT_REPLAYS", "20", "replays at once")
-    catalog_capacity: Size | None = _field("AERON_ARCHIVE_CATALOG_CAPACITY", "1m", "initial catalog length (grows x1.5)")
-    connect_timeout: Duration | None = _field("AERON_ARCHIVE_CONNECT_TIMEOUT", "5s", "timeout of each control session phase and of unsent responses")
-    session_liveness_check_interval: Duration | None = _field("AERON_ARCHIVE_SESSION_LIVENESS_CHECK_INTERVAL", "1s", "ping interval of control sessions")
-    replay_linger_timeout: Duration | None = _field("AERON_ARCHIVE_REPLAY_LINGER_TIMEOUT", "5s", "linger of a finished replay's publication")
-    low_storage_space_threshold: Size | None = _field("AERON_ARCHIVE_LOW_STORAGE_SPACE_THRESHOLD", "128m", "new recordings are refused below this much free space")
-    error_buffer_length: Size | None = _field("AERON_ARCHIVE_ERROR_BUFFER_LENGTH", "1m", "length of the error log in archive-mark.dat")
-    driver_timeout: Duration | None = _field("AERON_ARCHIVE_DRIVER_TIMEOUT", "10s", "how long the archive waits for the media driver")
+    archive_dir: str | None = None
+    aeron_dir: str | None = None
+    dir_delete_on_start: bool | None = None
+    archive_id: int | None = None
+    control_channel: str | None = None
+    control_stream_id: int | None = None
+    local_control_channel: str | None = None
+    local_control_stream_id: int | None = None
+    control_term_buffer_length: Size | None = None
+    control_term_buffer_sparse: bool | None = None
+    threading_mode: str | None = None
+    idle_strategy: str | None = None
+    segment_file_length: Size | None = None
+    file_io_max_length: Size | None = None
+    file_sync_level: int | None = None
+    catalog_file_sync_level: int | None = None
+    record_checksum: str | None = None
+    replay_checksum: str | None = None
+    max_concurrent_recordings: int | None = None
+    max_concurrent_replays: int | None = None
+    catalog_capacity: Size | None = None
+    connect_timeout: Duration | None = None
+    session_liveness_check_interval: Duration | None = None
+    replay_linger_timeout: Duration | None = None
+    low_storage_space_threshold: Size | None = None
+    error_buffer_length: Size | None = None
+    driver_timeout: Duration | None = None
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""
-        out = []
-        for field in attrs.fields(type(self)):
-            value = getattr(self, field.name)
-            if value is not None:
-                out.append((field.metadata["env"], _native_value(field.name, value)))
-        return out
+        return _options.items(self)
 
     def _to_native(self) -> Any:
-        ctx = lib.aa_archive_context_new()
-        if ctx == ffi.NULL:
-            check(-1, ConfigurationError)
-        try:
-            for env, value in self.items():
-                check(lib.aa_archive_context_set(ctx, env.encode(), value.encode()), ConfigurationError)
-        except BaseException:
-            lib.aa_archive_context_free(ctx)
-            raise
-        return ctx
-
-
-_DURATION_FIELDS = {f.name for f in attrs.fields(ArchiveContext) if f.type is not None and "Duration" in str(f.type)}
-
-
-def _native_value(name: str, value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if name in _DURATION_FIELDS and isinstance(value, int | float):
-        if value < 0:
-            raise ConfigurationError(f"{name}={value!r} must not be negative (seconds, or a string like '500ms')")
-        return f"{int(round(value * 1_000_000_000))}ns"
-    return str(value)
+        return _options.to_native(self, lib.aa_archive_context_new, lib.aa_archive_context_set,
+                                  lib.aa_archive_context_free)
 
 
 def archive_options() -> list[tuple[str, str, str, str]]:
     """(env name, property name, default, description) for every option of the native archive."""
-    out = []
-    index = 0
-    env = ffi.new("const char **")
-    prop = ffi.new("const char **")
-    default = ffi.new("const char **")
-    desc = ffi.new("const char **")
-    while lib.aa_archive_option(index, env, prop, default, desc) == 0:
-        out.append(tuple(ffi.string(p[0]).decode() for p in (env, prop, default, desc)))
-        index += 1
-    return out  # type: ignore[return-value]
+    return _options.listing(_options.ARCHIVE)
 
 
 @attrs.frozen

@@ -395,6 +395,18 @@ void aa_idle_strategy_close(aa_idle_strategy_t *strategy)
     strategy->state = NULL;
 }
 
+int aa_idle_strategy_option_check(const aa_option_t *opt, const char *value)
+{
+    aa_idle_strategy_t probe;
+    if (aa_idle_strategy_load(&probe, value) < 0)
+    {
+        AA_APPEND_ERR("invalid %s", opt->env_name);
+        return -1;
+    }
+    aa_idle_strategy_close(&probe);
+    return 0;
+}
+
 /* ---- runner ---- */
 
 static void *aa_agent_runner_main(void *arg)

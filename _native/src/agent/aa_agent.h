@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "concurrent/aa_doorbell.h"
+#include "util/aa_options.h"
 
 typedef int (*aa_agent_do_work_func_t)(void *state);
 typedef void (*aa_agent_on_close_func_t)(void *state);
@@ -65,6 +66,8 @@ int aa_idle_strategy_register_builtins(void);
  * its own. Returns -1 with an error naming the registered names on failure. */
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec);
 void aa_idle_strategy_close(aa_idle_strategy_t *strategy);
+/* An option's check (util/aa_options.h): the value loads as an idle strategy (*_IDLE_STRATEGY). */
+int aa_idle_strategy_option_check(const aa_option_t *opt, const char *value);
 /* Lets a strategy that parks (backoff) sleep deeply, up to deep_park_ns at a time, once idle for
  * deep_after_ns at its longest park, woken at once by the doorbell (NULL turns deep idle off). */
 void aa_idle_strategy_set_doorbell(

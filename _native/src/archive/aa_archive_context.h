@@ -1,7 +1,8 @@
 /*
  * The archive's settings (reference aeron-archive.md section 5): every option has an environment
  * variable AERON_ARCHIVE_* (AERON_DIR for the media driver's directory), a property name
- * aeron.archive.* and a default; aa_archive_context_set takes either name.
+ * aeron.archive.* and a default, in the archive's option table (aa_archive_context.c, run by the
+ * option engine util/aa_options.h); aa_archive_context_set takes either name.
  */
 #ifndef AA_ARCHIVE_CONTEXT_H
 #define AA_ARCHIVE_CONTEXT_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "archive/aa_archive_checksum.h"
+#include "util/aa_options.h"
 
 #define AA_ARCHIVE_THREADING_DEDICATED 0
 #define AA_ARCHIVE_THREADING_SHARED 1
@@ -54,6 +56,10 @@ aa_archive_context_t;
 /* Defaults, then the environment. */
 int aa_archive_context_init(aa_archive_context_t *ctx);
 int aa_archive_context_set(aa_archive_context_t *ctx, const char *name, const char *value);
+/* The value an option holds, by either name, as it would be set (aa_options_get). */
+int aa_archive_context_get(const aa_archive_context_t *ctx, const char *name, char *value, size_t length);
+/* The archive's option table (util/aa_options.h). */
+const aa_options_table_t *aa_archive_context_options(void);
 /* Cross-option checks (segment length against term lengths, sync levels, ...), run by launch. */
 int aa_archive_context_validate(aa_archive_context_t *ctx);
 

@@ -83,41 +83,7 @@ int aa_driver_launch_or_join(aa_driver_t **out, aa_driver_context_t *ctx)
     return aa_driver_launch_joining(out, ctx, &joined);
 }
 
-typedef struct aa_option_cursor_stct
-{
-    int wanted;
-    int index;
-    const char **env_name;
-    const char **property_name;
-    const char **default_value;
-    const char **description;
-    int found;
-}
-aa_option_cursor_t;
-
 aa_flow_control_proxy_host_t *aa_driver_flow_control_proxy_host(aa_driver_t *driver)
 {
     return &driver->conductor.flow_control_proxy_host;
-}
-
-static void aa_option_visit(
-    const char *env_name, const char *property_name, const char *default_value, const char *description, void *clientd)
-{
-    aa_option_cursor_t *c = clientd;
-    if (c->index++ == c->wanted)
-    {
-        *c->env_name = env_name;
-        *c->property_name = property_name;
-        *c->default_value = default_value;
-        *c->description = description;
-        c->found = 1;
-    }
-}
-
-int aa_driver_option(
-    int index, const char **env_name, const char **property_name, const char **default_value, const char **description)
-{
-    aa_option_cursor_t cursor = { index, 0, env_name, property_name, default_value, description, 0 };
-    aa_driver_context_foreach_option(aa_option_visit, &cursor);
-    return cursor.found ? 0 : -1;
 }

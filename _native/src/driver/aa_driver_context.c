@@ -1,4 +1,3 @@
-#include <ctype.h>
 #include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,534 +12,451 @@
 #include "concurrent/aa_mpsc_rb.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "util/aa_error.h"
-#include "util/aa_parse.h"
+#include "util/aa_options.h"
 #include "util/aa_fs.h"
 #include "util/aa_registry.h"
 #include "media/aa_udp_channel.h"
 #include "protocols/aa_flow_control.h"
 
-typedef enum aa_option_kind_enum
+/* The driver's option table (util/aa_options.h, docs/configuration.md): the engine parses, sets,
+ * formats, writes and lists the options; this file adds the checks of a few values and the checks
+ * between fields (aa_driver_context_validate). */
+
+/* AERON_NAME_RESOLVER_SUPPLIER: a name resolver of the strategy registry. */
+static int aa_name_resolver_option_check(const aa_option_t *opt, const char *value)
 {
-    AA_OPT_STRING,
-    AA_OPT_DIR,
-    AA_OPT_IDLE,
-    AA_OPT_NAME_RESOLVER,
-    AA_OPT_BOOL,
-    AA_OPT_SIZE,
-    AA_OPT_INT32,
-    AA_OPT_INT64,
-    AA_OPT_LOSS,
-    AA_OPT_DURATION_NS,
-    AA_OPT_DURATION_MS,
-    AA_OPT_THREADING_MODE,
-    AA_OPT_FLOW_CONTROL,        /* a flow control strategy of the registry with its options */
-    AA_OPT_RECEIVER_GROUP_TAG   /* "" = none, else a 64-bit integer (has_receiver_group_tag says which) */
+    aa_strategy_t entry;
+    if (aa_name_resolver_register_builtins() < 0 || aa_registry_lookup(AA_STRATEGY_KIND_NAME_RESOLVER, value, &entry) < 0)
+    {
+        AA_APPEND_ERR("invalid %s", opt->env_name);
+        return -1;
+    }
+    return 0;
 }
-aa_option_kind_t;
 
-typedef struct aa_driver_option_stct
+/* AERON_*_FLOW_CONTROL_STRATEGY: a registered flow control strategy with its options, probed. */
+static int aa_flow_control_option_check(const aa_option_t *opt, const char *value)
 {
-    const char *env_name;
-    const char *property_name;
-    aa_option_kind_t kind;
-    size_t offset;
-    size_t size;
-    const char *default_value;
-    const char *description;
+    aa_flow_control_strategy_choice_t choice;
+    aa_flow_control_strategy_params_t params;
+    aa_flow_control_strategy_t *probe = NULL;
+    aa_flow_control_strategy_params_default(&params);
+    if (aa_flow_control_strategy_select_with_defaults(false, NULL, value, NULL, &choice) < 0 ||
+        aa_flow_control_strategy_create(&probe, &choice, &params) < 0)
+    {
+        char cause[768];
+        snprintf(cause, sizeof(cause), "%s", aa_errmsg());
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "invalid %s=%s: %s", opt->env_name, value, cause);
+        return -1;
+    }
+    probe->fini(probe);
+    return 0;
 }
-aa_driver_option_t;
 
-#define AA_FIELD(f) offsetof(aa_driver_context_t, f), sizeof(((aa_driver_context_t *)0)->f)
-
-static const aa_driver_option_t aa_driver_options[] =
+/* AERON_UDP_*_LOSS: loss generator rules (docs/loss-generator.md), kept with their text. */
+static int aa_loss_option_parse(void *ctx, const aa_option_t *opt, const char *value)
 {
-    { "AERON_DIR", "aeron.dir", AA_OPT_DIR, AA_FIELD(aeron_dir), "",
-        "directory of the CnC file and log buffers (default /dev/shm/aeron-<user>)" },
-    { "AERON_DIR_DELETE_ON_START", "aeron.dir.delete.on.start", AA_OPT_BOOL, AA_FIELD(dir_delete_on_start), "false",
+    aa_loss_generator_params_t params;
+    if (aa_loss_generator_params_parse(&params, value) < 0)
+    {
+        AA_APPEND_ERR("invalid %s", opt->env_name);
+        return -1;
+    }
+    *(aa_loss_generator_params_t *)((uint8_t *)ctx + opt->offset) = params;
+    return 0;
+}
+
+static int aa_loss_option_format(const void *ctx, const aa_option_t *opt, char *out, size_t length)
+{
+    return snprintf(out, length, "%s", ((const aa_loss_generator_params_t *)((const uint8_t *)ctx + opt->offset))->spec);
+}
+
+/* AERON_RECEIVER_GROUP_TAG: "" = none, else a 64-bit integer (has_receiver_group_tag says which). */
+static int aa_receiver_group_tag_parse(void *ctx, const aa_option_t *opt, const char *value)
+{
+    aa_driver_context_t *driver_ctx = ctx;
+    if ('\0' == value[0])
+    {
+        driver_ctx->has_receiver_group_tag = false;
+        driver_ctx->receiver_group_tag = 0;
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (0 != errno || end == value || '\0' != *end)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "%s=%s is not a 64-bit integer; give the group tag as an integer (e.g. 1001), or leave it empty for "
+            "none", opt->env_name, value);
+        return -1;
+    }
+    driver_ctx->has_receiver_group_tag = true;
+    driver_ctx->receiver_group_tag = (int64_t)v;
+    return 0;
+}
+
+static int aa_receiver_group_tag_format(const void *ctx, const aa_option_t *opt, char *out, size_t length)
+{
+    const aa_driver_context_t *driver_ctx = ctx;
+    (void)opt;
+    return driver_ctx->has_receiver_group_tag ?
+        snprintf(out, length, "%" PRId64, driver_ctx->receiver_group_tag) : snprintf(out, length, "%s", "");
+}
+
+/* in the order of aa_threading_mode_t, which the engine stores as an int32 (AA_OPTION_ENUM) */
+_Static_assert(sizeof(aa_threading_mode_t) == sizeof(int32_t), "an enum option's field is an int32");
+static const char *const aa_driver_threading_mode_names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
+static const aa_option_enum_t aa_driver_threading_modes =
+{
+    aa_driver_threading_mode_names, 4, "is not a threading mode; use DEDICATED, SHARED_NETWORK, SHARED or INVOKER"
+};
+
+#define AA_DRIVER_FIELD(f) AA_OPTION_FIELD(aa_driver_context_t, f)
+
+static const aa_option_t aa_driver_options[] =
+{
+    { "aeron_dir", "AERON_DIR", "aeron.dir",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(aeron_dir), "",
+        "directory of the CnC file and log buffers (default /dev/shm/aeron-<user>)",
+        .fill_empty = aa_default_aeron_dir },
+    { "dir_delete_on_start", "AERON_DIR_DELETE_ON_START", "aeron.dir.delete.on.start",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(dir_delete_on_start), "false",
         "delete the aeron directory on start even if a driver there looks alive" },
-    { "AERON_DIR_DELETE_ON_SHUTDOWN", "aeron.dir.delete.on.shutdown", AA_OPT_BOOL, AA_FIELD(dir_delete_on_shutdown),
-        "false", "delete the aeron directory when the driver closes" },
-    { "AERON_THREADING_MODE", "aeron.threading.mode", AA_OPT_THREADING_MODE, AA_FIELD(threading_mode), "DEDICATED",
-        "DEDICATED, SHARED_NETWORK, SHARED or INVOKER" },
-    { "AERON_CONDUCTOR_IDLE_STRATEGY", "aeron.conductor.idle.strategy", AA_OPT_IDLE,
-        AA_FIELD(conductor_idle_strategy), "backoff", "idle strategy of the conductor agent" },
-    { "AERON_SENDER_IDLE_STRATEGY", "aeron.sender.idle.strategy", AA_OPT_IDLE, AA_FIELD(sender_idle_strategy),
-        "backoff", "idle strategy of the sender agent (DEDICATED)" },
-    { "AERON_RECEIVER_IDLE_STRATEGY", "aeron.receiver.idle.strategy", AA_OPT_IDLE, AA_FIELD(receiver_idle_strategy),
-        "backoff", "idle strategy of the receiver agent (DEDICATED)" },
-    { "AERON_SHAREDNETWORK_IDLE_STRATEGY", "aeron.sharednetwork.idle.strategy", AA_OPT_IDLE,
-        AA_FIELD(shared_network_idle_strategy), "backoff", "idle strategy of the sender+receiver thread (SHARED_NETWORK)" },
-    { "AERON_SHARED_IDLE_STRATEGY", "aeron.shared.idle.strategy", AA_OPT_IDLE, AA_FIELD(shared_idle_strategy),
-        "backoff", "idle strategy of the single driver thread (SHARED)" },
-    { "AERON_TERM_BUFFER_LENGTH", "aeron.term.buffer.length", AA_OPT_SIZE, AA_FIELD(term_buffer_length), "16m",
+    { "dir_delete_on_shutdown", "AERON_DIR_DELETE_ON_SHUTDOWN", "aeron.dir.delete.on.shutdown",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(dir_delete_on_shutdown), "false",
+        "delete the aeron directory when the driver closes" },
+    { "threading_mode", "AERON_THREADING_MODE", "aeron.threading.mode",
+        AA_OPTION_ENUM, AA_DRIVER_FIELD(threading_mode), "DEDICATED",
+        "DEDICATED, SHARED_NETWORK, SHARED or INVOKER",
+        .choices = &aa_driver_threading_modes },
+    { "conductor_idle_strategy", "AERON_CONDUCTOR_IDLE_STRATEGY", "aeron.conductor.idle.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(conductor_idle_strategy), "backoff",
+        "idle strategy of the conductor agent",
+        .check = aa_idle_strategy_option_check },
+    { "sender_idle_strategy", "AERON_SENDER_IDLE_STRATEGY", "aeron.sender.idle.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(sender_idle_strategy), "backoff",
+        "idle strategy of the sender agent (DEDICATED)",
+        .check = aa_idle_strategy_option_check },
+    { "receiver_idle_strategy", "AERON_RECEIVER_IDLE_STRATEGY", "aeron.receiver.idle.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(receiver_idle_strategy), "backoff",
+        "idle strategy of the receiver agent (DEDICATED)",
+        .check = aa_idle_strategy_option_check },
+    { "sharednetwork_idle_strategy", "AERON_SHAREDNETWORK_IDLE_STRATEGY", "aeron.sharednetwork.idle.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(shared_network_idle_strategy), "backoff",
+        "idle strategy of the sender+receiver thread (SHARED_NETWORK)",
+        .check = aa_idle_strategy_option_check },
+    { "shared_idle_strategy", "AERON_SHARED_IDLE_STRATEGY", "aeron.shared.idle.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(shared_idle_strategy), "backoff",
+        "idle strategy of the single driver thread (SHARED)",
+        .check = aa_idle_strategy_option_check },
+    { "term_buffer_length", "AERON_TERM_BUFFER_LENGTH", "aeron.term.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(term_buffer_length), "16m",
         "term length of network publications, a power of two from 64k to 1g" },
-    { "AERON_IPC_TERM_BUFFER_LENGTH", "aeron.ipc.term.buffer.length", AA_OPT_SIZE, AA_FIELD(ipc_term_buffer_length),
-        "64m", "term length of IPC publications, a power of two from 64k to 1g" },
-    { "AERON_TERM_BUFFER_SPARSE_FILE", "aeron.term.buffer.sparse.file", AA_OPT_BOOL,
-        AA_FIELD(term_buffer_sparse_file), "false", "create log buffers as sparse files (no up-front allocation)" },
-    { "AERON_MTU_LENGTH", "aeron.mtu.length", AA_OPT_SIZE, AA_FIELD(mtu_length), "1408",
+    { "ipc_term_buffer_length", "AERON_IPC_TERM_BUFFER_LENGTH", "aeron.ipc.term.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(ipc_term_buffer_length), "64m",
+        "term length of IPC publications, a power of two from 64k to 1g" },
+    { "term_buffer_sparse_file", "AERON_TERM_BUFFER_SPARSE_FILE", "aeron.term.buffer.sparse.file",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(term_buffer_sparse_file), "false",
+        "create log buffers as sparse files (no up-front allocation)" },
+    { "mtu_length", "AERON_MTU_LENGTH", "aeron.mtu.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(mtu_length), "1408",
         "maximum datagram length of network publications, a multiple of 32" },
-    { "AERON_IPC_MTU_LENGTH", "aeron.ipc.mtu.length", AA_OPT_SIZE, AA_FIELD(ipc_mtu_length), "1408",
+    { "ipc_mtu_length", "AERON_IPC_MTU_LENGTH", "aeron.ipc.mtu.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(ipc_mtu_length), "1408",
         "maximum frame length of IPC publications, a multiple of 32" },
-    { "AERON_PUBLICATION_TERM_WINDOW_LENGTH", "aeron.publication.term.window.length", AA_OPT_SIZE,
-        AA_FIELD(publication_term_window_length), "0", "how far a network publisher may run ahead (0 = term/2)" },
-    { "AERON_IPC_PUBLICATION_TERM_WINDOW_LENGTH", "aeron.ipc.publication.term.window.length", AA_OPT_SIZE,
-        AA_FIELD(ipc_publication_term_window_length), "0", "how far an IPC publisher may run ahead (0 = term/2)" },
-    { "AERON_FILE_PAGE_SIZE", "aeron.file.page.size", AA_OPT_SIZE, AA_FIELD(file_page_size), "4k",
+    { "publication_term_window_length", "AERON_PUBLICATION_TERM_WINDOW_LENGTH",
+        "aeron.publication.term.window.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(publication_term_window_length), "0",
+        "how far a network publisher may run ahead (0 = term/2)" },
+    { "ipc_publication_term_window_length", "AERON_IPC_PUBLICATION_TERM_WINDOW_LENGTH",
+        "aeron.ipc.publication.term.window.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(ipc_publication_term_window_length), "0",
+        "how far an IPC publisher may run ahead (0 = term/2)" },
+    { "file_page_size", "AERON_FILE_PAGE_SIZE", "aeron.file.page.size",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(file_page_size), "4k",
         "page size log buffer files are aligned to" },
-    { "AERON_PERFORM_STORAGE_CHECKS", "aeron.perform.storage.checks", AA_OPT_BOOL,
-        AA_FIELD(perform_storage_checks), "true", "check free space before creating a log buffer" },
-    { "AERON_LOW_FILE_STORE_WARNING_THRESHOLD", "aeron.low.file.store.warning.threshold", AA_OPT_SIZE,
-        AA_FIELD(low_file_store_warning_threshold), "160m", "free space below which a warning is logged" },
-    { "AERON_CONDUCTOR_BUFFER_LENGTH", "aeron.conductor.buffer.length", AA_OPT_SIZE,
-        AA_FIELD(to_driver_buffer_length), "1049344", "to-driver ring buffer: capacity (power of two) + 768" },
-    { "AERON_CLIENTS_BUFFER_LENGTH", "aeron.clients.buffer.length", AA_OPT_SIZE, AA_FIELD(to_clients_buffer_length),
-        "1048704", "to-clients broadcast buffer: capacity (power of two) + 128" },
-    { "AERON_COUNTERS_BUFFER_LENGTH", "aeron.counters.buffer.length", AA_OPT_SIZE,
-        AA_FIELD(counters_values_buffer_length), "1m", "counter values buffer (metadata is 4x this)" },
-    { "AERON_ERROR_BUFFER_LENGTH", "aeron.error.buffer.length", AA_OPT_SIZE, AA_FIELD(error_buffer_length), "1m",
+    { "perform_storage_checks", "AERON_PERFORM_STORAGE_CHECKS", "aeron.perform.storage.checks",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(perform_storage_checks), "true",
+        "check free space before creating a log buffer" },
+    { "low_file_store_warning_threshold", "AERON_LOW_FILE_STORE_WARNING_THRESHOLD",
+        "aeron.low.file.store.warning.threshold",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(low_file_store_warning_threshold), "160m",
+        "free space below which a warning is logged" },
+    { "conductor_buffer_length", "AERON_CONDUCTOR_BUFFER_LENGTH", "aeron.conductor.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(to_driver_buffer_length), "1049344",
+        "to-driver ring buffer: capacity (power of two) + 768" },
+    { "clients_buffer_length", "AERON_CLIENTS_BUFFER_LENGTH", "aeron.clients.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(to_clients_buffer_length), "1048704",
+        "to-clients broadcast buffer: capacity (power of two) + 128" },
+    { "counters_buffer_length", "AERON_COUNTERS_BUFFER_LENGTH", "aeron.counters.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(counters_values_buffer_length), "1m",
+        "counter values buffer (metadata is 4x this)" },
+    { "error_buffer_length", "AERON_ERROR_BUFFER_LENGTH", "aeron.error.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(error_buffer_length), "1m",
         "distinct error log length" },
-    { "AERON_CLIENT_LIVENESS_TIMEOUT", "aeron.client.liveness.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(client_liveness_timeout_ns), "10s", "a client silent this long is timed out and its resources reclaimed" },
-    { "AERON_PUBLICATION_LINGER_TIMEOUT", "aeron.publication.linger.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(publication_linger_timeout_ns), "5s", "how long a drained publication lingers before removal" },
-    { "AERON_PUBLICATION_UNBLOCK_TIMEOUT", "aeron.publication.unblock.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(publication_unblock_timeout_ns), "15s", "unblock a publication whose writer died mid-claim after this" },
-    { "AERON_PUBLICATION_CONNECTION_TIMEOUT", "aeron.publication.connection.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(publication_connection_timeout_ns), "5s", "a network publication without status messages this long is not connected" },
-    { "AERON_IMAGE_LIVENESS_TIMEOUT", "aeron.image.liveness.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(image_liveness_timeout_ns), "10s", "an image without data or heartbeats this long is removed" },
-    { "AERON_TIMER_INTERVAL", "aeron.timer.interval", AA_OPT_DURATION_NS, AA_FIELD(timer_interval_ns), "1s",
-        "interval of the conductor's resource checks (liveness, linger, unblock)" },
-    { "AERON_COUNTERS_FREE_TO_REUSE_TIMEOUT", "aeron.counters.free.to.reuse.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(counters_free_to_reuse_timeout_ns), "1s", "a freed counter id is reused only after this" },
-    { "AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT", "aeron.untethered.window.limit.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(untethered_window_limit_timeout_ns), "5s", "an untethered subscriber behind the window this long is dropped" },
-    { "AERON_UNTETHERED_RESTING_TIMEOUT", "aeron.untethered.resting.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(untethered_resting_timeout_ns), "10s", "a dropped untethered subscriber rejoins after this" },
-    { "AERON_MDC_DESTINATION_TIMEOUT", "aeron.mdc.destination.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(mdc_destination_timeout_ns), "5s",
+    { "client_liveness_timeout", "AERON_CLIENT_LIVENESS_TIMEOUT", "aeron.client.liveness.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(client_liveness_timeout_ns), "10s",
+        "a client silent this long is timed out and its resources reclaimed",
+        .unit_ns = 1 },
+    { "publication_linger_timeout", "AERON_PUBLICATION_LINGER_TIMEOUT", "aeron.publication.linger.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(publication_linger_timeout_ns), "5s",
+        "how long a drained publication lingers before removal",
+        .unit_ns = 1 },
+    { "publication_unblock_timeout", "AERON_PUBLICATION_UNBLOCK_TIMEOUT", "aeron.publication.unblock.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(publication_unblock_timeout_ns), "15s",
+        "unblock a publication whose writer died mid-claim after this",
+        .unit_ns = 1 },
+    { "publication_connection_timeout", "AERON_PUBLICATION_CONNECTION_TIMEOUT",
+        "aeron.publication.connection.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(publication_connection_timeout_ns), "5s",
+        "a network publication without status messages this long is not connected",
+        .unit_ns = 1 },
+    { "image_liveness_timeout", "AERON_IMAGE_LIVENESS_TIMEOUT", "aeron.image.liveness.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(image_liveness_timeout_ns), "10s",
+        "an image without data or heartbeats this long is removed",
+        .unit_ns = 1 },
+    { "timer_interval", "AERON_TIMER_INTERVAL", "aeron.timer.interval",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(timer_interval_ns), "1s",
+        "interval of the conductor's resource checks (liveness, linger, unblock)",
+        .unit_ns = 1 },
+    { "counters_free_to_reuse_timeout", "AERON_COUNTERS_FREE_TO_REUSE_TIMEOUT",
+        "aeron.counters.free.to.reuse.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(counters_free_to_reuse_timeout_ns), "1s",
+        "a freed counter id is reused only after this",
+        .unit_ns = 1 },
+    { "untethered_window_limit_timeout", "AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT",
+        "aeron.untethered.window.limit.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(untethered_window_limit_timeout_ns), "5s",
+        "an untethered subscriber behind the window this long is dropped",
+        .unit_ns = 1 },
+    { "untethered_resting_timeout", "AERON_UNTETHERED_RESTING_TIMEOUT", "aeron.untethered.resting.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(untethered_resting_timeout_ns), "10s",
+        "a dropped untethered subscriber rejoins after this",
+        .unit_ns = 1 },
+    { "mdc_destination_timeout", "AERON_MDC_DESTINATION_TIMEOUT", "aeron.mdc.destination.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(mdc_destination_timeout_ns), "5s",
         "a dynamic multi-destination-cast destination without a status message this long is dropped (this driver's "
-        "option; Aeron's timeout is a fixed 5 s)" },
-    { "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout", AA_OPT_DURATION_MS, AA_FIELD(driver_timeout_ms), "10s",
+        "option; Aeron's timeout is a fixed 5 s)",
+        .unit_ns = 1 },
+    { "driver_timeout", "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(driver_timeout_ms), "10s",
         "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start); "
-        "one that closed, or whose process is gone, is dead at once" },
-    { "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions", AA_OPT_BOOL, AA_FIELD(tether_subscriptions), "true",
+        "one that closed, or whose process is gone, is dead at once",
+        .unit_ns = 1000000 },
+    { "tether_subscriptions", "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(tether_subscriptions), "true",
         "IPC and spy subscriptions hold publishers back (tether) unless their channel says "
         "tether=false; network subscriptions are always tethered here, so with false they must say tether=true" },
-    { "AERON_REJOIN_STREAM", "aeron.rejoin.stream", AA_OPT_BOOL, AA_FIELD(rejoin_stream), "true",
+    { "rejoin_stream", "AERON_REJOIN_STREAM", "aeron.rejoin.stream",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(rejoin_stream), "true",
         "dropped subscribers may rejoin a stream" },
-    { "AERON_RELIABLE_STREAM", "aeron.reliable.stream", AA_OPT_BOOL, AA_FIELD(reliable_stream), "true",
+    { "reliable_stream", "AERON_RELIABLE_STREAM", "aeron.reliable.stream",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(reliable_stream), "true",
         "recover loss by NAK (false: fill gaps with padding)" },
-    { "AERON_SPIES_SIMULATE_CONNECTION", "aeron.spies.simulate.connection", AA_OPT_BOOL,
-        AA_FIELD(spies_simulate_connection), "false", "spy subscriptions count as a connection" },
-    { "AERON_PUBLICATION_RESERVED_SESSION_ID_LOW", "aeron.publication.reserved.session.id.low", AA_OPT_INT32,
-        AA_FIELD(publication_reserved_session_id_low), "-1", "low end of session ids never assigned automatically" },
-    { "AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH", "aeron.publication.reserved.session.id.high", AA_OPT_INT32,
-        AA_FIELD(publication_reserved_session_id_high), "1000", "high end of session ids never assigned automatically" },
-    { "AERON_CONDUCTOR_CYCLE_THRESHOLD", "aeron.conductor.cycle.threshold", AA_OPT_DURATION_NS,
-        AA_FIELD(conductor_cycle_threshold_ns), "1s", "conductor duty cycles longer than this are counted" },
-    { "AERON_SENDER_CYCLE_THRESHOLD", "aeron.sender.cycle.threshold", AA_OPT_DURATION_NS,
-        AA_FIELD(sender_cycle_threshold_ns), "1s", "sender duty cycles longer than this are counted" },
-    { "AERON_RECEIVER_CYCLE_THRESHOLD", "aeron.receiver.cycle.threshold", AA_OPT_DURATION_NS,
-        AA_FIELD(receiver_cycle_threshold_ns), "1s", "receiver duty cycles longer than this are counted" },
-    { "AERON_RCV_STATUS_MESSAGE_TIMEOUT", "aeron.rcv.status.message.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(status_message_timeout_ns), "200ms", "a receiver sends a status message at least this often" },
-    { "AERON_RCV_INITIAL_WINDOW_LENGTH", "aeron.rcv.initial.window.length", AA_OPT_SIZE,
-        AA_FIELD(rcv_initial_window_length), "128k",
+    { "spies_simulate_connection", "AERON_SPIES_SIMULATE_CONNECTION", "aeron.spies.simulate.connection",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(spies_simulate_connection), "false",
+        "spy subscriptions count as a connection" },
+    { "publication_reserved_session_id_low", "AERON_PUBLICATION_RESERVED_SESSION_ID_LOW",
+        "aeron.publication.reserved.session.id.low",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(publication_reserved_session_id_low), "-1",
+        "low end of session ids never assigned automatically" },
+    { "publication_reserved_session_id_high", "AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH",
+        "aeron.publication.reserved.session.id.high",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(publication_reserved_session_id_high), "1000",
+        "high end of session ids never assigned automatically" },
+    { "conductor_cycle_threshold", "AERON_CONDUCTOR_CYCLE_THRESHOLD", "aeron.conductor.cycle.threshold",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(conductor_cycle_threshold_ns), "1s",
+        "conductor duty cycles longer than this are counted",
+        .unit_ns = 1 },
+    { "sender_cycle_threshold", "AERON_SENDER_CYCLE_THRESHOLD", "aeron.sender.cycle.threshold",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(sender_cycle_threshold_ns), "1s",
+        "sender duty cycles longer than this are counted",
+        .unit_ns = 1 },
+    { "receiver_cycle_threshold", "AERON_RECEIVER_CYCLE_THRESHOLD", "aeron.receiver.cycle.threshold",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(receiver_cycle_threshold_ns), "1s",
+        "receiver duty cycles longer than this are counted",
+        .unit_ns = 1 },
+    { "rcv_status_message_timeout", "AERON_RCV_STATUS_MESSAGE_TIMEOUT", "aeron.rcv.status.message.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(status_message_timeout_ns), "200ms",
+        "a receiver sends a status message at least this often",
+        .unit_ns = 1 },
+    { "rcv_initial_window_length", "AERON_RCV_INITIAL_WINDOW_LENGTH", "aeron.rcv.initial.window.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(rcv_initial_window_length), "128k",
         "receiver window of UDP images (at most term/2 and SO_RCVBUF; rcv-wnd= per channel)" },
-    { "AERON_NAK_UNICAST_DELAY", "aeron.nak.unicast.delay", AA_OPT_DURATION_NS, AA_FIELD(nak_unicast_delay_ns),
-        "100us", "a receiver NAKs a gap this long after seeing it (nak-delay= per channel)" },
-    { "AERON_NAK_UNICAST_RETRY_DELAY_RATIO", "aeron.nak.unicast.retry.delay.ratio", AA_OPT_INT32,
-        AA_FIELD(nak_unicast_retry_delay_ratio), "100", "a gap still open is NAKed again after delay x this ratio" },
-    { "AERON_RETRANSMIT_UNICAST_DELAY", "aeron.retransmit.unicast.delay", AA_OPT_DURATION_NS,
-        AA_FIELD(retransmit_unicast_delay_ns), "0", "a sender resends this long after a NAK" },
-    { "AERON_RETRANSMIT_UNICAST_LINGER", "aeron.retransmit.unicast.linger", AA_OPT_DURATION_NS,
-        AA_FIELD(retransmit_unicast_linger_ns), "10ms", "a sender ignores NAKs for a range it just resent this long" },
-    { "AERON_SEND_TO_STATUS_POLL_RATIO", "aeron.send.to.status.poll.ratio", AA_OPT_INT32,
-        AA_FIELD(send_to_status_poll_ratio), "6", "a busy sender reads status messages and NAKs every this many cycles" },
-    { "AERON_CUBICCONGESTIONCONTROL_MEASURERTT", "aeron.CubicCongestionControl.measureRtt", AA_OPT_BOOL,
-        AA_FIELD(cubic_congestion_control_measure_rtt), "false",
+    { "nak_unicast_delay", "AERON_NAK_UNICAST_DELAY", "aeron.nak.unicast.delay",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(nak_unicast_delay_ns), "100us",
+        "a receiver NAKs a gap this long after seeing it (nak-delay= per channel)",
+        .unit_ns = 1 },
+    { "nak_unicast_retry_delay_ratio", "AERON_NAK_UNICAST_RETRY_DELAY_RATIO", "aeron.nak.unicast.retry.delay.ratio",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(nak_unicast_retry_delay_ratio), "100",
+        "a gap still open is NAKed again after delay x this ratio" },
+    { "retransmit_unicast_delay", "AERON_RETRANSMIT_UNICAST_DELAY", "aeron.retransmit.unicast.delay",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(retransmit_unicast_delay_ns), "0",
+        "a sender resends this long after a NAK",
+        .unit_ns = 1 },
+    { "retransmit_unicast_linger", "AERON_RETRANSMIT_UNICAST_LINGER", "aeron.retransmit.unicast.linger",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(retransmit_unicast_linger_ns), "10ms",
+        "a sender ignores NAKs for a range it just resent this long",
+        .unit_ns = 1 },
+    { "send_to_status_poll_ratio", "AERON_SEND_TO_STATUS_POLL_RATIO", "aeron.send.to.status.poll.ratio",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(send_to_status_poll_ratio), "6",
+        "a busy sender reads status messages and NAKs every this many cycles" },
+    { "cubiccongestioncontrol_measurertt", "AERON_CUBICCONGESTIONCONTROL_MEASURERTT",
+        "aeron.CubicCongestionControl.measureRtt",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(cubic_congestion_control_measure_rtt), "false",
         "cc=cubic images measure the RTT with RTTM frames (cc=cubic,measure-rtt:true per channel)" },
-    { "AERON_CUBICCONGESTIONCONTROL_INITIALRTT", "aeron.CubicCongestionControl.initialRtt", AA_OPT_DURATION_NS,
-        AA_FIELD(cubic_congestion_control_initial_rtt_ns), "100us",
-        "RTT cc=cubic assumes until one is measured (cc=cubic,initial-rtt:<duration> per channel)" },
-    { "AERON_CUBICCONGESTIONCONTROL_TCPMODE", "aeron.CubicCongestionControl.tcpMode", AA_OPT_BOOL,
-        AA_FIELD(cubic_congestion_control_tcp_mode), "false",
+    { "cubiccongestioncontrol_initialrtt", "AERON_CUBICCONGESTIONCONTROL_INITIALRTT",
+        "aeron.CubicCongestionControl.initialRtt",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(cubic_congestion_control_initial_rtt_ns), "100us",
+        "RTT cc=cubic assumes until one is measured (cc=cubic,initial-rtt:<duration> per channel)",
+        .unit_ns = 1 },
+    { "cubiccongestioncontrol_tcpmode", "AERON_CUBICCONGESTIONCONTROL_TCPMODE",
+        "aeron.CubicCongestionControl.tcpMode",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(cubic_congestion_control_tcp_mode), "false",
         "cc=cubic grows at least as fast as TCP below the last window (cc=cubic,tcp-mode:true per channel)" },
-    { "AERON_NAK_MULTICAST_MAX_BACKOFF", "aeron.nak.multicast.max.backoff", AA_OPT_DURATION_NS,
-        AA_FIELD(nak_multicast_max_backoff_ns), "10ms",
+    { "nak_multicast_max_backoff", "AERON_NAK_MULTICAST_MAX_BACKOFF", "aeron.nak.multicast.max.backoff",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(nak_multicast_max_backoff_ns), "10ms",
         "a receiver of a group image (multicast, or group=true) NAKs a gap after a random delay below this "
-        "(reference 4.3), so one loss seen by many receivers brings few NAKs" },
-    { "AERON_NAK_MULTICAST_GROUP_SIZE", "aeron.nak.multicast.group.size", AA_OPT_INT32,
-        AA_FIELD(nak_multicast_group_size), "10",
+        "(reference 4.3), so one loss seen by many receivers brings few NAKs",
+        .unit_ns = 1 },
+    { "nak_multicast_group_size", "AERON_NAK_MULTICAST_GROUP_SIZE", "aeron.nak.multicast.group.size",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(nak_multicast_group_size), "10",
         "the number of receivers the random multicast NAK delay is shaped for (at least 1)" },
-    { "AERON_MAX_RESEND", "aeron.max.resend", AA_OPT_INT32, AA_FIELD(max_resend), "16",
+    { "max_resend", "AERON_MAX_RESEND", "aeron.max.resend",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(max_resend), "16",
         "retransmissions a multicast publication runs at once, 1 to 256 (max-resend= per channel); "
         "a NAK arriving when all are busy is dropped and counted as a retransmit pool overflow" },
-    { "AERON_MULTICAST_FLOW_CONTROL_STRATEGY", "aeron.multicast.flow.control.strategy", AA_OPT_FLOW_CONTROL,
-        AA_FIELD(multicast_flow_control_strategy), "max",
+    { "multicast_flow_control_strategy", "AERON_MULTICAST_FLOW_CONTROL_STRATEGY",
+        "aeron.multicast.flow.control.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(multicast_flow_control_strategy), "max",
         "flow control of multicast publications without fc=, a registered name with its options "
-        "(max: the fastest receiver paces the publication; min,g:/2: the slowest, once two are there)" },
-    { "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf", AA_OPT_SIZE, AA_FIELD(socket_so_rcvbuf), "128k",
+        "(max: the fastest receiver paces the publication; min,g:/2: the slowest, once two are there)",
+        .check = aa_flow_control_option_check },
+    { "socket_so_rcvbuf", "AERON_SOCKET_SO_RCVBUF", "aeron.socket.so_rcvbuf",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(socket_so_rcvbuf), "128k",
         "SO_RCVBUF of UDP sockets whose channel has no so-rcvbuf (0 = OS default)" },
-    { "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf", AA_OPT_SIZE, AA_FIELD(socket_so_sndbuf), "0",
+    { "socket_so_sndbuf", "AERON_SOCKET_SO_SNDBUF", "aeron.socket.so_sndbuf",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(socket_so_sndbuf), "0",
         "SO_SNDBUF of UDP sockets whose channel has no so-sndbuf (0 = OS default)" },
-    { "AERON_SOCKET_MULTICAST_TTL", "aeron.socket.multicast.ttl", AA_OPT_INT32, AA_FIELD(socket_multicast_ttl), "0",
+    { "socket_multicast_ttl", "AERON_SOCKET_MULTICAST_TTL", "aeron.socket.multicast.ttl",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(socket_multicast_ttl), "0",
         "multicast TTL of UDP channels without ttl, 0 to 255 (0 = OS default)" },
-    { "AERON_NAME_RESOLVER_SUPPLIER", "aeron.name.resolver.supplier", AA_OPT_NAME_RESOLVER,
-        AA_FIELD(name_resolver_supplier), "default",
-        "name resolver of the host names in UDP channels, by its name in the strategy registry" },
-    { "AERON_NAME_RESOLVER_INIT_ARGS", "aeron.name.resolver.init.args", AA_OPT_STRING,
-        AA_FIELD(name_resolver_init_args), "", "arguments of the name resolver (the default takes none)" },
-    { "AERON_UNICAST_FLOW_CONTROL_STRATEGY", "aeron.unicast.flow.control.strategy", AA_OPT_FLOW_CONTROL,
-        AA_FIELD(unicast_flow_control_strategy), "unicast",
-        "flow control of unicast publications without fc=, a registered name with its options (e.g. min,t:2s)" },
-    { "AERON_FLOW_CONTROL_RECEIVER_TIMEOUT", "aeron.flow.control.receiver.timeout", AA_OPT_DURATION_NS,
-        AA_FIELD(flow_control_receiver_timeout_ns), "5s",
-        "min and tagged flow control drop a receiver without status messages this long (t: per channel)" },
-    { "AERON_FLOW_CONTROL_GROUP_MIN_SIZE", "aeron.flow.control.group.min.size", AA_OPT_INT32,
-        AA_FIELD(flow_control_group_min_size), "0",
+    { "name_resolver_supplier", "AERON_NAME_RESOLVER_SUPPLIER", "aeron.name.resolver.supplier",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(name_resolver_supplier), "default",
+        "name resolver of the host names in UDP channels, by its name in the strategy registry",
+        .check = aa_name_resolver_option_check },
+    { "name_resolver_init_args", "AERON_NAME_RESOLVER_INIT_ARGS", "aeron.name.resolver.init.args",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(name_resolver_init_args), "",
+        "arguments of the name resolver (the default takes none)" },
+    { "unicast_flow_control_strategy", "AERON_UNICAST_FLOW_CONTROL_STRATEGY", "aeron.unicast.flow.control.strategy",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(unicast_flow_control_strategy), "unicast",
+        "flow control of unicast publications without fc=, a registered name with its options (e.g. min,t:2s)",
+        .check = aa_flow_control_option_check },
+    { "flow_control_receiver_timeout", "AERON_FLOW_CONTROL_RECEIVER_TIMEOUT", "aeron.flow.control.receiver.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(flow_control_receiver_timeout_ns), "5s",
+        "min and tagged flow control drop a receiver without status messages this long (t: per channel)",
+        .unit_ns = 1 },
+    { "flow_control_group_min_size", "AERON_FLOW_CONTROL_GROUP_MIN_SIZE", "aeron.flow.control.group.min.size",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(flow_control_group_min_size), "0",
         "min and tagged flow control: receivers needed before the publication is connected (g:/N per channel)" },
-    { "AERON_FLOW_CONTROL_GROUP_TAG", "aeron.flow.control.group.tag", AA_OPT_INT64, AA_FIELD(flow_control_group_tag),
-        "-1", "tagged flow control tracks the receivers sending this group tag (g:<tag> per channel)" },
-    { "AERON_RECEIVER_GROUP_TAG", "aeron.receiver.group.tag", AA_OPT_RECEIVER_GROUP_TAG, AA_FIELD(receiver_group_tag), "",
+    { "flow_control_group_tag", "AERON_FLOW_CONTROL_GROUP_TAG", "aeron.flow.control.group.tag",
+        AA_OPTION_INT64, AA_DRIVER_FIELD(flow_control_group_tag), "-1",
+        "tagged flow control tracks the receivers sending this group tag (g:<tag> per channel)" },
+    { "receiver_group_tag", "AERON_RECEIVER_GROUP_TAG", "aeron.receiver.group.tag",
+        AA_OPTION_CUSTOM, AA_DRIVER_FIELD(receiver_group_tag), "",
         "group tag this driver's receivers send in their status messages (44-byte SMs) for tagged flow control, "
-        "a 64-bit integer (gtag= per subscription; empty = none)" },
-    { "AERON_UDP_RECEIVE_LOSS", "aeron.udp.receive.loss", AA_OPT_LOSS, AA_FIELD(udp_receive_loss), "",
+        "a 64-bit integer (gtag= per subscription; empty = none)",
+        .parse = aa_receiver_group_tag_parse, .format = aa_receiver_group_tag_format },
+    { "udp_receive_loss", "AERON_UDP_RECEIVE_LOSS", "aeron.udp.receive.loss",
+        AA_OPTION_CUSTOM, AA_DRIVER_FIELD(udp_receive_loss), "",
         "testing only: drop, duplicate or reorder received UDP datagrams by frame type and rate, e.g. "
-        "drop:data:0.05,dup:any:1% (see docs/loss-generator.md; empty = off)" },
-    { "AERON_UDP_SEND_LOSS", "aeron.udp.send.loss", AA_OPT_LOSS, AA_FIELD(udp_send_loss), "",
-        "testing only: the same rules applied to UDP datagrams being sent (empty = off)" },
-    { "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed", AA_OPT_INT64, AA_FIELD(udp_loss_seed), "0",
+        "drop:data:0.05,dup:any:1% (see docs/loss-generator.md; empty = off)",
+        .parse = aa_loss_option_parse, .format = aa_loss_option_format },
+    { "udp_send_loss", "AERON_UDP_SEND_LOSS", "aeron.udp.send.loss",
+        AA_OPTION_CUSTOM, AA_DRIVER_FIELD(udp_send_loss), "",
+        "testing only: the same rules applied to UDP datagrams being sent (empty = off)",
+        .parse = aa_loss_option_parse, .format = aa_loss_option_format },
+    { "udp_loss_seed", "AERON_UDP_LOSS_SEED", "aeron.udp.loss.seed",
+        AA_OPTION_INT64, AA_DRIVER_FIELD(udp_loss_seed), "0",
         "seed of the loss generator: the same seed and the same traffic lose the same datagrams" },
     /* driver-name (gossip) resolver (resolver/aa_driver_name_resolver.h, reference 8.2) */
-    { "AERON_DRIVER_RESOLVER_NAME", "aeron.driver.resolver.name", AA_OPT_STRING, AA_FIELD(driver_resolver_name), "",
+    { "driver_resolver_name", "AERON_DRIVER_RESOLVER_NAME", "aeron.driver.resolver.name",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_name), "",
         "this driver's name for the driver name resolver, what channels of other drivers name it by "
         "(empty = the host name)" },
-    { "AERON_DRIVER_RESOLVER_INTERFACE", "aeron.driver.resolver.interface", AA_OPT_STRING,
-        AA_FIELD(driver_resolver_interface), "",
+    { "driver_resolver_interface", "AERON_DRIVER_RESOLVER_INTERFACE", "aeron.driver.resolver.interface",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_interface), "",
         "host:port the driver name resolver binds its UDP socket to; setting it makes 'driver' the name resolver "
         "(a wildcard host such as 0.0.0.0 lets peers take the datagrams' source address; empty = off)" },
-    { "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR", "aeron.driver.resolver.bootstrap.neighbor", AA_OPT_STRING,
-        AA_FIELD(driver_resolver_bootstrap_neighbor), "",
+    { "driver_resolver_bootstrap_neighbor", "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR",
+        "aeron.driver.resolver.bootstrap.neighbor",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_bootstrap_neighbor), "",
         "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
         "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
-    /* ---- driver control (docs/architecture.md, "Operations"): TERMINATE_DRIVER's validation ---- */
-    { "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator", AA_OPT_STRING,
-        AA_FIELD(termination_validator), "deny",
+    /* driver control (docs/architecture.md, Operations): TERMINATE_DRIVER's validation */
+    { "driver_termination_validator", "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(termination_validator), "deny",
         "who may stop this driver with a TERMINATE_DRIVER command (`aeron-async driver --terminate`): deny (nobody), "
         "allow (any request), token (a request carrying AERON_DRIVER_TERMINATION_TOKEN); refusals go to the error log" },
-    { "AERON_DRIVER_TERMINATION_TOKEN", "aeron.driver.termination.token", AA_OPT_STRING,
-        AA_FIELD(termination_token), "",
+    { "driver_termination_token", "AERON_DRIVER_TERMINATION_TOKEN", "aeron.driver.termination.token",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(termination_token), "",
         "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
-        "(never written to driver-options.properties)" },
-    /* the loss report (docs/architecture.md, "The loss report") */
-    { "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length", AA_OPT_SIZE,
-        AA_FIELD(loss_report_buffer_length), "1m",
+        "(never written to driver-options.properties)",
+        .secret = true },
+    /* the loss report (docs/architecture.md, The loss report) */
+    { "loss_report_buffer_length", "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(loss_report_buffer_length), "1m",
         "length of the loss report file loss-report.dat (rounded up to AERON_FILE_PAGE_SIZE), where the receiver "
         "records the loss of every image; `aeron-async loss` reads it" },
-    /* ---- name resolution (docs/architecture.md, "Name resolution", "Driver names") ---- */
-    { "AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "aeron.driver.async.executor.threads", AA_OPT_INT32,
-        AA_FIELD(async_executor_threads), "1",
+    /* name resolution (docs/architecture.md, Name resolution) */
+    { "driver_async_executor_threads", "AERON_DRIVER_ASYNC_EXECUTOR_THREADS", "aeron.driver.async.executor.threads",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(async_executor_threads), "1",
         "threads that look names of UDP channels up and resolve them, off the conductor, 1 to 64 (a channel by "
         "address never waits for them)" },
-    { "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL", "aeron.driver.reresolution.check.interval", AA_OPT_DURATION_NS,
-        AA_FIELD(reresolution_check_interval_ns), "1s",
+    { "driver_reresolution_check_interval", "AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL",
+        "aeron.driver.reresolution.check.interval",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(reresolution_check_interval_ns), "1s",
         "how often named endpoints and control addresses that fell silent (5 s without status messages, or "
-        "without data) are resolved again; 0 disables re-resolution" },
-    { "AERON_NAME_RESOLVER_THRESHOLD", "aeron.name.resolver.threshold", AA_OPT_DURATION_NS,
-        AA_FIELD(name_resolver_time_threshold_ns), "5s",
-        "a name lookup that takes longer is counted in the 'Name resolver time threshold exceeded' system counter" },
-    { "AERON_NAME_RESOLUTION_PENDING_ALLOWED", "aeron.name.resolution.pending.allowed", AA_OPT_BOOL,
-        AA_FIELD(name_resolution_pending_allowed), "false",
+        "without data) are resolved again; 0 disables re-resolution",
+        .unit_ns = 1 },
+    { "name_resolver_threshold", "AERON_NAME_RESOLVER_THRESHOLD", "aeron.name.resolver.threshold",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(name_resolver_time_threshold_ns), "5s",
+        "a name lookup that takes longer is counted in the 'Name resolver time threshold exceeded' system counter",
+        .unit_ns = 1 },
+    { "name_resolution_pending_allowed", "AERON_NAME_RESOLUTION_PENDING_ALLOWED",
+        "aeron.name.resolution.pending.allowed",
+        AA_OPTION_BOOL, AA_DRIVER_FIELD(name_resolution_pending_allowed), "false",
         "ours: a channel whose name does not resolve yet is registered anyway, not connected, and its name is "
         "retried every re-resolution check interval (each failure in the error log); false: an error, as Aeron" },
 };
 
-#define AA_DRIVER_OPTION_COUNT (sizeof(aa_driver_options) / sizeof(aa_driver_options[0]))
-
-static const aa_driver_option_t *aa_driver_option_find(const char *name)
+static const aa_options_table_t aa_driver_options_table =
 {
-    char normalised[128];
-    size_t len = strlen(name);
-    if (len >= sizeof(normalised))
-    {
-        return NULL;
-    }
-    for (size_t i = 0; i <= len; i++)
-    {
-        char c = name[i];
-        normalised[i] = '.' == c ? '_' : (char)toupper((unsigned char)c);
-    }
-    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
-    {
-        if (0 == strcmp(aa_driver_options[i].env_name, normalised))
-        {
-            return &aa_driver_options[i];
-        }
-    }
-    return NULL;
-}
+    "driver", aa_driver_options, sizeof(aa_driver_options) / sizeof(aa_driver_options[0]),
+    "65536, 64k, 16m", "500ms, 10s", "a 64-bit integer", "a 32-bit integer"
+};
 
-static int aa_parse_bool(const char *value, bool *out)
+const aa_options_table_t *aa_driver_context_options(void)
 {
-    if (0 == strcasecmp(value, "true") || 0 == strcmp(value, "1") || 0 == strcasecmp(value, "yes"))
-    {
-        *out = true;
-        return 0;
-    }
-    if (0 == strcasecmp(value, "false") || 0 == strcmp(value, "0") || 0 == strcasecmp(value, "no"))
-    {
-        *out = false;
-        return 0;
-    }
-    return -1;
-}
-
-static int aa_driver_option_apply(aa_driver_context_t *ctx, const aa_driver_option_t *opt, const char *value)
-{
-    uint8_t *field = (uint8_t *)ctx + opt->offset;
-    switch (opt->kind)
-    {
-        case AA_OPT_DIR:
-            if ('\0' == value[0])
-            {
-                aa_default_aeron_dir((char *)field, opt->size);
-                return 0;
-            }
-            /* fall through */
-        case AA_OPT_STRING:
-            if (strlen(value) >= opt->size)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long (%zu characters, at most %zu)",
-                    opt->env_name, strlen(value), opt->size - 1);
-                return -1;
-            }
-            snprintf((char *)field, opt->size, "%s", value);
-            return 0;
-
-        case AA_OPT_IDLE:
-        {
-            aa_idle_strategy_t probe;
-            if (aa_idle_strategy_load(&probe, value) < 0)
-            {
-                AA_APPEND_ERR("invalid %s", opt->env_name);
-                return -1;
-            }
-            aa_idle_strategy_close(&probe);
-            if (strlen(value) >= opt->size)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
-                return -1;
-            }
-            snprintf((char *)field, opt->size, "%s", value);
-            return 0;
-        }
-
-        case AA_OPT_NAME_RESOLVER:
-        {
-            aa_strategy_t entry;
-            if (aa_name_resolver_register_builtins() < 0 ||
-                aa_registry_lookup(AA_STRATEGY_KIND_NAME_RESOLVER, value, &entry) < 0)
-            {
-                AA_APPEND_ERR("invalid %s", opt->env_name);
-                return -1;
-            }
-            if (strlen(value) >= opt->size)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
-                return -1;
-            }
-            snprintf((char *)field, opt->size, "%s", value);
-            return 0;
-        }
-
-        case AA_OPT_BOOL:
-        {
-            bool b;
-            if (aa_parse_bool(value, &b) < 0)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a boolean; use true or false",
-                    opt->env_name, value);
-                return -1;
-            }
-            *(bool *)field = b;
-            return 0;
-        }
-
-        case AA_OPT_SIZE:
-        {
-            int64_t v = aa_parse_size(value);
-            if (v < 0)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-                    "%s=%s is not a size; use bytes with an optional k, m or g suffix (e.g. 65536, 64k, 16m)",
-                    opt->env_name, value);
-                return -1;
-            }
-            *(int64_t *)field = v;
-            return 0;
-        }
-
-        case AA_OPT_INT32:
-        {
-            char *end = NULL;
-            errno = 0;
-            long long v = strtoll(value, &end, 10);
-            if (0 != errno || end == value || '\0' != *end || v < INT32_MIN || v > INT32_MAX)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a 32-bit integer", opt->env_name, value);
-                return -1;
-            }
-            *(int32_t *)field = (int32_t)v;
-            return 0;
-        }
-
-        case AA_OPT_INT64:
-        {
-            char *end = NULL;
-            errno = 0;
-            long long v = strtoll(value, &end, 10);
-            if (0 != errno || end == value || '\0' != *end)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s=%s is not a 64-bit integer", opt->env_name, value);
-                return -1;
-            }
-            *(int64_t *)field = (int64_t)v;
-            return 0;
-        }
-
-        case AA_OPT_LOSS:
-        {
-            aa_loss_generator_params_t params;
-            if (aa_loss_generator_params_parse(&params, value) < 0)
-            {
-                AA_APPEND_ERR("invalid %s", opt->env_name);
-                return -1;
-            }
-            *(aa_loss_generator_params_t *)field = params;
-            return 0;
-        }
-
-        case AA_OPT_DURATION_NS:
-        case AA_OPT_DURATION_MS:
-        {
-            int64_t ns = aa_parse_duration_ns(value);
-            if (ns < 0)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-                    "%s=%s is not a duration; use a number with ns, us, ms or s (e.g. 500ms, 10s)",
-                    opt->env_name, value);
-                return -1;
-            }
-            *(int64_t *)field = AA_OPT_DURATION_MS == opt->kind ? ns / 1000000 : ns;
-            return 0;
-        }
-
-        case AA_OPT_FLOW_CONTROL:
-        {
-            aa_flow_control_strategy_choice_t choice;
-            aa_flow_control_strategy_params_t params;
-            aa_flow_control_strategy_t *probe = NULL;
-            aa_flow_control_strategy_params_default(&params);
-            if (aa_flow_control_strategy_select_with_defaults(false, NULL, value, NULL, &choice) < 0 ||
-                aa_flow_control_strategy_create(&probe, &choice, &params) < 0)
-            {
-                char cause[768];
-                snprintf(cause, sizeof(cause), "%s", aa_errmsg());
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "invalid %s=%s: %s", opt->env_name, value, cause);
-                return -1;
-            }
-            probe->fini(probe);
-            if (strlen(value) >= opt->size)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s is too long", opt->env_name);
-                return -1;
-            }
-            snprintf((char *)field, opt->size, "%s", value);
-            return 0;
-        }
-
-        case AA_OPT_RECEIVER_GROUP_TAG:
-        {
-            if ('\0' == value[0])
-            {
-                ctx->has_receiver_group_tag = false;
-                ctx->receiver_group_tag = 0;
-                return 0;
-            }
-            char *end = NULL;
-            errno = 0;
-            long long v = strtoll(value, &end, 10);
-            if (0 != errno || end == value || '\0' != *end)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-                    "%s=%s is not a 64-bit integer; give the group tag as an integer (e.g. 1001), or leave it empty for "
-                    "none", opt->env_name, value);
-                return -1;
-            }
-            ctx->has_receiver_group_tag = true;
-            ctx->receiver_group_tag = (int64_t)v;
-            return 0;
-        }
-
-        case AA_OPT_THREADING_MODE:
-        {
-            static const char *names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
-            for (int i = 0; i < 4; i++)
-            {
-                if (0 == strcasecmp(value, names[i]))
-                {
-                    *(aa_threading_mode_t *)field = (aa_threading_mode_t)i;
-                    return 0;
-                }
-            }
-            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-                "%s=%s is not a threading mode; use DEDICATED, SHARED_NETWORK, SHARED or INVOKER",
-                opt->env_name, value);
-            return -1;
-        }
-    }
-    return -1;
+    return &aa_driver_options_table;
 }
 
 int aa_driver_context_init(aa_driver_context_t *ctx)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->clock = aa_clock_system();
-    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
-    {
-        if (aa_driver_option_apply(ctx, &aa_driver_options[i], aa_driver_options[i].default_value) < 0)
-        {
-            return -1;
-        }
-    }
-    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
-    {
-        const char *env = getenv(aa_driver_options[i].env_name);
-        if (NULL != env)
-        {
-            if (aa_driver_option_apply(ctx, &aa_driver_options[i], env) < 0)
-            {
-                AA_APPEND_ERR("%s", "from the environment");
-                return -1;
-            }
-        }
-    }
-    return 0;
+    return aa_options_init(&aa_driver_options_table, ctx);
 }
 
 int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value)
 {
-    const aa_driver_option_t *opt = aa_driver_option_find(name);
-    if (NULL == opt)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "unknown driver option %s; see `aeron-async driver --help-options`",
-            name);
-        return -1;
-    }
-    return aa_driver_option_apply(ctx, opt, value);
+    return aa_options_set(&aa_driver_options_table, ctx, name, value);
+}
+
+int aa_driver_context_get(const aa_driver_context_t *ctx, const char *name, char *value, size_t length)
+{
+    return aa_options_get(&aa_driver_options_table, ctx, name, value, length);
 }
 
 static int aa_check_mtu(const char *name, int64_t mtu, int64_t term_length)
@@ -724,16 +640,7 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     return 0;
 }
 
-void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void *clientd)
-{
-    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
-    {
-        const aa_driver_option_t *o = &aa_driver_options[i];
-        func(o->env_name, o->property_name, o->default_value, o->description, clientd);
-    }
-}
-
-/* ---- driver control (docs/architecture.md, "Operations") ---- */
+/* driver control (docs/architecture.md, Operations) */
 
 aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx)
 {
@@ -776,65 +683,7 @@ int aa_driver_context_check_termination(const aa_driver_context_t *ctx)
     return 0;
 }
 
-static int aa_driver_option_format(
-    const aa_driver_context_t *ctx, const aa_driver_option_t *opt, char *out, size_t out_length)
-{
-    const uint8_t *field = (const uint8_t *)ctx + opt->offset;
-    if ((const void *)field == (const void *)ctx->termination_token)
-    {
-        return snprintf(out, out_length, "%s", '\0' == ctx->termination_token[0] ? "" : "(set)");
-    }
-    switch (opt->kind)
-    {
-        case AA_OPT_STRING:
-        case AA_OPT_DIR:
-        case AA_OPT_IDLE:
-        case AA_OPT_NAME_RESOLVER:
-        case AA_OPT_FLOW_CONTROL:
-            return snprintf(out, out_length, "%s", (const char *)field);
-        case AA_OPT_BOOL:
-            return snprintf(out, out_length, "%s", *(const bool *)field ? "true" : "false");
-        case AA_OPT_SIZE:
-        case AA_OPT_INT64:
-            return snprintf(out, out_length, "%" PRId64, *(const int64_t *)field);
-        case AA_OPT_INT32:
-            return snprintf(out, out_length, "%" PRId32, *(const int32_t *)field);
-        case AA_OPT_DURATION_NS:
-            return snprintf(out, out_length, "%" PRId64 "ns", *(const int64_t *)field);
-        case AA_OPT_DURATION_MS:
-            return snprintf(out, out_length, "%" PRId64 "ms", *(const int64_t *)field);
-        case AA_OPT_LOSS:
-            return snprintf(out, out_length, "%s", ((const aa_loss_generator_params_t *)field)->spec);
-        case AA_OPT_RECEIVER_GROUP_TAG:
-            return ctx->has_receiver_group_tag ?
-                snprintf(out, out_length, "%" PRId64, ctx->receiver_group_tag) : snprintf(out, out_length, "%s", "");
-        case AA_OPT_THREADING_MODE:
-        {
-            static const char *names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
-            int mode = (int)*(const aa_threading_mode_t *)field;
-            return snprintf(out, out_length, "%s", mode >= 0 && mode < 4 ? names[mode] : "?");
-        }
-        default:
-            break;
-    }
-    return -1; /* a kind this writer does not know: the line says so instead of guessing */
-}
-
 int aa_driver_context_write_options(const aa_driver_context_t *ctx, FILE *out)
 {
-    char value[1100];
-    for (size_t i = 0; i < AA_DRIVER_OPTION_COUNT; i++)
-    {
-        const aa_driver_option_t *o = &aa_driver_options[i];
-        int n = aa_driver_option_format(ctx, o, value, sizeof(value));
-        int rc = n < 0 ?
-            fprintf(out, "# %s: value not recorded (option kind %d)\n", o->property_name, (int)o->kind) :
-            fprintf(out, "%s=%s\n", o->property_name, value);
-        if (rc < 0)
-        {
-            AA_SET_ERR(errno, "%s", "writing the driver's options");
-            return -1;
-        }
-    }
-    return 0;
+    return aa_options_write(&aa_driver_options_table, ctx, out);
 }

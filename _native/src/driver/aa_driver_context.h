@@ -1,6 +1,8 @@
 /*
  * All driver configuration in one place. Every field has an environment variable (AERON_*), a
- * property-style name (aeron.*) and a documented default; aa_driver_context_set takes either name.
+ * property-style name (aeron.*) and a documented default, in the driver's option table
+ * (aa_driver_context.c, run by the option engine util/aa_options.h); aa_driver_context_set takes
+ * either name.
  */
 #ifndef AA_DRIVER_CONTEXT_H
 #define AA_DRIVER_CONTEXT_H
@@ -11,6 +13,7 @@
 #include <stdio.h>
 
 #include "media/aa_loss_generator.h"
+#include "util/aa_options.h"
 #include "util/aa_clock.h"
 
 typedef enum aa_threading_mode_enum
@@ -138,6 +141,10 @@ int aa_driver_context_init(aa_driver_context_t *ctx);
 /* Sets one field by env name (AERON_TERM_BUFFER_LENGTH) or property name (aeron.term.buffer.length);
  * the error names the field, the bad value and the accepted form. */
 int aa_driver_context_set(aa_driver_context_t *ctx, const char *name, const char *value);
+/* The value an option holds, by either name, as it would be set (aa_options_get). */
+int aa_driver_context_get(const aa_driver_context_t *ctx, const char *name, char *value, size_t length);
+/* The driver's option table (util/aa_options.h). */
+const aa_options_table_t *aa_driver_context_options(void);
 /* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
 int aa_driver_context_validate(aa_driver_context_t *ctx);
 
@@ -156,11 +163,5 @@ aa_termination_validator_t aa_driver_context_termination_validator(const aa_driv
 /* Writes every option with the value this context holds as `property=value` lines (the termination
  * token as "(set)"); returns 0, or -1 with the error set. */
 int aa_driver_context_write_options(const aa_driver_context_t *ctx, FILE *out);
-
-typedef void (*aa_driver_context_option_func_t)(
-    const char *env_name, const char *property_name, const char *default_value, const char *description,
-    void *clientd);
-/* Lists every option with its default and description (for documentation and the CLI). */
-void aa_driver_context_foreach_option(aa_driver_context_option_func_t func, void *clientd);
 
 #endif
