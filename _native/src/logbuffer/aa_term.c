@@ -440,3 +440,14 @@ aa_term_unblocker_status_t aa_term_unblocker_unblock(
     }
     return status;
 }
+
+aa_term_unblocker_status_t aa_term_unblocker_unblock_at(
+    const aa_mapped_log_t *log, int64_t blocked_position, int32_t initial_term_id, int32_t position_bits_to_shift)
+{
+    int32_t term_id = aa_compute_term_id_from_position(blocked_position, position_bits_to_shift, initial_term_id);
+    int32_t blocked_offset = aa_compute_term_offset_from_position(blocked_position, position_bits_to_shift);
+    int32_t index = aa_index_by_position(blocked_position, position_bits_to_shift);
+    int64_t raw_tail = aa_get_int64_acquire(&log->metadata->term_tail_counters[index]);
+    int32_t tail_offset = aa_term_id(raw_tail) == term_id ? aa_term_offset(raw_tail, log->term_length) : log->term_length;
+    return aa_term_unblocker_unblock(log->metadata, log->term_buffers[index], blocked_offset, tail_offset, term_id);
+}

@@ -159,4 +159,9 @@ aa_term_unblocker_status_t aa_term_unblocker_unblock(
     int32_t tail_offset,
     int32_t term_id);
 
+/* The same for a publication whose consumers stopped at blocked_position: finds the term, the blocked
+ * offset and the tail in that term (the term's end once the tail has moved on) and unblocks there. */
+aa_term_unblocker_status_t aa_term_unblocker_unblock_at(
+    const aa_mapped_log_t *log, int64_t blocked_position, int32_t initial_term_id, int32_t position_bits_to_shift);
+
 #endif
