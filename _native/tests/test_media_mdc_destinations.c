@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
+#include "aa_test_log.h"
 #include "media/aa_send_channel_endpoint.h"
 #include "media/aa_receive_channel_endpoint.h"
 #include "media/aa_publication_image.h"
@@ -338,18 +339,13 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
     AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));
-    size_t log_length = aa_logbuffer_compute_log_length(MDS_TERM_LENGTH, MDS_PAGE_SIZE);
-    uint8_t *memory = aligned_alloc(MDS_PAGE_SIZE, log_length);
-    AA_CHECK(NULL != memory);
-    memset(memory, 0, log_length);
     aa_logbuffer_init_params_t log_params =
     {
         .correlation_id = 5, .initial_term_id = 5, .active_term_id = 5, .term_length = MDS_TERM_LENGTH,
         .mtu_length = 1408, .page_size = MDS_PAGE_SIZE, .session_id = 77, .stream_id = 10,
         .receiver_window_length = 32 * 1024, .reliable = true, .signal_eos = true, .max_resend = 16,
     };
-    aa_mapped_log_init(&image->log, memory, log_length, MDS_TERM_LENGTH);
-    aa_logbuffer_metadata_init(&image->log, &log_params);
+    uint8_t *memory = test_log_new(&image->log, &log_params);
     volatile int64_t rcv_hwm = 0, rcv_pos = 0, sub_pos = 0;
     image->endpoint = endpoint;
     image->control_address = source1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
+#include "aa_test_log.h"
 #include "media/aa_network_publication.h"
 #include "media/aa_send_channel_endpoint.h"
 #include "protocols/aa_udp_frames.h"
@@ -82,10 +83,6 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
-    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    f->memory = aligned_alloc(PAGE_SIZE, log_length);
-    AA_CHECK(NULL != f->memory);
-    memset(f->memory, 0, log_length);
     aa_logbuffer_init_params_t log_params =
     {
         .correlation_id = 1,
@@ -100,8 +97,7 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
         .signal_eos = true,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
-    aa_mapped_log_init(&f->pub->log, f->memory, log_length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(&f->pub->log, &log_params);
+    f->memory = test_log_new(&f->pub->log, &log_params);
 
     f->pub->pub_lmt = &f->pub_lmt;
     f->pub->pub_pos = &f->pub_pos;

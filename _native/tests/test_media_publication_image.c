@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
+#include "aa_test_log.h"
 #include "media/aa_publication_image.h"
 #include "media/aa_receive_channel_endpoint.h"
 #include "protocols/aa_udp_frames.h"
@@ -81,10 +82,6 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
         .is_reliable = is_reliable,
     };
     AA_CHECK(0 == aa_publication_image_init(f->image, &params, now_ns, &f->services.services));
-    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    f->memory = aligned_alloc(PAGE_SIZE, log_length);
-    AA_CHECK(NULL != f->memory);
-    memset(f->memory, 0, log_length);
     aa_logbuffer_init_params_t log_params =
     {
         .correlation_id = 5,
@@ -100,8 +97,7 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
         .signal_eos = true,
         .max_resend = 16,
     };
-    aa_mapped_log_init(&f->image->log, f->memory, log_length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(&f->image->log, &log_params);
+    f->memory = test_log_new(&f->image->log, &log_params);
     f->image->endpoint = f->endpoint;
     f->image->control_address = f->source;
     f->image->control_address_length = sizeof(struct sockaddr_in);

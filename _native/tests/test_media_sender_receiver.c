@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
+#include "aa_test_log.h"
 #include "media/aa_network_publication.h"
 #include "media/aa_publication_image.h"
 #include "media/aa_receive_channel_endpoint.h"
@@ -61,17 +62,6 @@ static void address(struct sockaddr_storage *storage, uint32_t host, uint16_t po
     in->sin_addr.s_addr = htonl(host);
 }
 
-static uint8_t *new_log(aa_mapped_log_t *log, const aa_logbuffer_init_params_t *params)
-{
-    size_t length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    uint8_t *memory = aligned_alloc(PAGE_SIZE, length);
-    AA_CHECK(NULL != memory);
-    memset(memory, 0, length);
-    aa_mapped_log_init(log, memory, length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(log, params);
-    return memory;
-}
-
 static void world_init(world_t *w)
 {
     memset(w, 0, sizeof(*w));
@@ -116,7 +106,7 @@ static void world_init(world_t *w)
         .term_length = TERM_LENGTH, .mtu_length = MTU, .page_size = PAGE_SIZE, .session_id = SESSION_ID,
         .stream_id = STREAM_ID, .publication_window_length = TERM_LENGTH / 2, .signal_eos = true, .max_resend = 16,
     };
-    w->pub_memory = new_log(&w->pub->log, &log_params);
+    w->pub_memory = test_log_new(&w->pub->log, &log_params);
     w->pub->endpoint = w->send_endpoint;
     w->pub->pub_lmt = &w->pub_lmt;
     w->pub->pub_pos = &w->pub_pos;
@@ -162,7 +152,7 @@ static void conductor_create_image(world_t *w)
         .session_id = setup->session_id, .stream_id = setup->stream_id, .receiver_window_length = WINDOW,
         .reliable = true, .signal_eos = true, .max_resend = 16,
     };
-    w->image_memory = new_log(&w->image->log, &log_params);
+    w->image_memory = test_log_new(&w->image->log, &log_params);
     w->image->endpoint = w->services.last_request_endpoint;
     w->image->control_address = w->services.last_request_source;
     w->image->control_address_length = sizeof(struct sockaddr_in);
