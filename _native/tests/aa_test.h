@@ -5,6 +5,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <inttypes.h>
+#include <stdint.h>
+
+/* Little-endian fields, byte by byte, as the wire and the archive's files lay them out. */
+static inline void test_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void test_put32(uint8_t *p, int32_t v)
+{
+    test_put16(p, (uint16_t)v);
+    test_put16(p + 2, (uint16_t)((uint32_t)v >> 16));
+}
+
+static inline void test_put64(uint8_t *p, int64_t v)
+{
+    test_put32(p, (int32_t)v);
+    test_put32(p + 4, (int32_t)((uint64_t)v >> 32));
+}
+
+static inline int32_t test_get32(const uint8_t *p)
+{
+    return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+static inline int64_t test_get64(const uint8_t *p)
+{
+    return (int64_t)((uint64_t)(uint32_t)test_get32(p) | (uint64_t)(uint32_t)test_get32(p + 4) << 32);
+}
 
 #define AA_CHECK(cond) \
     do \
