@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 /* Little-endian fields, byte by byte, as the wire and the archive's files lay them out. */
 static inline void test_put16(uint8_t *p, uint16_t v)
@@ -68,5 +72,17 @@ static inline int64_t test_get64(const uint8_t *p)
         fprintf(stdout, "ok\n"); \
     } \
     while (0)
+
+/* An IPv4 socket address ("10.0.0.1", 40001), as a datagram's source or a destination. */
+static inline struct sockaddr_storage test_ipv4_address(const char *ip, uint16_t port)
+{
+    struct sockaddr_storage address;
+    memset(&address, 0, sizeof(address));
+    struct sockaddr_in *in = (struct sockaddr_in *)&address;
+    in->sin_family = AF_INET;
+    in->sin_port = htons(port);
+    AA_CHECK(1 == inet_pton(AF_INET, ip, &in->sin_addr));
+    return address;
+}
 
 #endif

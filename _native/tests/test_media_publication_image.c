@@ -54,10 +54,7 @@ static void fixture_init_endpoint(fixture_t *f)
     AA_CHECK(f->wire.transport == &f->endpoint->transport);
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f->endpoint, STREAM_ID));
 
-    struct sockaddr_in *source = (struct sockaddr_in *)&f->source;
-    source->sin_family = AF_INET;
-    source->sin_port = htons(5000);
-    source->sin_addr.s_addr = htonl(0x0A000001);
+    f->source = test_ipv4_address("10.0.0.1", 5000);
 }
 
 /* An image as the conductor makes one, at position 0, with one subscriber at 0. */
@@ -274,10 +271,7 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     memset(&datagram, 0, sizeof(datagram));
     datagram.buffer = frame;
     datagram.length = (size_t)length;
-    struct sockaddr_in *source = (struct sockaddr_in *)&datagram.address;
-    source->sin_family = AF_INET;
-    source->sin_port = htons(5000);
-    source->sin_addr.s_addr = htonl(0x0A000001);
+    datagram.address = test_ipv4_address("10.0.0.1", 5000);
     datagram.addr_len = sizeof(struct sockaddr_in);
     aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
     AA_CHECK_EQ(wire.sent_count, 1);   /* the SETUP request, to the control group */

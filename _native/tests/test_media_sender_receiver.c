@@ -53,15 +53,6 @@ typedef struct world_stct
 }
 world_t;
 
-static void address(struct sockaddr_storage *storage, uint32_t host, uint16_t port)
-{
-    memset(storage, 0, sizeof(*storage));
-    struct sockaddr_in *in = (struct sockaddr_in *)storage;
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    in->sin_addr.s_addr = htonl(host);
-}
-
 static void world_init(world_t *w)
 {
     memset(w, 0, sizeof(*w));
@@ -74,8 +65,8 @@ static void world_init(world_t *w)
     AA_CHECK(0 == aa_driver_receiver_init(&w->receiver, &w->ctx, &w->services.services));
     fake_wire_init(&w->send_wire);
     fake_wire_init(&w->receive_wire);
-    address(&w->sender_address, 0x0A000001, 6000);
-    address(&w->receiver_address, 0x0A000002, 40458);
+    w->sender_address = test_ipv4_address("10.0.0.1", 6000);
+    w->receiver_address = test_ipv4_address("10.0.0.2", 40458);
 
     aa_udp_channel_t *channel = NULL;
     AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=10.0.0.2:40458", NULL));
