@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "aa_test_log.h"
 #include "media/aa_send_channel_endpoint.h"
 #include "media/aa_receive_channel_endpoint.h"
 #include "media/aa_publication_image.h"
@@ -260,7 +259,6 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
 }
 
 #define MDS_TERM_LENGTH (64 * 1024)
-#define MDS_PAGE_SIZE 4096
 
 static void mds_receive(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination,
     const struct sockaddr_storage *source, uint8_t *frame, size_t length, int64_t now_ns)
@@ -328,13 +326,7 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
     AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 5, .initial_term_id = 5, .active_term_id = 5, .term_length = MDS_TERM_LENGTH,
-        .mtu_length = 1408, .page_size = MDS_PAGE_SIZE, .session_id = 77, .stream_id = 10,
-        .receiver_window_length = 32 * 1024, .reliable = true, .signal_eos = true, .max_resend = 16,
-    };
-    uint8_t *memory = test_log_new(&image->log, &log_params);
+    uint8_t *memory = fake_image_log(image, &image_params);
     volatile int64_t rcv_hwm = 0, rcv_pos = 0, sub_pos = 0;
     image->endpoint = endpoint;
     image->control_address = source1;

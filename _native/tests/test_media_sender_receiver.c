@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "aa_media_fakes.h"
-#include "aa_test_log.h"
 #include "media/aa_network_publication.h"
 #include "media/aa_publication_image.h"
 #include "media/aa_receive_channel_endpoint.h"
@@ -24,7 +23,6 @@
 #define SESSION_ID 11
 #define STREAM_ID 3003
 #define INITIAL_TERM_ID 7
-#define PAGE_SIZE 4096
 #define WINDOW (32 * 1024)
 #define MS (1000 * 1000LL)
 #define T0 (1000 * 1000 * MS)
@@ -91,13 +89,7 @@ static void world_init(world_t *w)
     };
     AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &pub_params.flow_control));  /* unicast */
     AA_CHECK(0 == aa_network_publication_init(w->pub, &pub_params, &w->services.services));
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 1, .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH, .mtu_length = MTU, .page_size = PAGE_SIZE, .session_id = SESSION_ID,
-        .stream_id = STREAM_ID, .publication_window_length = TERM_LENGTH / 2, .signal_eos = true, .max_resend = 16,
-    };
-    w->pub_memory = test_log_new(&w->pub->log, &log_params);
+    w->pub_memory = fake_publication_log(w->pub, &pub_params);
     w->pub->endpoint = w->send_endpoint;
     w->pub->pub_lmt = &w->pub_lmt;
     w->pub->pub_pos = &w->pub_pos;
@@ -136,14 +128,7 @@ static void conductor_create_image(world_t *w)
     };
     AA_CHECK(0 == aa_publication_image_init(
         w->image, &params, aa_clock_nano_time(&w->ctx.clock), &w->services.services));
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 2, .initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
-        .term_length = setup->term_length, .mtu_length = setup->mtu, .page_size = PAGE_SIZE,
-        .session_id = setup->session_id, .stream_id = setup->stream_id, .receiver_window_length = WINDOW,
-        .reliable = true, .signal_eos = true, .max_resend = 16,
-    };
-    w->image_memory = test_log_new(&w->image->log, &log_params);
+    w->image_memory = fake_image_log(w->image, &params);
     w->image->endpoint = w->services.last_request_endpoint;
     w->image->control_address = w->services.last_request_source;
     w->image->control_address_length = sizeof(struct sockaddr_in);
