@@ -682,6 +682,19 @@ static void aa_store_i64_release(uint8_t *p, int64_t v)
     __atomic_store_n((int64_t *)p, v, __ATOMIC_RELEASE);
 }
 
+/* Stores a position of a valid recording's descriptor (release: a reader of the mapping that sees it
+ * sees what was written before it), then its checksum, and forces it to storage. */
+static int aa_catalog_update_position(aa_archive_catalog_t *catalog, int64_t recording_id, size_t field, int64_t position)
+{
+    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
+    if (offset < 0)
+    {
+        return -1;
+    }
+    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + field, position);
+    return aa_catalog_updated(catalog, offset);
+}
+
 int aa_archive_catalog_update_stop(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t stop_position, int64_t stop_timestamp)
 {
     int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
@@ -697,26 +710,12 @@ int aa_archive_catalog_update_stop(aa_archive_catalog_t *catalog, int64_t record
 
 int aa_archive_catalog_update_stop_position(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t stop_position)
 {
-    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
-    if (offset < 0)
-    {
-        return -1;
-    }
-    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + AA_RD_STOP_POSITION,
-        stop_position);
-    return aa_catalog_updated(catalog, offset);
+    return aa_catalog_update_position(catalog, recording_id, AA_RD_STOP_POSITION, stop_position);
 }
 
 int aa_archive_catalog_update_start_position(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t start_position)
 {
-    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
-    if (offset < 0)
-    {
-        return -1;
-    }
-    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + AA_RD_START_POSITION,
-        start_position);
-    return aa_catalog_updated(catalog, offset);
+    return aa_catalog_update_position(catalog, recording_id, AA_RD_START_POSITION, start_position);
 }
 
 int aa_archive_catalog_extend(
