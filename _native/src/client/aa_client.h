@@ -261,14 +261,17 @@ void aa_client_set_error_from_state(aa_client_t *client);
 int aa_client_linger(aa_client_t *client, void *resource, int32_t kind);
 int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length);
 int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id);
-/* A request the driver answers by correlation id (add publication, subscription, counter), in two
- * steps around sending it. begin takes the client lock, checks the client is active, makes room for the
- * registration and returns the request's correlation id; on failure (-1) the lock is released. commit
- * records the request sent, awaited until the driver timeout (channel: owned, may be NULL), releases
- * the lock and returns correlation_id. A send that fails between them releases the lock itself. */
+/* A request the driver answers by correlation id (add publication, subscription, counter, destination),
+ * in two steps around writing it. begin takes the client lock, checks the client is active, makes room
+ * for the registration and returns the request's correlation id; on failure (-1) the lock is released.
+ * send fills the request's correlated header (every such request begins with one), sends it, records
+ * it awaited until the driver timeout (channel: owned, may be NULL), releases the lock and returns
+ * correlation_id; when the send fails it frees channel, releases the lock and returns -1. A caller that
+ * fails between them releases the lock itself. */
 int64_t aa_client_registration_begin(aa_client_t *client);
-int64_t aa_client_registration_commit(
-    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel);
+int64_t aa_client_registration_send(
+    aa_client_t *client, int64_t correlation_id, int32_t type, void *request, size_t length, int32_t stream_id,
+    char *channel);
 aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id);
 void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length);
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
