@@ -602,34 +602,22 @@ static int aa_flow_control_register_min_and_tagged(void)
             "t:<receiver timeout>") < 0 ? -1 : 0;
 }
 
-static pthread_once_t aa_flow_control_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_flow_control_builtins_result = 0;
-
-static void aa_flow_control_register_builtins_once(void)
+static int aa_flow_control_register_all(void)
 {
-    if (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
+    return (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
             "snd-lmt = max(snd-lmt, SM position + receiver window): the fastest receiver paces the sender; no options") < 0 ||
         aa_registry_register_alias(AA_STRATEGY_KIND_FLOW_CONTROL, "aa_unicast_flow_control_strategy_supplier", "unicast",
             NULL, NULL) < 0 ||
         aa_flow_control_register_min_and_tagged() < 0 ||
         aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "max", &aa_max_flow_control_strategy_table, NULL,
             "multicast default: snd-lmt = max(snd-lmt, SM position + receiver window), the fastest receiver paces the "
-            "sender and slower ones may fall behind; retransmit multiple 4; no options") < 0)
-    {
-        aa_flow_control_builtins_result = -1;
-    }
+            "sender and slower ones may fall behind; retransmit multiple 4; no options") < 0) ? -1 : 0;
 }
 
 int aa_flow_control_strategy_register_builtins(void)
 {
-    pthread_once(&aa_flow_control_builtins_once, aa_flow_control_register_builtins_once);
-    if (aa_flow_control_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in flow control strategies could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
+    static aa_registry_builtins_t builtins = AA_REGISTRY_BUILTINS_INIT;
+    return aa_registry_register_builtins(&builtins, aa_flow_control_register_all, "flow control strategies");
 }
 
 int aa_flow_control_strategy_select(

@@ -333,3 +333,22 @@ int aa_registry_split_spec(const char *spec, char separator, char *name, size_t 
     *options = NULL == end ? NULL : end + 1;
     return 0;
 }
+
+int aa_registry_register_builtins(aa_registry_builtins_t *builtins, int (*register_all)(void), const char *what)
+{
+    pthread_mutex_lock(&builtins->lock);
+    if (!builtins->done)
+    {
+        builtins->result = register_all();
+        builtins->done = true;
+    }
+    int result = builtins->result;
+    pthread_mutex_unlock(&builtins->lock);
+    if (result < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "the built-in %s could not be registered (a name was taken before they were)", what);
+        return -1;
+    }
+    return 0;
+}
