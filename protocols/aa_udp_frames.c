@@ -2,33 +2,13 @@
 
 #include "protocols/aa_udp_frames.h"
 #include "util/aa_error.h"
+#include "util/aa_bytes.h"
 
 #define AA_UDP_FRAME_ALIGNMENT 32
 
 static inline size_t aa_udp_align(size_t value, size_t alignment)
 {
     return (value + (alignment - 1)) & ~(alignment - 1);
-}
-
-/* Fields are read and written with memcpy: buffers may have any alignment, and the host is
- * little-endian like the wire (checked in aa_udp_protocol.h). */
-static inline int32_t aa_udp_get_int32(const uint8_t *buffer, size_t offset)
-{
-    int32_t value;
-    memcpy(&value, buffer + offset, sizeof(value));
-    return value;
-}
-
-static inline int16_t aa_udp_get_int16(const uint8_t *buffer, size_t offset)
-{
-    int16_t value;
-    memcpy(&value, buffer + offset, sizeof(value));
-    return value;
-}
-
-static inline void aa_udp_put_int32(uint8_t *buffer, size_t offset, int32_t value)
-{
-    memcpy(buffer + offset, &value, sizeof(value));
 }
 
 static inline aa_frame_header_t aa_udp_frame_header(int32_t frame_length, uint8_t flags, int16_t type)
@@ -51,7 +31,7 @@ static int aa_udp_check_capacity(size_t capacity, size_t needed, const char *wha
 /* Walks the frames of a DATA datagram. term_length > 0 also checks every frame against the term. */
 static aa_udp_frame_kind_t aa_udp_data_batch_walk(const uint8_t *buffer, size_t length, int32_t term_length)
 {
-    int64_t base_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    int64_t base_offset = aa_get_i32(buffer + offsetof(aa_data_header_t, term_offset));
     size_t offset = 0;
     while (offset < length)
     {
@@ -145,7 +125,7 @@ aa_udp_frame_kind_t aa_udp_frame_classify(const uint8_t *buffer, size_t length)
             aa_udp_frame_kind_t kind = aa_udp_check_control(&header, length, AA_ERROR_HEADER_LENGTH, AA_UDP_FRAME_ERR);
             if (AA_UDP_FRAME_ERR == kind)
             {
-                int32_t error_length = aa_udp_get_int32(buffer, offsetof(aa_error_header_t, error_length));
+                int32_t error_length = aa_get_i32(buffer + offsetof(aa_error_header_t, error_length));
                 if (error_length < 0 || error_length > header.frame_length - AA_ERROR_HEADER_LENGTH)
                 {
                     return AA_UDP_FRAME_INVALID_LENGTH;
@@ -210,7 +190,7 @@ bool aa_udp_frame_data_fits_term(const uint8_t *buffer, size_t length, int32_t t
     {
         return false;
     }
-    int32_t term_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    int32_t term_offset = aa_get_i32(buffer + offsetof(aa_data_header_t, term_offset));
     if (term_offset < 0 || 0 != (term_offset & (AA_UDP_FRAME_ALIGNMENT - 1)))
     {
         return false;

@@ -19,22 +19,9 @@
 #include "util/aa_array.h"
 #include "util/aa_error.h"
 #include "util/aa_process.h"
+#include "util/aa_bytes.h"
 
 /* ---- the mark file ---- */
-
-static int64_t aa_get_i64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* Another archive is active on the directory: it holds the mark file's lock, or (an archive that
  * does not lock, or one of another machine on a shared directory) its activity timestamp is under

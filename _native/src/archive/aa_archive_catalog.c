@@ -13,6 +13,7 @@
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
+#include "util/aa_bytes.h"
 
 /* a catalog header with alignment 0 is the legacy layout: 1024-byte entries from offset 1024 */
 #define AA_ARCHIVE_CATALOG_LEGACY_ALIGNMENT 1024
@@ -53,30 +54,6 @@ struct aa_archive_catalog_stct
     int32_t index_capacity;
     bool ids_ascending;
 };
-
-static inline int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static inline int64_t aa_get_i64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline void aa_put_i32(uint8_t *p, int32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static inline void aa_put_i64(uint8_t *p, int64_t v)
-{
-    memcpy(p, &v, 8);
-}
 
 static int32_t aa_align(int64_t value, int32_t alignment)
 {
