@@ -145,6 +145,20 @@ struct aa_subscription_stct
     volatile int32_t parked;
 };
 
+/* The images a subscription poll reads (a list is replaced, never changed, as images come and go)
+ * and *start, where this poll begins in it: the next image each poll, round robin. NULL when there is
+ * no image. */
+static inline aa_image_list_t *aa_subscription_poll_order(aa_subscription_t *sub, size_t *start)
+{
+    aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
+    if (0 == list->count)
+    {
+        return NULL;
+    }
+    *start = sub->round_robin_index++ % list->count;
+    return list;
+}
+
 /* A counter this client added (ADD_COUNTER); the driver owns the record and frees it when the
  * client removes it, closes or times out (ON_UNAVAILABLE_COUNTER marks it closed). */
 typedef struct aa_counter_stct
@@ -315,5 +329,11 @@ int aa_client_idle_init(void **state, const char *args);
  * bytes written past `length` must be zeroed again by the writer before it commits. */
 uint8_t *aa_publication_block_space(aa_publication_t *pub, int32_t *length, int64_t *status);
 int64_t aa_publication_commit_block(aa_publication_t *pub, const uint8_t *header, size_t length);
+
+/* aa_cnc_reader.c: the distinct-error log's next record (concurrent/aa_error_log.h) in a buffer of
+ * capacity bytes that a writer may still be filling (the CnC file's, an archive mark file's): 1 with
+ * *record filled and *offset moved past it, 0 at the end. */
+struct aa_error_record_stct;
+int aa_error_log_next_record(const uint8_t *buffer, size_t capacity, size_t *offset, struct aa_error_record_stct *record);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aeron_async.h"
+#include "client/aa_client.h"
 #include "protocols/aa_control_protocol.h"
 #include "concurrent/aa_error_log.h"
 #include "util/aa_clock.h"
@@ -155,10 +156,8 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
     return aa_get_int64_acquire(aa_counters_reader_addr(&reader->counters, counter_id));
 }
 
-int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)
+int aa_error_log_next_record(const uint8_t *buffer, size_t capacity, size_t *offset, aa_error_record_t *record)
 {
-    const uint8_t *buffer = aa_cnc_error_log_buffer(reader->cnc);
-    size_t capacity = (size_t)reader->cnc->error_log_buffer_length;
     size_t o = *offset;
     if (o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET > capacity)
     {
@@ -177,6 +176,12 @@ int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_r
     record->text_length = length - AA_ERROR_LOG_ENCODED_ERROR_OFFSET;
     *offset = o + AA_ALIGN((size_t)length, AA_ERROR_LOG_RECORD_ALIGNMENT);
     return 1;
+}
+
+int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)
+{
+    return aa_error_log_next_record(
+        aa_cnc_error_log_buffer(reader->cnc), (size_t)reader->cnc->error_log_buffer_length, offset, record);
 }
 
 /* ---- driver control (issue 18): TERMINATE_DRIVER from any process ---- */
