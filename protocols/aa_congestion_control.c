@@ -390,17 +390,13 @@ int aa_congestion_control_select(const char *cc, aa_congestion_control_choice_t 
             "aeron_async.strategies.register)", spec, reason);
         return -1;
     }
-    if (NULL != entry.options && NULL != options)
+    if (aa_registry_alias_options(&entry, "cc", spec, name, options, &choice->options) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter cc=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
-            spec, name, entry.target, entry.options, entry.target);
         return -1;
     }
     choice->name = entry.name;
     choice->table = entry.table;
     choice->clientd = entry.clientd;
-    choice->options = NULL != options ? options : entry.options;
     return 0;
 }
 

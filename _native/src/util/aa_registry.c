@@ -352,3 +352,18 @@ int aa_registry_register_builtins(aa_registry_builtins_t *builtins, int (*regist
     }
     return 0;
 }
+
+int aa_registry_alias_options(
+    const aa_strategy_t *entry, const char *parameter, const char *spec, const char *name, const char *options,
+    const char **resolved)
+{
+    if (NULL != entry->options && NULL != options)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter %s=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
+            parameter, spec, name, entry->target, entry->options, entry->target);
+        return -1;
+    }
+    *resolved = NULL != options ? options : entry->options;
+    return 0;
+}
