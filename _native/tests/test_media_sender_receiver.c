@@ -160,14 +160,21 @@ static void cycle(world_t *w)
     fake_wire_forward(&w->receive_wire, &w->send_wire, &w->receiver_address);
 }
 
+/* A world whose conductor has handed the endpoints, the publication and the subscription to the
+ * sender and the receiver, as the driver's conductor does through their proxies. */
+static void world_init_handed_over(world_t *w)
+{
+    world_init(w);
+    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w->sender, w->send_endpoint));
+    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w->sender, w->pub));
+    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w->receiver, w->receive_endpoint));
+    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w->receiver, w->receive_endpoint, STREAM_ID));
+}
+
 static void should_connect_and_deliver_through_sender_and_receiver(void)
 {
     world_t w;
-    world_init(&w);
-    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w.sender, w.send_endpoint));
-    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w.sender, w.pub));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w.receiver, w.receive_endpoint));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w.receiver, w.receive_endpoint, STREAM_ID));
+    world_init_handed_over(&w);
 
     /* SETUP goes out at once; the receiver asks the conductor for an image */
     cycle(&w);
@@ -212,11 +219,7 @@ static void should_connect_and_deliver_through_sender_and_receiver(void)
 static void should_disconnect_when_the_receiver_falls_silent_for_the_connection_timeout(void)
 {
     world_t w;
-    world_init(&w);
-    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w.sender, w.send_endpoint));
-    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w.sender, w.pub));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w.receiver, w.receive_endpoint));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w.receiver, w.receive_endpoint, STREAM_ID));
+    world_init_handed_over(&w);
     cycle(&w);
     conductor_create_image(&w);
     cycle(&w);
