@@ -77,18 +77,21 @@ void aa_cnc_reader_close(aa_cnc_reader_t *reader)
 
 void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
 {
-    aa_cnc_metadata_t *cnc = reader->cnc;
-    info->cnc_version = cnc->cnc_version;
-    info->to_driver_buffer_length = cnc->to_driver_buffer_length;
-    info->to_clients_buffer_length = cnc->to_clients_buffer_length;
-    info->counters_metadata_buffer_length = cnc->counters_metadata_buffer_length;
-    info->counters_values_buffer_length = cnc->counters_values_buffer_length;
-    info->error_log_buffer_length = cnc->error_log_buffer_length;
-    info->client_liveness_timeout_ns = cnc->client_liveness_timeout;
-    info->start_timestamp_ms = cnc->start_timestamp;
-    info->pid = cnc->pid;
+    const aa_cnc_metadata_t *cnc = reader->cnc;
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
-    info->driver_heartbeat_age_ms = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms;
+    *info = (aa_cnc_info_t)
+    {
+        .cnc_version = cnc->cnc_version,
+        .to_driver_buffer_length = cnc->to_driver_buffer_length,
+        .to_clients_buffer_length = cnc->to_clients_buffer_length,
+        .counters_metadata_buffer_length = cnc->counters_metadata_buffer_length,
+        .counters_values_buffer_length = cnc->counters_values_buffer_length,
+        .error_log_buffer_length = cnc->error_log_buffer_length,
+        .client_liveness_timeout_ns = cnc->client_liveness_timeout,
+        .start_timestamp_ms = cnc->start_timestamp,
+        .pid = cnc->pid,
+        .driver_heartbeat_age_ms = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms,
+    };
 }
 
 static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)
