@@ -618,9 +618,11 @@ const aa_loss_generator_stats_t *aa_loss_generator_send_stats(const aa_udp_trans
 }
 
 int aa_loss_generator_transport_open(
-    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
-    const aa_loss_generator_settings_t *settings)
+    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_channel_t *channel,
+    aa_udp_transport_role_t role, const aa_loss_generator_settings_t *settings)
 {
+    aa_udp_transport_params_t params;
+    aa_udp_transport_params_from_channel(&params, channel, role);
     *bindings = NULL;
     const aa_udp_transport_bindings_t *inner = NULL != settings ? settings->inner : NULL;
     if (NULL != settings &&
@@ -631,11 +633,17 @@ int aa_loss_generator_transport_open(
             return -1;
         }
     }
-    if (aa_udp_transport_init(transport, NULL != *bindings ? *bindings : inner, params) < 0)
+    if (aa_udp_transport_init(transport, NULL != *bindings ? *bindings : inner, &params) < 0)
     {
         aa_loss_generator_bindings_delete(*bindings);
         *bindings = NULL;
         return -1;
     }
     return 0;
+}
+
+void aa_loss_generator_transport_close(aa_udp_transport_t *transport, aa_udp_transport_bindings_t *bindings)
+{
+    aa_udp_transport_close(transport);
+    aa_loss_generator_bindings_delete(bindings);
 }
