@@ -175,9 +175,7 @@ void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_
     int64_t producer_position = aa_network_publication_producer_position(pub);
     pub->state = AA_NETWORK_PUBLICATION_STATE_DRAINING;
     pub->time_of_last_state_change_ns = now_ns;
-    aa_put_int64_release(pub->pub_lmt, producer_position);
-    aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
-    aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+    aa_logbuffer_end_stream_at(pub->log.metadata, pub->pub_lmt, producer_position);
     pub->last_snd_pos = INT64_MIN;
     pub->time_of_last_snd_pos_change_ns = now_ns;
 }

@@ -210,6 +210,16 @@ void aa_mapped_log_init(aa_mapped_log_t *log, uint8_t *addr, size_t length, int3
 /* The same for a mapping whose metadata already holds the term length (finds and checks it). */
 int aa_mapped_log_wrap(aa_mapped_log_t *log, uint8_t *addr, size_t length);
 
+/* A publication begins draining: its publisher limit stops at position, the producer position, which
+ * is also the end of the stream its subscribers will see; the publisher is woken to see the limit. */
+static inline void aa_logbuffer_end_stream_at(
+    aa_logbuffer_metadata_t *metadata, volatile int64_t *publisher_limit, int64_t position)
+{
+    aa_put_int64_release(publisher_limit, position);
+    aa_put_int64_release(&metadata->end_of_stream_position, position);
+    aa_doorbell_ring(aa_logbuffer_doorbell(metadata));
+}
+
 /* Zeroes the log from *clean_position towards position, at most to the end of that term, and moves
  * *clean_position past what it zeroed. The frame's first word is zeroed last, with release order, so a
  * reader never sees a frame length before the body behind it is clean. Publications and images call
