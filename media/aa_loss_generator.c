@@ -583,12 +583,10 @@ int aa_loss_generator_bindings_create(
     generator->inner = NULL == inner ? aa_udp_transport_socket_bindings() : inner;
     aa_loss_direction_init(&generator->receive, receive, seed);
     aa_loss_direction_init(&generator->send, send, seed ^ AA_LOSS_SEND_SEED_MIX);
-    generator->bindings.name = "loss";
-    generator->bindings.init_func = aa_loss_init;
-    generator->bindings.close_func = aa_loss_close;
-    generator->bindings.send_func = aa_loss_send;
-    generator->bindings.recv_func = aa_loss_recv;
-    generator->bindings.state = generator;
+    generator->bindings = (aa_udp_transport_bindings_t)
+    {
+        "loss", aa_loss_init, aa_loss_close, aa_loss_send, aa_loss_recv, generator
+    };
     *bindings = &generator->bindings;
     return 0;
 }

@@ -199,12 +199,10 @@ static inline int fake_wire_recv_func(
 static inline void fake_wire_init(fake_wire_t *wire)
 {
     memset(wire, 0, sizeof(*wire));
-    wire->bindings.name = "fake";
-    wire->bindings.init_func = fake_wire_init_func;
-    wire->bindings.close_func = fake_wire_close_func;
-    wire->bindings.send_func = fake_wire_send_func;
-    wire->bindings.recv_func = fake_wire_recv_func;
-    wire->bindings.state = wire;
+    wire->bindings = (aa_udp_transport_bindings_t)
+    {
+        "fake", fake_wire_init_func, fake_wire_close_func, fake_wire_send_func, fake_wire_recv_func, wire
+    };
     wire->send_room = SIZE_MAX;
 }
 
