@@ -10,41 +10,28 @@ int64_t aa_ipc_publication_producer_position(aa_ipc_publication_t *pub)
     return aa_logbuffer_producer_position(&pub->log);
 }
 
-int64_t aa_ipc_publication_join_position(aa_ipc_publication_t *pub)
+/* The least and the greatest position of the active subscribers; false when none is active. */
+static bool aa_ipc_publication_active_range(const aa_ipc_publication_t *pub, int64_t *min, int64_t *max)
 {
-    int64_t position = pub->consumer_position;
     bool found = false;
     for (size_t i = 0; i < pub->subscribers_count; i++)
     {
-        aa_subscriber_position_t *s = &pub->subscribers[i];
+        const aa_subscriber_position_t *s = &pub->subscribers[i];
         if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
         {
             int64_t p = aa_get_int64_acquire(s->value);
-            position = found ? (p < position ? p : position) : p;
+            *min = found && *min < p ? *min : p;
+            *max = found && *max > p ? *max : p;
             found = true;
         }
     }
-    return position;
+    return found;
 }
 
-static void aa_ipc_publication_clean_buffer(aa_ipc_publication_t *pub, int64_t position)
+int64_t aa_ipc_publication_join_position(aa_ipc_publication_t *pub)
 {
-    int64_t clean_position = pub->clean_position;
-    if (position > clean_position)
-    {
-        int32_t index = aa_index_by_position(clean_position, pub->position_bits_to_shift);
-        int32_t offset = (int32_t)(clean_position & (pub->term_length - 1));
-        int64_t bytes_to_clean = position - clean_position;
-        int64_t term_remaining = pub->term_length - offset;
-        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
-        uint8_t *dirty = pub->log.term_buffers[index] + offset;
-        if (length > sizeof(int64_t))
-        {
-            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
-        }
-        aa_put_int64_release((volatile int64_t *)dirty, 0);
-        pub->clean_position = clean_position + (int64_t)length;
-    }
+    int64_t min_sub_pos, max_sub_pos;
+    return aa_ipc_publication_active_range(pub, &min_sub_pos, &max_sub_pos) ? min_sub_pos : pub->consumer_position;
 }
 
 int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
@@ -58,20 +45,8 @@ int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
         return 0;
     }
 
-    int64_t min_sub_pos = INT64_MAX;
-    int64_t max_sub_pos = pub->consumer_position;
-    bool has_active = false;
-    for (size_t i = 0; i < pub->subscribers_count; i++)
-    {
-        aa_subscriber_position_t *s = &pub->subscribers[i];
-        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
-        {
-            int64_t p = aa_get_int64_acquire(s->value);
-            min_sub_pos = p < min_sub_pos ? p : min_sub_pos;
-            max_sub_pos = p > max_sub_pos ? p : max_sub_pos;
-            has_active = true;
-        }
-    }
+    int64_t min_sub_pos, max_sub_pos;
+    bool has_active = aa_ipc_publication_active_range(pub, &min_sub_pos, &max_sub_pos);
 
     int64_t current_limit = aa_get_int64_volatile(pub->pub_lmt);
     if (has_active)
@@ -93,8 +68,10 @@ int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
                 work_count = 1;
             }
         }
-        aa_ipc_publication_clean_buffer(pub, min_sub_pos - pub->term_length);
-        pub->consumer_position = max_sub_pos;
+        aa_mapped_log_clean_to(
+            &pub->log, &pub->clean_position, min_sub_pos - pub->term_length,
+            pub->term_length, pub->position_bits_to_shift);
+        pub->consumer_position = max_sub_pos > pub->consumer_position ? max_sub_pos : pub->consumer_position;
     }
     else if (current_limit > pub->consumer_position)
     {
@@ -107,15 +84,10 @@ int aa_ipc_publication_update_pub_pos_and_lmt(aa_ipc_publication_t *pub)
 bool aa_ipc_publication_check_for_blocked_publisher(aa_ipc_publication_t *pub, int64_t now_ns)
 {
     int64_t producer_position = aa_ipc_publication_producer_position(pub);
-    int64_t consumer_position = INT64_MAX;
-    for (size_t i = 0; i < pub->subscribers_count; i++)
+    int64_t consumer_position, max_sub_pos;
+    if (!aa_ipc_publication_active_range(pub, &consumer_position, &max_sub_pos))
     {
-        aa_subscriber_position_t *s = &pub->subscribers[i];
-        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)
-        {
-            int64_t p = aa_get_int64_acquire(s->value);
-            consumer_position = p < consumer_position ? p : consumer_position;
-        }
+        consumer_position = INT64_MAX;
     }
     if (INT64_MAX == consumer_position || producer_position <= consumer_position ||
         consumer_position != pub->last_consumer_position)
@@ -129,16 +101,8 @@ bool aa_ipc_publication_check_for_blocked_publisher(aa_ipc_publication_t *pub, i
         return false;
     }
 
-    int32_t term_id = aa_compute_term_id_from_position(
-        consumer_position, pub->position_bits_to_shift, pub->initial_term_id);
-    int32_t blocked_offset = aa_compute_term_offset_from_position(consumer_position, pub->position_bits_to_shift);
-    int32_t index = aa_index_by_position(consumer_position, pub->position_bits_to_shift);
-    int64_t raw_tail = aa_get_int64_acquire(&pub->log.metadata->term_tail_counters[index]);
-    int32_t tail_offset = aa_term_id(raw_tail) == term_id ?
-        aa_term_offset(raw_tail, pub->term_length) : pub->term_length;
-
-    aa_term_unblocker_status_t status = aa_term_unblocker_unblock(
-        pub->log.metadata, pub->log.term_buffers[index], blocked_offset, tail_offset, term_id);
+    aa_term_unblocker_status_t status = aa_term_unblocker_unblock_at(
+        &pub->log, consumer_position, pub->initial_term_id, pub->position_bits_to_shift);
     pub->time_of_last_consumer_position_change_ns = now_ns;
     return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
 }
@@ -262,9 +226,7 @@ void aa_ipc_publication_begin_draining(aa_ipc_publication_t *pub, int64_t now_ns
     int64_t producer_position = aa_ipc_publication_producer_position(pub);
     pub->state = AA_IPC_PUBLICATION_STATE_DRAINING;
     pub->time_of_last_state_change_ns = now_ns;
-    aa_put_int64_release(pub->pub_lmt, producer_position);
-    aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
-    aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+    aa_logbuffer_end_stream_at(pub->log.metadata, pub->pub_lmt, producer_position);
     pub->last_consumer_position = INT64_MIN;
     pub->time_of_last_consumer_position_change_ns = now_ns;
 }

@@ -583,12 +583,10 @@ int aa_loss_generator_bindings_create(
     generator->inner = NULL == inner ? aa_udp_transport_socket_bindings() : inner;
     aa_loss_direction_init(&generator->receive, receive, seed);
     aa_loss_direction_init(&generator->send, send, seed ^ AA_LOSS_SEND_SEED_MIX);
-    generator->bindings.name = "loss";
-    generator->bindings.init_func = aa_loss_init;
-    generator->bindings.close_func = aa_loss_close;
-    generator->bindings.send_func = aa_loss_send;
-    generator->bindings.recv_func = aa_loss_recv;
-    generator->bindings.state = generator;
+    generator->bindings = (aa_udp_transport_bindings_t)
+    {
+        "loss", aa_loss_init, aa_loss_close, aa_loss_send, aa_loss_recv, generator
+    };
     *bindings = &generator->bindings;
     return 0;
 }
@@ -618,9 +616,11 @@ const aa_loss_generator_stats_t *aa_loss_generator_send_stats(const aa_udp_trans
 }
 
 int aa_loss_generator_transport_open(
-    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
-    const aa_loss_generator_settings_t *settings)
+    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_channel_t *channel,
+    aa_udp_transport_role_t role, const aa_loss_generator_settings_t *settings)
 {
+    aa_udp_transport_params_t params;
+    aa_udp_transport_params_from_channel(&params, channel, role);
     *bindings = NULL;
     const aa_udp_transport_bindings_t *inner = NULL != settings ? settings->inner : NULL;
     if (NULL != settings &&
@@ -631,11 +631,17 @@ int aa_loss_generator_transport_open(
             return -1;
         }
     }
-    if (aa_udp_transport_init(transport, NULL != *bindings ? *bindings : inner, params) < 0)
+    if (aa_udp_transport_init(transport, NULL != *bindings ? *bindings : inner, &params) < 0)
     {
         aa_loss_generator_bindings_delete(*bindings);
         *bindings = NULL;
         return -1;
     }
     return 0;
+}
+
+void aa_loss_generator_transport_close(aa_udp_transport_t *transport, aa_udp_transport_bindings_t *bindings)
+{
+    aa_udp_transport_close(transport);
+    aa_loss_generator_bindings_delete(bindings);
 }

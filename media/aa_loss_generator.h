@@ -103,12 +103,14 @@ typedef struct aa_loss_generator_settings_stct
 }
 aa_loss_generator_settings_t;
 
-/* Opens transport through a new loss generator (around settings->inner) when settings (may be NULL)
- * has rules for either direction, handing its bindings back in *bindings (delete them after closing
- * the transport); otherwise through settings->inner (NULL: the sockets), with *bindings NULL. */
+/* Opens a channel's transport in a role through a new loss generator (around settings->inner) when
+ * settings (may be NULL) has rules for either direction, handing its bindings back in *bindings;
+ * otherwise through settings->inner (NULL: the sockets), with *bindings NULL. close closes the
+ * transport, then deletes the bindings. */
 int aa_loss_generator_transport_open(
-    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_transport_params_t *params,
-    const aa_loss_generator_settings_t *settings);
+    aa_udp_transport_t *transport, aa_udp_transport_bindings_t **bindings, const aa_udp_channel_t *channel,
+    aa_udp_transport_role_t role, const aa_loss_generator_settings_t *settings);
+void aa_loss_generator_transport_close(aa_udp_transport_t *transport, aa_udp_transport_bindings_t *bindings);
 
 /* Counters of a loss generator's bindings; NULL for other bindings. */
 const aa_loss_generator_stats_t *aa_loss_generator_receive_stats(const aa_udp_transport_bindings_t *bindings);

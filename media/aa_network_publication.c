@@ -95,26 +95,6 @@ int64_t aa_network_publication_producer_position(aa_network_publication_t *pub)
 
 /* ---- conductor ---- */
 
-static void aa_network_publication_clean_buffer(aa_network_publication_t *pub, int64_t position)
-{
-    int64_t clean_position = pub->clean_position;
-    if (position > clean_position)
-    {
-        int32_t index = aa_index_by_position(clean_position, pub->position_bits_to_shift);
-        int32_t offset = (int32_t)(clean_position & (pub->term_length - 1));
-        int64_t bytes_to_clean = position - clean_position;
-        int64_t term_remaining = pub->term_length - offset;
-        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
-        uint8_t *dirty = pub->log.term_buffers[index] + offset;
-        if (length > sizeof(int64_t))
-        {
-            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
-        }
-        aa_put_int64_release((volatile int64_t *)dirty, 0);
-        pub->clean_position = clean_position + (int64_t)length;
-    }
-}
-
 int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
 {
     aa_put_int64_release(pub->pub_pos, aa_network_publication_producer_position(pub));
@@ -158,7 +138,9 @@ int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
             aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
             work_count = 1;
         }
-        aa_network_publication_clean_buffer(pub, min_consumer_position - pub->term_length);
+        aa_mapped_log_clean_to(
+            &pub->log, &pub->clean_position, min_consumer_position - pub->term_length,
+            pub->term_length, pub->position_bits_to_shift);
     }
     else if (current_limit > snd_pos)
     {
@@ -182,14 +164,8 @@ bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t
     {
         return false;
     }
-    int32_t bits = pub->position_bits_to_shift;
-    int32_t term_id = aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id);
-    int32_t blocked_offset = aa_compute_term_offset_from_position(snd_pos, bits);
-    int32_t index = aa_index_by_position(snd_pos, bits);
-    int64_t raw_tail = aa_get_int64_acquire(&pub->log.metadata->term_tail_counters[index]);
-    int32_t tail_offset = aa_term_id(raw_tail) == term_id ? aa_term_offset(raw_tail, pub->term_length) : pub->term_length;
-    aa_term_unblocker_status_t status = aa_term_unblocker_unblock(
-        pub->log.metadata, pub->log.term_buffers[index], blocked_offset, tail_offset, term_id);
+    aa_term_unblocker_status_t status = aa_term_unblocker_unblock_at(
+        &pub->log, snd_pos, pub->initial_term_id, pub->position_bits_to_shift);
     pub->time_of_last_snd_pos_change_ns = now_ns;
     return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
 }
@@ -199,9 +175,7 @@ void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_
     int64_t producer_position = aa_network_publication_producer_position(pub);
     pub->state = AA_NETWORK_PUBLICATION_STATE_DRAINING;
     pub->time_of_last_state_change_ns = now_ns;
-    aa_put_int64_release(pub->pub_lmt, producer_position);
-    aa_put_int64_release(&pub->log.metadata->end_of_stream_position, producer_position);
-    aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
+    aa_logbuffer_end_stream_at(pub->log.metadata, pub->pub_lmt, producer_position);
     pub->last_snd_pos = INT64_MIN;
     pub->time_of_last_snd_pos_change_ns = now_ns;
 }

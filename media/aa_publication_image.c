@@ -202,26 +202,6 @@ void aa_publication_image_insert_packet(
     aa_put_int64_release(&image->time_of_last_packet_ns, now_ns);
 }
 
-static void aa_publication_image_clean_buffer(aa_publication_image_t *image, int64_t position)
-{
-    int64_t clean_position = image->clean_position;
-    if (position > clean_position)
-    {
-        int32_t index = aa_index_by_position(clean_position, image->position_bits_to_shift);
-        int32_t offset = (int32_t)(clean_position & (image->term_length - 1));
-        int64_t bytes_to_clean = position - clean_position;
-        int64_t term_remaining = image->term_length - offset;
-        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
-        uint8_t *dirty = image->log.term_buffers[index] + offset;
-        if (length > sizeof(int64_t))
-        {
-            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
-        }
-        aa_put_int64_release((volatile int64_t *)dirty, 0);
-        image->clean_position = clean_position + (int64_t)length;
-    }
-}
-
 void aa_publication_image_on_connection_frame(
     aa_publication_image_t *image, struct aa_udp_transport_stct *transport, const struct sockaddr_storage *address,
     socklen_t address_length, int64_t now_ns)
@@ -415,7 +395,9 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     int32_t window_length = aa_congestion_control_on_track_rebuild(&image->congestion_control, &rebuild, &force_sm);
     if (aa_receiver_window_on_track_rebuild(&image->window, min_subscriber_position, window_length, force_sm))
     {
-        aa_publication_image_clean_buffer(image, min_subscriber_position - image->term_length);
+        aa_mapped_log_clean_to(
+            &image->log, &image->clean_position, min_subscriber_position - image->term_length,
+            image->term_length, image->position_bits_to_shift);
     }
     aa_receiver_window_sm_t sm;
     if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))

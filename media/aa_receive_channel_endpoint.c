@@ -34,13 +34,12 @@ int aa_receive_channel_endpoint_create(
         return -1;
     }
     endpoint->is_multi_destination = AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode;
-    aa_udp_transport_params_t transport_params;
-    aa_udp_transport_params_from_channel(&transport_params, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE);
     if (endpoint->is_multi_destination)
     {
         endpoint->transport.fd = -1;   /* no socket of its own: its destinations have one each */
     }
-    else if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &transport_params, loss) < 0)
+    else if (aa_loss_generator_transport_open(
+        &endpoint->transport, &endpoint->loss_bindings, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE, loss) < 0)
     {
         AA_APPEND_ERR("opening the receive socket of %s", channel->canonical_form);
         free(endpoint);
@@ -68,8 +67,7 @@ void aa_receive_channel_endpoint_delete(aa_receive_channel_endpoint_t *endpoint)
 {
     if (NULL != endpoint)
     {
-        aa_udp_transport_close(&endpoint->transport);
-        aa_loss_generator_bindings_delete(endpoint->loss_bindings);
+        aa_loss_generator_transport_close(&endpoint->transport, endpoint->loss_bindings);
         aa_udp_channel_delete(endpoint->channel);
         for (size_t i = 0; i < endpoint->conductor_destinations_count; i++)
         {
@@ -101,9 +99,8 @@ int aa_receive_destination_create(
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a receive destination");
         return -1;
     }
-    aa_udp_transport_params_t params;
-    aa_udp_transport_params_from_channel(&params, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE);
-    if (aa_loss_generator_transport_open(&destination->transport, &destination->loss_bindings, &params, loss) < 0)
+    if (aa_loss_generator_transport_open(
+        &destination->transport, &destination->loss_bindings, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE, loss) < 0)
     {
         AA_APPEND_ERR("opening the receive socket of destination %s", channel->canonical_form);
         free(destination);
@@ -120,8 +117,7 @@ void aa_receive_destination_delete(aa_receive_destination_t *destination)
 {
     if (NULL != destination)
     {
-        aa_udp_transport_close(&destination->transport);
-        aa_loss_generator_bindings_delete(destination->loss_bindings);
+        aa_loss_generator_transport_close(&destination->transport, destination->loss_bindings);
         aa_udp_channel_delete(destination->channel);
         free(destination);
     }

@@ -20,9 +20,8 @@ int aa_send_channel_endpoint_create(
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a send channel endpoint");
         return -1;
     }
-    aa_udp_transport_params_t params;
-    aa_udp_transport_params_from_channel(&params, channel, AA_UDP_TRANSPORT_ROLE_SEND);
-    if (aa_loss_generator_transport_open(&endpoint->transport, &endpoint->loss_bindings, &params, loss) < 0)
+    if (aa_loss_generator_transport_open(
+        &endpoint->transport, &endpoint->loss_bindings, channel, AA_UDP_TRANSPORT_ROLE_SEND, loss) < 0)
     {
         AA_APPEND_ERR("opening the send socket of %s", channel->canonical_form);
         free(endpoint);
@@ -52,8 +51,7 @@ void aa_send_channel_endpoint_delete(aa_send_channel_endpoint_t *endpoint)
 {
     if (NULL != endpoint)
     {
-        aa_udp_transport_close(&endpoint->transport);
-        aa_loss_generator_bindings_delete(endpoint->loss_bindings);
+        aa_loss_generator_transport_close(&endpoint->transport, endpoint->loss_bindings);
         aa_udp_channel_delete(endpoint->channel);
         free(endpoint->publications);
         free(endpoint->manual_destinations);

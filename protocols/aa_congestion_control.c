@@ -357,32 +357,20 @@ static const aa_congestion_control_strategy_table_t aa_cubic_congestion_control_
 
 /* ---- registry ---- */
 
-static pthread_once_t aa_congestion_control_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_congestion_control_builtins_result = 0;
-
-static void aa_congestion_control_register_builtins_once(void)
+static int aa_congestion_control_register_all(void)
 {
-    if (aa_registry_register(AA_STRATEGY_KIND_CONGESTION_CONTROL, "static", &aa_static_congestion_control_table, NULL,
+    return (aa_registry_register(AA_STRATEGY_KIND_CONGESTION_CONTROL, "static", &aa_static_congestion_control_table, NULL,
             "a fixed window of min(rcv-wnd or the driver's initial window, term length / 2); no options") < 0 ||
         aa_registry_register(AA_STRATEGY_KIND_CONGESTION_CONTROL, "cubic", &aa_cubic_congestion_control_table, NULL,
             "CUBIC: window = cwnd x MTU up to the static window, cut by 20% on loss, regrown per RTT; options "
             "measure-rtt:true|false, tcp-mode:true|false, initial-rtt:<duration> "
-            "(defaults AERON_CUBICCONGESTIONCONTROL_MEASURERTT, _TCPMODE, _INITIALRTT)") < 0)
-    {
-        aa_congestion_control_builtins_result = -1;
-    }
+            "(defaults AERON_CUBICCONGESTIONCONTROL_MEASURERTT, _TCPMODE, _INITIALRTT)") < 0) ? -1 : 0;
 }
 
 int aa_congestion_control_register_builtins(void)
 {
-    pthread_once(&aa_congestion_control_builtins_once, aa_congestion_control_register_builtins_once);
-    if (aa_congestion_control_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in congestion control strategies could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
+    static aa_registry_builtins_t builtins = AA_REGISTRY_BUILTINS_INIT;
+    return aa_registry_register_builtins(&builtins, aa_congestion_control_register_all, "congestion control strategies");
 }
 
 int aa_congestion_control_select(const char *cc, aa_congestion_control_choice_t *choice)
@@ -402,17 +390,13 @@ int aa_congestion_control_select(const char *cc, aa_congestion_control_choice_t 
             "aeron_async.strategies.register)", spec, reason);
         return -1;
     }
-    if (NULL != entry.options && NULL != options)
+    if (aa_registry_alias_options(&entry, "cc", spec, name, options, &choice->options) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter cc=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
-            spec, name, entry.target, entry.options, entry.target);
         return -1;
     }
     choice->name = entry.name;
     choice->table = entry.table;
     choice->clientd = entry.clientd;
-    choice->options = NULL != options ? options : entry.options;
     return 0;
 }
 

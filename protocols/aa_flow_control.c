@@ -101,14 +101,24 @@ static void aa_flow_control_strategy_free(aa_flow_control_strategy_t *strategy)
     }
 }
 
-int aa_unicast_flow_control_strategy_supplier(
-    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
+/* unicast and max take no options: -1 with an error naming the strategy when the channel gave some. */
+static int aa_flow_control_refuse_options(const aa_flow_control_strategy_params_t *params, const char *name)
 {
     if (NULL != params->fc_options && '\0' != *params->fc_options)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter fc=unicast takes no options, got '%s' (g: and t: belong to min and tagged)",
-            params->fc_options);
+            "channel parameter fc=%s takes no options, got '%s' (g: and t: belong to min and tagged)",
+            name, params->fc_options);
+        return -1;
+    }
+    return 0;
+}
+
+int aa_unicast_flow_control_strategy_supplier(
+    aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
+{
+    if (aa_flow_control_refuse_options(params, "unicast") < 0)
+    {
         return -1;
     }
     aa_flow_control_strategy_t *s = calloc(1, sizeof(aa_flow_control_strategy_t));
@@ -557,11 +567,8 @@ static int32_t aa_max_flow_control_max_retransmission_length(void *state, int32_
 int aa_max_flow_control_strategy_supplier(
     aa_flow_control_strategy_t **strategy, const aa_flow_control_strategy_params_t *params)
 {
-    if (NULL != params->fc_options && '\0' != *params->fc_options)
+    if (aa_flow_control_refuse_options(params, "max") < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter fc=max takes no options, got '%s' (g: and t: belong to min and tagged)",
-            params->fc_options);
         return -1;
     }
     aa_flow_control_strategy_params_t unicast = *params;
@@ -602,34 +609,22 @@ static int aa_flow_control_register_min_and_tagged(void)
             "t:<receiver timeout>") < 0 ? -1 : 0;
 }
 
-static pthread_once_t aa_flow_control_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_flow_control_builtins_result = 0;
-
-static void aa_flow_control_register_builtins_once(void)
+static int aa_flow_control_register_all(void)
 {
-    if (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
+    return (aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "unicast", &aa_unicast_flow_control_strategy_table, NULL,
             "snd-lmt = max(snd-lmt, SM position + receiver window): the fastest receiver paces the sender; no options") < 0 ||
         aa_registry_register_alias(AA_STRATEGY_KIND_FLOW_CONTROL, "aa_unicast_flow_control_strategy_supplier", "unicast",
             NULL, NULL) < 0 ||
         aa_flow_control_register_min_and_tagged() < 0 ||
         aa_registry_register(AA_STRATEGY_KIND_FLOW_CONTROL, "max", &aa_max_flow_control_strategy_table, NULL,
             "multicast default: snd-lmt = max(snd-lmt, SM position + receiver window), the fastest receiver paces the "
-            "sender and slower ones may fall behind; retransmit multiple 4; no options") < 0)
-    {
-        aa_flow_control_builtins_result = -1;
-    }
+            "sender and slower ones may fall behind; retransmit multiple 4; no options") < 0) ? -1 : 0;
 }
 
 int aa_flow_control_strategy_register_builtins(void)
 {
-    pthread_once(&aa_flow_control_builtins_once, aa_flow_control_register_builtins_once);
-    if (aa_flow_control_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in flow control strategies could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
+    static aa_registry_builtins_t builtins = AA_REGISTRY_BUILTINS_INIT;
+    return aa_registry_register_builtins(&builtins, aa_flow_control_register_all, "flow control strategies");
 }
 
 int aa_flow_control_strategy_select(
@@ -658,17 +653,13 @@ int aa_flow_control_strategy_select_with_defaults(
             NULL != fc ? "channel parameter fc=" : "the driver's default flow control ", spec, reason);
         return -1;
     }
-    if (NULL != entry.options && NULL != options)
+    if (aa_registry_alias_options(&entry, "fc", spec, name, options, &choice->options) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel parameter fc=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
-            spec, name, entry.target, entry.options, entry.target);
         return -1;
     }
     choice->name = entry.name;
     choice->supplier = ((const aa_flow_control_strategy_table_t *)entry.table)->supplier;
     choice->clientd = entry.clientd;
-    choice->options = NULL != options ? options : entry.options;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "protocols/aa_udp_frames.h"
 #include "util/aa_error.h"
+#include "util/aa_bytes.h"
 
 #define AA_UDP_FRAME_ALIGNMENT 32
 
@@ -10,33 +11,9 @@ static inline size_t aa_udp_align(size_t value, size_t alignment)
     return (value + (alignment - 1)) & ~(alignment - 1);
 }
 
-/* Fields are read and written with memcpy: buffers may have any alignment, and the host is
- * little-endian like the wire (checked in aa_udp_protocol.h). */
-static inline int32_t aa_udp_get_int32(const uint8_t *buffer, size_t offset)
+static inline aa_frame_header_t aa_udp_frame_header(int32_t frame_length, uint8_t flags, int16_t type)
 {
-    int32_t value;
-    memcpy(&value, buffer + offset, sizeof(value));
-    return value;
-}
-
-static inline int16_t aa_udp_get_int16(const uint8_t *buffer, size_t offset)
-{
-    int16_t value;
-    memcpy(&value, buffer + offset, sizeof(value));
-    return value;
-}
-
-static inline void aa_udp_put_int32(uint8_t *buffer, size_t offset, int32_t value)
-{
-    memcpy(buffer + offset, &value, sizeof(value));
-}
-
-static inline void aa_udp_frame_header_fill(aa_frame_header_t *header, int32_t frame_length, uint8_t flags, int16_t type)
-{
-    header->frame_length = frame_length;
-    header->version = AA_FRAME_HEADER_VERSION;
-    header->flags = flags;
-    header->type = type;
+    return (aa_frame_header_t){ .frame_length = frame_length, .version = AA_FRAME_HEADER_VERSION, .flags = flags, .type = type };
 }
 
 static int aa_udp_check_capacity(size_t capacity, size_t needed, const char *what)
@@ -54,7 +31,7 @@ static int aa_udp_check_capacity(size_t capacity, size_t needed, const char *wha
 /* Walks the frames of a DATA datagram. term_length > 0 also checks every frame against the term. */
 static aa_udp_frame_kind_t aa_udp_data_batch_walk(const uint8_t *buffer, size_t length, int32_t term_length)
 {
-    int64_t base_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    int64_t base_offset = aa_get_i32(buffer + offsetof(aa_data_header_t, term_offset));
     size_t offset = 0;
     while (offset < length)
     {
@@ -148,7 +125,7 @@ aa_udp_frame_kind_t aa_udp_frame_classify(const uint8_t *buffer, size_t length)
             aa_udp_frame_kind_t kind = aa_udp_check_control(&header, length, AA_ERROR_HEADER_LENGTH, AA_UDP_FRAME_ERR);
             if (AA_UDP_FRAME_ERR == kind)
             {
-                int32_t error_length = aa_udp_get_int32(buffer, offsetof(aa_error_header_t, error_length));
+                int32_t error_length = aa_get_i32(buffer + offsetof(aa_error_header_t, error_length));
                 if (error_length < 0 || error_length > header.frame_length - AA_ERROR_HEADER_LENGTH)
                 {
                     return AA_UDP_FRAME_INVALID_LENGTH;
@@ -213,7 +190,7 @@ bool aa_udp_frame_data_fits_term(const uint8_t *buffer, size_t length, int32_t t
     {
         return false;
     }
-    int32_t term_offset = aa_udp_get_int32(buffer, offsetof(aa_data_header_t, term_offset));
+    int32_t term_offset = aa_get_i32(buffer + offsetof(aa_data_header_t, term_offset));
     if (term_offset < 0 || 0 != (term_offset & (AA_UDP_FRAME_ALIGNMENT - 1)))
     {
         return false;
@@ -235,13 +212,15 @@ static int32_t aa_udp_encode_data_header(
     uint8_t *buffer, int32_t frame_length, uint8_t flags, int16_t type, int32_t term_offset, int32_t session_id,
     int32_t stream_id, int32_t term_id, int64_t reserved_value)
 {
-    aa_data_header_t header;
-    aa_udp_frame_header_fill(&header.frame_header, frame_length, flags, type);
-    header.term_offset = term_offset;
-    header.session_id = session_id;
-    header.stream_id = stream_id;
-    header.term_id = term_id;
-    header.reserved_value = reserved_value;
+    aa_data_header_t header =
+    {
+        .frame_header = aa_udp_frame_header(frame_length, flags, type),
+        .term_offset = term_offset,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .term_id = term_id,
+        .reserved_value = reserved_value,
+    };
     memcpy(buffer, &header, sizeof(header));
     return AA_DATA_HEADER_LENGTH;
 }
@@ -319,6 +298,30 @@ static int aa_udp_expect(const uint8_t *buffer, size_t length, aa_udp_frame_kind
     return 0;
 }
 
+/* Decodes a frame of fixed layout: checks it is a valid frame of the expected kind, copies its header. */
+static int aa_udp_decode_fixed(
+    const uint8_t *buffer, size_t length, aa_udp_frame_kind_t expected, const char *what, void *header, size_t header_length)
+{
+    if (aa_udp_expect(buffer, length, expected, what) < 0)
+    {
+        return -1;
+    }
+    memcpy(header, buffer, header_length);
+    return 0;
+}
+
+/* Writes a frame of fixed layout, encoded in header, when the buffer can hold it; returns its length. */
+static int32_t aa_udp_put_fixed(
+    uint8_t *buffer, size_t capacity, const char *what, const void *header, size_t header_length)
+{
+    if (aa_udp_check_capacity(capacity, header_length, what) < 0)
+    {
+        return -1;
+    }
+    memcpy(buffer, header, header_length);
+    return (int32_t)header_length;
+}
+
 int aa_udp_frame_decode_data_header(const uint8_t *buffer, size_t length, aa_data_header_t *header)
 {
     aa_udp_frame_kind_t kind = aa_udp_frame_classify(buffer, length);
@@ -338,32 +341,24 @@ int32_t aa_udp_frame_encode_setup(
     uint8_t *buffer, size_t capacity, uint8_t flags, int32_t term_offset, int32_t session_id, int32_t stream_id,
     int32_t initial_term_id, int32_t active_term_id, int32_t term_length, int32_t mtu, int32_t ttl)
 {
-    if (aa_udp_check_capacity(capacity, AA_SETUP_HEADER_LENGTH, "SETUP") < 0)
+    aa_setup_header_t setup =
     {
-        return -1;
-    }
-    aa_setup_header_t setup;
-    aa_udp_frame_header_fill(&setup.frame_header, AA_SETUP_HEADER_LENGTH, flags, AA_HDR_TYPE_SETUP);
-    setup.term_offset = term_offset;
-    setup.session_id = session_id;
-    setup.stream_id = stream_id;
-    setup.initial_term_id = initial_term_id;
-    setup.active_term_id = active_term_id;
-    setup.term_length = term_length;
-    setup.mtu = mtu;
-    setup.ttl = ttl;
-    memcpy(buffer, &setup, sizeof(setup));
-    return AA_SETUP_HEADER_LENGTH;
+        .frame_header = aa_udp_frame_header(AA_SETUP_HEADER_LENGTH, flags, AA_HDR_TYPE_SETUP),
+        .term_offset = term_offset,
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .initial_term_id = initial_term_id,
+        .active_term_id = active_term_id,
+        .term_length = term_length,
+        .mtu = mtu,
+        .ttl = ttl,
+    };
+    return aa_udp_put_fixed(buffer, capacity, "SETUP", &setup, sizeof(setup));
 }
 
 int aa_udp_frame_decode_setup(const uint8_t *buffer, size_t length, aa_setup_header_t *setup)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_SETUP, "SETUP") < 0)
-    {
-        return -1;
-    }
-    memcpy(setup, buffer, sizeof(*setup));
-    return 0;
+    return aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_SETUP, "SETUP", setup, sizeof(*setup));
 }
 
 /* ---- STATUS MESSAGE ---- */
@@ -378,14 +373,16 @@ int32_t aa_udp_frame_encode_status_message(
     {
         return -1;
     }
-    aa_status_message_header_t sm;
-    aa_udp_frame_header_fill(&sm.frame_header, frame_length, flags, AA_HDR_TYPE_SM);
-    sm.session_id = session_id;
-    sm.stream_id = stream_id;
-    sm.consumption_term_id = consumption_term_id;
-    sm.consumption_term_offset = consumption_term_offset;
-    sm.receiver_window = receiver_window;
-    sm.receiver_id = receiver_id;
+    aa_status_message_header_t sm =
+    {
+        .frame_header = aa_udp_frame_header(frame_length, flags, AA_HDR_TYPE_SM),
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .consumption_term_id = consumption_term_id,
+        .consumption_term_offset = consumption_term_offset,
+        .receiver_window = receiver_window,
+        .receiver_id = receiver_id,
+    };
     memcpy(buffer, &sm, sizeof(sm));
     if (NULL != group_tag)
     {
@@ -396,11 +393,10 @@ int32_t aa_udp_frame_encode_status_message(
 
 int aa_udp_frame_decode_status_message(const uint8_t *buffer, size_t length, aa_udp_status_message_t *sm)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_SM, "SM") < 0)
+    if (aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_SM, "SM", &sm->header, sizeof(sm->header)) < 0)
     {
         return -1;
     }
-    memcpy(&sm->header, buffer, sizeof(sm->header));
     sm->has_group_tag = AA_STATUS_MESSAGE_WITH_GROUP_TAG_LENGTH == sm->header.frame_header.frame_length;
     sm->group_tag = 0;
     if (sm->has_group_tag)
@@ -416,29 +412,21 @@ int32_t aa_udp_frame_encode_nak(
     uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
     int32_t length)
 {
-    if (aa_udp_check_capacity(capacity, AA_NAK_HEADER_LENGTH, "NAK") < 0)
+    aa_nak_header_t nak =
     {
-        return -1;
-    }
-    aa_nak_header_t nak;
-    aa_udp_frame_header_fill(&nak.frame_header, AA_NAK_HEADER_LENGTH, 0, AA_HDR_TYPE_NAK);
-    nak.session_id = session_id;
-    nak.stream_id = stream_id;
-    nak.term_id = term_id;
-    nak.term_offset = term_offset;
-    nak.length = length;
-    memcpy(buffer, &nak, sizeof(nak));
-    return AA_NAK_HEADER_LENGTH;
+        .frame_header = aa_udp_frame_header(AA_NAK_HEADER_LENGTH, 0, AA_HDR_TYPE_NAK),
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .term_id = term_id,
+        .term_offset = term_offset,
+        .length = length,
+    };
+    return aa_udp_put_fixed(buffer, capacity, "NAK", &nak, sizeof(nak));
 }
 
 int aa_udp_frame_decode_nak(const uint8_t *buffer, size_t length, aa_nak_header_t *nak)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_NAK, "NAK") < 0)
-    {
-        return -1;
-    }
-    memcpy(nak, buffer, sizeof(*nak));
-    return 0;
+    return aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_NAK, "NAK", nak, sizeof(*nak));
 }
 
 /* ---- RTT MEASUREMENT ---- */
@@ -447,19 +435,16 @@ int32_t aa_udp_frame_encode_rttm(
     uint8_t *buffer, size_t capacity, uint8_t flags, int32_t session_id, int32_t stream_id, int64_t echo_timestamp,
     int64_t reception_delta, int64_t receiver_id)
 {
-    if (aa_udp_check_capacity(capacity, AA_RTTM_HEADER_LENGTH, "RTTM") < 0)
+    aa_rttm_header_t rttm =
     {
-        return -1;
-    }
-    aa_rttm_header_t rttm;
-    aa_udp_frame_header_fill(&rttm.frame_header, AA_RTTM_HEADER_LENGTH, flags, AA_HDR_TYPE_RTTM);
-    rttm.session_id = session_id;
-    rttm.stream_id = stream_id;
-    rttm.echo_timestamp = echo_timestamp;
-    rttm.reception_delta = reception_delta;
-    rttm.receiver_id = receiver_id;
-    memcpy(buffer, &rttm, sizeof(rttm));
-    return AA_RTTM_HEADER_LENGTH;
+        .frame_header = aa_udp_frame_header(AA_RTTM_HEADER_LENGTH, flags, AA_HDR_TYPE_RTTM),
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .echo_timestamp = echo_timestamp,
+        .reception_delta = reception_delta,
+        .receiver_id = receiver_id,
+    };
+    return aa_udp_put_fixed(buffer, capacity, "RTTM", &rttm, sizeof(rttm));
 }
 
 int32_t aa_udp_frame_encode_rttm_reply(uint8_t *buffer, size_t capacity, const aa_rttm_header_t *request)
@@ -470,12 +455,7 @@ int32_t aa_udp_frame_encode_rttm_reply(uint8_t *buffer, size_t capacity, const a
 
 int aa_udp_frame_decode_rttm(const uint8_t *buffer, size_t length, aa_rttm_header_t *rttm)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_RTTM, "RTTM") < 0)
-    {
-        return -1;
-    }
-    memcpy(rttm, buffer, sizeof(*rttm));
-    return 0;
+    return aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_RTTM, "RTTM", rttm, sizeof(*rttm));
 }
 
 /* ---- ERROR ---- */
@@ -497,16 +477,17 @@ int32_t aa_udp_frame_encode_error(
     {
         return -1;
     }
-    aa_error_header_t error;
-    aa_udp_frame_header_fill(
-        &error.frame_header, (int32_t)frame_length, NULL == group_tag ? 0 : AA_ERROR_HEADER_HAS_GROUP_TAG_FLAG,
-        AA_HDR_TYPE_ERR);
-    error.session_id = session_id;
-    error.stream_id = stream_id;
-    error.receiver_id = receiver_id;
-    error.group_tag = NULL == group_tag ? 0 : *group_tag;
-    error.error_code = error_code;
-    error.error_length = (int32_t)text_length;
+    aa_error_header_t error =
+    {
+        .frame_header = aa_udp_frame_header(
+            (int32_t)frame_length, NULL == group_tag ? 0 : AA_ERROR_HEADER_HAS_GROUP_TAG_FLAG, AA_HDR_TYPE_ERR),
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .receiver_id = receiver_id,
+        .group_tag = NULL == group_tag ? 0 : *group_tag,
+        .error_code = error_code,
+        .error_length = (int32_t)text_length,
+    };
     memcpy(buffer, &error, sizeof(error));
     if (text_length > 0)
     {
@@ -517,11 +498,10 @@ int32_t aa_udp_frame_encode_error(
 
 int aa_udp_frame_decode_error(const uint8_t *buffer, size_t length, aa_udp_error_t *error)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_ERR, "ERR") < 0)
+    if (aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_ERR, "ERR", &error->header, sizeof(error->header)) < 0)
     {
         return -1;
     }
-    memcpy(&error->header, buffer, sizeof(error->header));
     error->has_group_tag = 0 != (error->header.frame_header.flags & AA_ERROR_HEADER_HAS_GROUP_TAG_FLAG);
     error->text = buffer + AA_ERROR_HEADER_LENGTH;
     error->text_length = (size_t)error->header.error_length;
@@ -533,25 +513,17 @@ int aa_udp_frame_decode_error(const uint8_t *buffer, size_t length, aa_udp_error
 int32_t aa_udp_frame_encode_response_setup(
     uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t response_session_id)
 {
-    if (aa_udp_check_capacity(capacity, AA_RESPONSE_SETUP_HEADER_LENGTH, "RSP_SETUP") < 0)
+    aa_response_setup_header_t rsp =
     {
-        return -1;
-    }
-    aa_response_setup_header_t rsp;
-    aa_udp_frame_header_fill(&rsp.frame_header, AA_RESPONSE_SETUP_HEADER_LENGTH, 0, AA_HDR_TYPE_RSP_SETUP);
-    rsp.session_id = session_id;
-    rsp.stream_id = stream_id;
-    rsp.response_session_id = response_session_id;
-    memcpy(buffer, &rsp, sizeof(rsp));
-    return AA_RESPONSE_SETUP_HEADER_LENGTH;
+        .frame_header = aa_udp_frame_header(AA_RESPONSE_SETUP_HEADER_LENGTH, 0, AA_HDR_TYPE_RSP_SETUP),
+        .session_id = session_id,
+        .stream_id = stream_id,
+        .response_session_id = response_session_id,
+    };
+    return aa_udp_put_fixed(buffer, capacity, "RSP_SETUP", &rsp, sizeof(rsp));
 }
 
 int aa_udp_frame_decode_response_setup(const uint8_t *buffer, size_t length, aa_response_setup_header_t *rsp)
 {
-    if (aa_udp_expect(buffer, length, AA_UDP_FRAME_RSP_SETUP, "RSP_SETUP") < 0)
-    {
-        return -1;
-    }
-    memcpy(rsp, buffer, sizeof(*rsp));
-    return 0;
+    return aa_udp_decode_fixed(buffer, length, AA_UDP_FRAME_RSP_SETUP, "RSP_SETUP", rsp, sizeof(*rsp));
 }

@@ -101,35 +101,17 @@ bool aa_udp_frame_data_fits_term(const uint8_t *buffer, size_t length, int32_t t
 /* One DATA frame: frame_length = 32 + payload_length, zero padding up to the next multiple of 32.
  * Returns the aligned length written. */
 int32_t aa_udp_frame_encode_data(
-    uint8_t *buffer,
-    size_t capacity,
-    uint8_t flags,
-    int32_t term_offset,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t term_id,
-    int64_t reserved_value,
-    const uint8_t *payload,
-    size_t payload_length);
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t term_offset, int32_t session_id, int32_t stream_id,
+    int32_t term_id, int64_t reserved_value, const uint8_t *payload, size_t payload_length);
 
 /* A PAD header covering pad_length bytes of the term (a multiple of 32, >= 32); writes 32 bytes. */
 int32_t aa_udp_frame_encode_pad(
-    uint8_t *buffer,
-    size_t capacity,
-    int32_t term_offset,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t term_id,
+    uint8_t *buffer, size_t capacity, int32_t term_offset, int32_t session_id, int32_t stream_id, int32_t term_id,
     int32_t pad_length);
 
 /* A heartbeat at the sender position: frame_length 0, flags 0xC0 or 0xE0 at end of stream. */
 int32_t aa_udp_frame_encode_heartbeat(
-    uint8_t *buffer,
-    size_t capacity,
-    int32_t term_offset,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t term_id,
+    uint8_t *buffer, size_t capacity, int32_t term_offset, int32_t session_id, int32_t stream_id, int32_t term_id,
     bool end_of_stream);
 
 /* The first frame header of a DATA, PAD or heartbeat datagram. */
@@ -138,17 +120,8 @@ int aa_udp_frame_decode_data_header(const uint8_t *buffer, size_t length, aa_dat
 /* ---- SETUP ---- */
 
 int32_t aa_udp_frame_encode_setup(
-    uint8_t *buffer,
-    size_t capacity,
-    uint8_t flags,
-    int32_t term_offset,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t initial_term_id,
-    int32_t active_term_id,
-    int32_t term_length,
-    int32_t mtu,
-    int32_t ttl);
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t term_offset, int32_t session_id, int32_t stream_id,
+    int32_t initial_term_id, int32_t active_term_id, int32_t term_length, int32_t mtu, int32_t ttl);
 
 int aa_udp_frame_decode_setup(const uint8_t *buffer, size_t length, aa_setup_header_t *setup);
 
@@ -165,15 +138,8 @@ aa_udp_status_message_t;
 
 /* group_tag NULL: 36 bytes; otherwise 44 bytes with the tag at offset 36. */
 int32_t aa_udp_frame_encode_status_message(
-    uint8_t *buffer,
-    size_t capacity,
-    uint8_t flags,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t consumption_term_id,
-    int32_t consumption_term_offset,
-    int32_t receiver_window,
-    int64_t receiver_id,
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t session_id, int32_t stream_id,
+    int32_t consumption_term_id, int32_t consumption_term_offset, int32_t receiver_window, int64_t receiver_id,
     const int64_t *group_tag);
 
 int aa_udp_frame_decode_status_message(const uint8_t *buffer, size_t length, aa_udp_status_message_t *sm);
@@ -181,12 +147,7 @@ int aa_udp_frame_decode_status_message(const uint8_t *buffer, size_t length, aa_
 /* ---- NAK ---- */
 
 int32_t aa_udp_frame_encode_nak(
-    uint8_t *buffer,
-    size_t capacity,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t term_id,
-    int32_t term_offset,
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
     int32_t length);
 
 int aa_udp_frame_decode_nak(const uint8_t *buffer, size_t length, aa_nak_header_t *nak);
@@ -195,14 +156,8 @@ int aa_udp_frame_decode_nak(const uint8_t *buffer, size_t length, aa_nak_header_
 
 /* flags AA_RTTM_HEADER_REPLY_FLAG asks the peer to answer. */
 int32_t aa_udp_frame_encode_rttm(
-    uint8_t *buffer,
-    size_t capacity,
-    uint8_t flags,
-    int32_t session_id,
-    int32_t stream_id,
-    int64_t echo_timestamp,
-    int64_t reception_delta,
-    int64_t receiver_id);
+    uint8_t *buffer, size_t capacity, uint8_t flags, int32_t session_id, int32_t stream_id, int64_t echo_timestamp,
+    int64_t reception_delta, int64_t receiver_id);
 
 /* The answer to a request that had the REPLY flag: flags 0, same session, stream, echo timestamp
  * and receiver id, reception_delta 0. */
@@ -226,26 +181,15 @@ aa_udp_error_t;
 /* frame_length = 40 + text length, no padding; text longer than 1023 bytes is truncated.
  * group_tag NULL: flags 0 and group_tag field 0. */
 int32_t aa_udp_frame_encode_error(
-    uint8_t *buffer,
-    size_t capacity,
-    int32_t session_id,
-    int32_t stream_id,
-    int64_t receiver_id,
-    const int64_t *group_tag,
-    int32_t error_code,
-    const char *text,
-    size_t text_length);
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int64_t receiver_id,
+    const int64_t *group_tag, int32_t error_code, const char *text, size_t text_length);
 
 int aa_udp_frame_decode_error(const uint8_t *buffer, size_t length, aa_udp_error_t *error);
 
 /* ---- RESPONSE SETUP ---- */
 
 int32_t aa_udp_frame_encode_response_setup(
-    uint8_t *buffer,
-    size_t capacity,
-    int32_t session_id,
-    int32_t stream_id,
-    int32_t response_session_id);
+    uint8_t *buffer, size_t capacity, int32_t session_id, int32_t stream_id, int32_t response_session_id);
 
 int aa_udp_frame_decode_response_setup(const uint8_t *buffer, size_t length, aa_response_setup_header_t *rsp);
 

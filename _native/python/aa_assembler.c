@@ -76,9 +76,9 @@ int aa_assembler_fragment(
     size_t length)
 {
     uint8_t flags = h->frame[AA_OFF_FLAGS];
-    int32_t session_id = read_i32(h->frame, AA_OFF_SESSION_ID);
-    int32_t term_offset = read_i32(h->frame, AA_OFF_TERM_OFFSET);
-    int32_t term_id = read_i32(h->frame, AA_OFF_TERM_ID);
+    int32_t session_id = aa_get_i32(h->frame + AA_OFF_SESSION_ID);
+    int32_t term_offset = aa_get_i32(h->frame + AA_OFF_TERM_OFFSET);
+    int32_t term_id = aa_get_i32(h->frame + AA_OFF_TERM_ID);
     int32_t next_term_offset = AA_ALIGN_FRAME(term_offset + AA_HEADER_LENGTH + (int32_t)length);
     if (self->delivering)
     {
@@ -131,7 +131,7 @@ int aa_assembler_fragment(
     }
     aa_header_object_t *whole = self->header;
     memcpy(whole->frame, b->first, AA_HEADER_LENGTH);
-    write_i32(whole->frame, AA_OFF_FRAME_LENGTH, AA_HEADER_LENGTH + (int32_t)b->length);
+    aa_put_i32(whole->frame + AA_OFF_FRAME_LENGTH, AA_HEADER_LENGTH + (int32_t)b->length);
     whole->frame[AA_OFF_FLAGS] = (uint8_t)(b->first[AA_OFF_FLAGS] | flags);
     whole->initial_term_id = h->initial_term_id;
     whole->position_bits_to_shift = h->position_bits_to_shift;
@@ -321,41 +321,34 @@ static PyGetSetDef Assembler_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-PyTypeObject FragmentAssemblerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "aeron_async.FragmentAssembler",
-    .tp_basicsize = sizeof(AssemblerObject),
-    .tp_dealloc = (destructor)Assembler_dealloc,
-    .tp_vectorcall_offset = offsetof(AssemblerObject, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "FragmentAssembler(handler, initial_buffer_length=0)\n\n"
-        "A fragment handler that reassembles fragmented messages per session and calls handler(data, header) "
-        "with each whole message: data a read-only memoryview valid only during the call, header a Header "
-        "whose frame_length covers the message and whose position is after its last fragment. Hand it to "
-        "Subscription.poll or Image.poll (it then runs inside the native loop).",
-    .tp_traverse = (traverseproc)Assembler_traverse,
-    .tp_clear = (inquiry)Assembler_clear,
-    .tp_methods = Assembler_methods,
-    .tp_getset = Assembler_getset,
-    .tp_new = Assembler_new,
-};
+/* The two assembler types differ only in name and doc: Assembler_new tells a controlled one by its
+ * type. */
+#define ASSEMBLER_TYPE(name, doc) \
+    { \
+        PyVarObject_HEAD_INIT(NULL, 0) \
+        .tp_name = name, \
+        .tp_basicsize = sizeof(AssemblerObject), \
+        .tp_dealloc = (destructor)Assembler_dealloc, \
+        .tp_vectorcall_offset = offsetof(AssemblerObject, vectorcall), \
+        .tp_call = PyVectorcall_Call, \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, \
+        .tp_doc = doc, \
+        .tp_traverse = (traverseproc)Assembler_traverse, \
+        .tp_clear = (inquiry)Assembler_clear, \
+        .tp_methods = Assembler_methods, \
+        .tp_getset = Assembler_getset, \
+        .tp_new = Assembler_new, \
+    }
 
-PyTypeObject ControlledFragmentAssemblerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "aeron_async.ControlledFragmentAssembler",
-    .tp_basicsize = sizeof(AssemblerObject),
-    .tp_dealloc = (destructor)Assembler_dealloc,
-    .tp_vectorcall_offset = offsetof(AssemblerObject, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "ControlledFragmentAssembler(handler, initial_buffer_length=0)\n\n"
-        "FragmentAssembler for controlled_poll: handler(data, header) returns a ControlledPollAction; ABORT on a "
-        "whole message leaves its last fragment unconsumed, and the message is delivered again.",
-    .tp_traverse = (traverseproc)Assembler_traverse,
-    .tp_clear = (inquiry)Assembler_clear,
-    .tp_methods = Assembler_methods,
-    .tp_getset = Assembler_getset,
-    .tp_new = Assembler_new,
-};
+PyTypeObject FragmentAssemblerType = ASSEMBLER_TYPE("aeron_async.FragmentAssembler",
+    "FragmentAssembler(handler, initial_buffer_length=0)\n\n"
+    "A fragment handler that reassembles fragmented messages per session and calls handler(data, header) "
+    "with each whole message: data a read-only memoryview valid only during the call, header a Header "
+    "whose frame_length covers the message and whose position is after its last fragment. Hand it to "
+    "Subscription.poll or Image.poll (it then runs inside the native loop).");
+
+PyTypeObject ControlledFragmentAssemblerType = ASSEMBLER_TYPE("aeron_async.ControlledFragmentAssembler",
+    "ControlledFragmentAssembler(handler, initial_buffer_length=0)\n\n"
+    "FragmentAssembler for controlled_poll: handler(data, header) returns a ControlledPollAction; ABORT on a "
+    "whole message leaves its last fragment unconsumed, and the message is delivered again.");
 

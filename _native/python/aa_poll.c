@@ -68,7 +68,7 @@ enum
 
 static int64_t header_position(const aa_header_object_t *h)
 {
-    int64_t term_count = (int64_t)(int32_t)((uint32_t)read_i32(h->frame, AA_OFF_TERM_ID) - (uint32_t)h->initial_term_id);
+    int64_t term_count = (int64_t)(int32_t)((uint32_t)aa_get_i32(h->frame + AA_OFF_TERM_ID) - (uint32_t)h->initial_term_id);
     return term_count * ((int64_t)1 << h->position_bits_to_shift) + h->next_term_offset;
 }
 
@@ -76,7 +76,7 @@ static PyObject *Header_get(aa_header_object_t *self, void *closure)
 {
     switch ((int)(intptr_t)closure)
     {
-        case HEADER_FRAME_LENGTH: return PyLong_FromLong(read_i32(self->frame, AA_OFF_FRAME_LENGTH));
+        case HEADER_FRAME_LENGTH: return PyLong_FromLong(aa_get_i32(self->frame + AA_OFF_FRAME_LENGTH));
         case HEADER_VERSION: return PyLong_FromLong(self->frame[AA_OFF_VERSION]);
         case HEADER_FLAGS: return PyLong_FromLong(self->frame[AA_OFF_FLAGS]);
         case HEADER_TYPE:
@@ -85,10 +85,10 @@ static PyObject *Header_get(aa_header_object_t *self, void *closure)
             memcpy(&type, self->frame + AA_OFF_TYPE, sizeof(type));
             return PyLong_FromLong(type);
         }
-        case HEADER_TERM_OFFSET: return PyLong_FromLong(read_i32(self->frame, AA_OFF_TERM_OFFSET));
-        case HEADER_SESSION_ID: return PyLong_FromLong(read_i32(self->frame, AA_OFF_SESSION_ID));
-        case HEADER_STREAM_ID: return PyLong_FromLong(read_i32(self->frame, AA_OFF_STREAM_ID));
-        case HEADER_TERM_ID: return PyLong_FromLong(read_i32(self->frame, AA_OFF_TERM_ID));
+        case HEADER_TERM_OFFSET: return PyLong_FromLong(aa_get_i32(self->frame + AA_OFF_TERM_OFFSET));
+        case HEADER_SESSION_ID: return PyLong_FromLong(aa_get_i32(self->frame + AA_OFF_SESSION_ID));
+        case HEADER_STREAM_ID: return PyLong_FromLong(aa_get_i32(self->frame + AA_OFF_STREAM_ID));
+        case HEADER_TERM_ID: return PyLong_FromLong(aa_get_i32(self->frame + AA_OFF_TERM_ID));
         case HEADER_RESERVED_VALUE:
         {
             int64_t value;
@@ -112,9 +112,9 @@ static PyObject *Header_get_image(aa_header_object_t *self, void *closure)
 static PyObject *Header_repr(aa_header_object_t *self)
 {
     return PyUnicode_FromFormat("<Header session=%d stream=%d term=%d@%d length=%d flags=0x%02x position=%lld>",
-        (int)read_i32(self->frame, AA_OFF_SESSION_ID), (int)read_i32(self->frame, AA_OFF_STREAM_ID),
-        (int)read_i32(self->frame, AA_OFF_TERM_ID), (int)read_i32(self->frame, AA_OFF_TERM_OFFSET),
-        (int)read_i32(self->frame, AA_OFF_FRAME_LENGTH), (unsigned)self->frame[AA_OFF_FLAGS],
+        (int)aa_get_i32(self->frame + AA_OFF_SESSION_ID), (int)aa_get_i32(self->frame + AA_OFF_STREAM_ID),
+        (int)aa_get_i32(self->frame + AA_OFF_TERM_ID), (int)aa_get_i32(self->frame + AA_OFF_TERM_OFFSET),
+        (int)aa_get_i32(self->frame + AA_OFF_FRAME_LENGTH), (unsigned)self->frame[AA_OFF_FLAGS],
         (long long)header_position(self));
 }
 
@@ -384,7 +384,7 @@ static int on_fragment(void *clientd, const aa_poll_fragment_t *fragment)
     memcpy(h->frame, fragment->frame, AA_HEADER_LENGTH);
     h->initial_term_id = fragment->initial_term_id;
     h->position_bits_to_shift = fragment->position_bits_to_shift;
-    h->next_term_offset = AA_ALIGN_FRAME(read_i32(fragment->frame, AA_OFF_TERM_OFFSET) + fragment->frame_length);
+    h->next_term_offset = AA_ALIGN_FRAME(aa_get_i32(fragment->frame + AA_OFF_TERM_OFFSET) + fragment->frame_length);
     if (h->image != ctx->image_object)
     {
         Py_XSETREF(h->image, Py_XNewRef(ctx->image_object));

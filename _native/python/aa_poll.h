@@ -6,6 +6,7 @@
 #define AA_POLL_H
 
 #include "aa_speedups.h"
+#include "util/aa_bytes.h"
 
 #include <string.h>
 
@@ -24,18 +25,6 @@
 #define AA_OFF_STREAM_ID 16
 #define AA_OFF_TERM_ID 20
 #define AA_OFF_RESERVED_VALUE 24
-
-static inline int32_t read_i32(const uint8_t *frame, int offset)
-{
-    int32_t value;
-    memcpy(&value, frame + offset, sizeof(value));
-    return value;
-}
-
-static inline void write_i32(uint8_t *frame, int offset, int32_t value)
-{
-    memcpy(frame + offset, &value, sizeof(value));
-}
 
 /* The Header object: a copy of the frame header, the image's position constants and the Image. */
 struct aa_header_object_stct

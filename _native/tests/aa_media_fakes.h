@@ -25,8 +25,12 @@
 #include <sys/socket.h>
 
 #include "aa_test.h"
+#include "aa_test_log.h"
 #include "media/aa_media_services.h"
+#include "media/aa_network_publication.h"
+#include "media/aa_publication_image.h"
 #include "media/aa_udp_transport.h"
+#include "protocols/aa_retransmit_handler.h"
 #include "util/aa_error.h"
 
 /* ---- media services ---- */
@@ -195,12 +199,10 @@ static inline int fake_wire_recv_func(
 static inline void fake_wire_init(fake_wire_t *wire)
 {
     memset(wire, 0, sizeof(*wire));
-    wire->bindings.name = "fake";
-    wire->bindings.init_func = fake_wire_init_func;
-    wire->bindings.close_func = fake_wire_close_func;
-    wire->bindings.send_func = fake_wire_send_func;
-    wire->bindings.recv_func = fake_wire_recv_func;
-    wire->bindings.state = wire;
+    wire->bindings = (aa_udp_transport_bindings_t)
+    {
+        "fake", fake_wire_init_func, fake_wire_close_func, fake_wire_send_func, fake_wire_recv_func, wire
+    };
     wire->send_room = SIZE_MAX;
 }
 
@@ -248,6 +250,38 @@ static inline size_t fake_wire_count_type(const fake_wire_t *wire, int type)
         n += fake_wire_sent_type(wire, i) == type ? 1 : 0;
     }
     return n;
+}
+
+/* ---- logs, as the conductor maps them for a new publication or image ---- */
+
+#define FAKE_LOG_PAGE_SIZE 4096
+
+/* A log in memory for a network publication made from params; the caller frees what it returns. */
+static inline uint8_t *fake_publication_log(aa_network_publication_t *pub, const aa_network_publication_params_t *params)
+{
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = params->registration_id, .session_id = params->session_id, .stream_id = params->stream_id,
+        .initial_term_id = params->initial_term_id, .active_term_id = params->initial_term_id,
+        .term_length = params->term_length, .mtu_length = params->mtu_length, .page_size = FAKE_LOG_PAGE_SIZE,
+        .publication_window_length = (int32_t)params->term_window_length, .signal_eos = params->signal_eos,
+        .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    return test_log_new(&pub->log, &log_params);
+}
+
+/* A log in memory for an image made from params; the caller frees what it returns. */
+static inline uint8_t *fake_image_log(aa_publication_image_t *image, const aa_publication_image_params_t *params)
+{
+    aa_logbuffer_init_params_t log_params =
+    {
+        .correlation_id = params->correlation_id, .session_id = params->session_id, .stream_id = params->stream_id,
+        .initial_term_id = params->initial_term_id, .active_term_id = params->active_term_id,
+        .term_offset = params->term_offset, .term_length = params->term_length, .mtu_length = params->mtu_length,
+        .page_size = FAKE_LOG_PAGE_SIZE, .receiver_window_length = params->window_length,
+        .reliable = params->is_reliable, .signal_eos = true, .max_resend = AA_MAX_RESEND_DEFAULT,
+    };
+    return test_log_new(&image->log, &log_params);
 }
 
 #endif

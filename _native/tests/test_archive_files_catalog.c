@@ -37,20 +37,6 @@ static aa_archive_recording_descriptor_t descriptor(int32_t stream_id, const cha
     return d;
 }
 
-static int32_t get32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static int64_t get64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 /* the file's bytes, read through read(2) (not the mapping) */
 static uint8_t *read_file(size_t *length)
 {
@@ -87,44 +73,44 @@ static void should_create_catalog_and_append_as_laid_out(void)
     size_t length;
     uint8_t *bytes = read_file(&length);
     AA_CHECK_EQ(length, 1 << 20);
-    AA_CHECK_EQ(get32(bytes), 0x030100);
-    AA_CHECK_EQ(get32(bytes + 4), 32);
-    AA_CHECK_EQ(get64(bytes + 8), 2);
-    AA_CHECK_EQ(get32(bytes + 16), 64);
+    AA_CHECK_EQ(test_get32(bytes), 0x030100);
+    AA_CHECK_EQ(test_get32(bytes + 4), 32);
+    AA_CHECK_EQ(test_get64(bytes + 8), 2);
+    AA_CHECK_EQ(test_get32(bytes + 16), 64);
     for (int i = 20; i < 32; i++)
     {
         AA_CHECK_EQ(bytes[i], 0);
     }
     /* descriptor: 80 + 4 + 34 + 4 + 34 + 4 + 9 = 169 bytes; entry 32 + 169 aligned to 64 = 256 */
-    AA_CHECK_EQ(get32(bytes + 32), 256 - 32);
-    AA_CHECK_EQ(get32(bytes + 36), AA_ARCHIVE_RECORDING_VALID);
-    AA_CHECK_EQ(get32(bytes + 40), 0);
+    AA_CHECK_EQ(test_get32(bytes + 32), 256 - 32);
+    AA_CHECK_EQ(test_get32(bytes + 36), AA_ARCHIVE_RECORDING_VALID);
+    AA_CHECK_EQ(test_get32(bytes + 40), 0);
     const uint8_t *desc = bytes + 64;
-    AA_CHECK_EQ(get64(desc + 0), 0);            /* controlSessionId */
-    AA_CHECK_EQ(get64(desc + 16), 0);           /* recordingId */
-    AA_CHECK_EQ(get64(desc + 24), 1700000000000LL);
-    AA_CHECK_EQ(get64(desc + 32), -1);
-    AA_CHECK_EQ(get64(desc + 40), 4096);
-    AA_CHECK_EQ(get64(desc + 48), -1);
-    AA_CHECK_EQ(get32(desc + 56), 7);
-    AA_CHECK_EQ(get32(desc + 60), 128 << 20);
-    AA_CHECK_EQ(get32(desc + 64), 64 << 10);
-    AA_CHECK_EQ(get32(desc + 68), 1408);
-    AA_CHECK_EQ(get32(desc + 72), -99);
-    AA_CHECK_EQ(get32(desc + 76), 1001);
-    AA_CHECK_EQ(get32(desc + 80), 34);
+    AA_CHECK_EQ(test_get64(desc + 0), 0);            /* controlSessionId */
+    AA_CHECK_EQ(test_get64(desc + 16), 0);           /* recordingId */
+    AA_CHECK_EQ(test_get64(desc + 24), 1700000000000LL);
+    AA_CHECK_EQ(test_get64(desc + 32), -1);
+    AA_CHECK_EQ(test_get64(desc + 40), 4096);
+    AA_CHECK_EQ(test_get64(desc + 48), -1);
+    AA_CHECK_EQ(test_get32(desc + 56), 7);
+    AA_CHECK_EQ(test_get32(desc + 60), 128 << 20);
+    AA_CHECK_EQ(test_get32(desc + 64), 64 << 10);
+    AA_CHECK_EQ(test_get32(desc + 68), 1408);
+    AA_CHECK_EQ(test_get32(desc + 72), -99);
+    AA_CHECK_EQ(test_get32(desc + 76), 1001);
+    AA_CHECK_EQ(test_get32(desc + 80), 34);
     AA_CHECK(0 == memcmp(desc + 84, "aeron:udp?endpoint=localhost:40456", 34));
-    AA_CHECK_EQ(get32(desc + 118), 34);
-    AA_CHECK_EQ(get32(desc + 156), 9);
+    AA_CHECK_EQ(test_get32(desc + 118), 34);
+    AA_CHECK_EQ(test_get32(desc + 156), 9);
     AA_CHECK(0 == memcmp(desc + 160, "aeron:ipc", 9));
     for (int i = 169; i < 224; i++)
     {
         AA_CHECK_EQ(desc[i], 0);
     }
     /* the second entry at 32 + 256 */
-    AA_CHECK_EQ(get32(bytes + 288), 224);
-    AA_CHECK_EQ(get64(bytes + 288 + 32 + 16), 1);
-    AA_CHECK_EQ(get32(bytes + 288 + 256), 0);
+    AA_CHECK_EQ(test_get32(bytes + 288), 224);
+    AA_CHECK_EQ(test_get64(bytes + 288 + 32 + 16), 1);
+    AA_CHECK_EQ(test_get32(bytes + 288 + 256), 0);
     free(bytes);
 
     aa_archive_catalog_entry_t entry;
@@ -301,7 +287,7 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 3);
     aa_archive_catalog_close(catalog);
     bytes = read_file(&length);
-    AA_CHECK_EQ(get64(bytes + 8), 4);
+    AA_CHECK_EQ(test_get64(bytes + 8), 4);
     free(bytes);
 
     /* a torn last entry (pages lost at sync level 0): a length with a descriptor that is not there */
@@ -347,7 +333,7 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
     AA_CHECK_EQ(info.entry_count, 1);
     aa_archive_catalog_close(catalog);
     bytes = read_file(&length);
-    AA_CHECK_EQ(get64(bytes + 416 + 32 + 16), 2);
+    AA_CHECK_EQ(test_get64(bytes + 416 + 32 + 16), 2);
     free(bytes);
     remove_temp_dir();
 }

@@ -6,23 +6,15 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "aa_test_log.h"
 #include "aeron_async.h"
 #include "client/aa_client.h"
 #include "logbuffer/aa_term.h"
 
-#define TERM (64 * 1024)
-#define INITIAL_TERM_ID 5
-#define MAX_PAYLOAD 1376
+#define TERM TEST_IMAGE_TERM_LENGTH
+#define INITIAL_TERM_ID TEST_IMAGE_INITIAL_TERM_ID
+#define MAX_PAYLOAD TEST_IMAGE_MAX_PAYLOAD
 #define ROWS 64
-
-typedef struct
-{
-    aa_mapped_log_t log;
-    uint8_t *memory;
-    aa_image_t image;
-    int64_t subscriber_position;
-}
-test_image_t;
 
 typedef struct
 {
@@ -33,28 +25,6 @@ typedef struct
     aa_columns_t columns;
 }
 test_columns_t;
-
-static void new_image(test_image_t *t)
-{
-    size_t length = aa_logbuffer_compute_log_length(TERM, 4096);
-    memset(t, 0, sizeof(*t));
-    t->memory = aligned_alloc(4096, length);
-    memset(t->memory, 0, length);
-    aa_mapped_log_init(&t->log, t->memory, length, TERM);
-    aa_logbuffer_init_params_t p = {
-        .correlation_id = 7, .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID, .term_offset = 0,
-        .term_length = TERM, .mtu_length = MAX_PAYLOAD + 32, .page_size = 4096, .session_id = 3, .stream_id = 22,
-        .publication_window_length = TERM / 2, .max_resend = 16,
-    };
-    aa_logbuffer_metadata_init(&t->log, &p);
-    t->image.log = t->log;
-    t->image.session_id = 3;
-    t->image.stream_id = 22;
-    t->image.term_length = TERM;
-    t->image.position_bits_to_shift = aa_position_bits_to_shift(TERM);
-    t->image.initial_term_id = INITIAL_TERM_ID;
-    t->image.subscriber_position = &t->subscriber_position;
-}
 
 static void new_columns(test_columns_t *c, int64_t data_capacity, int32_t row_capacity, int64_t from, int64_t to)
 {
@@ -75,15 +45,8 @@ static int64_t append(test_image_t *t, size_t length, uint8_t tag)
     {
         data[i] = (uint8_t)(tag + i);
     }
-    aa_iovec_t iov = { .base = data, .length = length };
-    int32_t term_id;
-    volatile int64_t *tail = &t->log.metadata->term_tail_counters[0];
-    int64_t start = *tail & 0xFFFFFFFF;
-    int32_t r = length > MAX_PAYLOAD ?
-        aa_term_appender_append_fragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
-            &iov, 1, length, MAX_PAYLOAD, tag, &term_id) :
-        aa_term_appender_append_unfragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
-            &iov, 1, length, tag, &term_id);
+    int64_t start = t->log.metadata->term_tail_counters[0] & 0xFFFFFFFF;
+    int32_t r = test_image_append(t, data, length, tag);
     return r > 0 ? start : -1;
 }
 
@@ -101,7 +64,7 @@ static void check_message(test_columns_t *c, int32_t row, size_t length, uint8_t
 static void messages_fill_the_columns_with_start_positions(void)
 {
     test_image_t t;
-    new_image(&t);
+    test_image_init(&t, 3);
     size_t sizes[5] = { 1, 100, 5000, 0, 3000 }; /* two of them fragmented */
     int64_t starts[5];
     for (int i = 0; i < 5; i++)
@@ -121,13 +84,13 @@ static void messages_fill_the_columns_with_start_positions(void)
     AA_CHECK_EQ(t.subscriber_position, c.columns.position);
     AA_CHECK(0 == c.columns.done);
     AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0); /* nothing new */
-    free(t.memory);
+    test_image_free(&t);
 }
 
 static void the_range_skips_earlier_messages_and_ends_at_its_limit(void)
 {
     test_image_t t;
-    new_image(&t);
+    test_image_init(&t, 3);
     int64_t starts[6];
     for (int i = 0; i < 6; i++)
     {
@@ -144,13 +107,13 @@ static void the_range_skips_earlier_messages_and_ends_at_its_limit(void)
     /* message 4 starts at starts[4] < starts[4] + 32: it is in; done once past to, between messages */
     AA_CHECK(1 == c.columns.done);
     AA_CHECK_EQ(t.subscriber_position, starts[5]);
-    free(t.memory);
+    test_image_free(&t);
 }
 
 static void a_full_batch_stops_at_a_message_boundary(void)
 {
     test_image_t t;
-    new_image(&t);
+    test_image_init(&t, 3);
     int64_t starts[3];
     starts[0] = append(&t, 2000, 1);
     starts[1] = append(&t, 6000, 2); /* does not fit beside the first in 7000 bytes */
@@ -178,13 +141,13 @@ static void a_full_batch_stops_at_a_message_boundary(void)
     AA_CHECK(1 == c.columns.full);
     AA_CHECK_EQ(t.subscriber_position, more[2]);
     AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0);
-    free(t.memory);
+    test_image_free(&t);
 }
 
 static void a_message_larger_than_the_data_buffer_asks_for_more(void)
 {
     test_image_t t;
-    new_image(&t);
+    test_image_init(&t, 3);
     append(&t, 5000, 7);
     test_columns_t c;
     new_columns(&c, 3000, ROWS, 0, INT64_MAX);
@@ -198,13 +161,13 @@ static void a_message_larger_than_the_data_buffer_asks_for_more(void)
     /* bad buffers are refused */
     c.columns.data = NULL;
     AA_CHECK_EQ(aa_columns_reset(&c.columns), -1);
-    free(t.memory);
+    test_image_free(&t);
 }
 
 static void padding_ends_the_term_and_a_torn_start_is_skipped(void)
 {
     test_image_t t;
-    new_image(&t);
+    test_image_init(&t, 3);
     int count = 0;
     while (append(&t, 1000, 9) >= 0)
     {
@@ -223,15 +186,15 @@ static void padding_ends_the_term_and_a_torn_start_is_skipped(void)
     AA_CHECK_EQ(t.subscriber_position, TERM); /* the padding consumed */
     /* a read that begins on a middle fragment skips the rest of that message */
     test_image_t u;
-    new_image(&u);
+    test_image_init(&u, 3);
     append(&u, 4000, 1);
     int64_t second = append(&u, 20, 2);
     u.subscriber_position = AA_ALIGN(MAX_PAYLOAD + 32, 32);
     new_columns(&c, sizeof(c.data), ROWS, 0, INT64_MAX);
     AA_CHECK_EQ(aa_columns_poll(&u.image, &c.columns), 1);
     check_message(&c, 0, 20, 2, second);
-    free(t.memory);
-    free(u.memory);
+    test_image_free(&t);
+    test_image_free(&u);
 }
 
 static void a_batch_filled_at_the_term_end_is_full_and_a_range_ending_there_done(void)
@@ -240,7 +203,7 @@ static void a_batch_filled_at_the_term_end_is_full_and_a_range_ending_there_done
     for (int ending_at_term = 0; ending_at_term < 2; ending_at_term++)
     {
         test_image_t t;
-        new_image(&t);
+        test_image_init(&t, 3);
         for (int i = 0; i < ROWS; i++)
         {
             AA_CHECK_EQ(append(&t, 992, (uint8_t)i), (int64_t)i * 1024);
@@ -258,7 +221,7 @@ static void a_batch_filled_at_the_term_end_is_full_and_a_range_ending_there_done
         AA_CHECK_EQ(aa_columns_poll(&t.image, &c.columns), 0);
         AA_CHECK_EQ(c.columns.full, 0);
         AA_CHECK_EQ(c.columns.done, ending_at_term);
-        free(t.memory);
+        test_image_free(&t);
     }
 }
 

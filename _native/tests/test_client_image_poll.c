@@ -4,48 +4,14 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "aa_test_log.h"
 #include "aeron_async.h"
 #include "client/aa_client.h"
 #include "logbuffer/aa_term.h"
 
-#define TERM (64 * 1024)
-#define INITIAL_TERM_ID 5
+#define TERM TEST_IMAGE_TERM_LENGTH
+#define INITIAL_TERM_ID TEST_IMAGE_INITIAL_TERM_ID
 
-typedef struct
-{
-    aa_mapped_log_t log;
-    uint8_t *memory;
-    aa_image_t image;
-    int64_t subscriber_position;
-}
-test_image_t;
-
-static void new_image(test_image_t *t, int32_t session_id)
-{
-    size_t length = aa_logbuffer_compute_log_length(TERM, 4096);
-    memset(t, 0, sizeof(*t));
-    t->memory = aligned_alloc(4096, length);
-    memset(t->memory, 0, length);
-    aa_mapped_log_init(&t->log, t->memory, length, TERM);
-    aa_logbuffer_init_params_t p = {
-        .correlation_id = 7, .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID, .term_offset = 0,
-        .term_length = TERM, .mtu_length = 1408, .page_size = 4096, .session_id = session_id, .stream_id = 22,
-        .publication_window_length = TERM / 2, .max_resend = 16,
-    };
-    aa_logbuffer_metadata_init(&t->log, &p);
-    t->image.log = t->log;
-    t->image.session_id = session_id;
-    t->image.stream_id = 22;
-    t->image.term_length = TERM;
-    t->image.position_bits_to_shift = aa_position_bits_to_shift(TERM);
-    t->image.initial_term_id = INITIAL_TERM_ID;
-    t->image.subscriber_position = &t->subscriber_position;
-}
-
-static void free_image(test_image_t *t)
-{
-    free(t->memory);
-}
 
 /* Appends a message of `length` bytes (first byte `tag`) to term 0; returns the resulting offset, or -1 when
  * it tripped the term end (padding written). */
@@ -53,14 +19,7 @@ static int32_t append(test_image_t *t, size_t length, uint8_t tag)
 {
     uint8_t data[8192];
     memset(data, tag, length);
-    aa_iovec_t iov = { .base = data, .length = length };
-    int32_t term_id;
-    volatile int64_t *tail = &t->log.metadata->term_tail_counters[0];
-    int32_t r = length > 1376 ?
-        aa_term_appender_append_fragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
-            &iov, 1, length, 1376, 0, &term_id) :
-        aa_term_appender_append_unfragmented(t->log.term_buffers[0], TERM, tail, t->log.metadata->default_header,
-            &iov, 1, length, 0, &term_id);
+    int32_t r = test_image_append(t, data, length, 0);
     return r > 0 ? r : -1;
 }
 
@@ -91,7 +50,7 @@ static int scripted(void *clientd, const aa_poll_fragment_t *fragment)
 static void controlled_actions_move_the_position_as_aeron_does(void)
 {
     test_image_t t;
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     int32_t ends[8];
     for (int i = 0; i < 8; i++)
     {
@@ -129,13 +88,13 @@ static void controlled_actions_move_the_position_as_aeron_does(void)
     /* a closed image reads nothing */
     t.image.is_closed = 1;
     AA_CHECK_EQ(aa_image_controlled_poll(&t.image, scripted, &s, 10), 0);
-    free_image(&t);
+    test_image_free(&t);
 }
 
 static void bounded_polls_read_no_frame_starting_at_the_limit(void)
 {
     test_image_t t;
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     int32_t ends[4];
     for (int i = 0; i < 4; i++)
     {
@@ -148,13 +107,13 @@ static void bounded_polls_read_no_frame_starting_at_the_limit(void)
     AA_CHECK_EQ(aa_image_bounded_controlled_poll(&t.image, scripted, &s, ends[1] + 1, 10), 1);
     AA_CHECK_EQ(t.subscriber_position, ends[2]);
     AA_CHECK_EQ(aa_image_bounded_controlled_poll(&t.image, scripted, &s, INT64_MAX, 10), 1);
-    free_image(&t);
+    test_image_free(&t);
 }
 
 static void padding_is_skipped_and_the_term_end_consumed(void)
 {
     test_image_t t;
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     int frames = 0;
     while (append(&t, 1000, 9) > 0) /* 1056-byte frames: the term ends with padding */
     {
@@ -169,7 +128,7 @@ static void padding_is_skipped_and_the_term_end_consumed(void)
     }
     AA_CHECK_EQ(total, frames);
     AA_CHECK_EQ(t.subscriber_position, TERM); /* the padding was consumed with the last read */
-    free_image(&t);
+    test_image_free(&t);
 }
 
 typedef struct
@@ -200,7 +159,7 @@ static int on_block(void *clientd, const uint8_t *term_buffer, int32_t term_leng
 static void block_polls_hand_runs_of_whole_frames(void)
 {
     test_image_t t;
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     for (int i = 0; i < 10; i++)
     {
         append(&t, 96, 1); /* 128-byte frames */
@@ -216,9 +175,9 @@ static void block_polls_hand_runs_of_whole_frames(void)
     b.action = AA_POLL_STOP; /* a failing handler still consumes its block */
     AA_CHECK_EQ(aa_image_block_poll(&t.image, on_block, &b, TERM), 8 * 128);
     AA_CHECK_EQ(t.subscriber_position, 10 * 128);
-    free_image(&t);
+    test_image_free(&t);
 
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     while (append(&t, 1000, 9) > 0)
     {
     }
@@ -233,13 +192,13 @@ static void block_polls_hand_runs_of_whole_frames(void)
     AA_CHECK_EQ(t.subscriber_position, TERM);
     AA_CHECK_EQ(last_length, TERM % 1056); /* the padding came alone */
     AA_CHECK_EQ(b.offset + b.length, TERM);
-    free_image(&t);
+    test_image_free(&t);
 }
 
 static void position_moves_forward_and_back_to_frame_boundaries(void)
 {
     test_image_t t;
-    new_image(&t, 11);
+    test_image_init(&t, 11);
     int32_t ends[6];
     for (int i = 0; i < 6; i++)
     {
@@ -262,14 +221,14 @@ static void position_moves_forward_and_back_to_frame_boundaries(void)
     AA_CHECK_EQ(aa_image_set_position(&t.image, ends[5]), 0);
     t.image.is_closed = 1;
     AA_CHECK_EQ(aa_image_set_position(&t.image, ends[4]), -1);
-    free_image(&t);
+    test_image_free(&t);
 }
 
 static void subscription_polls_share_the_limit_and_stop_on_failure(void)
 {
     test_image_t a, b;
-    new_image(&a, 1);
-    new_image(&b, 2);
+    test_image_init(&a, 1);
+    test_image_init(&b, 2);
     for (int i = 0; i < 3; i++)
     {
         append(&a, 40, 0xA);
@@ -294,8 +253,8 @@ static void subscription_polls_share_the_limit_and_stop_on_failure(void)
     AA_CHECK_EQ(aa_subscription_block_poll(sub, on_block, &blocks, TERM), 0);
     free(sub);
     free(list);
-    free_image(&a);
-    free_image(&b);
+    test_image_free(&a);
+    test_image_free(&b);
 }
 
 int main(void)

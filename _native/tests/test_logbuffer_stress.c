@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "aa_test_log.h"
 #include "logbuffer/aa_term.h"
 #include "util/aa_clock.h"
 
@@ -159,16 +160,12 @@ static void clean(shared_t *s, int64_t *clean_position, int64_t up_to)
 
 static void should_append_concurrently_with_rotation(void)
 {
-    size_t length = aa_logbuffer_compute_log_length(TERM, 4096);
-    uint8_t *memory = aligned_alloc(4096, length);
-    memset(memory, 0, length);
     shared_t s;
-    aa_mapped_log_init(&s.log, memory, length, TERM);
     aa_logbuffer_init_params_t p = {
         .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID, .term_length = TERM, .mtu_length = 1408,
         .page_size = 4096, .session_id = 1, .stream_id = 2,
     };
-    aa_logbuffer_metadata_init(&s.log, &p);
+    uint8_t *memory = test_log_new(&s.log, &p);
     s.bits = aa_position_bits_to_shift(TERM);
     s.limit = TERM / 2;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "aa_test_log.h"
 #include "logbuffer/aa_term.h"
 
 #define TERM (64 * 1024)
@@ -17,23 +18,12 @@ test_log_t;
 
 static void new_log(test_log_t *t, int32_t initial_term_id, int32_t active_term_id, int32_t term_offset, int32_t mtu)
 {
-    size_t length = aa_logbuffer_compute_log_length(TERM, 4096);
-    t->memory = aligned_alloc(4096, length);
-    memset(t->memory, 0, length);
-    t->log.addr = t->memory;
-    t->log.length = length;
-    t->log.term_length = TERM;
-    for (int i = 0; i < 3; i++)
-    {
-        t->log.term_buffers[i] = t->memory + (size_t)i * TERM;
-    }
-    t->log.metadata = (aa_logbuffer_metadata_t *)(t->memory + 3 * TERM);
     aa_logbuffer_init_params_t p = {
         .correlation_id = 7, .initial_term_id = initial_term_id, .active_term_id = active_term_id,
         .term_offset = term_offset, .term_length = TERM, .mtu_length = mtu, .page_size = 4096, .session_id = 11,
         .stream_id = 22, .publication_window_length = TERM / 2, .max_resend = 16,
     };
-    aa_logbuffer_metadata_init(&t->log, &p);
+    t->memory = test_log_new(&t->log, &p);
 }
 
 static void should_initialise_metadata_per_reference(void)

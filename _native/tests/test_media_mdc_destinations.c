@@ -19,17 +19,6 @@
 
 #define MS (1000 * 1000LL)
 
-static struct sockaddr_storage address_of(const char *ip, uint16_t port)
-{
-    struct sockaddr_storage address;
-    memset(&address, 0, sizeof(address));
-    struct sockaddr_in *in = (struct sockaddr_in *)&address;
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    AA_CHECK(1 == inet_pton(AF_INET, ip, &in->sin_addr));
-    return address;
-}
-
 static const socklen_t IN_LENGTH = sizeof(struct sockaddr_in);
 
 static void should_add_dynamic_destinations_on_first_status_message_and_refresh_them(void)
@@ -37,8 +26,8 @@ static void should_add_dynamic_destinations_on_first_status_message_and_refresh_
     aa_udp_destination_tracker_t tracker;
     aa_udp_destination_tracker_init(&tracker, false, 0);
     AA_CHECK_EQ(tracker.destination_timeout_ns, AA_UDP_DESTINATION_TIMEOUT_DEFAULT_NS);
-    struct sockaddr_storage a = address_of("10.0.0.1", 40001);
-    struct sockaddr_storage b = address_of("10.0.0.2", 40002);
+    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
+    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
 
     AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&tracker, 11, &a, IN_LENGTH, 0));
     AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 11, &a, IN_LENGTH, 100 * MS));
@@ -48,7 +37,7 @@ static void should_add_dynamic_destinations_on_first_status_message_and_refresh_
     AA_CHECK_EQ(22, tracker.destinations[1].receiver_id);
 
     /* a known receiver whose status messages now come from elsewhere is sent to there */
-    struct sockaddr_storage moved = address_of("10.0.0.3", 40003);
+    struct sockaddr_storage moved = test_ipv4_address("10.0.0.3", 40003);
     AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 11, &moved, IN_LENGTH, 300 * MS));
     AA_CHECK_EQ(2, tracker.count);
     AA_CHECK(aa_udp_address_equals(&tracker.destinations[0].address, &moved));
@@ -59,9 +48,9 @@ static void should_drop_dynamic_destinations_after_the_timeout_without_a_status_
 {
     aa_udp_destination_tracker_t tracker;
     aa_udp_destination_tracker_init(&tracker, false, 1000 * MS);
-    struct sockaddr_storage a = address_of("10.0.0.1", 40001);
-    struct sockaddr_storage b = address_of("10.0.0.2", 40002);
-    struct sockaddr_storage c = address_of("10.0.0.3", 40003);
+    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
+    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
+    struct sockaddr_storage c = test_ipv4_address("10.0.0.3", 40003);
     aa_udp_destination_tracker_on_status_message(&tracker, 1, &a, IN_LENGTH, 0);
     aa_udp_destination_tracker_on_status_message(&tracker, 2, &b, IN_LENGTH, 0);
     aa_udp_destination_tracker_on_status_message(&tracker, 3, &c, IN_LENGTH, 0);
@@ -89,9 +78,9 @@ static void should_keep_manual_destinations_until_removed(void)
 {
     aa_udp_destination_tracker_t tracker;
     aa_udp_destination_tracker_init(&tracker, true, 1000 * MS);
-    struct sockaddr_storage a = address_of("10.0.0.1", 40001);
-    struct sockaddr_storage b = address_of("10.0.0.2", 40002);
-    struct sockaddr_storage stranger = address_of("10.0.0.9", 40009);
+    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
+    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
+    struct sockaddr_storage stranger = test_ipv4_address("10.0.0.9", 40009);
     AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 7, 0));
     AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &b, IN_LENGTH, 8, 0));
     AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 9, 10));   /* not twice */
@@ -146,8 +135,8 @@ static void should_send_every_datagram_to_every_dynamic_destination_until_it_tim
     AA_CHECK_EQ(2, aa_send_channel_endpoint_send(endpoint, datagrams, 2));
     AA_CHECK_EQ(0, wire.sent_count);
 
-    struct sockaddr_storage r1 = address_of("127.0.0.1", 41001);
-    struct sockaddr_storage r2 = address_of("127.0.0.1", 41002);
+    struct sockaddr_storage r1 = test_ipv4_address("127.0.0.1", 41001);
+    struct sockaddr_storage r2 = test_ipv4_address("127.0.0.1", 41002);
     uint8_t sm[AA_STATUS_MESSAGE_HEADER_LENGTH];
     encode_sm(sm, 101);
     aa_udp_datagram_t in = { .buffer = sm, .length = sizeof(sm), .address = r1, .addr_len = IN_LENGTH };
@@ -208,7 +197,7 @@ static void should_not_track_destinations_on_a_plain_unicast_endpoint(void)
     AA_CHECK(!endpoint->is_mdc);
     uint8_t sm[AA_STATUS_MESSAGE_HEADER_LENGTH];
     encode_sm(sm, 101);
-    aa_udp_datagram_t in = { .buffer = sm, .length = sizeof(sm), .address = address_of("127.0.0.1", 41001), .addr_len = IN_LENGTH };
+    aa_udp_datagram_t in = { .buffer = sm, .length = sizeof(sm), .address = test_ipv4_address("127.0.0.1", 41001), .addr_len = IN_LENGTH };
     aa_send_channel_endpoint_on_datagram(endpoint, &in, 0);
     AA_CHECK_EQ(0, endpoint->destinations.count);
     uint8_t payload[32] = { 0 };
@@ -236,7 +225,7 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
     AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));   /* no stream yet */
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
 
-    struct sockaddr_storage control = address_of("127.0.0.1", 40456);
+    struct sockaddr_storage control = test_ipv4_address("127.0.0.1", 40456);
     AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));
     AA_CHECK_EQ(1, wire.sent_count);
     AA_CHECK_EQ(AA_HDR_TYPE_SM, fake_wire_sent_type(&wire, 0));
@@ -258,7 +247,7 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
     uint8_t setup[AA_SETUP_HEADER_LENGTH];
     int32_t length = aa_udp_frame_encode_setup(setup, sizeof(setup), AA_SETUP_HEADER_GROUP_FLAG, 0, 77, 10, 5, 5,
         64 * 1024, 1408, 0);
-    aa_udp_datagram_t in = { .buffer = setup, .length = (size_t)length, .address = address_of("127.0.0.1", 49999),
+    aa_udp_datagram_t in = { .buffer = setup, .length = (size_t)length, .address = test_ipv4_address("127.0.0.1", 49999),
         .addr_len = IN_LENGTH };
     aa_receive_channel_endpoint_on_datagram(endpoint, &in, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS + 1);
     AA_CHECK_EQ(1, services.image_requests);
@@ -270,7 +259,6 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
 }
 
 #define MDS_TERM_LENGTH (64 * 1024)
-#define MDS_PAGE_SIZE 4096
 
 static void mds_receive(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination,
     const struct sockaddr_storage *source, uint8_t *frame, size_t length, int64_t now_ns)
@@ -319,8 +307,8 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
     endpoint->conductor_destinations_capacity = 2;
 
     /* the publisher's SETUP over the first destination asks for an image */
-    struct sockaddr_storage source1 = address_of("127.0.0.1", 40456);
-    struct sockaddr_storage source2 = address_of("127.0.0.2", 40456);
+    struct sockaddr_storage source1 = test_ipv4_address("127.0.0.1", 40456);
+    struct sockaddr_storage source2 = test_ipv4_address("127.0.0.2", 40456);
     uint8_t setup[AA_SETUP_HEADER_LENGTH];
     int32_t setup_length = aa_udp_frame_encode_setup(setup, sizeof(setup), AA_SETUP_HEADER_GROUP_FLAG, 0, 77, 10, 5, 5,
         MDS_TERM_LENGTH, 1408, 0);
@@ -338,18 +326,7 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
     AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));
-    size_t log_length = aa_logbuffer_compute_log_length(MDS_TERM_LENGTH, MDS_PAGE_SIZE);
-    uint8_t *memory = aligned_alloc(MDS_PAGE_SIZE, log_length);
-    AA_CHECK(NULL != memory);
-    memset(memory, 0, log_length);
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 5, .initial_term_id = 5, .active_term_id = 5, .term_length = MDS_TERM_LENGTH,
-        .mtu_length = 1408, .page_size = MDS_PAGE_SIZE, .session_id = 77, .stream_id = 10,
-        .receiver_window_length = 32 * 1024, .reliable = true, .signal_eos = true, .max_resend = 16,
-    };
-    aa_mapped_log_init(&image->log, memory, log_length, MDS_TERM_LENGTH);
-    aa_logbuffer_metadata_init(&image->log, &log_params);
+    uint8_t *memory = fake_image_log(image, &image_params);
     volatile int64_t rcv_hwm = 0, rcv_pos = 0, sub_pos = 0;
     image->endpoint = endpoint;
     image->control_address = source1;

@@ -16,7 +16,6 @@
 #define SESSION_ID 7
 #define STREAM_ID 1001
 #define INITIAL_TERM_ID 100
-#define PAGE_SIZE 4096
 #define MS (1000 * 1000LL)
 #define T0 (1000 * 1000 * MS)
 #define CONNECTION_TIMEOUT_NS (5000 * MS)
@@ -82,26 +81,7 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
     AA_CHECK(0 == aa_network_publication_init(f->pub, &params, &f->services.services));
     f->pub->endpoint = f->endpoint;
 
-    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    f->memory = aligned_alloc(PAGE_SIZE, log_length);
-    AA_CHECK(NULL != f->memory);
-    memset(f->memory, 0, log_length);
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 1,
-        .initial_term_id = INITIAL_TERM_ID,
-        .active_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH,
-        .mtu_length = MTU,
-        .page_size = PAGE_SIZE,
-        .session_id = SESSION_ID,
-        .stream_id = STREAM_ID,
-        .publication_window_length = TERM_LENGTH / 2,
-        .signal_eos = true,
-        .max_resend = AA_MAX_RESEND_DEFAULT,
-    };
-    aa_mapped_log_init(&f->pub->log, f->memory, log_length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(&f->pub->log, &log_params);
+    f->memory = fake_publication_log(f->pub, &params);
 
     f->pub->pub_lmt = &f->pub_lmt;
     f->pub->pub_pos = &f->pub_pos;
@@ -194,6 +174,15 @@ static bool receive_sm_from(
 }
 
 /* ---- tests ---- */
+
+/* A publication whose SETUP went out at T0 and whose receiver's first status message (position 0,
+ * the receiver window) arrived at sm_time: connected, nothing sent yet. */
+static void fixture_init_connected(fixture_t *f, int64_t retransmit_delay_ns, int64_t sm_time)
+{
+    fixture_init(f, retransmit_delay_ns);
+    aa_network_publication_send(f->pub, T0);
+    AA_CHECK(receive_sm(f, 0, SESSION_ID, 0, RECEIVER_WINDOW, sm_time));
+}
 
 static void should_send_setup_at_once_then_every_100ms_until_a_status_message(void)
 {
@@ -289,9 +278,7 @@ static void should_move_the_sender_limit_on_status_messages_and_send_up_to_it(vo
 static void should_send_a_heartbeat_after_100ms_without_data(void)
 {
     fixture_t f;
-    fixture_init(&f, 0);
-    aa_network_publication_send(f.pub, T0);
-    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 10 * MS));
+    fixture_init_connected(&f, 0, T0 + 10 * MS);
     append(&f, 100, 'a');
     int64_t data_time = T0 + 20 * MS;
     AA_CHECK(aa_network_publication_send(f.pub, data_time) > 0);
@@ -321,9 +308,7 @@ static void should_send_a_heartbeat_after_100ms_without_data(void)
 static void should_retransmit_what_a_nak_asks_for_once_per_linger(void)
 {
     fixture_t f;
-    fixture_init(&f, 0);
-    aa_network_publication_send(f.pub, T0);
-    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    fixture_init_connected(&f, 0, T0 + 1 * MS);
     for (int i = 0; i < 4; i++)
     {
         append(&f, 100, (uint8_t)('a' + i));
@@ -363,9 +348,7 @@ static void should_retransmit_what_a_nak_asks_for_once_per_linger(void)
 static void should_delay_a_retransmit_by_the_configured_delay(void)
 {
     fixture_t f;
-    fixture_init(&f, 20 * MS);
-    aa_network_publication_send(f.pub, T0);
-    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    fixture_init_connected(&f, 20 * MS, T0 + 1 * MS);
     append(&f, 100, 'a');
     append(&f, 100, 'b');
     aa_network_publication_send(f.pub, T0 + 2 * MS);
@@ -386,9 +369,7 @@ static void should_delay_a_retransmit_by_the_configured_delay(void)
 static void should_flag_end_of_stream_in_heartbeats_once_drained(void)
 {
     fixture_t f;
-    fixture_init(&f, 0);
-    aa_network_publication_send(f.pub, T0);
-    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 1 * MS));
+    fixture_init_connected(&f, 0, T0 + 1 * MS);
     append(&f, 100, 'a');
     int64_t t = T0 + 2 * MS;
     aa_network_publication_send(f.pub, t);

@@ -18,7 +18,6 @@
 #define SESSION_ID 9
 #define STREAM_ID 2002
 #define INITIAL_TERM_ID 500
-#define PAGE_SIZE 4096
 #define WINDOW (32 * 1024)
 #define MS (1000 * 1000LL)
 #define T0 (1000 * 1000 * MS)
@@ -53,10 +52,7 @@ static void fixture_init_endpoint(fixture_t *f)
     AA_CHECK(f->wire.transport == &f->endpoint->transport);
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f->endpoint, STREAM_ID));
 
-    struct sockaddr_in *source = (struct sockaddr_in *)&f->source;
-    source->sin_family = AF_INET;
-    source->sin_port = htons(5000);
-    source->sin_addr.s_addr = htonl(0x0A000001);
+    f->source = test_ipv4_address("10.0.0.1", 5000);
 }
 
 /* An image as the conductor makes one, at position 0, with one subscriber at 0. */
@@ -81,27 +77,7 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
         .is_reliable = is_reliable,
     };
     AA_CHECK(0 == aa_publication_image_init(f->image, &params, now_ns, &f->services.services));
-    size_t log_length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    f->memory = aligned_alloc(PAGE_SIZE, log_length);
-    AA_CHECK(NULL != f->memory);
-    memset(f->memory, 0, log_length);
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 5,
-        .initial_term_id = INITIAL_TERM_ID,
-        .active_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH,
-        .mtu_length = MTU,
-        .page_size = PAGE_SIZE,
-        .session_id = SESSION_ID,
-        .stream_id = STREAM_ID,
-        .receiver_window_length = WINDOW,
-        .reliable = is_reliable,
-        .signal_eos = true,
-        .max_resend = 16,
-    };
-    aa_mapped_log_init(&f->image->log, f->memory, log_length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(&f->image->log, &log_params);
+    f->memory = fake_image_log(f->image, &params);
     f->image->endpoint = f->endpoint;
     f->image->control_address = f->source;
     f->image->control_address_length = sizeof(struct sockaddr_in);
@@ -182,6 +158,25 @@ static aa_nak_header_t sent_nak(const fixture_t *f, size_t i)
 }
 
 /* ---- the endpoint ---- */
+
+/* Frames at 0 and 320 of term 0 arrive at T0 + 1 ms: a gap of 160 bytes at 160, seen at T0 + 2 ms. */
+static void receive_a_gap(fixture_t *f)
+{
+    receive_data(f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    receive_data(f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    aa_publication_image_track_rebuild(f->image, T0 + 2 * MS);
+    AA_CHECK_EQ(f->rcv_pos, 160);
+}
+
+/* A reliable or unreliable image, nothing of its start left on the wire, then the gap above. */
+static void fixture_init_with_a_gap(fixture_t *f, bool is_reliable)
+{
+    fixture_init_endpoint(f);
+    fixture_add_image(f, is_reliable, T0);
+    aa_publication_image_track_rebuild(f->image, T0);
+    f->wire.sent_count = 0;
+    receive_a_gap(f);
+}
 
 static void should_ask_for_an_image_once_per_setup_of_a_subscribed_stream(void)
 {
@@ -278,10 +273,7 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     memset(&datagram, 0, sizeof(datagram));
     datagram.buffer = frame;
     datagram.length = (size_t)length;
-    struct sockaddr_in *source = (struct sockaddr_in *)&datagram.address;
-    source->sin_family = AF_INET;
-    source->sin_port = htons(5000);
-    source->sin_addr.s_addr = htonl(0x0A000001);
+    datagram.address = test_ipv4_address("10.0.0.1", 5000);
     datagram.addr_len = sizeof(struct sockaddr_in);
     aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
     AA_CHECK_EQ(wire.sent_count, 1);   /* the SETUP request, to the control group */
@@ -406,16 +398,8 @@ static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
 static void should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay(void)
 {
     fixture_t f;
-    fixture_init_endpoint(&f);
-    fixture_add_image(&f, true, T0);
-    aa_publication_image_track_rebuild(f.image, T0);
-    f.wire.sent_count = 0;
-
-    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
-    receive_data(&f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    fixture_init_with_a_gap(&f, true);
     int64_t t = T0 + 2 * MS;
-    aa_publication_image_track_rebuild(f.image, t);
-    AA_CHECK_EQ(f.rcv_pos, 160);
     AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
 
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS - 1);
@@ -449,16 +433,8 @@ static void should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay
 static void should_fill_a_gap_with_padding_when_unreliable(void)
 {
     fixture_t f;
-    fixture_init_endpoint(&f);
-    fixture_add_image(&f, false, T0);
-    aa_publication_image_track_rebuild(f.image, T0);
-    f.wire.sent_count = 0;
-
-    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
-    receive_data(&f, SESSION_ID, 320, 'c', T0 + 1 * MS);
+    fixture_init_with_a_gap(&f, false);
     int64_t t = T0 + 2 * MS;
-    aa_publication_image_track_rebuild(f.image, t);
-    AA_CHECK_EQ(f.rcv_pos, 160);
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS);
     AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
     AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
@@ -501,9 +477,7 @@ static void loss_fixture_init(loss_fixture_t *lf, bool is_reliable, size_t capac
     AA_CHECK(NULL != f->image->channel);
     snprintf(f->image->source_identity, sizeof(f->image->source_identity), "%s", "10.0.0.1:5000");
     aa_publication_image_track_rebuild(f->image, T0);
-    receive_data(f, SESSION_ID, 0, 'a', T0 + 1 * MS);
-    receive_data(f, SESSION_ID, 320, 'c', T0 + 1 * MS);
-    aa_publication_image_track_rebuild(f->image, T0 + 2 * MS);
+    receive_a_gap(f);
 }
 
 static void loss_fixture_close(loss_fixture_t *lf)

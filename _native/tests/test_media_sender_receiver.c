@@ -23,7 +23,6 @@
 #define SESSION_ID 11
 #define STREAM_ID 3003
 #define INITIAL_TERM_ID 7
-#define PAGE_SIZE 4096
 #define WINDOW (32 * 1024)
 #define MS (1000 * 1000LL)
 #define T0 (1000 * 1000 * MS)
@@ -52,26 +51,6 @@ typedef struct world_stct
 }
 world_t;
 
-static void address(struct sockaddr_storage *storage, uint32_t host, uint16_t port)
-{
-    memset(storage, 0, sizeof(*storage));
-    struct sockaddr_in *in = (struct sockaddr_in *)storage;
-    in->sin_family = AF_INET;
-    in->sin_port = htons(port);
-    in->sin_addr.s_addr = htonl(host);
-}
-
-static uint8_t *new_log(aa_mapped_log_t *log, const aa_logbuffer_init_params_t *params)
-{
-    size_t length = aa_logbuffer_compute_log_length(TERM_LENGTH, PAGE_SIZE);
-    uint8_t *memory = aligned_alloc(PAGE_SIZE, length);
-    AA_CHECK(NULL != memory);
-    memset(memory, 0, length);
-    aa_mapped_log_init(log, memory, length, TERM_LENGTH);
-    aa_logbuffer_metadata_init(log, params);
-    return memory;
-}
-
 static void world_init(world_t *w)
 {
     memset(w, 0, sizeof(*w));
@@ -84,8 +63,8 @@ static void world_init(world_t *w)
     AA_CHECK(0 == aa_driver_receiver_init(&w->receiver, &w->ctx, &w->services.services));
     fake_wire_init(&w->send_wire);
     fake_wire_init(&w->receive_wire);
-    address(&w->sender_address, 0x0A000001, 6000);
-    address(&w->receiver_address, 0x0A000002, 40458);
+    w->sender_address = test_ipv4_address("10.0.0.1", 6000);
+    w->receiver_address = test_ipv4_address("10.0.0.2", 40458);
 
     aa_udp_channel_t *channel = NULL;
     AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=10.0.0.2:40458", NULL));
@@ -110,13 +89,7 @@ static void world_init(world_t *w)
     };
     AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &pub_params.flow_control));  /* unicast */
     AA_CHECK(0 == aa_network_publication_init(w->pub, &pub_params, &w->services.services));
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 1, .initial_term_id = INITIAL_TERM_ID, .active_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH, .mtu_length = MTU, .page_size = PAGE_SIZE, .session_id = SESSION_ID,
-        .stream_id = STREAM_ID, .publication_window_length = TERM_LENGTH / 2, .signal_eos = true, .max_resend = 16,
-    };
-    w->pub_memory = new_log(&w->pub->log, &log_params);
+    w->pub_memory = fake_publication_log(w->pub, &pub_params);
     w->pub->endpoint = w->send_endpoint;
     w->pub->pub_lmt = &w->pub_lmt;
     w->pub->pub_pos = &w->pub_pos;
@@ -155,14 +128,7 @@ static void conductor_create_image(world_t *w)
     };
     AA_CHECK(0 == aa_publication_image_init(
         w->image, &params, aa_clock_nano_time(&w->ctx.clock), &w->services.services));
-    aa_logbuffer_init_params_t log_params =
-    {
-        .correlation_id = 2, .initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
-        .term_length = setup->term_length, .mtu_length = setup->mtu, .page_size = PAGE_SIZE,
-        .session_id = setup->session_id, .stream_id = setup->stream_id, .receiver_window_length = WINDOW,
-        .reliable = true, .signal_eos = true, .max_resend = 16,
-    };
-    w->image_memory = new_log(&w->image->log, &log_params);
+    w->image_memory = fake_image_log(w->image, &params);
     w->image->endpoint = w->services.last_request_endpoint;
     w->image->control_address = w->services.last_request_source;
     w->image->control_address_length = sizeof(struct sockaddr_in);
@@ -194,14 +160,21 @@ static void cycle(world_t *w)
     fake_wire_forward(&w->receive_wire, &w->send_wire, &w->receiver_address);
 }
 
+/* A world whose conductor has handed the endpoints, the publication and the subscription to the
+ * sender and the receiver, as the driver's conductor does through their proxies. */
+static void world_init_handed_over(world_t *w)
+{
+    world_init(w);
+    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w->sender, w->send_endpoint));
+    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w->sender, w->pub));
+    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w->receiver, w->receive_endpoint));
+    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w->receiver, w->receive_endpoint, STREAM_ID));
+}
+
 static void should_connect_and_deliver_through_sender_and_receiver(void)
 {
     world_t w;
-    world_init(&w);
-    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w.sender, w.send_endpoint));
-    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w.sender, w.pub));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w.receiver, w.receive_endpoint));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w.receiver, w.receive_endpoint, STREAM_ID));
+    world_init_handed_over(&w);
 
     /* SETUP goes out at once; the receiver asks the conductor for an image */
     cycle(&w);
@@ -246,11 +219,7 @@ static void should_connect_and_deliver_through_sender_and_receiver(void)
 static void should_disconnect_when_the_receiver_falls_silent_for_the_connection_timeout(void)
 {
     world_t w;
-    world_init(&w);
-    AA_CHECK(0 == aa_driver_sender_proxy_add_endpoint(&w.sender, w.send_endpoint));
-    AA_CHECK(0 == aa_driver_sender_proxy_add_publication(&w.sender, w.pub));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_endpoint(&w.receiver, w.receive_endpoint));
-    AA_CHECK(0 == aa_driver_receiver_proxy_add_subscription(&w.receiver, w.receive_endpoint, STREAM_ID));
+    world_init_handed_over(&w);
     cycle(&w);
     conductor_create_image(&w);
     cycle(&w);

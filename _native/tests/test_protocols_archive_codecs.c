@@ -11,27 +11,12 @@
 
 static uint8_t g_buf[4096];
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, 2);
-}
-
-static void put32(uint8_t *p, int32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, int64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
 static size_t header(uint8_t *p, uint16_t block, uint16_t template_id, uint16_t schema, uint16_t version)
 {
-    put16(p, block);
-    put16(p + 2, template_id);
-    put16(p + 4, schema);
-    put16(p + 6, version);
+    test_put16(p, block);
+    test_put16(p + 2, template_id);
+    test_put16(p + 4, schema);
+    test_put16(p + 6, version);
     return 8;
 }
 
@@ -67,11 +52,11 @@ static void should_encode_control_response_as_laid_out(void)
 {
     uint8_t golden[128] = { 0 };
     size_t n = header(golden, 32, 1, 101, 14);
-    put64(golden + n, 7);
-    put64(golden + n + 8, -3);
-    put64(golden + n + 16, 16);
-    put32(golden + n + 24, 1);
-    put32(golden + n + 28, 68608);
+    test_put64(golden + n, 7);
+    test_put64(golden + n + 8, -3);
+    test_put64(golden + n + 16, 16);
+    test_put32(golden + n + 24, 1);
+    test_put32(golden + n + 28, 68608);
     n += 32;
     n += var(golden + n, "position 33 is not on a frame boundary");
 
@@ -114,9 +99,9 @@ static void should_encode_auth_connect_with_three_var_fields(void)
 {
     uint8_t golden[128] = { 0 };
     size_t n = header(golden, 16, 58, 101, 14);
-    put64(golden + n, 99);
-    put32(golden + n + 8, 20);
-    put32(golden + n + 12, 68608);
+    test_put64(golden + n, 99);
+    test_put32(golden + n + 8, 20);
+    test_put32(golden + n + 12, 68608);
     n += 16;
     n += var(golden + n, "aeron:udp?endpoint=localhost:0");
     n += var(golden + n, "");
@@ -140,7 +125,7 @@ static void should_encode_auth_connect_with_three_var_fields(void)
     free(copy);
 
     /* version 11 predates clientInfo (since 12): the message ends after the credentials */
-    put16(golden + 6, 11);
+    test_put16(golden + 6, 11);
     size_t n11 = n - 6;
     AA_CHECK_EQ(decode_copy(golden, n11, &out, &copy), (int64_t)n11);
     AA_CHECK_EQ(out.auth_connect_request.client_info.length, 0);
@@ -153,12 +138,12 @@ static void should_apply_sbe_version_rules_to_replay_request(void)
     /* a version 6 ReplayRequest (before fileIoMaxLength v7 and replayToken v10): block 44 */
     uint8_t golden[128] = { 0 };
     size_t n = header(golden, 44, 6, 101, 6);
-    put64(golden + n, 1);
-    put64(golden + n + 8, 2);
-    put64(golden + n + 16, 3);
-    put64(golden + n + 24, 4096);
-    put64(golden + n + 32, -1);
-    put32(golden + n + 40, 1001);
+    test_put64(golden + n, 1);
+    test_put64(golden + n + 8, 2);
+    test_put64(golden + n + 16, 3);
+    test_put64(golden + n + 24, 4096);
+    test_put64(golden + n + 32, -1);
+    test_put32(golden + n + 40, 1001);
     n += 44;
     n += var(golden + n, "aeron:ipc");
 
@@ -175,7 +160,7 @@ static void should_apply_sbe_version_rules_to_replay_request(void)
     free(copy);
 
     /* the same short block claiming version 14 lacks fields that version has: malformed */
-    put16(golden + 6, 14);
+    test_put16(golden + 6, 14);
     AA_CHECK_EQ(decode_copy(golden, n, &out, &copy), -1);
     AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_MALFORMED_COMMAND);
     AA_CHECK(NULL != strstr(aa_errmsg(), "fileIoMaxLength"));
@@ -184,9 +169,9 @@ static void should_apply_sbe_version_rules_to_replay_request(void)
     /* a longer block from a newer schema: the extra bytes are skipped, var data read after them */
     uint8_t longer[128] = { 0 };
     size_t m = header(longer, 64, 6, 101, 15);
-    put64(longer + m + 16, 5);
-    put32(longer + m + 44, 65536);
-    put64(longer + m + 48, 77);
+    test_put64(longer + m + 16, 5);
+    test_put32(longer + m + 44, 65536);
+    test_put64(longer + m + 48, 77);
     memset(longer + m + 56, 0xEE, 8);
     m += 64;
     m += var(longer + m, "aeron:ipc?x=1");
@@ -202,12 +187,12 @@ static void should_encode_recording_signal_and_mark_file_header(void)
 {
     uint8_t golden[256] = { 0 };
     size_t n = header(golden, 44, 24, 101, 14);
-    put64(golden + n, 1);
-    put64(golden + n + 8, 2);
-    put64(golden + n + 16, 3);
-    put64(golden + n + 24, 4);
-    put64(golden + n + 32, 5);
-    put32(golden + n + 40, AA_ARCHIVE_SIGNAL_DELETE);
+    test_put64(golden + n, 1);
+    test_put64(golden + n + 8, 2);
+    test_put64(golden + n + 16, 3);
+    test_put64(golden + n + 24, 4);
+    test_put64(golden + n + 32, 5);
+    test_put32(golden + n + 40, AA_ARCHIVE_SIGNAL_DELETE);
     n += 44;
     aa_archive_message_t msg = { .template_id = AA_ARCHIVE_TEMPLATE_RECORDING_SIGNAL_EVENT };
     msg.recording_signal_event.control_session_id = 1;
@@ -222,16 +207,16 @@ static void should_encode_recording_signal_and_mark_file_header(void)
     /* MarkFileHeader: schema 100 v2, explicit offsets with zeroed pads */
     memset(golden, 0, sizeof(golden));
     n = header(golden, 128, 200, 100, 2);
-    put32(golden + n, 1);
-    put64(golden + n + 8, 1000);
-    put64(golden + n + 16, 999);
-    put64(golden + n + 24, 4242);
-    put32(golden + n + 32, 10);
-    put32(golden + n + 36, 10);
-    put32(golden + n + 40, 30);
-    put32(golden + n + 44, 8192);
-    put32(golden + n + 48, 1048576);
-    put64(golden + n + 56, -1);
+    test_put32(golden + n, 1);
+    test_put64(golden + n + 8, 1000);
+    test_put64(golden + n + 16, 999);
+    test_put64(golden + n + 24, 4242);
+    test_put32(golden + n + 32, 10);
+    test_put32(golden + n + 36, 10);
+    test_put32(golden + n + 40, 30);
+    test_put32(golden + n + 44, 8192);
+    test_put32(golden + n + 48, 1048576);
+    test_put64(golden + n + 56, -1);
     n += 128;
     n += var(golden + n, "aeron:udp?endpoint=localhost:8010");
     n += var(golden + n, "aeron:ipc?term-length=64k");
@@ -278,7 +263,7 @@ static void should_encode_recording_signal_and_mark_file_header(void)
     check_var(out.mark_file_header.aeron_directory, "/dev/shm/aeron");
     free(copy);
     /* schema 101 claimed for template 200: refused */
-    put16(golden + 4, 101);
+    test_put16(golden + 4, 101);
     AA_CHECK_EQ(decode_copy(golden, n, &out, &copy), -1);
     free(copy);
 }
@@ -302,14 +287,14 @@ static void should_reject_unknown_templates_and_bad_lengths(void)
     free(copy);
     /* a var length past the end, and one over 2^30 */
     size_t n = header(bytes, 20, 5, 101, 14) + 20;
-    put32(bytes + n, 5);
+    test_put32(bytes + n, 5);
     memcpy(bytes + n + 4, "abcd", 4);
     AA_CHECK_EQ(decode_copy(bytes, n + 8, &out, &copy), -1);
     free(copy);
-    put32(bytes + n, 4);
+    test_put32(bytes + n, 4);
     AA_CHECK_EQ(decode_copy(bytes, n + 8, &out, &copy), (int64_t)(n + 8));
     free(copy);
-    put32(bytes + n, (int32_t)0x80000000u);
+    test_put32(bytes + n, (int32_t)0x80000000u);
     AA_CHECK_EQ(decode_copy(bytes, n + 8, &out, &copy), -1);
     free(copy);
     /* encoders refuse unknown templates and var fields with no data */

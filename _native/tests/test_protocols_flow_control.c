@@ -11,39 +11,25 @@
 #define TERM (16 * 1024 * 1024)
 #define BITS 24
 
-static void put32(uint8_t *b, size_t offset, int32_t v)
-{
-    b[offset] = (uint8_t)v;
-    b[offset + 1] = (uint8_t)(v >> 8);
-    b[offset + 2] = (uint8_t)(v >> 16);
-    b[offset + 3] = (uint8_t)(v >> 24);
-}
-
-static void put64(uint8_t *b, size_t offset, int64_t v)
-{
-    put32(b, offset, (int32_t)v);
-    put32(b, offset + 4, (int32_t)(v >> 32));
-}
-
 /* An SM laid out by hand from the reference 1.6 table (not with the encoder). Returns its length. */
 static size_t sm(uint8_t *b, uint8_t flags, int32_t term_id, int32_t term_offset, int32_t window, const int64_t *tag)
 {
     memset(b, 0, 64);
     size_t length = NULL == tag ? 36 : 44;
-    put32(b, 0, (int32_t)length);
+    test_put32(b + 0, (int32_t)length);
     b[4] = 0;                 /* version */
     b[5] = flags;
     b[6] = 0x03;              /* type SM, little-endian int16 */
     b[7] = 0x00;
-    put32(b, 8, 77);          /* session_id */
-    put32(b, 12, 1001);       /* stream_id */
-    put32(b, 16, term_id);    /* consumption_term_id */
-    put32(b, 20, term_offset);/* consumption_term_offset */
-    put32(b, 24, window);     /* receiver_window */
-    put64(b, 28, 0x5152535455565758LL); /* receiver_id, 4-byte aligned */
+    test_put32(b + 8, 77);          /* session_id */
+    test_put32(b + 12, 1001);       /* stream_id */
+    test_put32(b + 16, term_id);    /* consumption_term_id */
+    test_put32(b + 20, term_offset);/* consumption_term_offset */
+    test_put32(b + 24, window);     /* receiver_window */
+    test_put64(b + 28, 0x5152535455565758LL); /* receiver_id, 4-byte aligned */
     if (NULL != tag)
     {
-        put64(b, 36, *tag);
+        test_put64(b + 36, *tag);
     }
     return length;
 }
@@ -121,7 +107,7 @@ static void should_ignore_malformed_status_messages(void)
     AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
     /* frame_length larger than the datagram. */
     b[6] = 0x03;
-    put32(b, 0, 44);
+    test_put32(b + 0, 44);
     AA_CHECK_EQ(fc->on_status_message(fc->state, b, n, 4096, 1000, BITS, 0), 4096);
     fc->fini(fc);
 }

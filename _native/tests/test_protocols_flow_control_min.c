@@ -13,39 +13,25 @@
 #define WINDOW (8 * 1024)
 #define MS (1000 * 1000LL)
 
-static void put32(uint8_t *b, size_t offset, int32_t v)
-{
-    b[offset] = (uint8_t)v;
-    b[offset + 1] = (uint8_t)(v >> 8);
-    b[offset + 2] = (uint8_t)(v >> 16);
-    b[offset + 3] = (uint8_t)(v >> 24);
-}
-
-static void put64(uint8_t *b, size_t offset, int64_t v)
-{
-    put32(b, offset, (int32_t)v);
-    put32(b, offset + 4, (int32_t)(v >> 32));
-}
-
 /* An SM of `length` bytes (36, 44, or a malformed extra length) reporting stream position `position`;
  * the tag (if any) fills bytes 36..43. */
 static size_t sm_frame(
     uint8_t *b, size_t length, uint8_t flags, int64_t receiver_id, int64_t position, int32_t window, int64_t tag)
 {
     memset(b, 0, 64);
-    put32(b, 0, (int32_t)length);
+    test_put32(b + 0, (int32_t)length);
     b[4] = 0;
     b[5] = flags;
     b[6] = 0x03;
-    put32(b, 8, 77);
-    put32(b, 12, 1001);
-    put32(b, 16, INITIAL + (int32_t)(position >> BITS));
-    put32(b, 20, (int32_t)(position & (TERM - 1)));
-    put32(b, 24, window);
-    put64(b, 28, receiver_id);
+    test_put32(b + 8, 77);
+    test_put32(b + 12, 1001);
+    test_put32(b + 16, INITIAL + (int32_t)(position >> BITS));
+    test_put32(b + 20, (int32_t)(position & (TERM - 1)));
+    test_put32(b + 24, window);
+    test_put64(b + 28, receiver_id);
     if (length >= 44)
     {
-        put64(b, 36, tag);
+        test_put64(b + 36, tag);
     }
     return length;
 }
@@ -104,13 +90,13 @@ static void on_err(fixture_t *f, int64_t receiver_id, int64_t now)
 {
     uint8_t b[64];
     memset(b, 0, sizeof(b));
-    put32(b, 0, 40 + 4);
+    test_put32(b + 0, 40 + 4);
     b[6] = 0x04;
-    put32(b, 8, 77);
-    put32(b, 12, 1001);
-    put64(b, 16, receiver_id);
-    put32(b, 32, 13);          /* IMAGE_REJECTED */
-    put32(b, 36, 4);
+    test_put32(b + 8, 77);
+    test_put32(b + 12, 1001);
+    test_put64(b + 16, receiver_id);
+    test_put32(b + 32, 13);          /* IMAGE_REJECTED */
+    test_put32(b + 36, 4);
     memcpy(b + 40, "gone", 4);
     f->fc->on_error(f->fc->state, b, 44, now);
 }
@@ -119,7 +105,7 @@ static int64_t on_setup(fixture_t *f, int64_t now)
 {
     uint8_t b[40];
     memset(b, 0, sizeof(b));
-    put32(b, 0, 40);
+    test_put32(b + 0, 40);
     b[6] = 0x05;
     f->lmt = f->fc->on_setup(f->fc->state, b, sizeof(b), now, f->lmt, BITS, 0);
     return f->lmt;
@@ -129,7 +115,7 @@ static void trigger_send_setup(fixture_t *f, size_t length, int64_t receiver_id,
 {
     uint8_t b[64];
     size_t n = sm_frame(b, length, 0x80, receiver_id, 0, 0, tag);
-    put32(b, 16, 0);   /* SEND_SETUP SMs carry term id, offset and window 0 */
+    test_put32(b + 16, 0);   /* SEND_SETUP SMs carry term id, offset and window 0 */
     f->fc->on_trigger_send_setup(f->fc->state, b, n, now);
 }
 

@@ -58,164 +58,168 @@ static int64_t pos(fake_image_t *image, int32_t term_id, int32_t term_offset)
     return aa_compute_position(term_id, term_offset, image->bits, image->initial_term_id);
 }
 
-static void unicast_detector(aa_loss_detector_t *detector, int32_t initial_term_id)
+/* An image and a loss detector with the unicast defaults, and the result of its last scan. */
+typedef struct
 {
+    fake_image_t image;
+    aa_loss_detector_t detector;
+    aa_loss_detector_result_t r;
+}
+unicast_t;
+
+static void unicast_init(unicast_t *u, int32_t initial_term_id)
+{
+    image_init(&u->image, initial_term_id);
     aa_nak_delay_generator_t delays;
     AA_CHECK_EQ(aa_nak_delay_generator_init_static(
         &delays, AA_NAK_UNICAST_DELAY_DEFAULT_NS, AA_NAK_UNICAST_RETRY_DELAY_RATIO_DEFAULT), 0);
-    AA_CHECK_EQ(aa_loss_detector_init(detector, &delays, TERM, initial_term_id), 0);
+    AA_CHECK_EQ(aa_loss_detector_init(&u->detector, &delays, TERM, initial_term_id), 0);
+}
+
+/* Scans from rebuild to hwm at now_ns into u->r; returns what the scan returns. */
+static int scan(unicast_t *u, int64_t rebuild, int64_t hwm, int64_t now_ns)
+{
+    return aa_loss_detector_scan(&u->detector, u->image.terms, rebuild, hwm, now_ns, &u->r);
 }
 
 static void should_advance_over_contiguous_data_without_loss(void)
 {
-    fake_image_t image;
-    image_init(&image, 7);
-    aa_loss_detector_t detector;
-    unicast_detector(&detector, 7);
-    aa_loss_detector_result_t r;
+    unicast_t u;
+    unicast_init(&u, 7);
 
     /* Nothing to do when rebuild == hwm. */
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 0, 0, 0, &r), 0);
-    AA_CHECK_EQ(r.rebuild_position, 0);
-    AA_CHECK(!r.loss_found);
+    AA_CHECK_EQ(scan(&u, 0, 0, 0), 0);
+    AA_CHECK_EQ(u.r.rebuild_position, 0);
+    AA_CHECK(!u.r.loss_found);
 
-    int32_t offset = image_insert(&image, 7, 0, 100);
-    offset = image_insert(&image, 7, offset, 1000);
-    offset = image_insert(&image, 7, offset, 0);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 0, offset, 0, &r), 0);
-    AA_CHECK_EQ(r.rebuild_position, offset);
-    AA_CHECK(!r.loss_found);
-    AA_CHECK(!r.send_nak);
-    free(image.memory);
+    int32_t offset = image_insert(&u.image, 7, 0, 100);
+    offset = image_insert(&u.image, 7, offset, 1000);
+    offset = image_insert(&u.image, 7, offset, 0);
+    AA_CHECK_EQ(scan(&u, 0, offset, 0), 0);
+    AA_CHECK_EQ(u.r.rebuild_position, offset);
+    AA_CHECK(!u.r.loss_found);
+    AA_CHECK(!u.r.send_nak);
+    free(u.image.memory);
 }
 
 static void should_nak_after_initial_delay_then_retry_delay(void)
 {
-    fake_image_t image;
-    image_init(&image, 7);
-    aa_loss_detector_t detector;
-    unicast_detector(&detector, 7);
-    aa_loss_detector_result_t r;
+    unicast_t u;
+    unicast_init(&u, 7);
 
     /* Frames at [0, 64) and [192, 256): 128 bytes lost at 64. */
-    AA_CHECK_EQ(image_insert(&image, 7, 0, 10), 64);
-    AA_CHECK_EQ(image_insert(&image, 7, 192, 10), 256);
+    AA_CHECK_EQ(image_insert(&u.image, 7, 0, 10), 64);
+    AA_CHECK_EQ(image_insert(&u.image, 7, 192, 10), 256);
     int64_t t0 = 5 * MS;
 
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 0, 256, t0, &r), 0);
-    AA_CHECK_EQ(r.rebuild_position, 64);
-    AA_CHECK(r.loss_found);
-    AA_CHECK(!r.send_nak);
-    AA_CHECK_EQ(r.term_id, 7);
-    AA_CHECK_EQ(r.term_offset, 64);
-    AA_CHECK_EQ(r.length, 128);
+    AA_CHECK_EQ(scan(&u, 0, 256, t0), 0);
+    AA_CHECK_EQ(u.r.rebuild_position, 64);
+    AA_CHECK(u.r.loss_found);
+    AA_CHECK(!u.r.send_nak);
+    AA_CHECK_EQ(u.r.term_id, 7);
+    AA_CHECK_EQ(u.r.term_offset, 64);
+    AA_CHECK_EQ(u.r.length, 128);
 
     /* 100 us initial delay. */
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t0 + 100 * US - 1, &r), 0);
-    AA_CHECK(!r.send_nak);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t0 + 100 * US, &r), 1);
-    AA_CHECK(r.send_nak);
-    AA_CHECK_EQ(r.term_id, 7);
-    AA_CHECK_EQ(r.term_offset, 64);
-    AA_CHECK_EQ(r.length, 128);
+    AA_CHECK_EQ(scan(&u, 64, 256, t0 + 100 * US - 1), 0);
+    AA_CHECK(!u.r.send_nak);
+    AA_CHECK_EQ(scan(&u, 64, 256, t0 + 100 * US), 1);
+    AA_CHECK(u.r.send_nak);
+    AA_CHECK_EQ(u.r.term_id, 7);
+    AA_CHECK_EQ(u.r.term_offset, 64);
+    AA_CHECK_EQ(u.r.length, 128);
 
     /* Then every 10 ms (100 us x 100) while the same gap stays. */
     int64_t t1 = t0 + 100 * US;
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t1 + 10 * MS - 1, &r), 0);
-    AA_CHECK(r.loss_found);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t1 + 10 * MS, &r), 1);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t1 + 20 * MS - 1, &r), 0);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t1 + 20 * MS, &r), 1);
-    free(image.memory);
+    AA_CHECK_EQ(scan(&u, 64, 256, t1 + 10 * MS - 1), 0);
+    AA_CHECK(u.r.loss_found);
+    AA_CHECK_EQ(scan(&u, 64, 256, t1 + 10 * MS), 1);
+    AA_CHECK_EQ(scan(&u, 64, 256, t1 + 20 * MS - 1), 0);
+    AA_CHECK_EQ(scan(&u, 64, 256, t1 + 20 * MS), 1);
+    free(u.image.memory);
 }
 
 static void should_rearm_when_the_gap_changes(void)
 {
-    fake_image_t image;
-    image_init(&image, 7);
-    aa_loss_detector_t detector;
-    unicast_detector(&detector, 7);
-    aa_loss_detector_result_t r;
+    unicast_t u;
+    unicast_init(&u, 7);
 
-    image_insert(&image, 7, 0, 10);
-    image_insert(&image, 7, 192, 10);
+    image_insert(&u.image, 7, 0, 10);
+    image_insert(&u.image, 7, 192, 10);
     int64_t t = 0;
-    aa_loss_detector_scan(&detector, image.terms, 0, 256, t, &r);
+    scan(&u, 0, 256, t);
     t += 100 * US;
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t, &r), 1);
+    AA_CHECK_EQ(scan(&u, 64, 256, t), 1);
 
     /* A retransmit fills [64, 96): the gap is now (128 - 32) long at 96, armed afresh. */
-    image_insert(&image, 7, 64, 0);
+    image_insert(&u.image, 7, 64, 0);
     t += 1 * MS;
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, t, &r), 0);
-    AA_CHECK_EQ(r.rebuild_position, 96);
-    AA_CHECK(r.loss_found);
-    AA_CHECK_EQ(r.term_offset, 96);
-    AA_CHECK_EQ(r.length, 96);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 96, 256, t + 100 * US - 1, &r), 0);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 96, 256, t + 100 * US, &r), 1);
-    AA_CHECK_EQ(r.term_offset, 96);
-    AA_CHECK_EQ(r.length, 96);
+    AA_CHECK_EQ(scan(&u, 64, 256, t), 0);
+    AA_CHECK_EQ(u.r.rebuild_position, 96);
+    AA_CHECK(u.r.loss_found);
+    AA_CHECK_EQ(u.r.term_offset, 96);
+    AA_CHECK_EQ(u.r.length, 96);
+    AA_CHECK_EQ(scan(&u, 96, 256, t + 100 * US - 1), 0);
+    AA_CHECK_EQ(scan(&u, 96, 256, t + 100 * US), 1);
+    AA_CHECK_EQ(u.r.term_offset, 96);
+    AA_CHECK_EQ(u.r.length, 96);
 
     /* The same gap reached through a newer hwm keeps its timer (all three fields equal). */
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 96, 256, t + 200 * US, &r), 0);
+    AA_CHECK_EQ(scan(&u, 96, 256, t + 200 * US), 0);
 
     /* A heartbeat moves the hwm on with more loss beyond 256: the first gap is unchanged, and so
      * is its timer. */
-    int64_t expiry = detector.expiry_ns;
+    int64_t expiry = u.detector.expiry_ns;
     AA_CHECK_EQ(expiry, t + 100 * US + 10 * MS);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 96, 512, t + 300 * US, &r), 0);
-    AA_CHECK_EQ(r.term_offset, 96);
-    AA_CHECK_EQ(r.length, 96);
-    AA_CHECK_EQ(detector.expiry_ns, expiry);
+    AA_CHECK_EQ(scan(&u, 96, 512, t + 300 * US), 0);
+    AA_CHECK_EQ(u.r.term_offset, 96);
+    AA_CHECK_EQ(u.r.length, 96);
+    AA_CHECK_EQ(u.detector.expiry_ns, expiry);
 
     /* Filled entirely: no loss, contiguous to the hwm, timer cleared. */
-    image_insert(&image, 7, 96, 64 - 32);
-    image_insert(&image, 7, 160, 0);
-    image_insert(&image, 7, 256, 256 - 32);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 96, 512, t + 400 * US, &r), 0);
-    AA_CHECK(!r.loss_found);
-    AA_CHECK_EQ(r.rebuild_position, 512);
-    AA_CHECK(!detector.has_active_gap);
-    free(image.memory);
+    image_insert(&u.image, 7, 96, 64 - 32);
+    image_insert(&u.image, 7, 160, 0);
+    image_insert(&u.image, 7, 256, 256 - 32);
+    AA_CHECK_EQ(scan(&u, 96, 512, t + 400 * US), 0);
+    AA_CHECK(!u.r.loss_found);
+    AA_CHECK_EQ(u.r.rebuild_position, 512);
+    AA_CHECK(!u.detector.has_active_gap);
+    free(u.image.memory);
 }
 
 static void should_scan_to_term_end_when_hwm_is_in_a_later_term(void)
 {
     /* initial term id near the int32 wrap, the rebuild term at the wrap. */
     int32_t initial = INT32_MAX - 1;
-    fake_image_t image;
-    image_init(&image, initial);
-    aa_loss_detector_t detector;
-    unicast_detector(&detector, initial);
-    aa_loss_detector_result_t r;
+    unicast_t u;
+    unicast_init(&u, initial);
 
     int32_t term_id = INT32_MAX;
     int32_t next_term_id = INT32_MIN;
-    int32_t offset = image_insert(&image, term_id, TERM - 256, 10);
-    image_insert(&image, next_term_id, 0, 10);
-    int64_t rebuild = pos(&image, term_id, TERM - 256);
-    int64_t hwm = pos(&image, next_term_id, 64);
+    int32_t offset = image_insert(&u.image, term_id, TERM - 256, 10);
+    image_insert(&u.image, next_term_id, 0, 10);
+    int64_t rebuild = pos(&u.image, term_id, TERM - 256);
+    int64_t hwm = pos(&u.image, next_term_id, 64);
     AA_CHECK_EQ(rebuild, TERM + TERM - 256);
 
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, rebuild, hwm, 0, &r), 0);
-    AA_CHECK(r.loss_found);
-    AA_CHECK_EQ(r.rebuild_position, pos(&image, term_id, offset));
-    AA_CHECK_EQ(r.term_id, term_id);
-    AA_CHECK_EQ(r.term_offset, TERM - 192);
-    AA_CHECK_EQ(r.length, 192);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, r.rebuild_position, hwm, 100 * US, &r), 1);
-    AA_CHECK_EQ(r.term_id, INT32_MAX);
+    AA_CHECK_EQ(scan(&u, rebuild, hwm, 0), 0);
+    AA_CHECK(u.r.loss_found);
+    AA_CHECK_EQ(u.r.rebuild_position, pos(&u.image, term_id, offset));
+    AA_CHECK_EQ(u.r.term_id, term_id);
+    AA_CHECK_EQ(u.r.term_offset, TERM - 192);
+    AA_CHECK_EQ(u.r.length, 192);
+    AA_CHECK_EQ(scan(&u, u.r.rebuild_position, hwm, 100 * US), 1);
+    AA_CHECK_EQ(u.r.term_id, INT32_MAX);
 
     /* Once the tail of the term arrives the rebuild crosses into the next (wrapped) term. */
-    image_insert(&image, term_id, TERM - 192, 192 - 32);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, rebuild, hwm, 200 * US, &r), 0);
-    AA_CHECK(!r.loss_found);
-    AA_CHECK_EQ(r.rebuild_position, pos(&image, next_term_id, 0));
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, r.rebuild_position, hwm, 300 * US, &r), 0);
-    AA_CHECK_EQ(r.rebuild_position, hwm);
-    AA_CHECK(!r.loss_found);
-    free(image.memory);
+    image_insert(&u.image, term_id, TERM - 192, 192 - 32);
+    AA_CHECK_EQ(scan(&u, rebuild, hwm, 200 * US), 0);
+    AA_CHECK(!u.r.loss_found);
+    AA_CHECK_EQ(u.r.rebuild_position, pos(&u.image, next_term_id, 0));
+    AA_CHECK_EQ(scan(&u, u.r.rebuild_position, hwm, 300 * US), 0);
+    AA_CHECK_EQ(u.r.rebuild_position, hwm);
+    AA_CHECK(!u.r.loss_found);
+    free(u.image.memory);
 }
 
 static void should_use_a_channel_nak_delay_and_immediate_delay(void)
@@ -449,18 +453,15 @@ static void should_spare_naks_for_a_loss_the_group_shares(void)
 
 static void should_fill_a_gap_with_padding_when_unreliable(void)
 {
-    fake_image_t image;
-    image_init(&image, 7);
-    image_insert(&image, 7, 0, 10);
-    image_insert(&image, 7, 192, 10);
-    aa_loss_detector_t detector;
-    unicast_detector(&detector, 7);
-    aa_loss_detector_result_t r;
-    aa_loss_detector_scan(&detector, image.terms, 0, 256, 0, &r);
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, 100 * US, &r), 1);
+    unicast_t u;
+    unicast_init(&u, 7);
+    image_insert(&u.image, 7, 0, 10);
+    image_insert(&u.image, 7, 192, 10);
+    scan(&u, 0, 256, 0);
+    AA_CHECK_EQ(scan(&u, 64, 256, 100 * US), 1);
 
-    uint8_t *term = image_term(&image, 7);
-    AA_CHECK(aa_loss_detector_fill_gap(term, r.term_id, r.term_offset, r.length, 1, 2));
+    uint8_t *term = image_term(&u.image, 7);
+    AA_CHECK(aa_loss_detector_fill_gap(term, u.r.term_id, u.r.term_offset, u.r.length, 1, 2));
     const aa_data_header_t *pad = (const aa_data_header_t *)(term + 64);
     AA_CHECK_EQ(pad->frame_header.frame_length, 128);
     AA_CHECK_EQ(pad->frame_header.type, AA_HDR_TYPE_PAD);
@@ -469,13 +470,13 @@ static void should_fill_a_gap_with_padding_when_unreliable(void)
     AA_CHECK_EQ(pad->session_id, 1);
     AA_CHECK_EQ(pad->stream_id, 2);
     /* Not twice, and not over data. */
-    AA_CHECK(!aa_loss_detector_fill_gap(term, r.term_id, r.term_offset, r.length, 1, 2));
+    AA_CHECK(!aa_loss_detector_fill_gap(term, u.r.term_id, u.r.term_offset, u.r.length, 1, 2));
     AA_CHECK(!aa_loss_detector_fill_gap(term, 7, 0, 64, 1, 2));
 
-    AA_CHECK_EQ(aa_loss_detector_scan(&detector, image.terms, 64, 256, 200 * US, &r), 0);
-    AA_CHECK(!r.loss_found);
-    AA_CHECK_EQ(r.rebuild_position, 256);
-    free(image.memory);
+    AA_CHECK_EQ(scan(&u, 64, 256, 200 * US), 0);
+    AA_CHECK(!u.r.loss_found);
+    AA_CHECK_EQ(u.r.rebuild_position, 256);
+    free(u.image.memory);
 }
 
 int main(void)

@@ -38,17 +38,6 @@ static size_t encode_sm(uint8_t *buffer, uint8_t flags, int64_t position, int32_
     return (size_t)length;
 }
 
-static struct sockaddr_storage source_v4(const char *ip, uint16_t port)
-{
-    struct sockaddr_storage storage;
-    memset(&storage, 0, sizeof(storage));
-    struct sockaddr_in *in4 = (struct sockaddr_in *)&storage;
-    in4->sin_family = AF_INET;
-    in4->sin_port = htons(port);
-    inet_pton(AF_INET, ip, &in4->sin_addr);
-    return storage;
-}
-
 static aa_flow_control_strategy_t *create(aa_flow_control_proxy_host_t *host, const char *fc)
 {
     aa_flow_control_strategy_choice_t choice;
@@ -75,7 +64,7 @@ static int64_t status_message(
 {
     uint8_t frame[64];
     size_t length = encode_sm(frame, 0, position, window, receiver, tag);
-    struct sockaddr_storage source = source_v4("127.0.0.1", 40123);
+    struct sockaddr_storage source = test_ipv4_address("127.0.0.1", 40123);
     s->on_status_message_source(s->state, &source, sizeof(struct sockaddr_in));
     return s->on_status_message(s->state, frame, length, snd_lmt, INITIAL_TERM, BITS, now_ns);
 }

@@ -279,13 +279,10 @@ static const aa_idle_strategy_table_t aa_idle_yield_table = { aa_idle_yield, aa_
 static const aa_idle_strategy_table_t aa_idle_sleeping_table = { aa_idle_sleeping, aa_idle_sleeping_init, NULL, NULL };
 static const aa_idle_strategy_table_t aa_idle_noop_table = { aa_idle_noop, aa_idle_stateless_init, NULL, NULL };
 
-static pthread_once_t aa_idle_strategy_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_idle_strategy_builtins_result = 0;
-
-static void aa_idle_strategy_register_builtins_once(void)
+static int aa_idle_strategy_register_all(void)
 {
     const int32_t kind = AA_STRATEGY_KIND_IDLE;
-    if (aa_registry_register(kind, "backoff", &aa_idle_backoff_table, NULL,
+    return (aa_registry_register(kind, "backoff", &aa_idle_backoff_table, NULL,
             "spin, yield, then park from minPark doubling to maxPark; args SPINS-YIELDS-MINPARK-MAXPARK "
             "(default 10-20-1us-1ms)") < 0 ||
         aa_registry_register(kind, "spin", &aa_idle_spin_table, NULL, "busy spin (a CPU pause per idle pass)") < 0 ||
@@ -298,22 +295,13 @@ static void aa_idle_strategy_register_builtins_once(void)
         aa_registry_register_alias(kind, "aa_idle_strategy_busy_spin", "spin", NULL, NULL) < 0 ||
         aa_registry_register_alias(kind, "aa_idle_strategy_yielding", "yield", NULL, NULL) < 0 ||
         aa_registry_register_alias(kind, "aa_idle_strategy_sleeping", "sleeping", NULL, NULL) < 0 ||
-        aa_registry_register_alias(kind, "aa_idle_strategy_noop", "noop", NULL, NULL) < 0)
-    {
-        aa_idle_strategy_builtins_result = -1;
-    }
+        aa_registry_register_alias(kind, "aa_idle_strategy_noop", "noop", NULL, NULL) < 0) ? -1 : 0;
 }
 
 int aa_idle_strategy_register_builtins(void)
 {
-    pthread_once(&aa_idle_strategy_builtins_once, aa_idle_strategy_register_builtins_once);
-    if (aa_idle_strategy_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in idle strategies could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
+    static aa_registry_builtins_t builtins = AA_REGISTRY_BUILTINS_INIT;
+    return aa_registry_register_builtins(&builtins, aa_idle_strategy_register_all, "idle strategies");
 }
 
 int aa_idle_strategy_load(aa_idle_strategy_t *strategy, const char *spec)

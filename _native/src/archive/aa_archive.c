@@ -19,22 +19,9 @@
 #include "util/aa_array.h"
 #include "util/aa_error.h"
 #include "util/aa_process.h"
+#include "util/aa_bytes.h"
 
 /* ---- the mark file ---- */
-
-static int64_t aa_get_i64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* Another archive is active on the directory: it holds the mark file's lock, or (an archive that
  * does not lock, or one of another machine on a shared directory) its activity timestamp is under
@@ -435,25 +422,8 @@ int aa_archive_mark_reader_open(aa_archive_mark_reader_t **out, const char *arch
 
 int aa_archive_mark_reader_next_error(aa_archive_mark_reader_t *reader, size_t *offset, aa_error_record_t *record)
 {
-    const uint8_t *buffer = reader->addr + AA_ARCHIVE_MARK_FILE_HEADER_LENGTH;
-    size_t capacity = reader->error_buffer_length;
-    size_t o = *offset;
-    if (o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET > capacity)
-    {
-        return 0;
-    }
-    int32_t length = aa_get_int32_acquire((const volatile int32_t *)(buffer + o + AA_ERROR_LOG_LENGTH_OFFSET));
-    if (length <= AA_ERROR_LOG_ENCODED_ERROR_OFFSET || o + (size_t)length > capacity)
-    {
-        return 0;
-    }
-    record->observation_count = aa_get_i32(buffer + o + AA_ERROR_LOG_OBSERVATION_COUNT_OFFSET);
-    record->last_observation_ms = aa_get_i64(buffer + o + AA_ERROR_LOG_LAST_OBSERVATION_TIMESTAMP_OFFSET);
-    record->first_observation_ms = aa_get_i64(buffer + o + AA_ERROR_LOG_FIRST_OBSERVATION_TIMESTAMP_OFFSET);
-    record->text = (const char *)(buffer + o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET);
-    record->text_length = length - AA_ERROR_LOG_ENCODED_ERROR_OFFSET;
-    *offset = o + (((size_t)length + AA_ERROR_LOG_RECORD_ALIGNMENT - 1) & ~(size_t)(AA_ERROR_LOG_RECORD_ALIGNMENT - 1));
-    return 1;
+    return aa_error_log_next_record(
+        reader->addr + AA_ARCHIVE_MARK_FILE_HEADER_LENGTH, reader->error_buffer_length, offset, record);
 }
 
 void aa_archive_mark_reader_close(aa_archive_mark_reader_t *reader)

@@ -13,6 +13,7 @@
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
+#include "util/aa_bytes.h"
 
 /* a catalog header with alignment 0 is the legacy layout: 1024-byte entries from offset 1024 */
 #define AA_ARCHIVE_CATALOG_LEGACY_ALIGNMENT 1024
@@ -53,30 +54,6 @@ struct aa_archive_catalog_stct
     int32_t index_capacity;
     bool ids_ascending;
 };
-
-static inline int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static inline int64_t aa_get_i64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline void aa_put_i32(uint8_t *p, int32_t v)
-{
-    memcpy(p, &v, 4);
-}
-
-static inline void aa_put_i64(uint8_t *p, int64_t v)
-{
-    memcpy(p, &v, 8);
-}
 
 static int32_t aa_align(int64_t value, int32_t alignment)
 {
@@ -682,6 +659,19 @@ static void aa_store_i64_release(uint8_t *p, int64_t v)
     __atomic_store_n((int64_t *)p, v, __ATOMIC_RELEASE);
 }
 
+/* Stores a position of a valid recording's descriptor (release: a reader of the mapping that sees it
+ * sees what was written before it), then its checksum, and forces it to storage. */
+static int aa_catalog_update_position(aa_archive_catalog_t *catalog, int64_t recording_id, size_t field, int64_t position)
+{
+    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
+    if (offset < 0)
+    {
+        return -1;
+    }
+    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + field, position);
+    return aa_catalog_updated(catalog, offset);
+}
+
 int aa_archive_catalog_update_stop(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t stop_position, int64_t stop_timestamp)
 {
     int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
@@ -697,26 +687,12 @@ int aa_archive_catalog_update_stop(aa_archive_catalog_t *catalog, int64_t record
 
 int aa_archive_catalog_update_stop_position(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t stop_position)
 {
-    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
-    if (offset < 0)
-    {
-        return -1;
-    }
-    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + AA_RD_STOP_POSITION,
-        stop_position);
-    return aa_catalog_updated(catalog, offset);
+    return aa_catalog_update_position(catalog, recording_id, AA_RD_STOP_POSITION, stop_position);
 }
 
 int aa_archive_catalog_update_start_position(aa_archive_catalog_t *catalog, int64_t recording_id, int64_t start_position)
 {
-    int32_t offset = aa_catalog_valid_offset(catalog, recording_id);
-    if (offset < 0)
-    {
-        return -1;
-    }
-    aa_store_i64_release(catalog->map + offset + AA_ARCHIVE_CATALOG_DESCRIPTOR_HEADER_LENGTH + AA_RD_START_POSITION,
-        start_position);
-    return aa_catalog_updated(catalog, offset);
+    return aa_catalog_update_position(catalog, recording_id, AA_RD_START_POSITION, start_position);
 }
 
 int aa_archive_catalog_extend(

@@ -34,7 +34,7 @@ int64_t aa_archive_now_ms(aa_archive_conductor_t *c)
     return aa_clock_epoch_time(&c->archive->clock);
 }
 
-static char *aa_strndup_var(const aa_archive_var_t *var)
+char *aa_archive_var_strdup(const aa_archive_var_t *var)
 {
     char *s = malloc((size_t)var->length + 1);
     if (NULL != s)
@@ -239,7 +239,7 @@ static int aa_response_channel(aa_archive_conductor_t *c, const char *channel, c
 
 static void aa_on_auth_connect(aa_archive_conductor_t *c, const aa_archive_auth_connect_request_t *req)
 {
-    char *channel = aa_strndup_var(&req->response_channel);
+    char *channel = aa_archive_var_strdup(&req->response_channel);
     char publish_channel[AA_ARCHIVE_CHANNEL_MAX * 2];
     aa_archive_control_session_t *s = calloc(1, sizeof(*s));
     if (NULL == channel || NULL == s ||
@@ -486,35 +486,29 @@ static int aa_control_handler(void *clientd, const aa_poll_fragment_t *fragment)
     return AA_POLL_CONTINUE;
 }
 
+/* Until the client has added a control subscription: polls its addition, logging a failure. */
+static void aa_control_subscription_poll_added(
+    aa_archive_conductor_t *c, int64_t *async_id, aa_subscription_t **subscription, const char *what)
+{
+    if (NULL == *subscription && *async_id >= 0)
+    {
+        int rc = aa_client_async_add_subscription_poll(c->client, *async_id, subscription);
+        if (rc < 0)
+        {
+            aa_archive_log_error(c->archive, AA_ERROR_CODE_INVALID_CHANNEL, "%s: %s", what, aa_errmsg());
+        }
+        if (0 != rc)
+        {
+            *async_id = -1;
+        }
+    }
+}
+
 static int aa_control_subscriptions_do_work(aa_archive_conductor_t *c)
 {
     int work = 0;
-    if (NULL == c->local_control && c->local_control_async >= 0)
-    {
-        int rc = aa_client_async_add_subscription_poll(c->client, c->local_control_async, &c->local_control);
-        if (rc < 0)
-        {
-            aa_archive_log_error(c->archive, AA_ERROR_CODE_INVALID_CHANNEL, "local control channel: %s", aa_errmsg());
-            c->local_control_async = -1;
-        }
-        else if (1 == rc)
-        {
-            c->local_control_async = -1;
-        }
-    }
-    if (NULL == c->udp_control && c->udp_control_async >= 0)
-    {
-        int rc = aa_client_async_add_subscription_poll(c->client, c->udp_control_async, &c->udp_control);
-        if (rc < 0)
-        {
-            aa_archive_log_error(c->archive, AA_ERROR_CODE_INVALID_CHANNEL, "control channel: %s", aa_errmsg());
-            c->udp_control_async = -1;
-        }
-        else if (1 == rc)
-        {
-            c->udp_control_async = -1;
-        }
-    }
+    aa_control_subscription_poll_added(c, &c->local_control_async, &c->local_control, "local control channel");
+    aa_control_subscription_poll_added(c, &c->udp_control_async, &c->udp_control, "control channel");
     if (NULL != c->local_control)
     {
         work += aa_subscription_controlled_poll(c->local_control, aa_control_handler, c, AA_CONTROL_FRAGMENT_LIMIT);

@@ -91,6 +91,8 @@ void aa_archive_send_signal(aa_archive_conductor_t *c, int64_t control_session_i
     int64_t recording_id, int64_t subscription_id, int64_t position, int32_t signal);
 int64_t aa_archive_now_ns(aa_archive_conductor_t *c);
 int64_t aa_archive_now_ms(aa_archive_conductor_t *c);
+/* A request's string field as a C string (malloc; NULL when out of memory). */
+char *aa_archive_var_strdup(const aa_archive_var_t *var);
 
 /* aa_archive_requests.c: one handler per request (the session is ACTIVE and the request came on its image) */
 void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const aa_archive_message_t *msg);

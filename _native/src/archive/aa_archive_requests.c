@@ -24,17 +24,6 @@
 #define AA_REPLAY_LENGTH_FOLLOW (-1)
 #define AA_REPLAY_LENGTH_CURRENT_END (-2)
 
-static char *aa_var_string(const aa_archive_var_t *var)
-{
-    char *s = malloc((size_t)var->length + 1);
-    if (NULL != s)
-    {
-        memcpy(s, var->data, var->length);
-        s[var->length] = '\0';
-    }
-    return s;
-}
-
 static bool aa_is_udp(const char *channel)
 {
     return 0 == strncmp(channel, "aeron:udp", 9);
@@ -152,7 +141,7 @@ static void aa_start_recording(aa_archive_conductor_t *c, aa_archive_control_ses
     {
         return;
     }
-    char *original = aa_var_string(channel_var);
+    char *original = aa_archive_var_strdup(channel_var);
     char *stripped = NULL != original ? aa_archive_strip_channel(original) : NULL;
     aa_archive_recording_subscription_t *rs = calloc(1, sizeof(*rs));
     size_t sub_length = NULL != original ? strlen(original) + 16 : 0;
@@ -224,7 +213,7 @@ static void aa_stop_subscription(aa_archive_conductor_t *c, aa_archive_recording
 static void aa_on_stop_recording(aa_archive_conductor_t *c, aa_archive_control_session_t *s,
     const aa_archive_stop_recording_request_t *req)
 {
-    char *original = aa_var_string(&req->channel);
+    char *original = aa_archive_var_strdup(&req->channel);
     char *stripped = NULL != original ? aa_archive_strip_channel(original) : NULL;
     aa_archive_recording_subscription_t *rs = NULL != stripped ?
         aa_find_subscription_by_channel(c, stripped, req->stream_id) : NULL;
@@ -259,14 +248,52 @@ static void aa_on_stop_recording_subscription(aa_archive_conductor_t *c, aa_arch
         "no recording subscription with id %" PRId64, subscription_id);
 }
 
+/* The descriptor of a recording, or false once the session was told the recording is unknown. */
+static bool aa_find_descriptor_or_refuse(aa_archive_conductor_t *c, aa_archive_control_session_t *s,
+    int64_t correlation_id, int64_t recording_id, aa_archive_recording_descriptor_t *d)
+{
+    if (!aa_archive_find_descriptor(c, recording_id, d))
+    {
+        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
+            recording_id);
+        return false;
+    }
+    return true;
+}
+
+/* Truncating and purging need a stopped recording: true once the session was told it is being
+ * recorded (doing: "truncating", "purging"). */
+static bool aa_refuse_while_recorded(aa_archive_conductor_t *c, aa_archive_control_session_t *s,
+    int64_t correlation_id, int64_t recording_id, int64_t stop_position, const char *doing)
+{
+    if (NULL != aa_archive_find_active_recording(c, recording_id) || -1 == stop_position)
+    {
+        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_ACTIVE_RECORDING,
+            "recording %" PRId64 " is being recorded; stop it before %s it", recording_id, doing);
+        return true;
+    }
+    return false;
+}
+
+/* ... and no replay of it: true once the session was told it is being replayed. */
+static bool aa_refuse_while_replayed(aa_archive_conductor_t *c, aa_archive_control_session_t *s,
+    int64_t correlation_id, int64_t recording_id, const char *doing)
+{
+    if (aa_count_replays_of(c, recording_id) > 0)
+    {
+        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
+            "recording %" PRId64 " is being replayed; stop its replays before %s it", recording_id, doing);
+        return true;
+    }
+    return false;
+}
+
 static void aa_on_stop_recording_by_identity(aa_archive_conductor_t *c, aa_archive_control_session_t *s,
     int64_t correlation_id, int64_t recording_id)
 {
     aa_archive_recording_descriptor_t d;
-    if (!aa_archive_find_descriptor(c, recording_id, &d))
+    if (!aa_find_descriptor_or_refuse(c, s, correlation_id, recording_id, &d))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
-            recording_id);
         return;
     }
     aa_archive_recording_t *r = aa_archive_find_active_recording(c, recording_id);
@@ -290,10 +317,8 @@ static void aa_on_extend(aa_archive_conductor_t *c, aa_archive_control_session_t
     int64_t recording_id, const aa_archive_var_t *channel, int32_t stream_id, int32_t source_location, bool auto_stop)
 {
     aa_archive_recording_descriptor_t d;
-    if (!aa_archive_find_descriptor(c, recording_id, &d))
+    if (!aa_find_descriptor_or_refuse(c, s, correlation_id, recording_id, &d))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
-            recording_id);
         return;
     }
     if (NULL != aa_archive_find_active_recording(c, recording_id))
@@ -407,7 +432,7 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
             end = recorded;
         }
     }
-    char *channel = aa_var_string(channel_var);
+    char *channel = aa_archive_var_strdup(channel_var);
     aa_archive_replay_t *r = calloc(1, sizeof(*r));
     int32_t buffer_length = (int32_t)c->archive->ctx.file_io_max_length;
     if (file_io_max_length > 0 && file_io_max_length < buffer_length && file_io_max_length >= d.mtu_length)
@@ -537,26 +562,20 @@ static void aa_on_truncate(aa_archive_conductor_t *c, aa_archive_control_session
     int64_t recording_id, int64_t position)
 {
     aa_archive_recording_descriptor_t d;
-    if (!aa_archive_find_descriptor(c, recording_id, &d))
+    if (!aa_find_descriptor_or_refuse(c, s, correlation_id, recording_id, &d))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
-            recording_id);
         return;
     }
-    if (NULL != aa_archive_find_active_recording(c, recording_id) || -1 == d.stop_position)
+    if (aa_refuse_while_recorded(c, s, correlation_id, recording_id, d.stop_position, "truncating"))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_ACTIVE_RECORDING,
-            "recording %" PRId64 " is being recorded; stop it before truncating it", recording_id);
         return;
     }
     if (aa_check_position(c, s, correlation_id, &d, position, d.stop_position, true) < 0)
     {
         return;
     }
-    if (aa_count_replays_of(c, recording_id) > 0)
+    if (aa_refuse_while_replayed(c, s, correlation_id, recording_id, "truncating"))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
-            "recording %" PRId64 " is being replayed; stop its replays before truncating it", recording_id);
         return;
     }
     if (aa_truncate_segments(c, &d, position) < 0 ||
@@ -574,22 +593,16 @@ static void aa_on_purge(aa_archive_conductor_t *c, aa_archive_control_session_t 
     int64_t recording_id)
 {
     aa_archive_recording_descriptor_t d;
-    if (!aa_archive_find_descriptor(c, recording_id, &d))
+    if (!aa_find_descriptor_or_refuse(c, s, correlation_id, recording_id, &d))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
-            recording_id);
         return;
     }
-    if (NULL != aa_archive_find_active_recording(c, recording_id) || -1 == d.stop_position)
+    if (aa_refuse_while_recorded(c, s, correlation_id, recording_id, d.stop_position, "purging"))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_ACTIVE_RECORDING,
-            "recording %" PRId64 " is being recorded; stop it before purging it", recording_id);
         return;
     }
-    if (aa_count_replays_of(c, recording_id) > 0)
+    if (aa_refuse_while_replayed(c, s, correlation_id, recording_id, "purging"))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
-            "recording %" PRId64 " is being replayed; stop its replays before purging it", recording_id);
         return;
     }
     if (aa_archive_catalog_change_state(c->catalog, recording_id, AA_ARCHIVE_RECORDING_DELETED) < 0)
@@ -735,10 +748,8 @@ static void aa_on_position(aa_archive_conductor_t *c, aa_archive_control_session
     int64_t recording_id, int32_t template_id)
 {
     aa_archive_recording_descriptor_t d;
-    if (!aa_archive_find_descriptor(c, recording_id, &d))
+    if (!aa_find_descriptor_or_refuse(c, s, correlation_id, recording_id, &d))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING, "unknown recording id %" PRId64,
-            recording_id);
         return;
     }
     aa_archive_recording_t *active = aa_archive_find_active_recording(c, recording_id);

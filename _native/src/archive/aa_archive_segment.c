@@ -16,6 +16,7 @@
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
 #include "protocols/aa_udp_protocol.h"
+#include "util/aa_bytes.h"
 
 #define AA_FRAME_ALIGN(n) (((n) + (AA_FRAME_ALIGNMENT_BYTES - 1)) & ~(int64_t)(AA_FRAME_ALIGNMENT_BYTES - 1))
 #define AA_FRAME_ALIGNMENT_BYTES 32
@@ -378,13 +379,6 @@ int32_t aa_archive_segment_delete_from(const char *dir, int64_t recording_id, in
         return -1;
     }
     return deleted;
-}
-
-static inline int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
 }
 
 /* walks a block of whole frames; each DATA frame's checksum is applied (verify false) or checked */

@@ -650,9 +650,19 @@ int64_t aa_client_registration_begin(aa_client_t *client)
     return aa_mpsc_rb_next_correlation_id(&client->to_driver);
 }
 
-int64_t aa_client_registration_commit(
-    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel)
+int64_t aa_client_registration_send(
+    aa_client_t *client, int64_t correlation_id, int32_t type, void *request, size_t length, int32_t stream_id,
+    char *channel)
 {
+    aa_correlated_command_t *correlated = request;
+    correlated->client_id = client->client_id;
+    correlated->correlation_id = correlation_id;
+    if (aa_client_send(client, type, request, length) < 0)
+    {
+        free(channel);
+        pthread_mutex_unlock(&client->lock);
+        return -1;
+    }
     aa_registration_t *r = &client->registrations[client->registrations_count++];
     memset(r, 0, sizeof(*r));
     r->correlation_id = correlation_id;
@@ -685,36 +695,31 @@ static int64_t aa_client_async_add(
     {
         return -1;
     }
-    size_t length;
+    size_t header_length;
     if (AA_COMMAND_ADD_SUBSCRIPTION == command_type)
     {
         aa_subscription_command_t *command = (aa_subscription_command_t *)buffer;
-        command->correlated.client_id = client->client_id;
-        command->correlated.correlation_id = correlation_id;
         command->registration_correlation_id = -1;
         command->stream_id = stream_id;
         command->channel_length = (int32_t)channel_length;
-        memcpy(buffer + sizeof(*command), channel, channel_length);
-        length = sizeof(*command) + channel_length;
+        header_length = sizeof(*command);
     }
     else
     {
         aa_publication_command_t *command = (aa_publication_command_t *)buffer;
-        command->correlated.client_id = client->client_id;
-        command->correlated.correlation_id = correlation_id;
         command->stream_id = stream_id;
         command->channel_length = (int32_t)channel_length;
-        memcpy(buffer + sizeof(*command), channel, channel_length);
-        length = sizeof(*command) + channel_length;
+        header_length = sizeof(*command);
     }
+    memcpy(buffer + header_length, channel, channel_length);
     char *channel_copy = strdup(channel);
-    if (NULL == channel_copy || aa_client_send(client, command_type, buffer, length) < 0)
+    if (NULL == channel_copy)
     {
-        free(channel_copy);
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
-    return aa_client_registration_commit(client, correlation_id, command_type, stream_id, channel_copy);
+    return aa_client_registration_send(
+        client, correlation_id, command_type, buffer, header_length + channel_length, stream_id, channel_copy);
 }
 
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)

@@ -145,6 +145,20 @@ struct aa_subscription_stct
     volatile int32_t parked;
 };
 
+/* The images a subscription poll reads (a list is replaced, never changed, as images come and go)
+ * and *start, where this poll begins in it: the next image each poll, round robin. NULL when there is
+ * no image. */
+static inline aa_image_list_t *aa_subscription_poll_order(aa_subscription_t *sub, size_t *start)
+{
+    aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
+    if (0 == list->count)
+    {
+        return NULL;
+    }
+    *start = sub->round_robin_index++ % list->count;
+    return list;
+}
+
 /* A counter this client added (ADD_COUNTER); the driver owns the record and frees it when the
  * client removes it, closes or times out (ON_UNAVAILABLE_COUNTER marks it closed). */
 typedef struct aa_counter_stct
@@ -261,14 +275,17 @@ void aa_client_set_error_from_state(aa_client_t *client);
 int aa_client_linger(aa_client_t *client, void *resource, int32_t kind);
 int aa_client_send(aa_client_t *client, int32_t msg_type_id, const void *msg, size_t length);
 int aa_client_send_remove(aa_client_t *client, int32_t msg_type_id, int64_t registration_id);
-/* A request the driver answers by correlation id (add publication, subscription, counter), in two
- * steps around sending it. begin takes the client lock, checks the client is active, makes room for the
- * registration and returns the request's correlation id; on failure (-1) the lock is released. commit
- * records the request sent, awaited until the driver timeout (channel: owned, may be NULL), releases
- * the lock and returns correlation_id. A send that fails between them releases the lock itself. */
+/* A request the driver answers by correlation id (add publication, subscription, counter, destination),
+ * in two steps around writing it. begin takes the client lock, checks the client is active, makes room
+ * for the registration and returns the request's correlation id; on failure (-1) the lock is released.
+ * send fills the request's correlated header (every such request begins with one), sends it, records
+ * it awaited until the driver timeout (channel: owned, may be NULL), releases the lock and returns
+ * correlation_id; when the send fails it frees channel, releases the lock and returns -1. A caller that
+ * fails between them releases the lock itself. */
 int64_t aa_client_registration_begin(aa_client_t *client);
-int64_t aa_client_registration_commit(
-    aa_client_t *client, int64_t correlation_id, int32_t type, int32_t stream_id, char *channel);
+int64_t aa_client_registration_send(
+    aa_client_t *client, int64_t correlation_id, int32_t type, void *request, size_t length, int32_t stream_id,
+    char *channel);
 aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id);
 void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length);
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
@@ -312,5 +329,11 @@ int aa_client_idle_init(void **state, const char *args);
  * bytes written past `length` must be zeroed again by the writer before it commits. */
 uint8_t *aa_publication_block_space(aa_publication_t *pub, int32_t *length, int64_t *status);
 int64_t aa_publication_commit_block(aa_publication_t *pub, const uint8_t *header, size_t length);
+
+/* aa_cnc_reader.c: the distinct-error log's next record (concurrent/aa_error_log.h) in a buffer of
+ * capacity bytes that a writer may still be filling (the CnC file's, an archive mark file's): 1 with
+ * *record filled and *offset moved past it, 0 at the end. */
+struct aa_error_record_stct;
+int aa_error_log_next_record(const uint8_t *buffer, size_t capacity, size_t *offset, struct aa_error_record_stct *record);
 
 #endif

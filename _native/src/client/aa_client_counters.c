@@ -59,15 +59,8 @@ int64_t aa_client_async_add_counter(
     {
         return -1;
     }
-    command->correlated.client_id = client->client_id;
-    command->correlated.correlation_id = correlation_id;
     command->type_id = type_id;
-    if (aa_client_send(client, AA_COMMAND_ADD_COUNTER, buffer, offset) < 0)
-    {
-        pthread_mutex_unlock(&client->lock);
-        return -1;
-    }
-    return aa_client_registration_commit(client, correlation_id, AA_COMMAND_ADD_COUNTER, type_id, NULL);
+    return aa_client_registration_send(client, correlation_id, AA_COMMAND_ADD_COUNTER, buffer, offset, type_id, NULL);
 }
 
 int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter)

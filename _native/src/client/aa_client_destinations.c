@@ -35,17 +35,11 @@ static int64_t aa_client_async_destination(
         return -1;
     }
     aa_destination_command_t *command = (aa_destination_command_t *)buffer;
-    command->correlated.client_id = client->client_id;
-    command->correlated.correlation_id = correlation_id;
     command->registration_id = registration_id;
     command->channel_length = (int32_t)channel_length;
     memcpy(buffer + sizeof(*command), destination, channel_length);
-    if (aa_client_send(client, command_type, buffer, sizeof(*command) + channel_length) < 0)
-    {
-        pthread_mutex_unlock(&client->lock);
-        return -1;
-    }
-    return aa_client_registration_commit(client, correlation_id, command_type, 0, NULL);
+    return aa_client_registration_send(
+        client, correlation_id, command_type, buffer, sizeof(*command) + channel_length, 0, NULL);
 }
 
 static int aa_client_check_open(volatile int32_t *is_closed, const char *what)
@@ -58,28 +52,36 @@ static int aa_client_check_open(volatile int32_t *is_closed, const char *what)
     return 0;
 }
 
-int64_t aa_publication_async_add_destination(aa_publication_t *pub, const char *destination)
+static int64_t aa_publication_destination(aa_publication_t *pub, int32_t command_type, const char *destination)
 {
     return aa_client_check_open(&pub->is_closed, "publication") < 0 ? -1 : aa_client_async_destination(
-        pub->client, AA_COMMAND_ADD_DESTINATION, pub->original_registration_id, destination);
+        pub->client, command_type, pub->original_registration_id, destination);
+}
+
+static int64_t aa_subscription_destination(aa_subscription_t *sub, int32_t command_type, const char *destination)
+{
+    return aa_client_check_open(&sub->is_closed, "subscription") < 0 ? -1 : aa_client_async_destination(
+        sub->client, command_type, sub->registration_id, destination);
+}
+
+int64_t aa_publication_async_add_destination(aa_publication_t *pub, const char *destination)
+{
+    return aa_publication_destination(pub, AA_COMMAND_ADD_DESTINATION, destination);
 }
 
 int64_t aa_publication_async_remove_destination(aa_publication_t *pub, const char *destination)
 {
-    return aa_client_check_open(&pub->is_closed, "publication") < 0 ? -1 : aa_client_async_destination(
-        pub->client, AA_COMMAND_REMOVE_DESTINATION, pub->original_registration_id, destination);
+    return aa_publication_destination(pub, AA_COMMAND_REMOVE_DESTINATION, destination);
 }
 
 int64_t aa_subscription_async_add_destination(aa_subscription_t *sub, const char *destination)
 {
-    return aa_client_check_open(&sub->is_closed, "subscription") < 0 ? -1 : aa_client_async_destination(
-        sub->client, AA_COMMAND_ADD_RCV_DESTINATION, sub->registration_id, destination);
+    return aa_subscription_destination(sub, AA_COMMAND_ADD_RCV_DESTINATION, destination);
 }
 
 int64_t aa_subscription_async_remove_destination(aa_subscription_t *sub, const char *destination)
 {
-    return aa_client_check_open(&sub->is_closed, "subscription") < 0 ? -1 : aa_client_async_destination(
-        sub->client, AA_COMMAND_REMOVE_RCV_DESTINATION, sub->registration_id, destination);
+    return aa_subscription_destination(sub, AA_COMMAND_REMOVE_RCV_DESTINATION, destination);
 }
 
 int aa_client_async_destination_poll(aa_client_t *client, int64_t correlation_id)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aeron_async.h"
+#include "client/aa_client.h"
 #include "protocols/aa_control_protocol.h"
 #include "concurrent/aa_error_log.h"
 #include "util/aa_clock.h"
@@ -76,18 +77,21 @@ void aa_cnc_reader_close(aa_cnc_reader_t *reader)
 
 void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
 {
-    aa_cnc_metadata_t *cnc = reader->cnc;
-    info->cnc_version = cnc->cnc_version;
-    info->to_driver_buffer_length = cnc->to_driver_buffer_length;
-    info->to_clients_buffer_length = cnc->to_clients_buffer_length;
-    info->counters_metadata_buffer_length = cnc->counters_metadata_buffer_length;
-    info->counters_values_buffer_length = cnc->counters_values_buffer_length;
-    info->error_log_buffer_length = cnc->error_log_buffer_length;
-    info->client_liveness_timeout_ns = cnc->client_liveness_timeout;
-    info->start_timestamp_ms = cnc->start_timestamp;
-    info->pid = cnc->pid;
+    const aa_cnc_metadata_t *cnc = reader->cnc;
     int64_t heartbeat_ms = aa_mpsc_rb_consumer_heartbeat_time_value(&reader->to_driver);
-    info->driver_heartbeat_age_ms = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms;
+    *info = (aa_cnc_info_t)
+    {
+        .cnc_version = cnc->cnc_version,
+        .to_driver_buffer_length = cnc->to_driver_buffer_length,
+        .to_clients_buffer_length = cnc->to_clients_buffer_length,
+        .counters_metadata_buffer_length = cnc->counters_metadata_buffer_length,
+        .counters_values_buffer_length = cnc->counters_values_buffer_length,
+        .error_log_buffer_length = cnc->error_log_buffer_length,
+        .client_liveness_timeout_ns = cnc->client_liveness_timeout,
+        .start_timestamp_ms = cnc->start_timestamp,
+        .pid = cnc->pid,
+        .driver_heartbeat_age_ms = AA_CNC_DRIVER_CLOSED_HEARTBEAT == heartbeat_ms ? -1 : aa_epoch_clock() - heartbeat_ms,
+    };
 }
 
 static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)
@@ -155,10 +159,8 @@ int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
     return aa_get_int64_acquire(aa_counters_reader_addr(&reader->counters, counter_id));
 }
 
-int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)
+int aa_error_log_next_record(const uint8_t *buffer, size_t capacity, size_t *offset, aa_error_record_t *record)
 {
-    const uint8_t *buffer = aa_cnc_error_log_buffer(reader->cnc);
-    size_t capacity = (size_t)reader->cnc->error_log_buffer_length;
     size_t o = *offset;
     if (o + AA_ERROR_LOG_ENCODED_ERROR_OFFSET > capacity)
     {
@@ -177,6 +179,12 @@ int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_r
     record->text_length = length - AA_ERROR_LOG_ENCODED_ERROR_OFFSET;
     *offset = o + AA_ALIGN((size_t)length, AA_ERROR_LOG_RECORD_ALIGNMENT);
     return 1;
+}
+
+int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record)
+{
+    return aa_error_log_next_record(
+        aa_cnc_error_log_buffer(reader->cnc), (size_t)reader->cnc->error_log_buffer_length, offset, record);
 }
 
 /* ---- driver control (docs/architecture.md, "Operations"): TERMINATE_DRIVER from any process ---- */

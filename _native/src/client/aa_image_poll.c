@@ -130,13 +130,13 @@ int32_t aa_image_bounded_controlled_poll(
 int32_t aa_subscription_controlled_poll(
     aa_subscription_t *sub, aa_poll_handler_t handler, void *clientd, int32_t fragment_limit)
 {
-    aa_image_list_t *list = __atomic_load_n(&sub->images, __ATOMIC_ACQUIRE);
-    size_t count = list->count;
-    if (0 == count)
+    size_t start;
+    aa_image_list_t *list = aa_subscription_poll_order(sub, &start);
+    if (NULL == list)
     {
         return 0;
     }
-    size_t start = sub->round_robin_index++ % count;
+    size_t count = list->count;
     int32_t fragments_read = 0;
     int stop = 0;
     for (size_t i = 0; i < count && fragments_read < fragment_limit && 0 == stop; i++)

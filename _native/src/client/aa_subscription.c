@@ -240,13 +240,13 @@ int32_t aa_subscription_poll_messages(
     aa_subscription_t *sub, uint8_t *out, size_t out_capacity, aa_message_t *messages, int32_t max_messages,
     int32_t fragment_limit, size_t *required)
 {
-    aa_image_list_t *list = aa_subscription_image_list(sub);
-    size_t count = list->count;
-    if (0 == count)
+    size_t start;
+    aa_image_list_t *list = aa_subscription_poll_order(sub, &start);
+    if (NULL == list)
     {
         return 0;
     }
-    size_t start = sub->round_robin_index++ % count;
+    size_t count = list->count;
     size_t used = 0;
     int32_t total = 0;
     int32_t fragments_left = fragment_limit;

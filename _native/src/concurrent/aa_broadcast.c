@@ -9,7 +9,11 @@
 #define AA_BC_LENGTH_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset)))
 #define AA_BC_TYPE_AT(buffer, offset) ((volatile int32_t *)((buffer) + (offset) + sizeof(int32_t)))
 
-static int aa_broadcast_check(void *buffer, size_t length, size_t *capacity)
+/* Checks a broadcast buffer's length and points at the counters of its trailer, after capacity bytes
+ * of records. */
+static int aa_broadcast_map(
+    void *buffer, size_t length, size_t *capacity, volatile int64_t **tail_intent, volatile int64_t **tail,
+    volatile int64_t **latest)
 {
     if (NULL == buffer || length <= AA_BROADCAST_BUFFER_TRAILER_LENGTH ||
         !AA_IS_POWER_OF_TWO(length - AA_BROADCAST_BUFFER_TRAILER_LENGTH))
@@ -20,23 +24,21 @@ static int aa_broadcast_check(void *buffer, size_t length, size_t *capacity)
         return -1;
     }
     *capacity = length - AA_BROADCAST_BUFFER_TRAILER_LENGTH;
+    uint8_t *trailer = (uint8_t *)buffer + *capacity;
+    *tail_intent = (volatile int64_t *)(trailer + AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET);
+    *tail = (volatile int64_t *)(trailer + AA_BROADCAST_TAIL_COUNTER_OFFSET);
+    *latest = (volatile int64_t *)(trailer + AA_BROADCAST_LATEST_COUNTER_OFFSET);
     return 0;
 }
 
 int aa_broadcast_transmitter_init(aa_broadcast_transmitter_t *t, void *buffer, size_t length)
 {
-    size_t capacity;
-    if (aa_broadcast_check(buffer, length, &capacity) < 0)
+    if (aa_broadcast_map(buffer, length, &t->capacity, &t->tail_intent, &t->tail, &t->latest) < 0)
     {
         return -1;
     }
-    uint8_t *b = buffer;
-    t->buffer = b;
-    t->capacity = capacity;
-    t->max_message_length = capacity / 8;
-    t->tail_intent = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET);
-    t->tail = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_COUNTER_OFFSET);
-    t->latest = (volatile int64_t *)(b + capacity + AA_BROADCAST_LATEST_COUNTER_OFFSET);
+    t->buffer = buffer;
+    t->max_message_length = t->capacity / 8;
     return 0;
 }
 
@@ -79,23 +81,17 @@ int aa_broadcast_transmitter_transmit(aa_broadcast_transmitter_t *t, int32_t msg
 
 int aa_broadcast_receiver_init(aa_broadcast_receiver_t *r, void *buffer, size_t length)
 {
-    size_t capacity;
-    if (aa_broadcast_check(buffer, length, &capacity) < 0)
+    if (aa_broadcast_map(buffer, length, &r->capacity, &r->tail_intent, &r->tail, &r->latest) < 0)
     {
         return -1;
     }
-    uint8_t *b = buffer;
-    r->buffer = b;
-    r->capacity = capacity;
-    r->mask = capacity - 1;
-    r->tail_intent = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_INTENT_COUNTER_OFFSET);
-    r->tail = (volatile int64_t *)(b + capacity + AA_BROADCAST_TAIL_COUNTER_OFFSET);
-    r->latest = (volatile int64_t *)(b + capacity + AA_BROADCAST_LATEST_COUNTER_OFFSET);
+    r->buffer = buffer;
+    r->mask = r->capacity - 1;
     r->cursor = aa_get_int64_acquire(r->tail);
     r->next_record = r->cursor;
     r->record_offset = (size_t)r->cursor & r->mask;
     r->lapped_count = 0;
-    r->scratch_capacity = capacity / 8;
+    r->scratch_capacity = r->capacity / 8;
     r->scratch = malloc(r->scratch_capacity);
     if (NULL == r->scratch)
     {

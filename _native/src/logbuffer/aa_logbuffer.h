@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "concurrent/aa_atomic.h"
 #include "concurrent/aa_doorbell.h"
@@ -208,6 +209,42 @@ aa_mapped_log_t;
 void aa_mapped_log_init(aa_mapped_log_t *log, uint8_t *addr, size_t length, int32_t term_length);
 /* The same for a mapping whose metadata already holds the term length (finds and checks it). */
 int aa_mapped_log_wrap(aa_mapped_log_t *log, uint8_t *addr, size_t length);
+
+/* A publication begins draining: its publisher limit stops at position, the producer position, which
+ * is also the end of the stream its subscribers will see; the publisher is woken to see the limit. */
+static inline void aa_logbuffer_end_stream_at(
+    aa_logbuffer_metadata_t *metadata, volatile int64_t *publisher_limit, int64_t position)
+{
+    aa_put_int64_release(publisher_limit, position);
+    aa_put_int64_release(&metadata->end_of_stream_position, position);
+    aa_doorbell_ring(aa_logbuffer_doorbell(metadata));
+}
+
+/* Zeroes the log from *clean_position towards position, at most to the end of that term, and moves
+ * *clean_position past what it zeroed. The frame's first word is zeroed last, with release order, so a
+ * reader never sees a frame length before the body behind it is clean. Publications and images call
+ * it a term behind their slowest consumer. */
+static inline void aa_mapped_log_clean_to(
+    const aa_mapped_log_t *log, int64_t *clean_position, int64_t position, int32_t term_length,
+    int32_t position_bits_to_shift)
+{
+    int64_t start = *clean_position;
+    if (position > start)
+    {
+        int32_t index = aa_index_by_position(start, position_bits_to_shift);
+        int32_t offset = (int32_t)(start & (term_length - 1));
+        int64_t bytes_to_clean = position - start;
+        int64_t term_remaining = term_length - offset;
+        size_t length = (size_t)(bytes_to_clean < term_remaining ? bytes_to_clean : term_remaining);
+        uint8_t *dirty = log->term_buffers[index] + offset;
+        if (length > sizeof(int64_t))
+        {
+            memset(dirty + sizeof(int64_t), 0, length - sizeof(int64_t));
+        }
+        aa_put_int64_release((volatile int64_t *)dirty, 0);
+        *clean_position = start + (int64_t)length;
+    }
+}
 
 /* Driver side: fill a fresh (zeroed) log's metadata and tails, reference 2.1/2.2. */
 typedef struct aa_logbuffer_init_params_stct

@@ -212,21 +212,34 @@ int32_t aa_exclusive_term_appender_append_fragmented(
     return resulting_offset;
 }
 
-int32_t aa_exclusive_term_appender_claim(
+/* Reserves one aligned frame of length payload bytes and writes its header, of type, with a negative
+ * length: in progress until the caller commits it. */
+static inline int32_t aa_exclusive_reserve_frame(
     uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
-    const uint8_t *default_header, size_t length)
+    const uint8_t *default_header, size_t length, int16_t type)
 {
     int32_t frame_length = (int32_t)length + AA_DATA_HEADER_LENGTH;
     int32_t resulting_offset = aa_exclusive_reserve(
         term_buffer, term_length, raw_tail, term_id, term_offset, default_header, AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT));
-    if (resulting_offset < 0)
+    if (resulting_offset >= 0)
     {
-        return resulting_offset;
+        aa_header_write(term_buffer, term_offset, frame_length, term_id, default_header, type);
     }
-    aa_header_write(term_buffer, term_offset, frame_length, term_id, default_header, AA_HDR_TYPE_DATA);
-    aa_data_header_t *header = (aa_data_header_t *)(term_buffer + term_offset);
-    header->frame_header.flags = AA_DATA_HEADER_UNFRAGMENTED;
-    header->reserved_value = 0;
+    return resulting_offset;
+}
+
+int32_t aa_exclusive_term_appender_claim(
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
+    const uint8_t *default_header, size_t length)
+{
+    int32_t resulting_offset = aa_exclusive_reserve_frame(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, length, AA_HDR_TYPE_DATA);
+    if (resulting_offset >= 0)
+    {
+        aa_data_header_t *header = (aa_data_header_t *)(term_buffer + term_offset);
+        header->frame_header.flags = AA_DATA_HEADER_UNFRAGMENTED;
+        header->reserved_value = 0;
+    }
     return resulting_offset;
 }
 
@@ -234,15 +247,13 @@ int32_t aa_exclusive_term_appender_append_padding(
     uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
     const uint8_t *default_header, size_t length)
 {
-    int32_t frame_length = (int32_t)length + AA_DATA_HEADER_LENGTH;
-    int32_t resulting_offset = aa_exclusive_reserve(
-        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, AA_ALIGN(frame_length, AA_LOGBUFFER_FRAME_ALIGNMENT));
-    if (resulting_offset < 0)
+    int32_t resulting_offset = aa_exclusive_reserve_frame(
+        term_buffer, term_length, raw_tail, term_id, term_offset, default_header, length, AA_HDR_TYPE_PAD);
+    if (resulting_offset >= 0)
     {
-        return resulting_offset;
+        aa_frame_length_ordered(term_buffer, term_offset, (int32_t)length + AA_DATA_HEADER_LENGTH);
     }
-    aa_write_padding(term_buffer, term_offset, frame_length, term_id, default_header);
-    return (int32_t)resulting_offset;
+    return resulting_offset;
 }
 
 void aa_term_claim_commit(uint8_t *term_buffer, int32_t frame_offset)
@@ -439,4 +450,15 @@ aa_term_unblocker_status_t aa_term_unblocker_unblock(
         }
     }
     return status;
+}
+
+aa_term_unblocker_status_t aa_term_unblocker_unblock_at(
+    const aa_mapped_log_t *log, int64_t blocked_position, int32_t initial_term_id, int32_t position_bits_to_shift)
+{
+    int32_t term_id = aa_compute_term_id_from_position(blocked_position, position_bits_to_shift, initial_term_id);
+    int32_t blocked_offset = aa_compute_term_offset_from_position(blocked_position, position_bits_to_shift);
+    int32_t index = aa_index_by_position(blocked_position, position_bits_to_shift);
+    int64_t raw_tail = aa_get_int64_acquire(&log->metadata->term_tail_counters[index]);
+    int32_t tail_offset = aa_term_id(raw_tail) == term_id ? aa_term_offset(raw_tail, log->term_length) : log->term_length;
+    return aa_term_unblocker_unblock(log->metadata, log->term_buffers[index], blocked_offset, tail_offset, term_id);
 }

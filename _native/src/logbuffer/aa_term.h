@@ -28,75 +28,35 @@ aa_iovec_t;
 /* Append one unfragmented frame holding the gathered `iov` (total `length` bytes).
  * Returns the resulting term offset (> 0) or AA_TERM_APPENDER_FAILED; *term_id is the term appended to. */
 int32_t aa_term_appender_append_unfragmented(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    const uint8_t *default_header,
-    const aa_iovec_t *iov,
-    size_t iovcnt,
-    size_t length,
-    int64_t reserved_value,
-    int32_t *term_id);
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, const uint8_t *default_header,
+    const aa_iovec_t *iov, size_t iovcnt, size_t length, int64_t reserved_value, int32_t *term_id);
 
 /* Append a message longer than max_payload_length as B, middle and E fragments. */
 int32_t aa_term_appender_append_fragmented(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    const uint8_t *default_header,
-    const aa_iovec_t *iov,
-    size_t iovcnt,
-    size_t length,
-    size_t max_payload_length,
-    int64_t reserved_value,
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, const uint8_t *default_header,
+    const aa_iovec_t *iov, size_t iovcnt, size_t length, size_t max_payload_length, int64_t reserved_value,
     int32_t *term_id);
 
 /* Claim a frame of `length` payload bytes, header written with a negative length (in progress).
  * *frame_offset receives the frame's term offset. Commit with aa_term_claim_commit or abort. */
 int32_t aa_term_appender_claim(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    const uint8_t *default_header,
-    size_t length,
-    int32_t *term_id,
-    int32_t *frame_offset);
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, const uint8_t *default_header,
+    size_t length, int32_t *term_id, int32_t *frame_offset);
 
 /* ---- exclusive appender: one writer; the caller keeps the offset and stores the tail ordered ---- */
 
 int32_t aa_exclusive_term_appender_append_unfragmented(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    int32_t term_id,
-    int32_t term_offset,
-    const uint8_t *default_header,
-    const aa_iovec_t *iov,
-    size_t iovcnt,
-    size_t length,
-    int64_t reserved_value);
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
+    const uint8_t *default_header, const aa_iovec_t *iov, size_t iovcnt, size_t length, int64_t reserved_value);
 
 int32_t aa_exclusive_term_appender_append_fragmented(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    int32_t term_id,
-    int32_t term_offset,
-    const uint8_t *default_header,
-    const aa_iovec_t *iov,
-    size_t iovcnt,
-    size_t length,
-    size_t max_payload_length,
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
+    const uint8_t *default_header, const aa_iovec_t *iov, size_t iovcnt, size_t length, size_t max_payload_length,
     int64_t reserved_value);
 
 int32_t aa_exclusive_term_appender_claim(
-    uint8_t *term_buffer,
-    int32_t term_length,
-    volatile int64_t *raw_tail,
-    int32_t term_id,
-    int32_t term_offset,
-    const uint8_t *default_header,
-    size_t length);
+    uint8_t *term_buffer, int32_t term_length, volatile int64_t *raw_tail, int32_t term_id, int32_t term_offset,
+    const uint8_t *default_header, size_t length);
 
 /* Pad the rest of the term from term_offset (exclusive publications only; returns term_length). */
 int32_t aa_exclusive_term_appender_append_padding(
@@ -115,13 +75,8 @@ typedef void (*aa_fragment_handler_t)(void *clientd, const uint8_t *payload, siz
  * term offset (the caller advances the subscriber position by new - old); *fragments_read counts
  * data frames delivered. */
 int32_t aa_term_reader_read(
-    const uint8_t *term_buffer,
-    int32_t term_offset,
-    int32_t term_length,
-    aa_fragment_handler_t handler,
-    void *clientd,
-    int32_t fragments_limit,
-    int32_t *fragments_read);
+    const uint8_t *term_buffer, int32_t term_offset, int32_t term_length, aa_fragment_handler_t handler,
+    void *clientd, int32_t fragments_limit, int32_t *fragments_read);
 
 /* ---- scanner (sender side): contiguous committed bytes from offset, up to max_length,
  * stopping after a padding frame; *padding receives the padding length beyond what is returned. ---- */
@@ -136,12 +91,8 @@ typedef void (*aa_term_gap_handler_t)(void *clientd, int32_t term_id, int32_t te
 
 /* Returns the offset reached (end of contiguous data); calls handler for the first gap found. */
 int32_t aa_term_gap_scanner_scan_for_gap(
-    const uint8_t *term_buffer,
-    int32_t term_id,
-    int32_t rebuild_offset,
-    int32_t limit_offset,
-    aa_term_gap_handler_t handler,
-    void *clientd);
+    const uint8_t *term_buffer, int32_t term_id, int32_t rebuild_offset, int32_t limit_offset,
+    aa_term_gap_handler_t handler, void *clientd);
 
 /* ---- unblocker (reference 2.3): turn a region blocked by a dead writer into padding ---- */
 typedef enum aa_term_unblocker_status_enum
@@ -153,10 +104,12 @@ typedef enum aa_term_unblocker_status_enum
 aa_term_unblocker_status_t;
 
 aa_term_unblocker_status_t aa_term_unblocker_unblock(
-    aa_logbuffer_metadata_t *metadata,
-    uint8_t *term_buffer,
-    int32_t blocked_offset,
-    int32_t tail_offset,
+    aa_logbuffer_metadata_t *metadata, uint8_t *term_buffer, int32_t blocked_offset, int32_t tail_offset,
     int32_t term_id);
+
+/* The same for a publication whose consumers stopped at blocked_position: finds the term, the blocked
+ * offset and the tail in that term (the term's end once the tail has moved on) and unblocks there. */
+aa_term_unblocker_status_t aa_term_unblocker_unblock_at(
+    const aa_mapped_log_t *log, int64_t blocked_position, int32_t initial_term_id, int32_t position_bits_to_shift);
 
 #endif

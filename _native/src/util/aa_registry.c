@@ -333,3 +333,37 @@ int aa_registry_split_spec(const char *spec, char separator, char *name, size_t 
     *options = NULL == end ? NULL : end + 1;
     return 0;
 }
+
+int aa_registry_register_builtins(aa_registry_builtins_t *builtins, int (*register_all)(void), const char *what)
+{
+    pthread_mutex_lock(&builtins->lock);
+    if (!builtins->done)
+    {
+        builtins->result = register_all();
+        builtins->done = true;
+    }
+    int result = builtins->result;
+    pthread_mutex_unlock(&builtins->lock);
+    if (result < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "the built-in %s could not be registered (a name was taken before they were)", what);
+        return -1;
+    }
+    return 0;
+}
+
+int aa_registry_alias_options(
+    const aa_strategy_t *entry, const char *parameter, const char *spec, const char *name, const char *options,
+    const char **resolved)
+{
+    if (NULL != entry->options && NULL != options)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel parameter %s=%s: '%s' is an alias of %s with options '%s' already; give no options, or name %s",
+            parameter, spec, name, entry->target, entry->options, entry->target);
+        return -1;
+    }
+    *resolved = NULL != options ? options : entry->options;
+    return 0;
+}

@@ -21,6 +21,7 @@
 #ifndef AA_REGISTRY_H
 #define AA_REGISTRY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,5 +81,28 @@ const char *aa_registry_kind_name(int32_t kind);
  * and options (NULL when none). Returns 0, or -1 with an error when the name does not fit. */
 int aa_registry_split_spec(
     const char *spec, char separator, char *name, size_t name_length, const char **options);
+
+/* The options a channel's strategy gets from entry, which its spec named (parameter=spec, "fc" or
+ * "cc", name the spec's entry name): the spec's own options, else an alias's; -1 with an error when
+ * both give some. */
+int aa_registry_alias_options(
+    const aa_strategy_t *entry, const char *parameter, const char *spec, const char *name, const char *options,
+    const char **resolved);
+
+/* A module's built-in strategies, registered once per process: the first call of
+ * aa_registry_register_builtins runs register_all (0, or -1 when a name was taken before), and every
+ * call returns that result; on -1 the error names the built-in strategies (what: "flow control
+ * strategies") that could not be registered. One static aa_registry_builtins_t per module. */
+typedef struct aa_registry_builtins_stct
+{
+    pthread_mutex_t lock;
+    bool done;
+    int result;
+}
+aa_registry_builtins_t;
+
+#define AA_REGISTRY_BUILTINS_INIT { PTHREAD_MUTEX_INITIALIZER, false, 0 }
+
+int aa_registry_register_builtins(aa_registry_builtins_t *builtins, int (*register_all)(void), const char *what);
 
 #endif
