@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "protocols/aa_archive_codecs.h"
+#include "util/aa_bytes.h"
 #include "util/aa_error.h"
 
 #define AA_ARRAY_LENGTH(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
@@ -72,30 +73,6 @@ static const aa_archive_template_t *aa_archive_template(int32_t template_id)
         }
     }
     return NULL;
-}
-
-static inline uint16_t aa_get_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline uint32_t aa_get_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline void aa_put_u16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static inline void aa_put_u32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, sizeof(v));
 }
 
 int aa_archive_decode_header(const uint8_t *buffer, size_t length, aa_archive_header_t *header)

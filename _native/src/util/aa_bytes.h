@@ -9,6 +9,30 @@
 #include <stdint.h>
 #include <string.h>
 
+static inline uint16_t aa_get_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t aa_get_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline void aa_put_u16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+static inline void aa_put_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
 static inline int16_t aa_get_i16(const uint8_t *p)
 {
     int16_t v;
