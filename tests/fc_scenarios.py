@@ -1,5 +1,5 @@
 """Flow control with several receivers (issue 14, test point 2), as helpers any strategy can be run
-through: one publishing host and receiving hosts on a bridge (tests/netns.bridged_hosts), a
+through: one publishing host and receiving hosts on a bridge (aeron_async/bench/netns.py, bridged_hosts), a
 standalone driver on each, one multicast channel. The test process is every driver's client (the
 drivers' sockets live in their namespaces, their CnC files in /dev/shm, which namespaces share), so
 it can publish, read each receiver at its own pace and compare positions in one loop.
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import aeron_async
-import netns
+from aeron_async.bench import netns
 from aeron_async.counters import TYPE_FC_RECEIVERS
 from conftest import new_aeron_dir, start_driver, stop_driver
 

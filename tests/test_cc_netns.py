@@ -29,7 +29,7 @@ import time
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader, render
 from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
+from aeron_async.bench import netns
 import fc_scenarios
-import netns
 from aeron_async.monitor import CncReader
 from conftest import PYTHON, python_env
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader
 from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
 

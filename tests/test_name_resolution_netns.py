@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 import aeron_async
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader
 from aeron_async.resolve import read_name_resolutions
 from conftest import new_aeron_dir, start_driver, stop_driver, wait_for

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader
 from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
 

@@ -707,12 +707,12 @@ def run(cfg: Config) -> dict[str, Any]:
                 results["native_alloc"] = {"error": str(exc)}
             ui.native(results["native_alloc"])
         if "multicast" in cfg.benches:
-            from .multicast import markdown as multicast_markdown, run_multicast
+            from .multicast import ERRORS as multicast_errors, markdown as multicast_markdown, run_multicast
 
             ui.running("multicast: hosts in network namespaces on a bridge")
             try:
                 results["multicast"] = run_multicast(cfg, ui.note)
-            except BenchError as exc:
+            except multicast_errors as exc:
                 results["multicast"] = {"skipped": f"failed: {exc}"}
             ui.note(multicast_markdown(results["multicast"]))
         if "idle" in cfg.benches:
