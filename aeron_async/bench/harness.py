@@ -224,11 +224,14 @@ class Worker:
 
 
 class Driver:
-    """The standalone media driver all our processes share for the run."""
+    """The standalone media driver all our processes share for the run (or, with a `name`, one of
+    several: its directory is named after it; `prefix` runs it through another command, e.g. `ip
+    netns exec NS`; `options` are more `-o NAME=VALUE` arguments)."""
 
-    def __init__(self, threading_mode: str, term_length: str | None) -> None:
+    def __init__(self, threading_mode: str, term_length: str | None, name: str = "", prefix: list[str] | None = None,
+                 options: tuple[str, ...] = ()) -> None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-        self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}")
+        self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}" + (f"-{name}" if name else ""))
         self.threading_mode = threading_mode
         self.term_length = term_length
         self.args = [sys.executable, "-m", "aeron_async", "driver", "--aeron-dir", self.aeron_dir,
@@ -236,14 +239,16 @@ class Driver:
                      *(["-o", f"AERON_IPC_TERM_BUFFER_LENGTH={term_length}",
                         "-o", f"AERON_TERM_BUFFER_LENGTH={term_length}"] if term_length else []),
                      "-o", "AERON_DIR_DELETE_ON_START=true",
-                     "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true"]
-        self.popen = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      env=_env(), cwd=PACKAGE_ROOT)
+                     "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true",
+                     *(arg for option in options for arg in ("-o", option))]
+        self.popen = subprocess.Popen([*(prefix or []), *self.args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, env=_env(), cwd=PACKAGE_ROOT)
         assert self.popen.stdout is not None
         line = self.popen.stdout.readline()
         if "running" not in line:
             rest = self.popen.stdout.read() if self.popen.poll() is not None else ""
-            raise BenchError(f"the media driver did not start: {line}{rest}")
+            where = f" in {name}" if name else ""
+            raise BenchError(f"the media driver{where} did not start: {line}{rest}")
 
     def describe(self) -> dict[str, Any]:
         return {

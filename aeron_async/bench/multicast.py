@@ -16,18 +16,12 @@ rows are skipped with the reason.
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
 import statistics
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
 from . import netns
-from .harness import PACKAGE_ROOT, BenchError, Config, Worker, _env
+from .harness import BenchError, Config, Driver, Worker
 from .netns import Host, bridged_hosts
 
 # what a failed row records and the run goes on from (and what the harness reports when the hosts
@@ -46,37 +40,18 @@ def unavailable() -> str | None:
     return None if lacking is None else f"the multicast rows need `{lacking}` (iproute2, nftables)"
 
 
-class HostDriver:
+class HostDriver(Driver):
     """A standalone driver inside a host's namespace."""
 
     def __init__(self, host: Host, threading_mode: str) -> None:
-        base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-        self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}-{host.namespace}")
-        self.popen = subprocess.Popen(
-            [*host.command(sys.executable, "-m", "aeron_async", "driver", "--aeron-dir", self.aeron_dir,
-             "--threading-mode", threading_mode, "-o", "AERON_DIR_DELETE_ON_START=true",
-             "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true", "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=200ms")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=PACKAGE_ROOT)
-        assert self.popen.stdout is not None
-        line = self.popen.stdout.readline()
-        if "running" not in line:
-            raise BenchError(f"the driver in {host.namespace} did not start: {line}")
+        super().__init__(threading_mode, None, name=host.namespace, prefix=host.command(),
+                         options=("AERON_PUBLICATION_LINGER_TIMEOUT=200ms",))
 
     def naks_sent(self) -> int:
         from ..monitor import CncReader
 
         with CncReader(self.aeron_dir) as reader:
             return next(c.value for c in reader.counters() if c.type_id == 0 and c.label == "NAKs sent")
-
-    def close(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(15)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
-        shutil.rmtree(self.aeron_dir, ignore_errors=True)
 
 
 def _stream(cfg: Config, hosts: list[Host], drivers: list[HostDriver], channel: str, size: int, stream: int,
