@@ -10,16 +10,8 @@ import time
 import pytest
 
 import aeron_async
-from conftest import PYTHON, REPO, driver_timeout_raised, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_script(name: str, *args: object) -> subprocess.Popen:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    return subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+from conftest import (PYTHON, driver_timeout_raised, new_aeron_dir, python_env, run_proc, start_driver, stop_driver,
+                      stream_between, wait_for)
 
 
 @pytest.fixture
@@ -41,19 +33,7 @@ def test_million_messages_between_processes(standalone_driver) -> None:
     aeron_dir, _ = standalone_driver
     channel = "aeron:ipc?term-length=32m"
     small, large = 1_000_000, 100
-    sub = run_script("subscriber.py", aeron_dir, channel, 1001, small, large)
-    assert sub.stdout.readline().strip() == "ready"
-    pub = run_script("publisher.py", aeron_dir, channel, 1001, small, large)
-    try:
-        sub_out, _ = sub.communicate(timeout=900)
-        pub_out, _ = pub.communicate(timeout=60)
-    finally:
-        for p in (sub, pub):
-            if p.poll() is None:
-                p.kill()
-    assert sub.returncode == 0, sub_out
-    assert f"verified {small + large}" in sub_out
-    assert pub.returncode == 0, pub_out
+    stream_between(aeron_dir, aeron_dir, channel, small, large)
 
 
 def test_stat_shows_positions_from_another_process(standalone_driver) -> None:
@@ -84,7 +64,7 @@ def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_drive
     with aeron_async.Aeron.connect(aeron_dir) as client:
         unavailable = []
         sub = client.add_subscription(channel, 9, on_unavailable_image=unavailable.append)
-        pub = run_script("publisher.py", aeron_dir, channel, 9, 2000, 0, "exclusive", "linger")
+        pub = run_proc("publisher.py", aeron_dir, channel, 9, 2000, 0, "exclusive", "linger")
         try:
             line = pub.stdout.readline()
             assert line.startswith("ready"), line

@@ -6,7 +6,6 @@ error log, fail only their lookup, and the driver goes on serving later ones."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import aeron_async
 from aeron_async import strategies
 from aeron_async.errors import ConfigurationError, RegistrationError
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, stop_driver, wait_for
+from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, free_udp_port, new_aeron_dir, python_env, stop_driver, wait_for
 from name_resolver_classes import BrokenInit, Hosts, Services
 
 TESTS = os.path.join(REPO, "tests")
@@ -38,12 +37,6 @@ def registered() -> Iterator[None]:
     strategies.register_name_resolver("py-broken", BrokenInit)
     yield
     Services.release.set()  # lets a hung call return
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def error_log(aeron_dir: str) -> str:
