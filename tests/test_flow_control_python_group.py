@@ -8,12 +8,12 @@ the group as min does."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 
 import pytest
 
 from aeron_async.bench import netns
+from aeron_async.bench.harness import close_and_wait
 import fc_scenarios
 from aeron_async.monitor import CncReader
 from conftest import run_proc
@@ -37,13 +37,7 @@ def embedded_driver(host: netns.Host, aeron_dir: str) -> Callable[[], None]:
     assert "running" in line, line + (proc.stdout.read() if proc.poll() is not None else "")
 
     def stop() -> None:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if not close_and_wait(proc, 15):
             raise AssertionError("the embedded driver's process did not exit")
 
     return stop

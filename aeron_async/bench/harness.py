@@ -163,6 +163,23 @@ def _env() -> dict[str, str]:
     return env
 
 
+def close_and_wait(popen: subprocess.Popen[str], timeout: float) -> bool:
+    """Closes a process's standard input (how a worker is asked to stop) and waits up to `timeout`
+    seconds for it to exit, then kills it; whether it exited by itself."""
+    try:
+        if popen.stdin is not None and not popen.stdin.closed:
+            popen.stdin.close()
+    except OSError:
+        pass
+    try:
+        popen.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        popen.kill()
+        popen.wait()
+        return False
+
+
 class Worker:
     """A worker process (aeron_async.bench.worker) and its line protocol."""
 
@@ -214,12 +231,7 @@ class Worker:
             pass
 
     def finish(self, timeout: float = 10.0) -> None:
-        self.stop()
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
+        close_and_wait(self.popen, timeout)
         self.stderr.close()
 
 
