@@ -58,22 +58,23 @@ def aeron_dir() -> Iterator[str]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-def driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as d:
-        yield d
+def _driver_fixture(name: str, settings: dict[str, Any]) -> Any:
+    """A fixture `name`: an embedded driver with `settings` in the test's aeron_dir."""
+    def launched(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
+        with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as d:
+            yield d
+
+    return pytest.fixture(launched, name=name)
+
+
+driver = _driver_fixture("driver", TEST_DRIVER_SETTINGS)
+udp_driver = _driver_fixture("udp_driver", UDP_SETTINGS)
 
 
 @pytest.fixture
 def client(driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
     with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as c:
         yield c
-
-
-@pytest.fixture
-def udp_driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as d:
-        yield d
 
 
 @pytest.fixture
@@ -254,6 +255,19 @@ def stop_driver(proc: subprocess.Popen) -> str:
             raise AssertionError(f"driver did not stop on SIGINT; its output: {out!r}")
         return out
     return proc.stdout.read()
+
+
+def stream_one(client: aeron_async.Aeron, pub_channel: str, sub_channel: str, stream_id: int, data: bytes,
+               timeout: float = 10.0) -> None:
+    """One message from a publication to a subscription of the client: it arrives, alone and intact,
+    within `timeout` seconds for each step (connecting, offering, receiving)."""
+    sub = client.add_subscription(sub_channel, stream_id)
+    pub = client.add_publication(pub_channel, stream_id)
+    wait_for(lambda: pub.is_connected, timeout=timeout, what="connected")
+    wait_for(lambda: pub.offer(data) > 0, timeout=timeout, what="the offer")
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=timeout, what="the message")
+    assert got == [data]
 
 
 def stream_between(pub_dir: str, sub_dir: str, channel: str, small: int, large: int, **env: str) -> None:

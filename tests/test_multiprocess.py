@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -92,52 +94,52 @@ def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_drive
         assert got == [b"after"]
 
 
-def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
+@pytest.fixture
+def short_timeout_client() -> Iterator[tuple[subprocess.Popen, aeron_async.Aeron]]:
+    """A standalone driver process and a client of it with a 1 s driver timeout. The test may kill
+    the driver or stop it (SIGSTOP); a driver still there is continued and stopped afterwards."""
     aeron_dir = new_aeron_dir()
     proc = start_driver(aeron_dir)
     try:
-        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
-        sub = client.add_subscription("aeron:ipc", 3)
-        pub = client.add_publication("aeron:ipc", 3)
-        wait_for(lambda: pub.is_connected)
-        assert pub.offer(b"before") > 0
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-        killed = time.monotonic()
-        wait_for(
-            lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda d, h: None, 10)),
-            timeout=5, what="DriverTimeoutError")
-        assert time.monotonic() - killed < 1.0 + 1.5
-        with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
-            client.add_subscription("aeron:ipc", 4)
-        with pytest.raises(aeron_async.DriverTimeoutError):
-            sub.poll(lambda d, h: None, 10)
-        client.close()
+        yield proc, aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
     finally:
         if proc.poll() is None:
-            proc.kill()
-        import shutil
-
+            proc.send_signal(signal.SIGCONT)
+            stop_driver(proc)
         shutil.rmtree(aeron_dir, ignore_errors=True)
 
 
-def test_hung_driver_raises_driver_timeout_within_timeout() -> None:
+def test_killed_driver_raises_driver_timeout_within_timeout(short_timeout_client) -> None:
+    proc, client = short_timeout_client
+    sub = client.add_subscription("aeron:ipc", 3)
+    pub = client.add_publication("aeron:ipc", 3)
+    wait_for(lambda: pub.is_connected)
+    assert pub.offer(b"before") > 0
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    killed = time.monotonic()
+    wait_for(
+        lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda d, h: None, 10)),
+        timeout=5, what="DriverTimeoutError")
+    assert time.monotonic() - killed < 1.0 + 1.5
+    with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
+        client.add_subscription("aeron:ipc", 4)
+    with pytest.raises(aeron_async.DriverTimeoutError):
+        sub.poll(lambda d, h: None, 10)
+    client.close()
+
+
+def test_hung_driver_raises_driver_timeout_within_timeout(short_timeout_client) -> None:
     """A driver whose process still exists but does not run (SIGSTOP) is judged by its heartbeat."""
-    aeron_dir = new_aeron_dir()
-    proc = start_driver(aeron_dir)
-    try:
-        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
-        sub = client.add_subscription("aeron:ipc", 3)
-        proc.send_signal(signal.SIGSTOP)
-        stopped = time.monotonic()
-        wait_for(lambda: driver_timeout_raised(lambda: sub.poll(lambda d, h: None, 10)), timeout=5, what="DriverTimeoutError")
-        assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
-        with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
-            client.add_subscription("aeron:ipc", 4)
-        client.close()
-    finally:
-        proc.send_signal(signal.SIGCONT)
-        stop_driver(proc)
+    proc, client = short_timeout_client
+    sub = client.add_subscription("aeron:ipc", 3)
+    proc.send_signal(signal.SIGSTOP)
+    stopped = time.monotonic()
+    wait_for(lambda: driver_timeout_raised(lambda: sub.poll(lambda d, h: None, 10)), timeout=5, what="DriverTimeoutError")
+    assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
+    with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
+        client.add_subscription("aeron:ipc", 4)
+    client.close()
 
 
 def test_driver_refuses_directory_of_live_driver(standalone_driver) -> None:

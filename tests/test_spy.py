@@ -52,6 +52,18 @@ def drain(sub: aeron_async.Subscription, into: list[bytes]) -> int:
     return len(messages)
 
 
+def moves_two_windows(pub: aeron_async.Publication, receiver: aeron_async.Subscription, received: list[bytes],
+                      timeout: float, why: str) -> None:
+    """Offers and drains `receiver` until the publication has moved two windows; fails with `why`
+    after `timeout` seconds."""
+    start = pub.position
+    deadline = time.monotonic() + timeout
+    while pub.position < start + 2 * WINDOW:
+        pub.offer(bytes(1000))
+        drain(receiver, received)
+        assert time.monotonic() < deadline, why
+
+
 def test_a_spy_reads_what_the_publication_sends(client: aeron_async.Aeron) -> None:
     receiver, channel = receiver_channel(client, 61)
     pub = client.add_publication(channel, 61)
@@ -124,12 +136,7 @@ def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_droppe
     assert not untethered.images, "an untethered spy behind the window must be dropped"
     assert unavailable[0].is_closed
     # once it has lingered (the window-limit timeout) it rests (5 s) and no longer holds the publisher back
-    before = pub.position
-    deadline = time.monotonic() + 3.0
-    while pub.position < before + 2 * WINDOW:
-        pub.offer(bytes(1000))
-        drain(receiver, received)
-        assert time.monotonic() < deadline, "a dropped untethered spy must not hold the publisher back"
+    moves_two_windows(pub, receiver, received, 3.0, "a dropped untethered spy must not hold the publisher back")
 
 
 def test_ssc_spies_keep_a_publication_without_receivers_connected(client: aeron_async.Aeron) -> None:
@@ -241,12 +248,7 @@ def test_closing_a_spy_frees_its_position_and_releases_the_publisher(client: aer
     spy.close()
     wait_for(lambda: not [r for r in reader.find_by_type_id(TYPE_SUBSCRIBER_POSITION) if r.registration_id == spy_id],
              timeout=5, what="the spy's counter to be freed")
-    start = pub.position
-    deadline = time.monotonic() + 5
-    while pub.position < start + 2 * WINDOW:
-        pub.offer(bytes(1000))
-        drain(receiver, received)
-        assert time.monotonic() < deadline, "the publisher is still held back by a closed spy"
+    moves_two_windows(pub, receiver, received, 5.0, "the publisher is still held back by a closed spy")
 
 
 def test_spies_that_cannot_work_are_refused(client: aeron_async.Aeron) -> None:

@@ -16,17 +16,9 @@ import aeron_async
 from aeron_async import strategies
 from aeron_async._ffi import ffi, lib
 from aeron_async.strategies import StrategyKind
-from conftest import TEST_DRIVER_SETTINGS, UDP_SETTINGS, free_udp_port, unique, wait_for
+from conftest import TEST_DRIVER_SETTINGS, UDP_SETTINGS, free_udp_port, stream_one, unique
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-def stream_one(client: aeron_async.Aeron, pub_channel: str, sub_channel: str, stream_id: int, data: bytes) -> None:
-    sub = client.add_subscription(sub_channel, stream_id)
-    pub = client.add_publication(pub_channel, stream_id)
-    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
-    wait_for(lambda: pub.offer(data) > 0, timeout=5, what="the offer")
-    got: list[bytes] = []
-    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=5, what="the message")
-    assert got == [data]
 
 
 # ---- listing and looking up ----
