@@ -183,26 +183,32 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import command
+def reporting(command: str, run: Callable[[], int], errors: tuple[type[Exception], ...] = ()) -> int:
+    """Runs a subcommand's body: a missing extra's message exits with 2, an error of `errors` with 1
+    and "aeron-async COMMAND: message" (on standard error, both)."""
     from .extras import MissingExtraError
 
     try:
-        return command(args, args.bench_argv)
+        return run()
     except MissingExtraError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except errors as exc:
+        print(f"aeron-async {command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import command
+
+    return reporting("bench", lambda: command(args, args.bench_argv))
 
 
 def _cmd_recordings(args: argparse.Namespace) -> int:
     from .archive.tool import command
     from .errors import AeronError
 
-    try:
-        return command(args)
-    except AeronError as exc:
-        print(f"aeron-async recordings: {exc}", file=sys.stderr)
-        return 1
+    return reporting("recordings", lambda: command(args), (AeronError,))
 
 
 def _module_command(module: str) -> Callable[[argparse.Namespace], int]:

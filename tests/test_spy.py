@@ -46,6 +46,17 @@ def receiver_channel(client: aeron_async.Aeron, stream_id: int) -> tuple[aeron_a
     return sub, f"aeron:udp?endpoint={sub.local_socket_addresses[0]}"
 
 
+def spied_publication(client: aeron_async.Aeron, stream_id: int) -> tuple[
+        aeron_async.Subscription, str, aeron_async.Publication, aeron_async.Subscription]:
+    """(receiver, its channel, a publication to it, a spy of that), once the spy has its image and
+    the publication is connected."""
+    receiver, channel = receiver_channel(client, stream_id)
+    pub = client.add_publication(channel, stream_id)
+    spy = client.add_subscription("aeron-spy:" + channel, stream_id)
+    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    return receiver, channel, pub, spy
+
+
 def drain(sub: aeron_async.Subscription, into: list[bytes]) -> int:
     messages = sub.poll_messages()
     into.extend(m.data for m in messages)
@@ -109,10 +120,7 @@ def test_a_spy_added_first_links_when_the_publication_appears(client: aeron_asyn
 
 
 def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_dropped(client: aeron_async.Aeron) -> None:
-    receiver, channel = receiver_channel(client, 64)
-    pub = client.add_publication(channel, 64)
-    spy = client.add_subscription("aeron-spy:" + channel, 64)
-    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    receiver, channel, pub, spy = spied_publication(client, 64)
     received: list[bytes] = []
     accepted = 0
     deadline = time.monotonic() + 1.0
@@ -234,10 +242,7 @@ def test_a_closed_publication_ends_the_spys_stream(client: aeron_async.Aeron) ->
 
 
 def test_closing_a_spy_frees_its_position_and_releases_the_publisher(client: aeron_async.Aeron) -> None:
-    receiver, channel = receiver_channel(client, 69)
-    pub = client.add_publication(channel, 69)
-    spy = client.add_subscription("aeron-spy:" + channel, 69)
-    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    receiver, _, pub, spy = spied_publication(client, 69)
     received: list[bytes] = []
     deadline = time.monotonic() + 5
     while pub.offer(bytes(1000)) > 0:  # up to the window the idle spy allows
