@@ -8,6 +8,7 @@ import time
 import weakref
 from typing import Any
 
+from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from . import flow_control
 from .context import DriverContext
@@ -31,7 +32,7 @@ def _detach_drivers_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
-class MediaDriver:
+class MediaDriver(ClosedOnExit):
     """A running media driver whose agents are native threads (or, in INVOKER mode, `do_work` calls).
 
     Use as a context manager::
@@ -146,12 +147,6 @@ class MediaDriver:
             worker.stop()  # before the driver frees what the worker reads
         if ptr is not None:
             lib.aa_driver_close(ptr)
-
-    def __enter__(self) -> MediaDriver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._ptr is None else "running"

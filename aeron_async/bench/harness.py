@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -638,6 +639,14 @@ def run_idle(ctx: Context) -> dict[str, Any]:
 # ---- driving it all ----
 
 
+def _or_error(measure: Callable[[], dict[str, Any]], **on_error: Any) -> dict[str, Any]:
+    """What `measure()` measured, or, when it failed (BenchError), `on_error` and the error."""
+    try:
+        return measure()
+    except BenchError as exc:
+        return {**on_error, "error": str(exc)}
+
+
 def run(cfg: Config) -> dict[str, Any]:
     from . import report
 
@@ -689,10 +698,7 @@ def run(cfg: Config) -> dict[str, Any]:
                 for size in cfg.sizes:
                     for case in order:
                         ui.running(f"round {round_index + 1}/{cfg.rounds}  {kind}  {case.name}  {case.transport}  {size} B")
-                        try:
-                            result = run_pair(ctx, case, size)
-                        except BenchError as exc:
-                            result = {"error": str(exc)}
+                        result = _or_error(lambda: run_pair(ctx, case, size))
                         samples.setdefault((kind, case.key, size), []).append(result)
                         ui.result(kind, case, size, round_index, result)
 
@@ -710,18 +716,12 @@ def run(cfg: Config) -> dict[str, Any]:
             memory = []
             for path in cfg.memory_paths:
                 ui.running(f"memory: {cfg.messages:,} messages through the {path} batch receive path")
-                try:
-                    m = run_memory(ctx, path)
-                except BenchError as exc:
-                    m = {"path": path, "error": str(exc)}
+                m = _or_error(lambda: run_memory(ctx, path), path=path)
                 memory.append(m)
                 ui.memory(m)
             results["memory"] = memory
             ui.running("native message path: allocations per message")
-            try:
-                results["native_alloc"] = run_native_alloc(ctx)
-            except BenchError as exc:
-                results["native_alloc"] = {"error": str(exc)}
+            results["native_alloc"] = _or_error(lambda: run_native_alloc(ctx))
             ui.native(results["native_alloc"])
         if "multicast" in cfg.benches:
             from .multicast import ERRORS as multicast_errors, markdown as multicast_markdown, run_multicast
@@ -734,10 +734,7 @@ def run(cfg: Config) -> dict[str, Any]:
             ui.note(multicast_markdown(results["multicast"]))
         if "idle" in cfg.benches:
             ui.running("idle: async subscriber + embedded driver")
-            try:
-                results["idle"] = run_idle(ctx)
-            except BenchError as exc:
-                results["idle"] = {"error": str(exc)}
+            results["idle"] = _or_error(lambda: run_idle(ctx))
             ui.idle(results["idle"])
         if "flow-control" in cfg.benches:
             results["flow_control"] = run_flow_control(cfg, ui)
