@@ -106,10 +106,6 @@ class MediaDriver(ClosedOnExit):
             return None
         return cls(out[0], aeron_dir, context)
 
-    @property
-    def is_closed(self) -> bool:
-        return self._ptr is None
-
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
         ptr = self._ptr
@@ -138,6 +134,10 @@ class MediaDriver(ClosedOnExit):
                 return False
             time.sleep(poll_interval if deadline is None else max(0.0, min(poll_interval, deadline - time.monotonic())))
         return True
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
 
     def close(self) -> None:
         with self._lock:

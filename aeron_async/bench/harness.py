@@ -469,11 +469,12 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     for t in TARGETS:
         value: float | None = None
         measured = "not measured"
-        if t.metric == "throughput":
-            row = row_for("throughput", t.case, t.size, t.transport)
+        if t.metric in ("throughput", "latency"):
+            row = row_for(t.metric, t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
-                measured = f"{value / 1e6:.2f} M msgs/s ({t.case}, {t.size} B)"
+                figure = f"{value / 1e6:.2f} M msgs/s" if t.metric == "throughput" else f"{value:.1f} us"
+                measured = f"{figure} ({t.case}, {t.size} B)"
         elif t.metric == "ratio":
             row = row_for("throughput", t.case, t.size, t.transport)
             peer = peer_for("throughput", t.peer, t.size)
@@ -481,11 +482,6 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 value = row[t.field]["median"] / peer[t.field]["median"]
                 measured = (f"{value:.1f}x ({row[t.field]['median'] / 1e6:.2f} M vs "
                             f"{peer[t.field]['median'] / 1e6:.3f} M msgs/s)")
-        elif t.metric == "latency":
-            row = row_for("latency", t.case, t.size, t.transport)
-            if row and t.field in row:
-                value = row[t.field]["median"]
-                measured = f"{value:.1f} us ({t.case}, {t.size} B)"
         elif t.metric == "flow-control":
             fc = results.get("flow_control")
             if fc and "error" not in fc:
