@@ -116,17 +116,18 @@ class CounterRecord:
     @property
     def session_id(self) -> int | None:
         """The session id of a per-stream counter (pub-lmt, sub-pos, ...), else None."""
-        if self.type_id not in _STREAM_TYPES:
-            return None
-        value: int = struct.unpack_from("<i", self.key, 8)[0]
-        return value
+        return self._stream_key_field(8)
 
     @property
     def stream_id(self) -> int | None:
         """The stream id of a per-stream counter, else None."""
+        return self._stream_key_field(12)
+
+    def _stream_key_field(self, offset: int) -> int | None:
+        """The int32 at `offset` of a per-stream counter's key, else None."""
         if self.type_id not in _STREAM_TYPES:
             return None
-        value: int = struct.unpack_from("<i", self.key, 12)[0]
+        value: int = struct.unpack_from("<i", self.key, offset)[0]
         return value
 
     @property

@@ -6,7 +6,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, TypeVar
 
 from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
@@ -85,15 +85,7 @@ class MediaDriver(ClosedOnExit):
 
     @classmethod
     def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
-        if context is None:
-            context = DriverContext()
-        if overrides:
-            try:
-                import attrs
-
-                context = attrs.evolve(context, **overrides)
-            except TypeError as exc:
-                raise ConfigurationError(f"unknown driver option: {exc}; see aeron_async.DriverContext") from exc
+        context = with_overrides(context or DriverContext(), overrides, "driver option", "aeron_async.DriverContext")
         native_ctx = context._to_native()
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()
@@ -151,6 +143,22 @@ class MediaDriver(ClosedOnExit):
     def __repr__(self) -> str:
         state = "closed" if self._ptr is None else "running"
         return f"<MediaDriver {state} aeron_dir={self.aeron_dir!r}>"
+
+
+_Context = TypeVar("_Context")
+
+
+def with_overrides(context: _Context, overrides: dict[str, Any], what: str, see: str) -> _Context:
+    """`context` (an attrs class) with the fields `overrides` names replaced; a name it has no field
+    for is a ConfigurationError ("unknown WHAT: ...; see SEE")."""
+    if not overrides:
+        return context
+    import attrs
+
+    try:
+        return attrs.evolve(context, **overrides)  # type: ignore[misc]
+    except TypeError as exc:
+        raise ConfigurationError(f"unknown {what}: {exc}; see {see}") from exc
 
 
 def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:
