@@ -27,8 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
-    run_backend, wait_until
+from .worker import SendCounter, Stopper, Window, emit, ping_setup, role, run_backend, wait_until
 
 CHUNK = 1024  # messages between two looks at the stop flag
 # What the sync loops do when a pass finds nothing to do (an offer refused, a poll empty): back off
@@ -204,15 +203,11 @@ def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
         wait_until(lambda: pub.is_connected and sub.is_connected, 30, "the pong process to connect")
         take_over()
         emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
         poll = sub.poll_messages
         offer = pub.offer
         backoff, reset = _waiter(spec)
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+        payload, clock = ping_setup(spec)
+        now, done = time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             while offer(payload) < 0:
@@ -222,13 +217,10 @@ def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
                     if work() == 0:
                         backoff(0)
                 reset()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
+            if done(t0, now()):
+                break
         _check_size(reply[0].data, spec["size"])
-        return latency_summary(hist)
+        return clock.summary()
 
 
 def _no_work() -> int:
@@ -421,22 +413,14 @@ async def _async_ping(spec: dict[str, Any]) -> dict[str, Any]:
             while not (pub.is_connected and sub.is_connected):
                 await anyio.sleep(0.001)
         emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
-        offer = pub.offer
-        receive = sub.receive
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+        payload, clock = ping_setup(spec)
+        offer, receive = pub.offer, sub.receive
+        now, done = time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             await offer(payload)
             reply = await receive()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
+            if done(t0, now()):
+                break
         _check_size(reply.data, spec["size"])
-        return latency_summary(hist)
+        return clock.summary()
