@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .worker import SendCounter, Stopper, Window, emit, ping_setup, role, run_backend, wait_until
+from .worker import SendCounter, Stopper, Window, emit, ping_setup, role, run_backend, subscribed, wait_until
 
 CHUNK = 1024  # messages between two looks at the stop flag
 # What the sync loops do when a pass finds nothing to do (an offer refused, a poll empty): back off
@@ -48,13 +48,11 @@ def _check_size(data: Any, size: int) -> None:
 
 @role("aeron-sync-receiver")
 def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron, IdleStrategy
+    from aeron_async import IdleStrategy
 
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
-    with Aeron.connect(spec["aeron_dir"]) as client:
-        sub = client.add_subscription(spec["channel"], spec["stream"])
-        emit("READY")
+    with subscribed(spec) as sub:
         poll = sub.poll_messages
         deadline = time.monotonic() + FIRST_MESSAGE_TIMEOUT
         while not (first := poll(1)):
@@ -160,8 +158,6 @@ def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
 
 @role("aeron-sync-pong")
 def sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
-
     stop = Stopper()
     with _sync_endpoint(spec) as (client, work, take_over):
         sub = client.add_subscription(spec.get("request_channel", spec["channel"]), spec["stream"])

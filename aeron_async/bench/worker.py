@@ -12,12 +12,13 @@ Every role lives in a module of this package and is looked up by name in `ROLES`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
@@ -35,6 +36,17 @@ def emit(tag: str, payload: dict[str, Any] | None = None) -> None:
     """One line to the harness: `TAG {json}`."""
     sys.stdout.write(f"{tag} {json.dumps(payload or {})}\n")
     sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def subscribed(spec: dict[str, Any]) -> Iterator[Any]:
+    """A synchronous client's subscription to the run's stream, READY said once it is added."""
+    from aeron_async import Aeron
+
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        sub = client.add_subscription(spec["channel"], spec["stream"])
+        emit("READY")
+        yield sub
 
 
 class Stopper:
