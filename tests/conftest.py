@@ -42,7 +42,7 @@ TEST_DRIVER_SETTINGS: dict[str, Any] = {
     "driver_timeout": 2.0,
     "dir_delete_on_shutdown": True,
 }
-# UDP tests: terms of 1 MiB, so that a stream's log is small and its windows fill quickly
+# the UDP tests' drivers: the settings above with 1 MiB terms
 UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
 
 
