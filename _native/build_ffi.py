@@ -114,50 +114,19 @@ def make_builder(absolute_sources: bool = False) -> FFI:
 
 STUB = ROOT / "aeron_async" / "_aeron_native.pyi"
 
-_STUB_HEAD = '''"""Type stub of the cffi module aeron_async._aeron_native, generated from the cdef by
-`python _native/build_ffi.py --stub` (tests/test_package.py checks that it is current): do not edit.
+_LIB_CLASS = "class Lib:"
 
-`ffi` is typed for what this cdef can produce: it declares no wchar_t, so ffi.string returns bytes.
-Pointers, arrays and structs are CData; their items and fields read as Python values (Any).
-CData, CBuffer, FFI and Lib exist only for type checkers (import them under TYPE_CHECKING).
-"""
 
-from collections.abc import Callable
-from typing import Any
+def stub_head() -> str:
+    """The stub's hand-written part: everything before its `class Lib:` line (the docstring, the
+    CData, CBuffer and FFI classes, `ffi` and `lib`). It is kept in the stub itself, its one place;
+    the generator rewrites only the Lib class below it."""
+    text = STUB.read_text()
+    at = text.find(f"\n{_LIB_CLASS}\n")
+    if at < 0:
+        raise RuntimeError(f"{STUB} has no line {_LIB_CLASS!r}")
+    return text[:at]
 
-from typing_extensions import Buffer
-
-class CData:
-    def __getattr__(self, name: str) -> Any: ...
-    def __setattr__(self, name: str, value: Any) -> None: ...
-    def __getitem__(self, index: int) -> Any: ...
-    def __setitem__(self, index: int, value: Any) -> None: ...
-    def __len__(self) -> int: ...
-    def __bool__(self) -> bool: ...
-    def __int__(self) -> int: ...
-
-class CBuffer:
-    def __buffer__(self, flags: int, /) -> memoryview: ...
-    def __len__(self) -> int: ...
-    def __getitem__(self, index: int | slice) -> Any: ...
-    def __setitem__(self, index: int | slice, value: Any) -> None: ...
-
-class FFI:
-    NULL: CData
-    def new(self, cdecl: str, init: Any = ..., /) -> CData: ...
-    def cast(self, cdecl: str, value: CData | int, /) -> CData: ...
-    def string(self, cdata: CData, maxlen: int = ..., /) -> bytes: ...
-    def buffer(self, cdata: CData, size: int = ..., /) -> CBuffer: ...
-    def from_buffer(self, cdecl: str, python_buffer: Buffer, require_writable: bool = ..., /) -> CData: ...
-    def gc(self, cdata: CData, destructor: Callable[[CData], object], size: int = ..., /) -> CData: ...
-    def sizeof(self, cdecl: str | CData, /) -> int: ...
-    def addressof(self, cdata: CData, *fields_or_indexes: str | int) -> CData: ...
-    def memmove(self, dest: CData | Buffer, src: CData | Buffer, n: int, /) -> None: ...
-    def release(self, cdata: CData, /) -> None: ...
-
-ffi: FFI
-lib: Lib
-'''
 
 # C scalar types as Python sees them through cffi
 _FLOAT_TYPES = {"float", "double"}
@@ -199,7 +168,7 @@ def stub_text() -> str:
                 and isinstance(node.type.type, c_ast.IdentifierType)
                 and node.type.type.names in (["char"], ["uint8_t"], ["int8_t"]))  # cffi passes bytes to all three
 
-    lines = [_STUB_HEAD, "class Lib:"]
+    lines = [stub_head(), _LIB_CLASS]
     for name in constants:
         lines.append(f"    {name}: int")
     for decl in ast.ext:

@@ -6,8 +6,45 @@ loss report),
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+
+def _print_options(rows: Iterable[tuple[str, str, Any, str]], markdown: bool, width: int, default_width: int) -> None:
+    """--help-options: each option's environment variable, property, default and meaning, as a
+    Markdown table or in columns."""
+    if markdown:
+        print("| environment variable | property | default | meaning |")
+        print("|---|---|---|---|")
+    for env, prop, default, description in rows:
+        if markdown:
+            print(f"| `{env}` | `{prop}` | `{default or '(see meaning)'}` | {description} |")
+        else:
+            print(f"{env:{width}s} {prop:{width}s} default {default!s:{default_width}s} {description}")
+
+
+def _name_values(command: str, items: list[str] | None) -> list[tuple[str, str]] | None:
+    """The -o NAME=VALUE arguments as (NAME, VALUE); None (the error printed) when one has no '='."""
+    pairs = []
+    for item in items or []:
+        if "=" not in item:
+            print(f"aeron-async {command}: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
+            return None
+        name, value = item.split("=", 1)
+        pairs.append((name, value))
+    return pairs
+
+
+def _launch(command: str, launch: Callable[[], Any]) -> Any:
+    """What `launch()` returns, or None when it raised (the message, which says what to fix, printed)."""
+    try:
+        return launch()
+    except Exception as exc:  # the message says what to fix
+        print(f"aeron-async {command}: {exc}", file=sys.stderr)
+        return None
 
 
 def _cmd_driver(args: argparse.Namespace) -> int:
@@ -20,22 +57,12 @@ def _cmd_driver(args: argparse.Namespace) -> int:
 
         return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout)
     if args.help_options:
-        if args.markdown:
-            print("| environment variable | property | default | meaning |")
-            print("|---|---|---|---|")
-            for env, prop, default, description in native_options():
-                print(f"| `{env}` | `{prop}` | `{default or '(see meaning)'}` | {description} |")
-        else:
-            for env, prop, default, description in native_options():
-                print(f"{env:45s} {prop:45s} default {default!s:10s} {description}")
+        _print_options(native_options(), args.markdown, 45, 10)
         return 0
-    overrides = {}
-    for item in args.option or []:
-        if "=" not in item:
-            print(f"aeron-async driver: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        name, value = item.split("=", 1)
-        overrides[field_name(DRIVER, name)] = value
+    options = _name_values("driver", args.option)
+    if options is None:
+        return 2
+    overrides = {field_name(DRIVER, name): value for name, value in options}
     if args.aeron_dir:
         overrides["aeron_dir"] = args.aeron_dir
     if args.threading_mode:
@@ -62,10 +89,8 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     from ._stop import StopOnSignal
 
     stop = StopOnSignal()
-    try:
-        driver = MediaDriver.launch(DriverContext(), **overrides)
-    except Exception as exc:  # the message says what to fix
-        print(f"aeron-async driver: {exc}", file=sys.stderr)
+    driver = _launch("driver", lambda: MediaDriver.launch(DriverContext(), **overrides))
+    if driver is None:
         return 1
     with driver:
         print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
@@ -82,22 +107,12 @@ def _cmd_archive(args: argparse.Namespace) -> int:
     from .archive.service import Archive, ArchiveContext, archive_options
 
     if args.help_options:
-        if args.markdown:
-            print("| environment variable | property | default | meaning |")
-            print("|---|---|---|---|")
-            for env, prop, default, description in archive_options():
-                print(f"| `{env}` | `{prop}` | `{default or '(see meaning)'}` | {description} |")
-        else:
-            for env, prop, default, description in archive_options():
-                print(f"{env:48s} {prop:48s} default {default!s:12s} {description}")
+        _print_options(archive_options(), args.markdown, 48, 12)
         return 0
-    overrides: dict[str, str] = {}
-    for item in args.option or []:
-        if "=" not in item:
-            print(f"aeron-async archive: -o expects NAME=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        name, value = item.split("=", 1)
-        overrides[field_name(ARCHIVE, name)] = value
+    options = _name_values("archive", args.option)
+    if options is None:
+        return 2
+    overrides: dict[str, str] = {field_name(ARCHIVE, name): value for name, value in options}
     if args.archive_dir:
         overrides["archive_dir"] = args.archive_dir
     if args.aeron_dir:
@@ -107,10 +122,9 @@ def _cmd_archive(args: argparse.Namespace) -> int:
     from ._stop import StopOnSignal
 
     stop = StopOnSignal()
-    try:
-        archive = Archive.launch(ArchiveContext(), embedded_driver=args.embedded_driver, **overrides)
-    except Exception as exc:  # the message says what to fix
-        print(f"aeron-async archive: {exc}", file=sys.stderr)
+    archive = _launch("archive", lambda: Archive.launch(ArchiveContext(), embedded_driver=args.embedded_driver,
+                                                        **overrides))
+    if archive is None:
         return 1
     with archive:
         print(f"aeron-async archive {archive.archive_id} running in {archive.archive_dir} "
@@ -126,18 +140,6 @@ def _cmd_archive(args: argparse.Namespace) -> int:
                 stop.wait(0.2)
         print("aeron-async archive: shutting down", flush=True)
     return 0
-
-
-def _cmd_stat(args: argparse.Namespace) -> int:
-    from .stat import command
-
-    return command(args)
-
-
-def _cmd_exporter(args: argparse.Namespace) -> int:
-    from .exporter import command
-
-    return command(args)
 
 
 def _cmd_errors(args: argparse.Namespace) -> int:
@@ -175,44 +177,67 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import command
+def reporting(command: str, run: Callable[[], int], errors: tuple[type[Exception], ...] = ()) -> int:
+    """Runs a subcommand's body: a missing extra's message exits with 2, an error of `errors` with 1
+    and "aeron-async COMMAND: message" (on standard error, both)."""
     from .extras import MissingExtraError
 
     try:
-        return command(args, args.bench_argv)
+        return run()
     except MissingExtraError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except errors as exc:
+        print(f"aeron-async {command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import command
+
+    return reporting("bench", lambda: command(args, args.bench_argv))
 
 
 def _cmd_recordings(args: argparse.Namespace) -> int:
     from .archive.tool import command
     from .errors import AeronError
 
-    try:
-        return command(args)
-    except AeronError as exc:
-        print(f"aeron-async recordings: {exc}", file=sys.stderr)
-        return 1
+    return reporting("recordings", lambda: command(args), (AeronError,))
 
 
-def _cmd_ready(args: argparse.Namespace) -> int:
-    from .ready import command
+def _module_command(module: str) -> Callable[[argparse.Namespace], int]:
+    """The `command(args)` of a module of this package, imported when the subcommand runs."""
+    def run(args: argparse.Namespace) -> int:
+        return int(importlib.import_module(f"{__package__}.{module}").command(args))
 
-    return command(args)
-
-
-def _cmd_bench_archive(args: argparse.Namespace) -> int:
-    from .bench.archive import command
-
-    return command(args)
+    return run
 
 
-def _cmd_bench_spark(args: argparse.Namespace) -> int:
-    from .bench.spark import command
+# Subcommands whose arguments and command a module of the package has (`add_arguments(parser)` and
+# `command(args)`), in the order `aeron-async --help` lists them among the others: (name, help,
+# module, what runs it: the module's command unless given).
+_MODULE_COMMANDS: list[tuple[str, str, str, Callable[[argparse.Namespace], int] | None]] = [
+    ("stat", "a driver's counters with their rates, live (or --once / --json), with AeronStat's filters", "stat", None),
+    ("exporter", "serve a driver's counters, loss report and error count to Prometheus at /metrics (the 'monitor' "
+     "extra)", "exporter", None),
+    ("recordings", "an archive directory's recordings from its files: list, describe, verify (frames and checksums), "
+     "migrate", "archive.tool", _cmd_recordings),
+    ("ready", "exit 0 when a media driver is alive in the aeron directory (its CnC heartbeat): a container's "
+     "readiness probe", "ready", None),
+    ("bench-archive", "archive benchmarks: recording and replay throughput against the disk, latency added by "
+     "recording (docs/benchmarks.md)", "bench.archive", None),
+    ("bench-spark", "Spark benchmarks: the aeron source and sink against Parquet, streaming rows/s and latency "
+     "(docs/benchmarks.md; needs the spark extra)", "bench.spark", None),
+    ("resolve", "what a driver currently resolves a name to (its name resolutions table)", "resolve", None),
+]
 
-    return command(args)
+
+def _add_module_commands(sub: Any, names: Iterable[str]) -> None:
+    for name, text, module, run in _MODULE_COMMANDS:
+        if name in names:
+            p = sub.add_parser(name, help=text)
+            importlib.import_module(f"{__package__}.{module}").add_arguments(p)
+            p.set_defaults(func=run or _module_command(module))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,19 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_archive)
 
-    p = sub.add_parser("stat", help="a driver's counters with their rates, live (or --once / --json), with "
-                       "AeronStat's filters")
-    from .stat import add_arguments as add_stat_arguments
-
-    add_stat_arguments(p)
-    p.set_defaults(func=_cmd_stat)
-
-    p = sub.add_parser("exporter", help="serve a driver's counters, loss report and error count to Prometheus at "
-                       "/metrics (the 'monitor' extra)")
-    from .exporter import add_arguments as add_exporter_arguments
-
-    add_exporter_arguments(p)
-    p.set_defaults(func=_cmd_exporter)
+    _add_module_commands(sub, ("stat", "exporter"))
 
     p = sub.add_parser("errors", help="print a driver's distinct error log")
     p.add_argument("--aeron-dir")
@@ -290,39 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(p)
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("recordings", help="an archive directory's recordings from its files: list, describe, verify "
-                       "(frames and checksums), migrate")
-    from .archive.tool import add_arguments as add_recordings_arguments
-
-    add_recordings_arguments(p)
-    p.set_defaults(func=_cmd_recordings)
-
-    p = sub.add_parser("ready", help="exit 0 when a media driver is alive in the aeron directory (its CnC heartbeat): "
-                       "a container's readiness probe")
-    from .ready import add_arguments as add_ready_arguments
-
-    add_ready_arguments(p)
-    p.set_defaults(func=_cmd_ready)
-
-    p = sub.add_parser("bench-archive", help="archive benchmarks: recording and replay throughput against the disk, "
-                       "latency added by recording (docs/benchmarks.md)")
-    from .bench.archive import add_arguments as add_archive_bench_arguments
-
-    add_archive_bench_arguments(p)
-    p.set_defaults(func=_cmd_bench_archive)
-
-    p = sub.add_parser("bench-spark", help="Spark benchmarks: the aeron source and sink against Parquet, streaming "
-                       "rows/s and latency (docs/benchmarks.md; needs the spark extra)")
-    from .bench.spark import add_arguments as add_spark_bench_arguments
-
-    add_spark_bench_arguments(p)
-    p.set_defaults(func=_cmd_bench_spark)
-
-    p = sub.add_parser("resolve", help="what a driver currently resolves a name to (its name resolutions table)")
-    from .resolve import add_arguments as add_resolve_arguments, command as resolve_command
-
-    add_resolve_arguments(p)
-    p.set_defaults(func=resolve_command)
+    _add_module_commands(sub, ("recordings", "ready", "bench-archive", "bench-spark", "resolve"))
 
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

@@ -14,10 +14,11 @@ import re
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ._closing import ClosedOnExit, release_owned
 from ._ffi import ffi, lib
 from .errors import ClosedError, ConfigurationError, DriverNotFoundError, check, last_error
 
@@ -117,17 +118,18 @@ class CounterRecord:
     @property
     def session_id(self) -> int | None:
         """The session id of a per-stream counter (pub-lmt, sub-pos, ...), else None."""
-        if self.type_id not in _STREAM_TYPES:
-            return None
-        value: int = struct.unpack_from("<i", self.key, 8)[0]
-        return value
+        return self._stream_key_field(8)
 
     @property
     def stream_id(self) -> int | None:
         """The stream id of a per-stream counter, else None."""
+        return self._stream_key_field(12)
+
+    def _stream_key_field(self, offset: int) -> int | None:
+        """The int32 at `offset` of a per-stream counter's key, else None."""
         if self.type_id not in _STREAM_TYPES:
             return None
-        value: int = struct.unpack_from("<i", self.key, 12)[0]
+        value: int = struct.unpack_from("<i", self.key, offset)[0]
         return value
 
     @property
@@ -197,7 +199,7 @@ def _record(c: Any) -> CounterRecord:
     )
 
 
-class CountersReader:
+class CountersReader(ClosedOnExit):
     """A read-only view of the counters of the driver at `aeron_dir` (default `$AERON_DIR` or
     /dev/shm/aeron-<user>), from any process. Lookups scan the allocated counters, as Aeron's
     CountersReader does; `value(id)` reads one value without a scan.
@@ -327,12 +329,6 @@ class CountersReader:
         if ptr is not None:
             lib.aa_cnc_reader_close(ptr)
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} aeron_dir={self.aeron_dir!r}{' closed' if self._ptr is None else ''}>"
 
@@ -357,7 +353,7 @@ def encode_counter_key_and_label(key: bytes | bytearray | memoryview | None, lab
     return key_bytes, label_bytes
 
 
-class Counter:
+class Counter(ClosedOnExit):
     """A counter this client added (`Aeron.add_counter`): a 64-bit value in the CnC file that any
     process can read (`aeron-async stat`, CountersReader). The driver frees it when it is closed,
     when its client closes, or when its client dies (client liveness timeout).
@@ -414,19 +410,7 @@ class Counter:
 
     def close(self) -> None:
         """Ask the driver to free the counter (once)."""
-        ptr, self._ptr = self._ptr, None
-        if ptr is not None and self._client._ptr is not None:
-            lib.aa_counter_close(ptr)
-            try:
-                self._client._resources.remove(self)
-            except ValueError:
-                pass
-
-    def __enter__(self) -> Counter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        release_owned(self, lib.aa_counter_close)
 
     def __repr__(self) -> str:
         return f"<Counter id={self.id} type={self.type_id} label={self.label!r}{' closed' if self._ptr is None else ''}>"

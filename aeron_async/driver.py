@@ -6,8 +6,9 @@ import os
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, TypeVar
 
+from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from . import flow_control
 from .context import DriverContext
@@ -31,7 +32,7 @@ def _detach_drivers_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
-class MediaDriver:
+class MediaDriver(ClosedOnExit):
     """A running media driver whose agents are native threads (or, in INVOKER mode, `do_work` calls).
 
     Use as a context manager::
@@ -84,15 +85,7 @@ class MediaDriver:
 
     @classmethod
     def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
-        if context is None:
-            context = DriverContext()
-        if overrides:
-            try:
-                import attrs
-
-                context = attrs.evolve(context, **overrides)
-            except TypeError as exc:
-                raise ConfigurationError(f"unknown driver option: {exc}; see aeron_async.DriverContext") from exc
+        context = with_overrides(context or DriverContext(), overrides, "driver option", "aeron_async.DriverContext")
         native_ctx = context._to_native()
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()
@@ -104,10 +97,6 @@ class MediaDriver:
         if out[0] == ffi.NULL:
             return None
         return cls(out[0], aeron_dir, context)
-
-    @property
-    def is_closed(self) -> bool:
-        return self._ptr is None
 
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
@@ -138,6 +127,10 @@ class MediaDriver:
             time.sleep(poll_interval if deadline is None else max(0.0, min(poll_interval, deadline - time.monotonic())))
         return True
 
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
+
     def close(self) -> None:
         with self._lock:
             ptr, self._ptr = self._ptr, None
@@ -147,15 +140,25 @@ class MediaDriver:
         if ptr is not None:
             lib.aa_driver_close(ptr)
 
-    def __enter__(self) -> MediaDriver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         state = "closed" if self._ptr is None else "running"
         return f"<MediaDriver {state} aeron_dir={self.aeron_dir!r}>"
+
+
+_Context = TypeVar("_Context")
+
+
+def with_overrides(context: _Context, overrides: dict[str, Any], what: str, see: str) -> _Context:
+    """`context` (an attrs class) with the fields `overrides` names replaced; a name it has no field
+    for is a ConfigurationError ("unknown WHAT: ...; see SEE")."""
+    if not overrides:
+        return context
+    import attrs
+
+    try:
+        return attrs.evolve(context, **overrides)  # type: ignore[misc]
+    except TypeError as exc:
+        raise ConfigurationError(f"unknown {what}: {exc}; see {see}") from exc
 
 
 def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:

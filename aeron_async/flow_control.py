@@ -18,7 +18,6 @@ way (reusable, and examples of the API).
 
 from __future__ import annotations
 
-import importlib
 import threading
 import traceback
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ._ffi import ffi, lib
+from ._python_classes import load_class, qualified as _qualified
 from .errors import ConfigurationError, check
 
 if TYPE_CHECKING:
@@ -285,24 +285,7 @@ def registered() -> dict[str, Any]:
 
 def load_factory(spec: str) -> Any:
     """The class named by "module:Class" (or "module.Class"), for `--flow-control NAME=module:Class`."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
-        module_name, _, attr = spec.rpartition(".")
-    if not module_name or not attr:
-        raise ConfigurationError(f"flow control class {spec!r}: give it as module:Class (e.g. mypkg.fc:Slowest)")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"flow control class {spec!r}: cannot import {module_name}: {exc}") from exc
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ConfigurationError(f"flow control class {spec!r}: {module_name} has no {attr}") from None
-    if not callable(obj):
-        raise ConfigurationError(f"flow control class {spec!r} is not a class or factory")
-    return obj
+    return load_class(spec, "flow control", "mypkg.fc:Slowest")
 
 
 def register(name: str, factory: Factory, *, description: str = "") -> None:
@@ -342,10 +325,6 @@ def register(name: str, factory: Factory, *, description: str = "") -> None:
 
 
 # ---- the worker: one thread per driver ----
-
-
-def _qualified(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
 class _Instance:

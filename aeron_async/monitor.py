@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import attrs
 
+from . import counters as _counters
 from ._ffi import ffi, lib
+from .counters import CounterRecord, CountersReader
 
-from .counters import (  # noqa: F401 - re-exported: the type ids and records tools have read from here
-    TYPE_CLIENT_HEARTBEAT,
-    TYPE_FC_RECEIVERS,
-    TYPE_LOCAL_SOCKET_ADDRESS,
-    TYPE_PER_IMAGE,
-    TYPE_PUBLISHER_LIMIT,
-    TYPE_PUBLISHER_POSITION,
-    TYPE_RECEIVE_CHANNEL_STATUS,
-    TYPE_RECEIVER_HWM,
-    TYPE_RECEIVER_POSITION,
-    TYPE_SEND_CHANNEL_STATUS,
-    TYPE_SENDER_BPE,
-    TYPE_SENDER_LIMIT,
-    TYPE_SENDER_POSITION,
-    TYPE_SUBSCRIBER_POSITION,
-    TYPE_SYSTEM,
-    CounterRecord,
-    CountersReader,
-)
+
+def __getattr__(name: str) -> Any:
+    """The counter type ids (TYPE_*) tools have read from here: aeron_async.counters' (PEP 562)."""
+    if name.startswith("TYPE_") and hasattr(_counters, name):
+        return getattr(_counters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Counter = CounterRecord  # the name this module gave counter records before aeron_async.counters
 

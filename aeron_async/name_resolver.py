@@ -25,7 +25,6 @@ driver's default resolver (getaddrinfo), and there is no do_work.
 
 from __future__ import annotations
 
-import importlib
 import ipaddress
 import os
 import threading
@@ -36,6 +35,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ._ffi import ffi, lib
+from ._python_classes import load_class, qualified as _qualified
 from .errors import ConfigurationError, check
 
 __all__ = ("NameResolver", "NameResolverParams", "load_factory", "register", "registered")
@@ -112,22 +112,7 @@ def registered() -> dict[str, Any]:
 
 def load_factory(spec: str) -> Any:
     """The class named by "module:Class" (or "module.Class"), for `--name-resolver NAME=module:Class`."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
-        module_name, _, attr = spec.rpartition(".")
-    if not module_name or not attr:
-        raise ConfigurationError(f"name resolver class {spec!r}: give it as module:Class (e.g. mypkg.names:Services)")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"name resolver class {spec!r}: cannot import {module_name}: {exc}") from exc
-    try:
-        factory = getattr(module, attr)
-    except AttributeError:
-        raise ConfigurationError(f"name resolver class {spec!r}: {module_name} has no {attr}") from None
-    if not callable(factory):
-        raise ConfigurationError(f"name resolver class {spec!r} is not a class or factory")
-    return factory
+    return load_class(spec, "name resolver", "mypkg.names:Services")
 
 
 def _overrides(factory: Any, method: str) -> bool:
@@ -172,10 +157,6 @@ def register(name: str, factory: Factory | type[NameResolver], *, description: s
             ConfigurationError)
         _registered[name] = _Registration(factory, timeout, work_interval)
     _Worker.ensure_started()
-
-
-def _qualified(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
 # ---- the worker: one per process ----

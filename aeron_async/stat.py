@@ -183,16 +183,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def command(args: argparse.Namespace) -> int:
+    from .cli import reporting
     from .errors import AeronError
-    from .extras import MissingExtraError
 
     try:
-        return run(args, sys.stdout)
-    except MissingExtraError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except (AeronError, ValueError) as exc:
-        print(f"aeron-async stat: {exc}", file=sys.stderr)
-        return 1
+        return reporting("stat", lambda: run(args, sys.stdout), (AeronError, ValueError))
     except KeyboardInterrupt:
         return 0

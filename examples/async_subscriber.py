@@ -14,8 +14,7 @@ import argparse
 import anyio
 
 import aeron_async
-
-DEFAULT_DIR = "/dev/shm/aeron-async-examples"
+from sample_configuration import stream_arguments
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -34,12 +33,5 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--count", type=int, default=10)
-    parser.add_argument("--channel", default="aeron:ipc")
-    parser.add_argument("--stream", type=int, default=1001)
-    parser.add_argument("--aeron-dir", default=DEFAULT_DIR)
-    parser.add_argument("--timeout", type=float, default=60.0, help="give up after this many seconds")
-    parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
-    ns = parser.parse_args()
+    ns = stream_arguments(__doc__).parse_args()
     anyio.run(main, ns, backend=ns.backend)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import socket
 import time
 from array import array
@@ -17,7 +18,7 @@ import pytest
 
 import aeron_async
 from aeron_async.archive import AeronArchive, RecordingSignal
-from conftest import TEST_DRIVER_SETTINGS
+from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir
 
 service = pytest.importorskip("aeron_async.archive.service", reason="the archive service (branch arsvc) is not merged")
 
@@ -32,6 +33,22 @@ def archive_beside_driver(aeron_dir: str, archive_dir: str, **overrides: Any) ->
         with service.Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir,
                                     **{**ARCHIVE_SETTINGS, **overrides}) as archive:
             yield archive
+
+
+@contextlib.contextmanager
+def archive_clients(tmp_path_factory: Any, name: str) -> Iterator[tuple[str, str, aeron_async.Aeron, AeronArchive]]:
+    """An archive beside a driver in fresh directories (the archive's a tmp directory `name`), and a
+    client and an archive client connected to them: (aeron_dir, archive_dir, client, archive). The
+    aeron directory is removed afterwards."""
+    aeron_dir = new_aeron_dir()
+    archive_dir = str(tmp_path_factory.mktemp(name))
+    try:
+        with archive_beside_driver(aeron_dir, archive_dir):
+            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
+                    AeronArchive.connect(client, timeout=10.0) as archive:
+                yield aeron_dir, archive_dir, client, archive
+    finally:
+        shutil.rmtree(aeron_dir, ignore_errors=True)
 
 
 def free_udp_port() -> int:

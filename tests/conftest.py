@@ -1,18 +1,20 @@
 """Shared fixtures: a driver in the SHARED threading mode with a backoff idle strategy, short
-timeouts so failure paths finish quickly, a private aeron directory, a connected client, a
-standalone driver process, and the event loops every async test body runs on (asyncio, asyncio
-with uvloop, trio)."""
+timeouts so failure paths finish quickly, a private aeron directory, a connected client (and both
+with 1 MiB terms for UDP), a standalone driver process, and the event loops every async test body
+runs on (asyncio, asyncio with uvloop, trio); and the helpers the test modules share: free ports,
+unique names, system counters."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -20,9 +22,11 @@ import pytest
 import uvloop
 
 import aeron_async
+from aeron_async.monitor import CncReader
 from spark_fixtures import spark  # noqa: F401  (the shared SparkSession fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, "tests")
 
 TEST_DRIVER_SETTINGS: dict[str, Any] = {
     "threading_mode": "SHARED",
@@ -38,6 +42,8 @@ TEST_DRIVER_SETTINGS: dict[str, Any] = {
     "driver_timeout": 2.0,
     "dir_delete_on_shutdown": True,
 }
+# the UDP tests' drivers: the settings above with 1 MiB terms
+UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
 
 
 def new_aeron_dir() -> str:
@@ -52,16 +58,68 @@ def aeron_dir() -> Iterator[str]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-def driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as d:
-        yield d
+def _driver_fixture(name: str, settings: dict[str, Any]) -> Any:
+    """A fixture `name`: an embedded driver with `settings` in the test's aeron_dir."""
+    def launched(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
+        with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as d:
+            yield d
+
+    return pytest.fixture(launched, name=name)
+
+
+driver = _driver_fixture("driver", TEST_DRIVER_SETTINGS)
+udp_driver = _driver_fixture("udp_driver", UDP_SETTINGS)
 
 
 @pytest.fixture
 def client(driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
     with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as c:
         yield c
+
+
+@pytest.fixture
+def udp_client(udp_driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
+    with aeron_async.Aeron.connect(udp_driver.aeron_dir, driver_timeout=5.0) as c:
+        yield c
+
+
+def free_udp_port() -> int:
+    """A UDP port of 127.0.0.1 that the kernel found free just now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def udp_channel(port: int | None = None, **params: object) -> str:
+    """A unicast channel to 127.0.0.1 (on a free port unless given) with `params` (`term_length=...`
+    is written term-length=...)."""
+    extra = "".join(f"|{k.replace('_', '-')}={v}" for k, v in params.items())
+    return f"aeron:udp?endpoint=127.0.0.1:{free_udp_port() if port is None else port}{extra}"
+
+
+def unique(prefix: str) -> str:
+    """Registrations last as long as the process: every test registers names of its own."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def counters_by_label(aeron_dir: str) -> dict[str, int]:
+    """Every counter of a driver's CnC file, by label."""
+    with CncReader(aeron_dir) as reader:
+        return {c.label: c.value for c in reader.counters()}
+
+
+def system_counters(aeron_dir: str) -> dict[str, int]:
+    """The driver's system counters (type 0), by label."""
+    with CncReader(aeron_dir) as reader:
+        return {c.label: c.value for c in reader.counters() if c.type_id == 0}
+
+
+def system_counter(aeron_dir: str, label: str) -> int:
+    """One system counter of the driver; fails the test when it has none of that label."""
+    counters = system_counters(aeron_dir)
+    if label not in counters:
+        raise AssertionError(f"no system counter {label!r}")
+    return counters[label]
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.001, what: str = "condition") -> Any:
@@ -149,6 +207,19 @@ def python_env() -> dict[str, str]:
 PYTHON = sys.executable
 
 
+def run_proc(name: str, *args: object, prefix: Sequence[str] = (), env: dict[str, str] | None = None,
+             stdin: bool = False) -> subprocess.Popen[str]:
+    """A script of tests/procs/ in a process of its own, with tests/ on its path, its output (stdout
+    and stderr) one text pipe; `prefix` runs it through another command (a netns host's command()),
+    `env` adds variables (e.g. AA_STREAM_PROFILE), `stdin` gives it a pipe to read."""
+    variables = python_env()
+    variables["PYTHONPATH"] = TESTS + os.pathsep + variables["PYTHONPATH"]
+    variables.update(env or {})
+    return subprocess.Popen([*prefix, PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=variables,
+                            stdin=subprocess.PIPE if stdin else None, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
 @pytest.fixture(
     params=[
         pytest.param(("asyncio", {}), id="asyncio"),
@@ -184,6 +255,38 @@ def stop_driver(proc: subprocess.Popen) -> str:
             raise AssertionError(f"driver did not stop on SIGINT; its output: {out!r}")
         return out
     return proc.stdout.read()
+
+
+def stream_one(client: aeron_async.Aeron, pub_channel: str, sub_channel: str, stream_id: int, data: bytes,
+               timeout: float = 10.0) -> None:
+    """One message from a publication to a subscription of the client: it arrives, alone and intact,
+    within `timeout` seconds for each step (connecting, offering, receiving)."""
+    sub = client.add_subscription(sub_channel, stream_id)
+    pub = client.add_publication(pub_channel, stream_id)
+    wait_for(lambda: pub.is_connected, timeout=timeout, what="connected")
+    wait_for(lambda: pub.offer(data) > 0, timeout=timeout, what="the offer")
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=timeout, what="the message")
+    assert got == [data]
+
+
+def stream_between(pub_dir: str, sub_dir: str, channel: str, small: int, large: int, **env: str) -> None:
+    """procs/subscriber.py on sub_dir's driver and procs/publisher.py on pub_dir's: `small` messages
+    and `large` ones (procs/streams.py; `env`: e.g. AA_STREAM_PROFILE) on stream 1001, the subscriber
+    verifies every one."""
+    sub = run_proc("subscriber.py", sub_dir, channel, 1001, small, large, env=env)
+    assert sub.stdout is not None and sub.stdout.readline().strip() == "ready"
+    pub = run_proc("publisher.py", pub_dir, channel, 1001, small, large, env=env)
+    try:
+        sub_out, _ = sub.communicate(timeout=900)
+        pub_out, _ = pub.communicate(timeout=60)
+    finally:
+        for p in (sub, pub):
+            if p.poll() is None:
+                p.kill()
+    assert sub.returncode == 0, sub_out
+    assert f"verified {small + large}" in sub_out
+    assert pub.returncode == 0, pub_out
 
 
 def readme_example(marker: str) -> str:

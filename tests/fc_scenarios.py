@@ -1,9 +1,9 @@
 """Flow control with several receivers (docs/architecture.md, "Flow control with receiver
-tracking"), as helpers any strategy can be run through: one publishing host and receiving hosts on a
-bridge (tests/netns.bridged_hosts), a standalone driver on each, one multicast channel. The test
-process is every driver's client (the drivers' sockets live in their namespaces, their CnC files in
-/dev/shm, which namespaces share), so it can publish, read each receiver at its own pace and compare
-positions in one loop.
+tracking"), as helpers any strategy can be run
+through: one publishing host and receiving hosts on a bridge (aeron_async/bench/netns.py, bridged_hosts), a
+standalone driver on each, one multicast channel. The test process is every driver's client (the
+drivers' sockets live in their namespaces, their CnC files in /dev/shm, which namespaces share), so
+it can publish, read each receiver at its own pace and compare positions in one loop.
 
 The scenarios take the fc= value to put on the publication (e.g. "min", "tagged,g:1001/2,t:500ms"),
 so the same bodies run with another strategy registered under another name: `Group` takes the
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import aeron_async
-import netns
+from aeron_async.bench import netns
 from aeron_async.counters import TYPE_FC_RECEIVERS
 from conftest import new_aeron_dir, start_driver, stop_driver
 
@@ -116,6 +116,16 @@ class Group:
         record = self.publisher_client.counters_reader.find_by_type_id_and_registration_id(
             TYPE_FC_RECEIVERS, self.publication.registration_id)
         return None if record is None else record.value
+
+    def start_three(self, fc: str, gtag: int | None, rates: tuple[float | None, ...], what: str) -> list[Receiver]:
+        """Receivers 0, 1 and 2 (with `gtag`, each at its rate: None as fast as it can, 0 not at
+        all) and a publication with `fc`; returns them, reading, once the publication is connected
+        and tracks all three (where its strategy has an fc-receivers counter)."""
+        receivers = [self.subscribe(index, gtag, rate) for index, rate in enumerate(rates)]
+        pub = self.publish(fc)
+        wait(lambda: pub.is_connected and self.fc_receivers() in (None, 3), self, 10, what)
+        self.start_reading()
+        return receivers
 
     def start_reading(self) -> None:
         now = time.monotonic()
@@ -223,12 +233,7 @@ def behind(g: Group, receiver: Receiver) -> int:
 def slow_reader_holds_the_publisher(g: Group, fc: str) -> None:
     """fc=min (or a strategy that behaves like it): a slow reader holds the publisher to its pace;
     nothing is lost at any receiver."""
-    fast_a = g.subscribe(0, None, None)
-    fast_b = g.subscribe(1, None, None)
-    slow = g.subscribe(2, None, 300.0)
-    pub = g.publish(fc)
-    wait(lambda: pub.is_connected and g.fc_receivers() in (None, 3), g, 10, "three receivers tracked")
-    g.start_reading()
+    fast_a, fast_b, slow = g.start_three(fc, None, (None, None, 300.0), "three receivers tracked")
     g.run(3.0)
     limit = 2 * WINDOW + 4 * (MESSAGE + 32)   # the receiver window plus the publication window
     print(f"{fc}: sent {g.sent}, fast {fast_a.received}/{fast_b.received}, slow {slow.received} "
@@ -290,12 +295,9 @@ def killed_tagged_receiver_is_dropped(g: Group, fc: str, timeout: float, tag: in
     """fc=tagged,g:1001/2,t:<timeout> with three tagged receivers, one of which stops reading: it holds
     the publisher until its driver is killed (SIGKILL, no end of stream); after the receiver timeout it
     is dropped and the publisher goes on at the pace of the other two."""
-    a = g.subscribe(0, tag, None)
-    b = g.subscribe(1, tag, None)
-    stuck = g.subscribe(2, tag, 0)
-    pub = g.publish(fc)
-    wait(lambda: pub.is_connected and g.fc_receivers() in (None, 3), g, 10, "three tagged receivers")
-    g.start_reading()
+    a, b, stuck = g.start_three(fc, tag, (None, None, 0), "three tagged receivers")
+    pub = g.publication
+    assert pub is not None
     g.run(1.5)
     held = g.sent
     assert behind(g, stuck) <= 2 * WINDOW + 4 * (MESSAGE + 32), "the stuck receiver did not hold the publisher"

@@ -79,6 +79,20 @@ async def connected_pair(client: aeron_async.AsyncAeron, stream_id: int = 10, ch
     return sub, pub
 
 
+class Arrival:
+    """One message received from a subscription in a task of its own: its data (in `got`) and when
+    it arrived (`at`, time.monotonic())."""
+
+    def __init__(self, sub: Any) -> None:
+        self.sub = sub
+        self.got: list[bytes] = []
+        self.at = 0.0
+
+    async def receive(self) -> None:
+        self.got.append((await self.sub.receive()).data)
+        self.at = time.monotonic()
+
+
 def cpu_seconds() -> float:
     """CPU time of this whole process: every Python and native thread (driver and client included)."""
     return time.process_time()
@@ -242,16 +256,10 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
         with anyio.fail_after(30):
             while not await anyio.to_thread.run_sync(logs_settled):
                 pass
-        got: list[bytes] = []
-        woke_at = 0.0
-
-        async def receive() -> None:
-            nonlocal woke_at
-            got.append((await sub.receive()).data)
-            woke_at = time.monotonic()
-
+        arrival = Arrival(sub)
+        got = arrival.got
         async with anyio.create_task_group() as tg:
-            tg.start_soon(receive)
+            tg.start_soon(arrival.receive)
             cpu0, wall0 = cpu_seconds(), time.monotonic()
             await anyio.sleep(5.0)
             cpu, wall = cpu_seconds() - cpu0, time.monotonic() - wall0
@@ -262,7 +270,7 @@ async def test_idle_subscriber_costs_little_and_wakes_on_a_message(aeron_dir: st
                 while not got:
                     await anyio.sleep(0.001)
         assert got == [b"wake up"]
-        print(f"idle: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s; woke {1000 * (woke_at - sent_at):.1f} ms "
+        print(f"idle: {100 * cpu / wall:.2f}% of a core over {wall:.1f} s; woke {1000 * (arrival.at - sent_at):.1f} ms "
               "after the offer")
         if os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") != "1":  # ASan+UBSan builds cost several times more a wake
             assert cpu / wall < 0.02, f"idle subscriber + driver used {100 * cpu / wall:.2f}% of a core"
@@ -348,22 +356,15 @@ async def test_waiters_are_woken_past_the_doorbell_set_capacity(client) -> None:
                 await anyio.sleep(0.005)
         latencies = []
         for i, pub in enumerate(pubs[::13]):
-            received: list[bytes] = []
-            received_at = 0.0
-
-            async def receive() -> None:
-                nonlocal received_at
-                received.append((await sub.receive()).data)
-                received_at = time.monotonic()
-
+            arrival = Arrival(sub)
             with anyio.fail_after(5):
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(receive)
+                    tg.start_soon(arrival.receive)
                     await anyio.sleep(0.002)  # parked by now
                     sent_at = time.monotonic()
                     await pub.offer(seq(i))
-            latencies.append(received_at - sent_at)
-            assert received == [seq(i)]
+            latencies.append(arrival.at - sent_at)
+            assert arrival.got == [seq(i)]
         latencies.sort()
         print(f"past the doorbell set capacity: woken in {1000 * latencies[0]:.2f}-{1000 * latencies[-1]:.2f} ms "
               f"(median {1000 * latencies[len(latencies) // 2]:.2f} ms)")

@@ -21,7 +21,6 @@ retransmissions of the ~1% lost take their share too: the most the link can carr
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import threading
@@ -29,9 +28,9 @@ import time
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader, render
-from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
+from conftest import new_aeron_dir, run_proc, start_driver, stop_driver
 
 pytestmark = [
     pytest.mark.slow,
@@ -39,7 +38,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tc") is None, reason="`tc` (iproute2) is missing"),
 ]
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 RATE_MBIT = 10
 MESSAGES = 12_500          # 17.6 MB of frames: ~14 s at 10 Mbit/s
 PAYLOAD = 1376             # + 32-byte header = one 1,408-byte MTU frame per datagram
@@ -48,13 +46,8 @@ DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_I
                   "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms")
 
 
-def stream(host: netns.Host, mode: str, aeron_dir: str, channel: str) -> subprocess.Popen:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    return subprocess.Popen(
-        host.command(PYTHON, os.path.join(TESTS, "procs", "cc_stream.py"), mode, aeron_dir, channel, "1001",
-                     str(MESSAGES), str(PAYLOAD)),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def stream(host: netns.Host, mode: str, aeron_dir: str, channel: str) -> subprocess.Popen[str]:
+    return run_proc("cc_stream.py", mode, aeron_dir, channel, 1001, MESSAGES, PAYLOAD, prefix=host.command())
 
 
 def watch_cubic_counters(aeron_dir: str, done: threading.Event, seen: dict[str, list[int]]) -> None:

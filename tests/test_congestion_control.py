@@ -5,7 +5,6 @@ test_cc_netns.py; the algorithm itself is tested in C (test_protocols_congestion
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 
@@ -14,15 +13,9 @@ import pytest
 import aeron_async
 from aeron_async.counters import TYPE_PER_IMAGE, CounterRecord
 from aeron_async.monitor import CncReader
-from conftest import TEST_DRIVER_SETTINGS, wait_for
+from conftest import TEST_DRIVER_SETTINGS, free_udp_port, wait_for
 
 MTU = 1408
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cubic_counters(aeron_dir: str) -> list[CounterRecord]:

@@ -22,10 +22,9 @@ import pytest
 
 import aeron_async
 from conftest import (
-    PYTHON, REPO, TEST_DRIVER_SETTINGS, driver_timeout_raised, new_aeron_dir, python_env, record_broken, start_driver,
-    stop_driver, wait_for)
+    PYTHON, REPO, TEST_DRIVER_SETTINGS, driver_timeout_raised, new_aeron_dir, python_env, record_broken, run_proc,
+    start_driver, stop_driver, wait_for)
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 # A driver timeout no test waits for: whatever is noticed here is noticed without it.
 LONG_TIMEOUT = 10.0
 SETTINGS = {**TEST_DRIVER_SETTINGS, "driver_timeout": LONG_TIMEOUT, "dir_delete_on_shutdown": False}
@@ -215,12 +214,8 @@ def test_four_processes_launching_an_embedded_driver_at_once(private_dir: str) -
     """Four processes run `connect(embedded_driver=True)` on one directory at the same moment: one
     launches the driver, the others join it, all four exchange messages, none fails, and once they
     are done nothing is left (the driver deletes its directory on shutdown here)."""
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
     names = [f"peer-{i}" for i in range(4)]
-    procs = [subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", "embedded_peer.py"), private_dir, name, "4"],
-                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for name in names]
+    procs = [run_proc("embedded_peer.py", private_dir, name, 4, stdin=True) for name in names]
 
     def expect(proc: subprocess.Popen[str], pattern: str) -> str:
         assert proc.stdout is not None

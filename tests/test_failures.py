@@ -6,16 +6,7 @@ from __future__ import annotations
 import time
 
 import aeron_async
-from aeron_async.monitor import CncReader
-from conftest import offer_all, wait_for
-
-
-def system_counter(aeron_dir: str, label: str) -> int:
-    with CncReader(aeron_dir) as reader:
-        for counter in reader.counters():
-            if counter.type_id == 0 and counter.label == label:
-                return counter.value
-    raise AssertionError(f"no system counter {label!r}")
+from conftest import offer_all, system_counter, wait_for
 
 
 def test_abandoned_claim_is_unblocked(client: aeron_async.Aeron, driver: aeron_async.MediaDriver) -> None:

@@ -6,30 +6,13 @@ fc-receivers counter. Several receivers (multicast) are in tests/test_flow_contr
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 import aeron_async
 from aeron_async.counters import TYPE_FC_RECEIVERS
 from aeron_async.monitor import CncReader, render
-
-from conftest import TEST_DRIVER_SETTINGS, wait_for
-from test_udp import free_udp_port
-
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-@pytest.fixture
-def udp_driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as driver:
-        yield driver
-
-
-@pytest.fixture
-def udp_client(udp_driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
-    with aeron_async.Aeron.connect(udp_driver.aeron_dir, driver_timeout=5.0) as client:
-        yield client
+from conftest import UDP_SETTINGS, free_udp_port, wait_for
 
 
 def fc_receivers(client: aeron_async.Aeron, pub: aeron_async.Publication) -> int | None:

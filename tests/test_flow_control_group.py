@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 import aeron_async
+from aeron_async.bench import netns
 import fc_scenarios
-import netns
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 

@@ -8,13 +8,9 @@ TaggedFlowControl, fed made-up status messages."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -23,21 +19,8 @@ from aeron_async import FlowControlParams, MinFlowControl, StatusMessage, Tagged
 from aeron_async.counters import TYPE_SENDER_LIMIT, TYPE_SENDER_POSITION
 from aeron_async.monitor import CncReader
 from aeron_async.strategies import StrategyKind
-from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, python_env, start_driver, stop_driver, wait_for
-
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-def unique(prefix: str) -> str:
-    """Registrations last as long as the process: every test registers names of its own."""
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
+from conftest import (PYTHON, REPO, UDP_SETTINGS, free_udp_port, python_env, start_driver, stop_driver, unique,
+                      wait_for)
 
 def fallback_name() -> str:
     """What a failed strategy is replaced by: the native min where one is registered."""
@@ -67,18 +50,6 @@ def counter_value(client: aeron_async.Aeron, type_id: int) -> int:
 def errors(aeron_dir: str) -> list[str]:
     with CncReader(aeron_dir) as reader:
         return [e.text for e in reader.errors()]
-
-
-@pytest.fixture
-def udp_driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as driver:
-        yield driver
-
-
-@pytest.fixture
-def udp_client(udp_driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
-    with aeron_async.Aeron.connect(udp_driver.aeron_dir, driver_timeout=5.0) as client:
-        yield client
 
 
 # ---- through a driver ----

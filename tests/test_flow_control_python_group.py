@@ -8,20 +8,18 @@ the group as min does."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable
 
 import pytest
 
+from aeron_async.bench import netns
+from aeron_async.bench.harness import close_and_wait
 import fc_scenarios
-import netns
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, python_env
+from conftest import run_proc
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 RECEIVER_TIMEOUT = "1s"
 STANDALONE_OPTIONS = (
     "--flow-control", "pymin=aeron_async.flow_control:MinFlowControl",
@@ -33,22 +31,13 @@ STANDALONE_OPTIONS = (
 def embedded_driver(host: netns.Host, aeron_dir: str) -> Callable[[], None]:
     """Starts tests/procs/embedded_fc_driver.py on the host; returns what stops it (stdin closed,
     killed if it has not exited within 15 s)."""
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    proc = subprocess.Popen(host.command(PYTHON, os.path.join(TESTS, "procs", "embedded_fc_driver.py"), aeron_dir),
-                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = run_proc("embedded_fc_driver.py", aeron_dir, prefix=host.command(), stdin=True)
     assert proc.stdout is not None and proc.stdin is not None
     line = proc.stdout.readline()
     assert "running" in line, line + (proc.stdout.read() if proc.poll() is not None else "")
 
     def stop() -> None:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if not close_and_wait(proc, 15):
             raise AssertionError("the embedded driver's process did not exit")
 
     return stop

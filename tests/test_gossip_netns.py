@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
+from conftest import new_aeron_dir, run_proc, start_driver, stop_driver
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 RESOLVER_PORT = 8050
 CHANNEL = "aeron:udp?endpoint=pod-1:40123"
 STREAM = 1015
@@ -70,10 +69,7 @@ def stop_pod(pod: Pod, kill: bool = False) -> None:
 
 
 def stream(pod: Pod, *args: object) -> subprocess.Popen[str]:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    proc = subprocess.Popen(pod.host.command(PYTHON, os.path.join(TESTS, "procs", "named_stream.py"), *map(str, args)),
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = run_proc("named_stream.py", *args, prefix=pod.host.command())
     pod.procs.append(proc)
     return proc
 

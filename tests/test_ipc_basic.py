@@ -20,10 +20,16 @@ def collect(sub: aeron_async.Subscription, count: int, timeout: float = 10.0) ->
     return out
 
 
-def test_offer_and_poll_messages_round_trip(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 10)
-    pub = client.add_publication("aeron:ipc", 10)
+def connected_ipc(client: aeron_async.Aeron, stream_id: int) -> tuple[aeron_async.Subscription, aeron_async.Publication]:
+    """A subscription and a publication of aeron:ipc on `stream_id`, once connected."""
+    sub = client.add_subscription("aeron:ipc", stream_id)
+    pub = client.add_publication("aeron:ipc", stream_id)
     wait_for(lambda: pub.is_connected, what="publication connected")
+    return sub, pub
+
+
+def test_offer_and_poll_messages_round_trip(client: aeron_async.Aeron) -> None:
+    sub, pub = connected_ipc(client, 10)
     positions = [offer_all(pub, f"message {i}".encode()) for i in range(100)]
     assert positions == sorted(positions) and positions[0] > 0
     messages = collect(sub, 100)
@@ -61,9 +67,7 @@ def test_a_connected_publication_takes_an_offer_at_once(client: aeron_async.Aero
 
 
 def test_poll_handler_gets_memoryview_and_header(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 12)
-    pub = client.add_publication("aeron:ipc", 12)
-    wait_for(lambda: pub.is_connected)
+    sub, pub = connected_ipc(client, 12)
     offer_all(pub, b"abc")
     offer_all(pub, b"defg")
     seen = []
@@ -96,9 +100,7 @@ def test_fragmented_messages_reassembled_by_both_forms(client: aeron_async.Aeron
 
 
 def test_poll_messages_after_handler_form_share_position(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 14)
-    pub = client.add_publication("aeron:ipc", 14)
-    wait_for(lambda: pub.is_connected)
+    sub, pub = connected_ipc(client, 14)
     for i in range(10):
         offer_all(pub, struct.pack("<i", i))
     first = []
@@ -108,9 +110,7 @@ def test_poll_messages_after_handler_form_share_position(client: aeron_async.Aer
 
 
 def test_try_claim_commit_and_abort(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 15)
-    pub = client.add_publication("aeron:ipc", 15)
-    wait_for(lambda: pub.is_connected)
+    sub, pub = connected_ipc(client, 15)
     def claim(length: int) -> aeron_async.BufferClaim:
         def attempt() -> aeron_async.BufferClaim | None:
             result = pub.try_claim(length)
@@ -129,9 +129,7 @@ def test_try_claim_commit_and_abort(client: aeron_async.Aeron) -> None:
 
 
 def test_offer_vectors_gathers(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 16)
-    pub = client.add_publication("aeron:ipc", 16)
-    wait_for(lambda: pub.is_connected)
+    sub, pub = connected_ipc(client, 16)
     wait_for(lambda: pub.offer_vectors([b"head-", memoryview(b"body-"), bytearray(b"tail")]) > 0)
     big = [bytes([i]) * 1000 for i in range(10)]
     wait_for(lambda: pub.offer_vectors(big) > 0)
@@ -219,9 +217,7 @@ def test_image_events_taken_after_the_image_and_its_log_are_gone(client: aeron_a
 
 
 def test_closing_publication_delivers_everything_then_end_of_stream(client: aeron_async.Aeron) -> None:
-    sub = client.add_subscription("aeron:ipc", 20)
-    pub = client.add_publication("aeron:ipc", 20)
-    wait_for(lambda: pub.is_connected)
+    sub, pub = connected_ipc(client, 20)
     for i in range(1000):
         offer_all(pub, struct.pack("<q", i))
     pub.close()

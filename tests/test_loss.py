@@ -26,8 +26,7 @@ import aeron_async
 from aeron_async.errors import ConfigurationError, DriverNotFoundError
 from aeron_async.cli import main
 from aeron_async.loss import HEADER, LossEntry, parse_loss_report, read_loss_report
-from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, python_env, wait_for
-from test_udp import system_counter, udp_channel
+from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, python_env, system_counter, udp_channel, wait_for
 
 LOSS_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="64k", udp_receive_loss="drop:data:4%",
                      udp_loss_seed=18)

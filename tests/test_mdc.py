@@ -17,18 +17,11 @@ import anyio
 import pytest
 
 import aeron_async
-from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, start_driver, wait_for
+from conftest import TEST_DRIVER_SETTINGS, free_udp_port, new_aeron_dir, start_driver, wait_for
 
 STREAM = 31
 DESTINATION_TIMEOUT = 1.0
 SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m", mdc_destination_timeout=DESTINATION_TIMEOUT)
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Node:

@@ -12,7 +12,6 @@ per lost packet and holds them below bounds explained with NAKS_PER_LOSS_BOUND."
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -20,13 +19,12 @@ from collections.abc import Callable
 import pytest
 
 import aeron_async
-import netns
+from aeron_async.bench import netns
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
+from conftest import new_aeron_dir, run_proc, start_driver, stop_driver, system_counters
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 MESSAGES = 1_000_000
 RECEIVERS = 4
 # Multicast publications use max flow control by default (reference 5): the fastest receiver paces
@@ -75,24 +73,14 @@ SHARED_NAKS_PER_LOSS_BOUND = 3.0
 
 
 def client(host: netns.Host, name: str, *args: object, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    env["AA_STREAM_PROFILE"] = "small"
-    env["AA_PUBLISHER_WAIT_FOR_GO"] = "1"
-    env.update(env_extra or {})
-    return subprocess.Popen(host.command(PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)), env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return run_proc(name, *args, prefix=host.command(), stdin=True,
+                    env={"AA_STREAM_PROFILE": "small", "AA_PUBLISHER_WAIT_FOR_GO": "1", **(env_extra or {})})
 
 
 def has_image(aeron_dir: str, stream_id: int) -> bool:
     """Whether the driver has an image of the stream (its rcv-pos counter: "rcv-pos: <id> <session> <stream> ...")."""
     with CncReader(aeron_dir) as reader:
         return any(c.label.startswith("rcv-pos:") and c.label.split()[3] == str(stream_id) for c in reader.counters())
-
-
-def system_counters(aeron_dir: str) -> dict[str, int]:
-    with CncReader(aeron_dir) as reader:
-        return {c.label: c.value for c in reader.counters() if c.type_id == 0}
 
 
 def stream(sender: netns.Host, receivers: list[netns.Host], dirs: list[str], stream_id: int, messages: int,

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 
 import pytest
 
 import aeron_async
-from conftest import PYTHON, REPO, driver_timeout_raised, new_aeron_dir, python_env, start_driver, stop_driver, wait_for
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_script(name: str, *args: object) -> subprocess.Popen:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    return subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+from conftest import (PYTHON, driver_timeout_raised, new_aeron_dir, python_env, run_proc, start_driver, stop_driver,
+                      stream_between, wait_for)
 
 
 @pytest.fixture
@@ -41,19 +35,7 @@ def test_million_messages_between_processes(standalone_driver) -> None:
     aeron_dir, _ = standalone_driver
     channel = "aeron:ipc?term-length=32m"
     small, large = 1_000_000, 100
-    sub = run_script("subscriber.py", aeron_dir, channel, 1001, small, large)
-    assert sub.stdout.readline().strip() == "ready"
-    pub = run_script("publisher.py", aeron_dir, channel, 1001, small, large)
-    try:
-        sub_out, _ = sub.communicate(timeout=900)
-        pub_out, _ = pub.communicate(timeout=60)
-    finally:
-        for p in (sub, pub):
-            if p.poll() is None:
-                p.kill()
-    assert sub.returncode == 0, sub_out
-    assert f"verified {small + large}" in sub_out
-    assert pub.returncode == 0, pub_out
+    stream_between(aeron_dir, aeron_dir, channel, small, large)
 
 
 def test_stat_shows_positions_from_another_process(standalone_driver) -> None:
@@ -84,7 +66,7 @@ def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_drive
     with aeron_async.Aeron.connect(aeron_dir) as client:
         unavailable = []
         sub = client.add_subscription(channel, 9, on_unavailable_image=unavailable.append)
-        pub = run_script("publisher.py", aeron_dir, channel, 9, 2000, 0, "exclusive", "linger")
+        pub = run_proc("publisher.py", aeron_dir, channel, 9, 2000, 0, "exclusive", "linger")
         try:
             line = pub.stdout.readline()
             assert line.startswith("ready"), line
@@ -112,52 +94,52 @@ def test_killed_publisher_is_reclaimed_and_subscriber_not_stuck(standalone_drive
         assert got == [b"after"]
 
 
-def test_killed_driver_raises_driver_timeout_within_timeout() -> None:
+@pytest.fixture
+def short_timeout_client() -> Iterator[tuple[subprocess.Popen, aeron_async.Aeron]]:
+    """A standalone driver process and a client of it with a 1 s driver timeout. The test may kill
+    the driver or stop it (SIGSTOP); a driver still there is continued and stopped afterwards."""
     aeron_dir = new_aeron_dir()
     proc = start_driver(aeron_dir)
     try:
-        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
-        sub = client.add_subscription("aeron:ipc", 3)
-        pub = client.add_publication("aeron:ipc", 3)
-        wait_for(lambda: pub.is_connected)
-        assert pub.offer(b"before") > 0
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-        killed = time.monotonic()
-        wait_for(
-            lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda d, h: None, 10)),
-            timeout=5, what="DriverTimeoutError")
-        assert time.monotonic() - killed < 1.0 + 1.5
-        with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
-            client.add_subscription("aeron:ipc", 4)
-        with pytest.raises(aeron_async.DriverTimeoutError):
-            sub.poll(lambda d, h: None, 10)
-        client.close()
+        yield proc, aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
     finally:
         if proc.poll() is None:
-            proc.kill()
-        import shutil
-
+            proc.send_signal(signal.SIGCONT)
+            stop_driver(proc)
         shutil.rmtree(aeron_dir, ignore_errors=True)
 
 
-def test_hung_driver_raises_driver_timeout_within_timeout() -> None:
+def test_killed_driver_raises_driver_timeout_within_timeout(short_timeout_client) -> None:
+    proc, client = short_timeout_client
+    sub = client.add_subscription("aeron:ipc", 3)
+    pub = client.add_publication("aeron:ipc", 3)
+    wait_for(lambda: pub.is_connected)
+    assert pub.offer(b"before") > 0
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    killed = time.monotonic()
+    wait_for(
+        lambda: driver_timeout_raised(lambda: pub.offer(b"x"), lambda: sub.poll(lambda d, h: None, 10)),
+        timeout=5, what="DriverTimeoutError")
+    assert time.monotonic() - killed < 1.0 + 1.5
+    with pytest.raises(aeron_async.DriverTimeoutError, match="exited without closing"):
+        client.add_subscription("aeron:ipc", 4)
+    with pytest.raises(aeron_async.DriverTimeoutError):
+        sub.poll(lambda d, h: None, 10)
+    client.close()
+
+
+def test_hung_driver_raises_driver_timeout_within_timeout(short_timeout_client) -> None:
     """A driver whose process still exists but does not run (SIGSTOP) is judged by its heartbeat."""
-    aeron_dir = new_aeron_dir()
-    proc = start_driver(aeron_dir)
-    try:
-        client = aeron_async.Aeron.connect(aeron_dir, driver_timeout=1.0)
-        sub = client.add_subscription("aeron:ipc", 3)
-        proc.send_signal(signal.SIGSTOP)
-        stopped = time.monotonic()
-        wait_for(lambda: driver_timeout_raised(lambda: sub.poll(lambda d, h: None, 10)), timeout=5, what="DriverTimeoutError")
-        assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
-        with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
-            client.add_subscription("aeron:ipc", 4)
-        client.close()
-    finally:
-        proc.send_signal(signal.SIGCONT)
-        stop_driver(proc)
+    proc, client = short_timeout_client
+    sub = client.add_subscription("aeron:ipc", 3)
+    proc.send_signal(signal.SIGSTOP)
+    stopped = time.monotonic()
+    wait_for(lambda: driver_timeout_raised(lambda: sub.poll(lambda d, h: None, 10)), timeout=5, what="DriverTimeoutError")
+    assert 0.5 < time.monotonic() - stopped < 1.0 + 1.5
+    with pytest.raises(aeron_async.DriverTimeoutError, match="has not answered"):
+        client.add_subscription("aeron:ipc", 4)
+    client.close()
 
 
 def test_driver_refuses_directory_of_live_driver(standalone_driver) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import socket
 import subprocess
 from collections.abc import Iterator
 
@@ -16,21 +15,7 @@ import pytest
 import aeron_async
 from aeron_async.monitor import CncReader
 from aeron_async.resolve import read_name_resolutions
-from conftest import PYTHON, TEST_DRIVER_SETTINGS, python_env, wait_for
-
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def system_counter(aeron_dir: str, label: str) -> int:
-    with CncReader(aeron_dir) as reader:
-        return next(c.value for c in reader.counters() if c.type_id == 0 and c.label == label)
-
+from conftest import PYTHON, UDP_SETTINGS, free_udp_port, python_env, system_counter, wait_for
 
 def receive(sub: aeron_async.Subscription, expected: bytes, what: str) -> None:
     got: list[bytes] = []

@@ -17,10 +17,9 @@ from collections.abc import Iterator
 import pytest
 
 import aeron_async
-import netns
-from aeron_async.monitor import CncReader
+from aeron_async.bench import netns
 from aeron_async.resolve import read_name_resolutions
-from conftest import new_aeron_dir, start_driver, stop_driver, wait_for
+from conftest import new_aeron_dir, start_driver, stop_driver, system_counter, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 
@@ -28,11 +27,6 @@ DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_I
                   "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms", "-o", "AERON_TERM_BUFFER_LENGTH=1m")
 # misses fail at once: nothing listens on port 53 there, the query is refused
 FAST_MISS_RESOLV_CONF = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
-
-
-def system_counter(aeron_dir: str, label: str) -> int:
-    with CncReader(aeron_dir) as reader:
-        return next(c.value for c in reader.counters() if c.type_id == 0 and c.label == label)
 
 
 def port() -> int:

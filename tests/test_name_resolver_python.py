@@ -6,7 +6,6 @@ error log, fail only their lookup, and the driver goes on serving later ones."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,8 @@ import aeron_async
 from aeron_async import strategies
 from aeron_async.errors import ConfigurationError, RegistrationError
 from aeron_async.monitor import CncReader
-from conftest import PYTHON, REPO, TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, stop_driver, wait_for
+from conftest import (PYTHON, REPO, TEST_DRIVER_SETTINGS, free_udp_port, new_aeron_dir, python_env, stop_driver,
+                      stream_one, system_counter, wait_for)
 from name_resolver_classes import BrokenInit, Hosts, Services
 
 TESTS = os.path.join(REPO, "tests")
@@ -38,12 +38,6 @@ def registered() -> Iterator[None]:
     strategies.register_name_resolver("py-broken", BrokenInit)
     yield
     Services.release.set()  # lets a hung call return
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def error_log(aeron_dir: str) -> str:
@@ -117,9 +111,7 @@ def test_a_python_resolver_drives_a_re_resolution(aeron_dir: str) -> None:
         wait_for(arrived, timeout=15, interval=0.01, what="the publication to follow ledger to 127.0.0.2")
         assert not pub.is_closed
         assert (f"ledger:{port}", "endpoint", True) in Services.lookups
-        with CncReader(aeron_dir) as reader:
-            changes = next(c.value for c in reader.counters() if c.type_id == 0 and c.label == "Resolution changes")
-        assert changes == 1
+        assert system_counter(aeron_dir, "Resolution changes") == 1
 
 
 def test_resolve_alone_and_a_constructor_that_raises(aeron_dir: str) -> None:
@@ -128,10 +120,7 @@ def test_resolve_alone_and_a_constructor_that_raises(aeron_dir: str) -> None:
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, name_resolver_supplier="py-hosts",
                                         **TEST_DRIVER_SETTINGS) as driver, \
             aeron_async.Aeron.connect(driver.aeron_dir) as client:
-        sub = client.add_subscription(channel, 3)
-        pub = client.add_publication(channel, 3)
-        wait_for(lambda: pub.offer(b"bill") > 0, 10, what="the stream to connect")
-        assert wait_for(lambda: list(sub.poll_messages()), 10)[0].data == b"bill"
+        stream_one(client, channel, channel, 3, b"bill")
         # lookup is not overridden (identity); localhost is no .svc: LookupError, the host is unknown
         with pytest.raises(RegistrationError, match="no such name"):
             client.add_publication(f"aeron:udp?endpoint=localhost:{port}", 4)
@@ -182,10 +171,7 @@ def test_a_standalone_driver_takes_a_python_resolver(aeron_dir: str) -> None:
         assert "running" in line, line + (proc.stdout.read() if proc.stdout and proc.poll() is not None else "")
         channel = f"aeron:udp?endpoint=payments:{port}"
         with aeron_async.Aeron.connect(aeron_dir) as client:
-            sub = client.add_subscription(channel, 11)
-            pub = client.add_publication(channel, 11)
-            wait_for(lambda: pub.offer(b"paid") > 0, 10, what="the stream to connect")
-            assert wait_for(lambda: list(sub.poll_messages()), 10)[0].data == b"paid"
+            stream_one(client, channel, channel, 11, b"paid")
             with pytest.raises(RegistrationError, match="did not answer within 300 ms"):
                 client.add_publication(f"aeron:udp?endpoint=stuck:{port}", 12)
             pub2 = client.add_publication(channel, 13)  # served while the hung call still runs

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import netns
+from aeron_async.bench import netns
 
 pytestmark = pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))
 

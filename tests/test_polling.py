@@ -53,7 +53,7 @@ class Stream:
 
 @pytest.fixture(params=["ipc", "udp"])
 def stream(request: pytest.FixtureRequest) -> Iterator[Stream]:
-    from test_udp import udp_channel
+    from conftest import udp_channel
     import shutil
     aeron_dir = new_aeron_dir()
     try:

@@ -6,20 +6,13 @@ from __future__ import annotations
 
 import os
 import resource
-import socket
 import time
 from collections.abc import Iterator
 
 import pytest
 
 import aeron_async
-from conftest import log_mappings, logs_resident, logs_settled, wait_for
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from conftest import free_udp_port, log_mappings, logs_resident, logs_settled, wait_for
 
 
 def minor_faults() -> int:

@@ -11,7 +11,6 @@ fill up exactly at term ends.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,9 +19,7 @@ from typing import Any
 import pytest
 
 import aeron_async
-from aeron_async.archive import AeronArchive
-from archive_e2e import archive_beside_driver, record, wait_recorded
-from conftest import new_aeron_dir
+from archive_e2e import archive_clients, record, wait_recorded
 
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
@@ -49,30 +46,23 @@ def message(index: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: Any) -> Iterator[Recording]:
-    aeron_dir = new_aeron_dir()
-    archive_dir = str(tmp_path_factory.mktemp("spark-ranges-archive"))
-    try:
-        with archive_beside_driver(aeron_dir, archive_dir):
-            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
-                    AeronArchive.connect(client, timeout=10.0) as archive:
-                publication = client.add_exclusive_publication("aeron:ipc?term-length=64k", STREAM)
-                subscription_id, recording_id = record(archive, "aeron:ipc", STREAM)
-                idle = aeron_async.IdleStrategy("backoff")
-                deadline = time.monotonic() + 30
-                for i in range(COUNT):
-                    while publication.offer(message(i)) < 0:
-                        assert time.monotonic() < deadline, f"publishing stalled at {i}"
-                        idle.idle(0)
-                end = publication.position
-                wait_recorded(archive, recording_id, end)
-                archive.stop_recording(subscription_id=subscription_id)
-                publication.close()
-                descriptor = archive.list_recording(recording_id)
-                assert descriptor.stop_position == end == COUNT * FRAME
-                assert descriptor.term_buffer_length == TERM
-                yield Recording(aeron_dir, recording_id, descriptor.session_id, end)
-    finally:
-        shutil.rmtree(aeron_dir, ignore_errors=True)
+    with archive_clients(tmp_path_factory, "spark-ranges-archive") as (aeron_dir, _, client, archive):
+        publication = client.add_exclusive_publication("aeron:ipc?term-length=64k", STREAM)
+        subscription_id, recording_id = record(archive, "aeron:ipc", STREAM)
+        idle = aeron_async.IdleStrategy("backoff")
+        deadline = time.monotonic() + 30
+        for i in range(COUNT):
+            while publication.offer(message(i)) < 0:
+                assert time.monotonic() < deadline, f"publishing stalled at {i}"
+                idle.idle(0)
+        end = publication.position
+        wait_recorded(archive, recording_id, end)
+        archive.stop_recording(subscription_id=subscription_id)
+        publication.close()
+        descriptor = archive.list_recording(recording_id)
+        assert descriptor.stop_position == end == COUNT * FRAME
+        assert descriptor.term_buffer_length == TERM
+        yield Recording(aeron_dir, recording_id, descriptor.session_id, end)
 
 
 def read_slowly(recording: Recording, start: int, end: int) -> list[tuple[int, bytes]]:

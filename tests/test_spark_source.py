@@ -22,7 +22,7 @@ import pytest
 
 import aeron_async
 from aeron_async.archive import AeronArchive
-from archive_e2e import Stream, archive_beside_driver, free_udp_port, record, wait_recorded
+from archive_e2e import Stream, archive_beside_driver, archive_clients, free_udp_port, record, wait_recorded
 from conftest import new_aeron_dir
 
 pa = pytest.importorskip("pyarrow")
@@ -73,29 +73,22 @@ def publish_million(publication: aeron_async.Publication, reserved: array) -> No
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
-    aeron_dir = new_aeron_dir()
-    archive_dir = str(tmp_path_factory.mktemp("spark-archive"))
-    try:
-        with archive_beside_driver(aeron_dir, archive_dir):
-            with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
-                    AeronArchive.connect(client, timeout=10.0) as archive:
-                big_publication = client.add_exclusive_publication("aeron:ipc", BIG_STREAM)
-                _, big = record(archive, "aeron:ipc", BIG_STREAM)
-                reserved = array("q")
-                publish_million(big_publication, reserved)
-                mixed_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", MIXED_STREAM)
-                _, mixed = record(archive, "aeron:ipc", MIXED_STREAM)
-                stream = Stream(12000)
-                stream.publish(mixed_publication)
-                wait_recorded(archive, big, big_publication.position)
-                wait_recorded(archive, mixed, mixed_publication.position)
-                archive.stop_recording("aeron:ipc", BIG_STREAM)
-                archive.stop_recording("aeron:ipc", MIXED_STREAM)
-                big_publication.close()
-                mixed_publication.close()
-                yield Recorded(aeron_dir, archive_dir, big, reserved, mixed, stream, client, archive)
-    finally:
-        shutil.rmtree(aeron_dir, ignore_errors=True)
+    with archive_clients(tmp_path_factory, "spark-archive") as (aeron_dir, archive_dir, client, archive):
+        big_publication = client.add_exclusive_publication("aeron:ipc", BIG_STREAM)
+        _, big = record(archive, "aeron:ipc", BIG_STREAM)
+        reserved = array("q")
+        publish_million(big_publication, reserved)
+        mixed_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", MIXED_STREAM)
+        _, mixed = record(archive, "aeron:ipc", MIXED_STREAM)
+        stream = Stream(12000)
+        stream.publish(mixed_publication)
+        wait_recorded(archive, big, big_publication.position)
+        wait_recorded(archive, mixed, mixed_publication.position)
+        archive.stop_recording("aeron:ipc", BIG_STREAM)
+        archive.stop_recording("aeron:ipc", MIXED_STREAM)
+        big_publication.close()
+        mixed_publication.close()
+        yield Recorded(aeron_dir, archive_dir, big, reserved, mixed, stream, client, archive)
 
 
 def load(spark: Any, options: dict[str, str]) -> Any:

@@ -46,10 +46,33 @@ def receiver_channel(client: aeron_async.Aeron, stream_id: int) -> tuple[aeron_a
     return sub, f"aeron:udp?endpoint={sub.local_socket_addresses[0]}"
 
 
+def spied_publication(client: aeron_async.Aeron, stream_id: int) -> tuple[
+        aeron_async.Subscription, str, aeron_async.Publication, aeron_async.Subscription]:
+    """(receiver, its channel, a publication to it, a spy of that), once the spy has its image and
+    the publication is connected."""
+    receiver, channel = receiver_channel(client, stream_id)
+    pub = client.add_publication(channel, stream_id)
+    spy = client.add_subscription("aeron-spy:" + channel, stream_id)
+    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    return receiver, channel, pub, spy
+
+
 def drain(sub: aeron_async.Subscription, into: list[bytes]) -> int:
     messages = sub.poll_messages()
     into.extend(m.data for m in messages)
     return len(messages)
+
+
+def moves_two_windows(pub: aeron_async.Publication, receiver: aeron_async.Subscription, received: list[bytes],
+                      timeout: float, why: str) -> None:
+    """Offers and drains `receiver` until the publication has moved two windows; fails with `why`
+    after `timeout` seconds."""
+    start = pub.position
+    deadline = time.monotonic() + timeout
+    while pub.position < start + 2 * WINDOW:
+        pub.offer(bytes(1000))
+        drain(receiver, received)
+        assert time.monotonic() < deadline, why
 
 
 def test_a_spy_reads_what_the_publication_sends(client: aeron_async.Aeron) -> None:
@@ -97,10 +120,7 @@ def test_a_spy_added_first_links_when_the_publication_appears(client: aeron_asyn
 
 
 def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_dropped(client: aeron_async.Aeron) -> None:
-    receiver, channel = receiver_channel(client, 64)
-    pub = client.add_publication(channel, 64)
-    spy = client.add_subscription("aeron-spy:" + channel, 64)
-    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    receiver, channel, pub, spy = spied_publication(client, 64)
     received: list[bytes] = []
     accepted = 0
     deadline = time.monotonic() + 1.0
@@ -124,12 +144,7 @@ def test_a_tethered_spy_holds_the_publisher_back_and_an_untethered_one_is_droppe
     assert not untethered.images, "an untethered spy behind the window must be dropped"
     assert unavailable[0].is_closed
     # once it has lingered (the window-limit timeout) it rests (5 s) and no longer holds the publisher back
-    before = pub.position
-    deadline = time.monotonic() + 3.0
-    while pub.position < before + 2 * WINDOW:
-        pub.offer(bytes(1000))
-        drain(receiver, received)
-        assert time.monotonic() < deadline, "a dropped untethered spy must not hold the publisher back"
+    moves_two_windows(pub, receiver, received, 3.0, "a dropped untethered spy must not hold the publisher back")
 
 
 def test_ssc_spies_keep_a_publication_without_receivers_connected(client: aeron_async.Aeron) -> None:
@@ -227,10 +242,7 @@ def test_a_closed_publication_ends_the_spys_stream(client: aeron_async.Aeron) ->
 
 
 def test_closing_a_spy_frees_its_position_and_releases_the_publisher(client: aeron_async.Aeron) -> None:
-    receiver, channel = receiver_channel(client, 69)
-    pub = client.add_publication(channel, 69)
-    spy = client.add_subscription("aeron-spy:" + channel, 69)
-    wait_for(lambda: spy.images and pub.is_connected, timeout=5, what="the spy and the receiver")
+    receiver, _, pub, spy = spied_publication(client, 69)
     received: list[bytes] = []
     deadline = time.monotonic() + 5
     while pub.offer(bytes(1000)) > 0:  # up to the window the idle spy allows
@@ -241,12 +253,7 @@ def test_closing_a_spy_frees_its_position_and_releases_the_publisher(client: aer
     spy.close()
     wait_for(lambda: not [r for r in reader.find_by_type_id(TYPE_SUBSCRIBER_POSITION) if r.registration_id == spy_id],
              timeout=5, what="the spy's counter to be freed")
-    start = pub.position
-    deadline = time.monotonic() + 5
-    while pub.position < start + 2 * WINDOW:
-        pub.offer(bytes(1000))
-        drain(receiver, received)
-        assert time.monotonic() < deadline, "the publisher is still held back by a closed spy"
+    moves_two_windows(pub, receiver, received, 5.0, "the publisher is still held back by a closed spy")
 
 
 def test_spies_that_cannot_work_are_refused(client: aeron_async.Aeron) -> None:

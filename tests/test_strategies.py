@@ -5,10 +5,8 @@ and idle strategy options)."""
 from __future__ import annotations
 
 import pathlib
-import socket
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import cffi
@@ -18,38 +16,9 @@ import aeron_async
 from aeron_async import strategies
 from aeron_async._ffi import ffi, lib
 from aeron_async.strategies import StrategyKind
-from conftest import TEST_DRIVER_SETTINGS, wait_for
+from conftest import TEST_DRIVER_SETTINGS, UDP_SETTINGS, free_udp_port, stream_one, unique
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-def unique(prefix: str) -> str:
-    """Registrations last as long as the process: every test registers names of its own."""
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def stream_one(client: aeron_async.Aeron, pub_channel: str, sub_channel: str, stream_id: int, data: bytes) -> None:
-    sub = client.add_subscription(sub_channel, stream_id)
-    pub = client.add_publication(pub_channel, stream_id)
-    wait_for(lambda: pub.is_connected, timeout=5, what="connected")
-    wait_for(lambda: pub.offer(data) > 0, timeout=5, what="the offer")
-    got: list[bytes] = []
-    wait_for(lambda: got.extend(m.data for m in sub.poll_messages()) or got, timeout=5, what="the message")
-    assert got == [data]
-
-
-@pytest.fixture
-def udp_client(aeron_dir: str) -> Iterator[aeron_async.Aeron]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as driver:
-        with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as client:
-            yield client
 
 
 # ---- listing and looking up ----

@@ -12,7 +12,7 @@ import pytest
 
 import aeron_async
 from aeron_async.monitor import CncReader
-from conftest import TEST_DRIVER_SETTINGS, wait_for
+from conftest import UDP_SETTINGS, counters_by_label, free_udp_port, system_counter, udp_channel, wait_for
 
 # Frame layouts (reference section 1), little-endian, no padding.
 DATA = struct.Struct("<ibBhiiiiq")      # frame_length version flags type term_offset session stream term_id reserved
@@ -22,20 +22,6 @@ NAK = struct.Struct("<ibBhiiiii")       # ... session stream term_id term_offset
 RTTM = struct.Struct("<ibBhiiqqq")      # ... session stream echo_timestamp reception_delta receiver_id
 
 TYPE_PAD, TYPE_DATA, TYPE_NAK, TYPE_SM, TYPE_SETUP, TYPE_RTTM = 0, 1, 2, 3, 5, 6
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def udp_channel(port: int | None = None, **params: object) -> str:
-    extra = "".join(f"|{k.replace('_', '-')}={v}" for k, v in params.items())
-    return f"aeron:udp?endpoint=127.0.0.1:{free_udp_port() if port is None else port}{extra}"
-
-
 def message(seq: int, size: int) -> bytes:
     """seq (8 bytes) + a body derived from seq, `size` bytes in all (at least 8)."""
     body = bytes((seq * 31 + i) & 0xFF for i in range(min(size - 8, 256)))
@@ -144,31 +130,6 @@ def fake_receiver() -> Iterator[FakeReceiver]:
     receiver = FakeReceiver()
     yield receiver
     receiver.close()
-
-
-@pytest.fixture
-def udp_driver(aeron_dir: str) -> Iterator[aeron_async.MediaDriver]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as d:
-        yield d
-
-
-@pytest.fixture
-def udp_client(udp_driver: aeron_async.MediaDriver) -> Iterator[aeron_async.Aeron]:
-    with aeron_async.Aeron.connect(udp_driver.aeron_dir, driver_timeout=5.0) as c:
-        yield c
-
-
-def counters_by_label(aeron_dir: str) -> dict[str, int]:
-    with CncReader(aeron_dir) as reader:
-        return {c.label: c.value for c in reader.counters()}
-
-
-def system_counter(aeron_dir: str, label: str) -> int:
-    with CncReader(aeron_dir) as reader:
-        for c in reader.counters():
-            if c.type_id == 0 and c.label == label:
-                return c.value
-    raise AssertionError(f"no system counter {label!r}")
 
 
 def test_publication_speaks_the_wire_protocol(udp_client: aeron_async.Aeron, fake_receiver: FakeReceiver) -> None:
@@ -777,25 +738,15 @@ def test_malformed_datagrams_are_counted_and_harmless(aeron_dir: str) -> None:
 
 import os  # noqa: E402
 import signal  # noqa: E402
-import subprocess  # noqa: E402
 
-from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver  # noqa: E402
+from conftest import new_aeron_dir, run_proc, start_driver, stop_driver, stream_between  # noqa: E402
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 UNDER_SANITIZERS = os.environ.get("AERON_ASYNC_UNDER_SANITIZERS") == "1"
 # 1,000,000 (the issue's count), mostly of one frame with one in 20 fragmented (procs/streams.py, profile "mtu");
 # 20,000 under sanitizers; AERON_ASYNC_UDP_MESSAGES overrides it.
 UDP_MESSAGES = int(os.environ.get("AERON_ASYNC_UDP_MESSAGES", 20_000 if UNDER_SANITIZERS else 1_000_000))
 DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=2s", "-o", "AERON_TIMER_INTERVAL=50ms",
                   "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms", "-o", "AERON_TERM_BUFFER_LENGTH=4m")
-
-
-def run_script(name: str, *args: object, profile: str = "wide") -> subprocess.Popen:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    env["AA_STREAM_PROFILE"] = profile
-    return subprocess.Popen([PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 @pytest.fixture
@@ -822,20 +773,8 @@ def test_messages_between_driver_processes(two_drivers: tuple[str, str]) -> None
     channel = udp_channel(term_length="32m")
     small, large = UDP_MESSAGES, 20
     start = time.monotonic()
-    sub = run_script("subscriber.py", sub_dir, channel, 1001, small, large, profile="mtu")
-    assert sub.stdout.readline().strip() == "ready"
-    pub = run_script("publisher.py", pub_dir, channel, 1001, small, large, profile="mtu")
-    try:
-        sub_out, _ = sub.communicate(timeout=900)
-        pub_out, _ = pub.communicate(timeout=60)
-    finally:
-        for p in (sub, pub):
-            if p.poll() is None:
-                p.kill()
+    stream_between(pub_dir, sub_dir, channel, small, large, AA_STREAM_PROFILE="mtu")
     elapsed = time.monotonic() - start
-    assert sub.returncode == 0, sub_out
-    assert f"verified {small + large}" in sub_out
-    assert pub.returncode == 0, pub_out
     sent = system_counter(pub_dir, "Bytes sent")
     expected = sum(streams.HEADER.size + streams.message_size(seq, small, "mtu") for seq in range(small + large))
     assert sent >= expected  # every byte of every message went over the wire (plus frame headers)
@@ -854,7 +793,8 @@ def test_killed_publisher_driver_makes_the_image_unavailable_after_the_liveness_
             channel = udp_channel()
             unavailable: list[aeron_async.Image] = []
             sub = client.add_subscription(channel, 41, on_unavailable_image=unavailable.append)
-            publisher = run_script("publisher.py", pub_dir, channel, 41, 2000, 0, "exclusive", "linger")
+            publisher = run_proc("publisher.py", pub_dir, channel, 41, 2000, 0, "exclusive", "linger",
+                                 env={"AA_STREAM_PROFILE": "wide"})
             line = publisher.stdout.readline()
             assert line.startswith("ready"), line
             session_id = int(line.split("=")[1])

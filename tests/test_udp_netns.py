@@ -5,34 +5,22 @@ once; the NAK and retransmit counters show the recovery."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
-import netns
-from aeron_async.monitor import CncReader
-from conftest import PYTHON, new_aeron_dir, python_env, start_driver, stop_driver
+from aeron_async.bench import netns
+from conftest import new_aeron_dir, run_proc, start_driver, stop_driver, system_counters
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))]
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 MESSAGES = 200_000
 DRIVER_OPTIONS = ("-o", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "-o", "AERON_TIMER_INTERVAL=50ms",
                   "-o", "AERON_PUBLICATION_LINGER_TIMEOUT=500ms")
 
 
-def script(host: netns.Host, name: str, *args: object, max_small: int) -> subprocess.Popen:
-    env = python_env()
-    env["PYTHONPATH"] = TESTS + os.pathsep + env["PYTHONPATH"]
-    env["AA_STREAM_MAX_SMALL"] = str(max_small)
-    return subprocess.Popen(host.command(PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def system_counters(aeron_dir: str) -> dict[str, int]:
-    with CncReader(aeron_dir) as reader:
-        return {c.label: c.value for c in reader.counters() if c.type_id == 0}
+def script(host: netns.Host, name: str, *args: object, max_small: int) -> subprocess.Popen[str]:
+    return run_proc(name, *args, prefix=host.command(), env={"AA_STREAM_MAX_SMALL": str(max_small)})
 
 
 @pytest.mark.parametrize("loss", ["nftables-drop-5%", "generator-reorder-duplicate"])

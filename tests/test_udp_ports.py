@@ -3,24 +3,13 @@ addresses clients read from the local-socket-address counters, and channel statu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 
 import aeron_async
 from aeron_async import ChannelStatus
 from aeron_async.counters import TYPE_LOCAL_SOCKET_ADDRESS, TYPE_RECEIVE_CHANNEL_STATUS, TYPE_SEND_CHANNEL_STATUS
-from conftest import TEST_DRIVER_SETTINGS, offer_all, wait_for
-
-UDP_SETTINGS = dict(TEST_DRIVER_SETTINGS, term_buffer_length="1m")
-
-
-@pytest.fixture
-def udp_client(aeron_dir: str) -> Iterator[aeron_async.Aeron]:
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as driver:
-        with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as client:
-            yield client
-
+from conftest import UDP_SETTINGS, offer_all, wait_for
 
 def port_of(address: str) -> int:
     host, _, port = address.rpartition(":")

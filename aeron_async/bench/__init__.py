@@ -12,7 +12,8 @@ native min on a multicast group of three receiving processes (`flow_control`).
 
 Modules: `harness` (options, processes, rounds, summaries, targets), `cases` (what is measured),
 `report` (progress and tables), `worker` (a benchmark process) and the roles it runs:
-`aeron_roles`, `peer_roles`, `memory_roles`.
+`aeron_roles`, `peer_roles`, `memory_roles`; `multicast` (its rows) on hosts from `netns` (network
+namespaces, which the multi-host tests use too).
 """
 
 from __future__ import annotations

@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import BenchError, BenchTimeoutError
-from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role, \
-    run_backend, wait_until
+from .worker import SendCounter, Stopper, Window, emit, ping_setup, role, run_backend, subscribed, wait_until
 
 CHUNK = 1024  # messages between two looks at the stop flag
 # What the sync loops do when a pass finds nothing to do (an offer refused, a poll empty): back off
@@ -50,13 +49,11 @@ def _check_size(data: Any, size: int) -> None:
 
 @role("aeron-sync-receiver")
 def sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron, IdleStrategy
+    from aeron_async import IdleStrategy
 
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
-    with Aeron.connect(spec["aeron_dir"]) as client:
-        sub = client.add_subscription(spec["channel"], spec["stream"])
-        emit("READY")
+    with subscribed(spec) as sub:
         poll = sub.poll_messages
         deadline = time.monotonic() + FIRST_MESSAGE_TIMEOUT
         while not (first := poll(1)):
@@ -162,8 +159,6 @@ def sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
 
 @role("aeron-sync-pong")
 def sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
-
     stop = Stopper()
     with _sync_endpoint(spec) as (client, work, take_over):
         sub = client.add_subscription(spec.get("request_channel", spec["channel"]), spec["stream"])
@@ -205,15 +200,11 @@ def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
         wait_until(lambda: pub.is_connected and sub.is_connected, 30, "the pong process to connect")
         take_over()
         emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
         poll = sub.poll_messages
         offer = pub.offer
         backoff, reset = _waiter(spec)
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+        payload, clock = ping_setup(spec)
+        now, done = time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             while offer(payload) < 0:
@@ -223,13 +214,10 @@ def sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
                     if work() == 0:
                         backoff(0)
                 reset()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
+            if done(t0, now()):
+                break
         _check_size(reply[0].data, spec["size"])
-        return latency_summary(hist)
+        return clock.summary()
 
 
 def _no_work() -> int:
@@ -422,22 +410,14 @@ async def _async_ping(spec: dict[str, Any]) -> dict[str, Any]:
             while not (pub.is_connected and sub.is_connected):
                 await anyio.sleep(0.001)
         emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
-        offer = pub.offer
-        receive = sub.receive
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+        payload, clock = ping_setup(spec)
+        offer, receive = pub.offer, sub.receive
+        now, done = time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             await offer(payload)
             reply = await receive()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
+            if done(t0, now()):
+                break
         _check_size(reply.data, spec["size"])
-        return latency_summary(hist)
+        return clock.summary()

@@ -28,6 +28,7 @@ import uuid
 from typing import Any
 
 from ..errors import BenchError, BenchTimeoutError
+from .harness import close_and_wait
 
 STREAM = 3001
 STRATEGIES = ("min", "pymin")
@@ -183,13 +184,7 @@ def measure(fc: str, *, receivers: int = 3, size: int = 32, warmup: float = 1.0,
     finally:
         for proc in procs:
             if proc.poll() is None:
-                if proc.stdin is not None and not proc.stdin.closed:
-                    proc.stdin.close()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                close_and_wait(proc, 10)
 
 
 def run(*, rounds: int = 3, receivers: int = 3, size: int = 32, warmup: float = 1.0, duration: float = 2.0,

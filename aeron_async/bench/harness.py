@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 import attrs
@@ -161,6 +162,23 @@ def _env() -> dict[str, str]:
     return env
 
 
+def close_and_wait(popen: subprocess.Popen[str], timeout: float) -> bool:
+    """Closes a process's standard input (how a worker is asked to stop) and waits up to `timeout`
+    seconds for it to exit, then kills it; whether it exited by itself."""
+    try:
+        if popen.stdin is not None and not popen.stdin.closed:
+            popen.stdin.close()
+    except OSError:
+        pass
+    try:
+        popen.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        popen.kill()
+        popen.wait()
+        return False
+
+
 class Worker:
     """A worker process (aeron_async.bench.worker) and its line protocol."""
 
@@ -212,21 +230,19 @@ class Worker:
             pass
 
     def finish(self, timeout: float = 10.0) -> None:
-        self.stop()
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
+        close_and_wait(self.popen, timeout)
         self.stderr.close()
 
 
 class Driver:
-    """The standalone media driver all our processes share for the run."""
+    """The standalone media driver all our processes share for the run (or, with a `name`, one of
+    several: its directory is named after it; `prefix` runs it through another command, e.g. `ip
+    netns exec NS`; `options` are more `-o NAME=VALUE` arguments)."""
 
-    def __init__(self, threading_mode: str, term_length: str | None) -> None:
+    def __init__(self, threading_mode: str, term_length: str | None, name: str = "", prefix: list[str] | None = None,
+                 options: tuple[str, ...] = ()) -> None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-        self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}")
+        self.aeron_dir = os.path.join(base, f"aeron-bench-{os.getpid()}" + (f"-{name}" if name else ""))
         self.threading_mode = threading_mode
         self.term_length = term_length
         self.args = [sys.executable, "-m", "aeron_async", "driver", "--aeron-dir", self.aeron_dir,
@@ -234,14 +250,16 @@ class Driver:
                      *(["-o", f"AERON_IPC_TERM_BUFFER_LENGTH={term_length}",
                         "-o", f"AERON_TERM_BUFFER_LENGTH={term_length}"] if term_length else []),
                      "-o", "AERON_DIR_DELETE_ON_START=true",
-                     "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true"]
-        self.popen = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      env=_env(), cwd=PACKAGE_ROOT)
+                     "-o", "AERON_DIR_DELETE_ON_SHUTDOWN=true",
+                     *(arg for option in options for arg in ("-o", option))]
+        self.popen = subprocess.Popen([*(prefix or []), *self.args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, env=_env(), cwd=PACKAGE_ROOT)
         assert self.popen.stdout is not None
         line = self.popen.stdout.readline()
         if "running" not in line:
             rest = self.popen.stdout.read() if self.popen.poll() is not None else ""
-            raise BenchError(f"the media driver did not start: {line}{rest}")
+            where = f" in {name}" if name else ""
+            raise BenchError(f"the media driver{where} did not start: {line}{rest}")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -449,11 +467,12 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     for t in TARGETS:
         value: float | None = None
         measured = "not measured"
-        if t.metric == "throughput":
-            row = row_for("throughput", t.case, t.size, t.transport)
+        if t.metric in ("throughput", "latency"):
+            row = row_for(t.metric, t.case, t.size, t.transport)
             if row and t.field in row:
                 value = row[t.field]["median"]
-                measured = f"{value / 1e6:.2f} M msgs/s ({t.case}, {t.size} B)"
+                figure = f"{value / 1e6:.2f} M msgs/s" if t.metric == "throughput" else f"{value:.1f} us"
+                measured = f"{figure} ({t.case}, {t.size} B)"
         elif t.metric == "ratio":
             row = row_for("throughput", t.case, t.size, t.transport)
             peer = peer_for("throughput", t.peer, t.size)
@@ -461,11 +480,6 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 value = row[t.field]["median"] / peer[t.field]["median"]
                 measured = (f"{value:.1f}x ({row[t.field]['median'] / 1e6:.2f} M vs "
                             f"{peer[t.field]['median'] / 1e6:.3f} M msgs/s)")
-        elif t.metric == "latency":
-            row = row_for("latency", t.case, t.size, t.transport)
-            if row and t.field in row:
-                value = row[t.field]["median"]
-                measured = f"{value:.1f} us ({t.case}, {t.size} B)"
         elif t.metric == "flow-control":
             fc = results.get("flow_control")
             if fc and "error" not in fc:
@@ -619,6 +633,14 @@ def run_idle(ctx: Context) -> dict[str, Any]:
 # ---- driving it all ----
 
 
+def _or_error(measure: Callable[[], dict[str, Any]], **on_error: Any) -> dict[str, Any]:
+    """What `measure()` measured, or, when it failed (BenchError), `on_error` and the error."""
+    try:
+        return measure()
+    except BenchError as exc:
+        return {**on_error, "error": str(exc)}
+
+
 def run(cfg: Config) -> dict[str, Any]:
     from . import report
 
@@ -671,10 +693,7 @@ def run(cfg: Config) -> dict[str, Any]:
                 for size in cfg.sizes:
                     for case in order:
                         ui.running(f"round {round_index + 1}/{cfg.rounds}  {kind}  {case.name}  {case.transport}  {size} B")
-                        try:
-                            result = run_pair(ctx, case, size)
-                        except BenchError as exc:
-                            result = {"error": str(exc)}
+                        result = _or_error(lambda: run_pair(ctx, case, size))
                         samples.setdefault((kind, case.key, size), []).append(result)
                         ui.result(kind, case, size, round_index, result)
 
@@ -692,34 +711,25 @@ def run(cfg: Config) -> dict[str, Any]:
             memory = []
             for path in cfg.memory_paths:
                 ui.running(f"memory: {cfg.messages:,} messages through the {path} batch receive path")
-                try:
-                    m = run_memory(ctx, path)
-                except BenchError as exc:
-                    m = {"path": path, "error": str(exc)}
+                m = _or_error(lambda: run_memory(ctx, path), path=path)
                 memory.append(m)
                 ui.memory(m)
             results["memory"] = memory
             ui.running("native message path: allocations per message")
-            try:
-                results["native_alloc"] = run_native_alloc(ctx)
-            except BenchError as exc:
-                results["native_alloc"] = {"error": str(exc)}
+            results["native_alloc"] = _or_error(lambda: run_native_alloc(ctx))
             ui.native(results["native_alloc"])
         if "multicast" in cfg.benches:
-            from .multicast import markdown as multicast_markdown, run_multicast
+            from .multicast import ERRORS as multicast_errors, markdown as multicast_markdown, run_multicast
 
             ui.running("multicast: hosts in network namespaces on a bridge")
             try:
                 results["multicast"] = run_multicast(cfg, ui.note)
-            except BenchError as exc:
+            except multicast_errors as exc:
                 results["multicast"] = {"skipped": f"failed: {exc}"}
             ui.note(multicast_markdown(results["multicast"]))
         if "idle" in cfg.benches:
             ui.running("idle: async subscriber + embedded driver")
-            try:
-                results["idle"] = run_idle(ctx)
-            except BenchError as exc:
-                results["idle"] = {"error": str(exc)}
+            results["idle"] = _or_error(lambda: run_idle(ctx))
             ui.idle(results["idle"])
         if "flow-control" in cfg.benches:
             results["flow_control"] = run_flow_control(cfg, ui)

@@ -3,19 +3,77 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
-def _rate(value: float) -> str:
+def rate(value: float, k_decimals: int = 0) -> str:
+    """A rate in M (two decimals), k (`k_decimals`) or units."""
     if value >= 1e6:
         return f"{value / 1e6:.2f} M"
     if value >= 1e3:
-        return f"{value / 1e3:.0f} k"
+        return f"{value / 1e3:.{k_decimals}f} k"
     return f"{value:.0f}"
 
 
-def _us(value: float) -> str:
+def us(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def ratio_cell(row: dict[str, Any]) -> str:
+    return f"{row['ratio_vs_peer']:.1f}x {row['peer']}" if "ratio_vs_peer" in row else ""
+
+
+def throughput_cells(row: dict[str, Any], rate_text: Callable[[float], str] = rate) -> dict[str, str] | None:
+    """A throughput row's figures by column (msgs/s, min-max, MB/s, receiver CPU, vs peer); None
+    for a row that failed."""
+    if "msgs_per_s" not in row:
+        return None
+    s = row["msgs_per_s"]
+    return {"msgs/s": rate_text(s["median"]), "min-max": f"{rate_text(s['min'])}-{rate_text(s['max'])}",
+            "MB/s": f"{row['mb_per_s']['median']:.1f}", "receiver CPU": f"{row['receiver_cpu_percent']:.0f}%",
+            "vs peer": ratio_cell(row)}
+
+
+def latency_cells(row: dict[str, Any]) -> list[str] | None:
+    """A round-trip row's figures: p50 and p99 with their min-max, p90, p99.9, max, the ratio to
+    its peer; None for a row that failed."""
+    if "p50_us" not in row:
+        return None
+
+    def cell(name: str, spread: bool = False) -> str:
+        v = row[name]
+        return f"{us(v['median'])} ({us(v['min'])}-{us(v['max'])})" if spread else us(v["median"])
+
+    return [cell("p50_us", True), cell("p90_us"), cell("p99_us", True), cell("p99_9_us"), cell("max_us"),
+            ratio_cell(row)]
+
+
+def _table(out: list[str], title: str, header: str, rows: list[str]) -> None:
+    """A section: its title, a table (header: the column names and alignment lines) and a blank line."""
+    out += [title, "", header, *rows, ""]
+
+
+def _row(cells: list[str], empty: int = 0) -> str:
+    return "| " + " | ".join(cells) + " |" + " |" * empty
+
+
+def _throughput_figures(row: dict[str, Any]) -> list[str] | None:
+    cells = throughput_cells(row)
+    return None if cells is None else list(cells.values())
+
+
+def _case_table(out: list[str], rows: list[dict[str, Any]], figures: Callable[[dict[str, Any]], list[str] | None],
+                title: str, columns: list[str], alignment: str) -> None:
+    """A table of the cases' rows (case, transport, size, then `figures` of each: "error" and empty
+    cells for a row that failed); nothing when there are no rows."""
+    lines = []
+    for r in rows:
+        cells = figures(r)
+        lines.append(_row([r["case"], r["transport"], str(r["size"]), *(cells or ["error"])],
+                          0 if cells else len(columns) - 1))
+    if lines:
+        _table(out, title, _row(["case", "transport", "size", *columns]) + f"\n|---|---|---:|{alignment}|", lines)
 
 
 def _kib(value: int | None) -> str:
@@ -42,61 +100,30 @@ def render(results: dict[str, Any]) -> str:
     out.append(f"Command: `{results.get('command', '')}` ({cfg.get('rounds')} rounds of {cfg.get('duration')} s after "
                f"{cfg.get('warmup')} s of warm-up; sizes {', '.join(map(str, cfg.get('sizes', [])))} B).")
     out.append("")
-    rows = results.get("throughput") or []
-    if rows:
-        out.append("### Throughput (messages/s at the receiver: median of the rounds, min-max)")
-        out.append("")
-        out.append("| case | transport | size | msgs/s | min-max | MB/s | receiver CPU | vs peer |")
-        out.append("|---|---|---:|---:|---:|---:|---:|---|")
-        for r in rows:
-            if "msgs_per_s" not in r:
-                out.append(f"| {r['case']} | {r['transport']} | {r['size']} | error | | | | |")
-                continue
-            s = r["msgs_per_s"]
-            ratio = f"{r['ratio_vs_peer']:.1f}x {r['peer']}" if "ratio_vs_peer" in r else ""
-            out.append(f"| {r['case']} | {r['transport']} | {r['size']} | {_rate(s['median'])} | "
-                       f"{_rate(s['min'])}-{_rate(s['max'])} | {r['mb_per_s']['median']:.1f} | "
-                       f"{r['receiver_cpu_percent']:.0f}% | {ratio} |")
-        out.append("")
-    rows = results.get("latency") or []
-    if rows:
-        out.append("### Round trip (microseconds: median of the rounds; p50 and p99 with min-max)")
-        out.append("")
-        out.append("| case | transport | size | p50 | p90 | p99 | p99.9 | max | vs peer (p50) |")
-        out.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
-        for r in rows:
-            if "p50_us" not in r:
-                out.append(f"| {r['case']} | {r['transport']} | {r['size']} | error | | | | | |")
-                continue
-
-            def cell(name: str, spread: bool = False) -> str:
-                v = r[name]
-                return f"{_us(v['median'])} ({_us(v['min'])}-{_us(v['max'])})" if spread else _us(v["median"])
-
-            ratio = f"{r['ratio_vs_peer']:.1f}x {r['peer']}" if "ratio_vs_peer" in r else ""
-            out.append(f"| {r['case']} | {r['transport']} | {r['size']} | {cell('p50_us', True)} | {cell('p90_us')} | "
-                       f"{cell('p99_us', True)} | {cell('p99_9_us')} | {cell('max_us')} | {ratio} |")
-        out.append("")
-    memory = results.get("memory") or []
+    _case_table(out, results.get("throughput") or [], _throughput_figures,
+                "### Throughput (messages/s at the receiver: median of the rounds, min-max)",
+                ["msgs/s", "min-max", "MB/s", "receiver CPU", "vs peer"], "---:|---:|---:|---:|---")
+    _case_table(out, results.get("latency") or [], latency_cells,
+                "### Round trip (microseconds: median of the rounds; p50 and p99 with min-max)",
+                ["p50", "p90", "p99", "p99.9", "max", "vs peer (p50)"], "---:|---:|---:|---:|---:|---")
+    memory = []
+    for mem in results.get("memory") or []:
+        if "error" in mem:
+            memory.append(_row([mem["path"], "error"], 5))
+            continue
+        g = mem["growth"]
+        memory.append(_row([mem["path"], f"{mem['messages']:,}", _kib(g["traced"]), _kib(g["rss_anon"]),
+                            _kib(g["heap_in_use"]), f"{rate(mem['msgs_per_s_traced'])} msgs/s",
+                            "flat" if mem["flat"] else "growing"]))
     if memory:
-        out.append("### Memory of the batch receive path (growth from the end of the warm-up to the last message)")
-        out.append("")
-        out.append("| path | messages | traced Python memory | anonymous RSS | glibc heap in use | rate under tracemalloc | verdict |")
-        out.append("|---|---:|---:|---:|---:|---:|---|")
-        for mem in memory:
-            if "error" in mem:
-                out.append(f"| {mem['path']} | error | | | | | |")
-                continue
-            g = mem["growth"]
-            out.append(f"| {mem['path']} | {mem['messages']:,} | {_kib(g['traced'])} | {_kib(g['rss_anon'])} | "
-                       f"{_kib(g['heap_in_use'])} | {_rate(mem['msgs_per_s_traced'])} msgs/s | "
-                       f"{'flat' if mem['flat'] else 'growing'} |")
-        out.append("")
+        _table(out, "### Memory of the batch receive path (growth from the end of the warm-up to the last message)",
+               "| path | messages | traced Python memory | anonymous RSS | glibc heap in use | rate under tracemalloc | "
+               "verdict |\n|---|---:|---:|---:|---:|---:|---|", memory)
     n = results.get("native_alloc")
     if n and "error" not in n:
         calls = n.get("malloc_calls_total")
         out.append(f"Native message path (offer + poll_messages through cffi into preallocated buffers, one process): "
-                   f"{n['messages']:,} messages at {_rate(n['msgs_per_s'])} msgs/s; "
+                   f"{n['messages']:,} messages at {rate(n['msgs_per_s'])} msgs/s; "
                    f"{'malloc-family calls: ' + str(calls) if calls is not None else 'malloc calls not counted'}; "
                    f"glibc heap in use {_kib(n['heap_growth'])}; "
                    f"{'allocates per message' if n['allocates_per_message'] else 'no allocation per message'}.")
@@ -117,14 +144,9 @@ def render(results: dict[str, Any]) -> str:
     for s in results.get("skipped") or []:
         out.append(f"Skipped `{s['channel']}`: {s['reason']}")
         out.append("")
-    targets = results.get("targets") or []
+    targets = [_row([t["target"], t["goal"], t["measured"], {True: "met", False: "**not met**", None: "not measured"}[t["met"]]])
+               for t in results.get("targets") or []]
     if targets:
-        out.append("### Targets (32-byte messages over aeron:ipc unless said)")
-        out.append("")
-        out.append("| target | goal | measured | met |")
-        out.append("|---|---|---|---|")
-        for t in targets:
-            met = {True: "met", False: "**not met**", None: "not measured"}[t["met"]]
-            out.append(f"| {t['target']} | {t['goal']} | {t['measured']} | {met} |")
-        out.append("")
+        _table(out, "### Targets (32-byte messages over aeron:ipc unless said)",
+               "| target | goal | measured | met |\n|---|---|---|---|", targets)
     return "\n".join(out)

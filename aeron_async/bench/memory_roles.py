@@ -25,7 +25,7 @@ import tracemalloc
 from typing import Any
 
 from ..errors import BenchError, BenchTimeoutError, last_error
-from .worker import emit, role, run_backend, wait_until
+from .worker import emit, role, run_backend, subscribed, wait_until
 
 BATCH = 4096
 FIRST_MESSAGE_TIMEOUT = 30.0
@@ -136,12 +136,8 @@ def memory_receiver(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory_sync(spec: dict[str, Any]) -> dict[str, Any]:
-    from aeron_async import Aeron
-
     sampler = _Sampler(spec["messages"], spec["samples"])
-    with Aeron.connect(spec["aeron_dir"]) as client:
-        sub = client.add_subscription(spec["channel"], spec["stream"])
-        emit("READY")
+    with subscribed(spec) as sub:
         poll = sub.poll_messages
         deadline = time.monotonic() + FIRST_MESSAGE_TIMEOUT
         n = 0

@@ -10,18 +10,22 @@ much was dropped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any
 
 from ..errors import BenchError
-from .worker import PingClock, SendCounter, Stopper, Window, emit, latency_summary, new_histogram, role
+from .worker import SendCounter, Stopper, Window, emit, ping_setup, role
 
 CHUNK = 1024
 FIRST_MESSAGE_TIMEOUT = 30.0
 UDP_BUFFER = 4 << 20
+
+_Coroutine = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
 
 
 def _bind_endpoint(spec: dict[str, Any]) -> str:
@@ -38,6 +42,15 @@ def _cleanup_endpoint(endpoint: str) -> None:
             pass
 
 
+def asyncio_role(name: str) -> Callable[[_Coroutine], _Coroutine]:
+    """Registers a coroutine function as the role `name`, run by asyncio.run in the worker."""
+    def register(fn: _Coroutine) -> _Coroutine:
+        role(name)(lambda spec: asyncio.run(fn(spec)))
+        return fn
+
+    return register
+
+
 def _cancel_task_on_stop(stop: Stopper) -> None:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -45,7 +58,41 @@ def _cancel_task_on_stop(stop: Stopper) -> None:
     stop.on_stop(lambda: loop.call_soon_threadsafe(task.cancel))
 
 
-# ---- pyzmq, synchronous ----
+def _received(window: Window, last: bytes, size: int) -> dict[str, Any]:
+    """A receiver's result, once its last message has the size sent."""
+    if len(last) != size:
+        raise RuntimeError(f"received {len(last)} bytes, expected {size}")
+    return window.result(size)
+
+
+# ---- pyzmq, synchronous and zmq.asyncio ----
+
+
+@contextlib.contextmanager
+def _zmq_socket(spec: dict[str, Any], ctx: Any, kind: int, bind: bool = False,
+                options: tuple[tuple[int, int], ...] = ()) -> Iterator[Any]:
+    """A socket of `ctx` (a zmq.Context or a zmq.asyncio.Context, ended with it) with `options`:
+    bound to this run's endpoint (READY names it, for the other side to connect to) or connected
+    to spec["endpoint"] (READY); closed at once at the end, its ipc:// file removed."""
+    import zmq
+
+    sock = ctx.socket(kind)
+    endpoint = ""
+    try:
+        for option, value in options:
+            sock.setsockopt(option, value)
+        if bind:
+            sock.bind(_bind_endpoint(spec))
+            endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+            emit("READY", {"endpoint": endpoint})
+        else:
+            sock.connect(spec["endpoint"])
+            emit("READY")
+        yield sock
+    finally:
+        sock.close(linger=0)
+        ctx.term()
+        _cleanup_endpoint(endpoint)
 
 
 @role("zmq-sync-receiver")
@@ -54,32 +101,19 @@ def zmq_sync_receiver(spec: dict[str, Any]) -> dict[str, Any]:
 
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.PULL)
-    endpoint = ""
-    try:
-        sock.bind(_bind_endpoint(spec))
-        endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
-        emit("READY", {"endpoint": endpoint})
+    with _zmq_socket(spec, zmq.Context(), zmq.PULL, bind=True) as sock:
         sock.setsockopt(zmq.RCVTIMEO, int(FIRST_MESSAGE_TIMEOUT * 1000))
         last = sock.recv()
         sock.setsockopt(zmq.RCVTIMEO, -1)
         n = 1
         window.start()
-        recv = sock.recv
-        tick = window.tick
+        recv, tick = sock.recv, window.tick
         while True:
             last = recv()
             n += 1
             if not n & 255 and tick(n):
                 break
-        if len(last) != size:
-            raise BenchError(f"received {len(last)} bytes, expected {size}")
-        return window.result(size)
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-        _cleanup_endpoint(endpoint)
+        return _received(window, last, size)
 
 
 @role("zmq-sync-sender")
@@ -87,12 +121,8 @@ def zmq_sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
     import zmq
 
     stop = Stopper()
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.PUSH)
-    try:
-        sock.setsockopt(zmq.SNDTIMEO, 200)  # a blocked send looks at the stop flag 5 times a second
-        sock.connect(spec["endpoint"])
-        emit("READY")
+    # a blocked send looks at the stop flag 5 times a second
+    with _zmq_socket(spec, zmq.Context(), zmq.PUSH, options=((zmq.SNDTIMEO, 200),)) as sock:
         counter = SendCounter()
         payload = bytes(spec["size"])
         send = sock.send
@@ -106,9 +136,6 @@ def zmq_sync_sender(spec: dict[str, Any]) -> dict[str, Any]:
             sent += CHUNK
         counter.sent = sent
         return counter.result()
-    finally:
-        sock.close(linger=0)
-        ctx.term()
 
 
 @role("zmq-sync-pong")
@@ -116,14 +143,7 @@ def zmq_sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
     import zmq
 
     stop = Stopper()
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REP)
-    endpoint = ""
-    try:
-        sock.bind(_bind_endpoint(spec))
-        endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
-        sock.setsockopt(zmq.RCVTIMEO, 200)
-        emit("READY", {"endpoint": endpoint})
+    with _zmq_socket(spec, zmq.Context(), zmq.REP, bind=True, options=((zmq.RCVTIMEO, 200),)) as sock:
         recv, send = sock.recv, sock.send
         while not stop.stopped:
             try:
@@ -132,99 +152,53 @@ def zmq_sync_pong(spec: dict[str, Any]) -> dict[str, Any]:
                 continue
             send(data)
         return {}
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-        _cleanup_endpoint(endpoint)
 
 
 @role("zmq-sync-ping")
 def zmq_sync_ping(spec: dict[str, Any]) -> dict[str, Any]:
     import zmq
 
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    try:
-        sock.connect(spec["endpoint"])
-        emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
-        send, recv = sock.send, sock.recv
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+    with _zmq_socket(spec, zmq.Context(), zmq.REQ) as sock:
+        payload, clock = ping_setup(spec)
+        send, recv, now, done = sock.send, sock.recv, time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             send(payload)
             recv()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
-        return latency_summary(hist)
-    finally:
-        sock.close(linger=0)
-        ctx.term()
+            if done(t0, now()):
+                break
+        return clock.summary()
 
 
-# ---- pyzmq, zmq.asyncio ----
-
-
-@role("zmq-asyncio-receiver")
-def zmq_asyncio_receiver(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_zmq_asyncio_receiver(spec))
-
-
-async def _zmq_asyncio_receiver(spec: dict[str, Any]) -> dict[str, Any]:
+@asyncio_role("zmq-asyncio-receiver")
+async def zmq_asyncio_receiver(spec: dict[str, Any]) -> dict[str, Any]:
     import zmq
     import zmq.asyncio
 
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
-    ctx = zmq.asyncio.Context()
-    sock = ctx.socket(zmq.PULL)
-    endpoint = ""
-    try:
-        sock.bind(_bind_endpoint(spec))
-        endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
-        emit("READY", {"endpoint": endpoint})
+    with _zmq_socket(spec, zmq.asyncio.Context(), zmq.PULL, bind=True) as sock:
         last = await asyncio.wait_for(sock.recv(), FIRST_MESSAGE_TIMEOUT)
         n = 1
         window.start()
-        recv = sock.recv
-        tick = window.tick
+        recv, tick = sock.recv, window.tick
         while True:
             last = await recv()
             n += 1
             if not n & 255 and tick(n):
                 break
-        if len(last) != size:
-            raise BenchError(f"received {len(last)} bytes, expected {size}")
-        return window.result(size)
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-        _cleanup_endpoint(endpoint)
+        return _received(window, last, size)
 
 
-@role("zmq-asyncio-sender")
-def zmq_asyncio_sender(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_zmq_asyncio_sender(spec, Stopper()))
-
-
-async def _zmq_asyncio_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
+@asyncio_role("zmq-asyncio-sender")
+async def zmq_asyncio_sender(spec: dict[str, Any]) -> dict[str, Any]:
+    stop = Stopper()
     import zmq
     import zmq.asyncio
 
-    ctx = zmq.asyncio.Context()
-    sock = ctx.socket(zmq.PUSH)
     sent = 0
-    try:
-        sock.connect(spec["endpoint"])
+    with _zmq_socket(spec, zmq.asyncio.Context(), zmq.PUSH) as sock:
         _cancel_task_on_stop(stop)
-        emit("READY")
         counter = SendCounter()
         payload = bytes(spec["size"])
         send = sock.send
@@ -237,28 +211,16 @@ async def _zmq_asyncio_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, 
             pass
         counter.sent = sent
         return counter.result()
-    finally:
-        sock.close(linger=0)
-        ctx.term()
 
 
-@role("zmq-asyncio-pong")
-def zmq_asyncio_pong(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_zmq_asyncio_pong(spec, Stopper()))
-
-
-async def _zmq_asyncio_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
+@asyncio_role("zmq-asyncio-pong")
+async def zmq_asyncio_pong(spec: dict[str, Any]) -> dict[str, Any]:
+    stop = Stopper()
     import zmq
     import zmq.asyncio
 
-    ctx = zmq.asyncio.Context()
-    sock = ctx.socket(zmq.REP)
-    endpoint = ""
-    try:
-        sock.bind(_bind_endpoint(spec))
-        endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+    with _zmq_socket(spec, zmq.asyncio.Context(), zmq.REP, bind=True) as sock:
         _cancel_task_on_stop(stop)
-        emit("READY", {"endpoint": endpoint})
         recv, send = sock.recv, sock.send
         try:
             while True:
@@ -266,46 +228,23 @@ async def _zmq_asyncio_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, An
         except asyncio.CancelledError:
             pass
         return {}
-    finally:
-        sock.close(linger=0)
-        ctx.term()
-        _cleanup_endpoint(endpoint)
 
 
-@role("zmq-asyncio-ping")
-def zmq_asyncio_ping(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_zmq_asyncio_ping(spec))
-
-
-async def _zmq_asyncio_ping(spec: dict[str, Any]) -> dict[str, Any]:
+@asyncio_role("zmq-asyncio-ping")
+async def zmq_asyncio_ping(spec: dict[str, Any]) -> dict[str, Any]:
     import zmq
     import zmq.asyncio
 
-    ctx = zmq.asyncio.Context()
-    sock = ctx.socket(zmq.REQ)
-    try:
-        sock.connect(spec["endpoint"])
-        emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
-        send, recv = sock.send, sock.recv
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+    with _zmq_socket(spec, zmq.asyncio.Context(), zmq.REQ) as sock:
+        payload, clock = ping_setup(spec)
+        send, recv, now, done = sock.send, sock.recv, time.perf_counter_ns, clock.done
         while True:
             t0 = now()
             await send(payload)
             await recv()
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
-        return latency_summary(hist)
-    finally:
-        sock.close(linger=0)
-        ctx.term()
+            if done(t0, now()):
+                break
+        return clock.summary()
 
 
 # ---- plain asyncio UDP on loopback ----
@@ -320,12 +259,20 @@ def _udp_socket() -> socket.socket:
     return sock
 
 
-@role("udp-asyncio-receiver")
-def udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_udp_receiver(spec))
+@contextlib.asynccontextmanager
+async def _udp_endpoint(protocol: Callable[[], asyncio.DatagramProtocol]) -> AsyncIterator[tuple[Any, Any, socket.socket]]:
+    """(transport, protocol, socket): an asyncio datagram endpoint on a new loopback socket
+    (_udp_socket), closed at the end."""
+    sock = _udp_socket()
+    transport, proto = await asyncio.get_running_loop().create_datagram_endpoint(protocol, sock=sock)
+    try:
+        yield transport, proto, sock
+    finally:
+        transport.close()
 
 
-async def _udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
+@asyncio_role("udp-asyncio-receiver")
+async def udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     size = spec["size"]
     window = Window(spec["warmup"], spec["duration"])
@@ -344,9 +291,7 @@ async def _udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
             if self.count == 1:
                 first.set_result(None)
 
-    sock = _udp_socket()
-    transport, proto = await loop.create_datagram_endpoint(Receiver, sock=sock)
-    try:
+    async with _udp_endpoint(Receiver) as (transport, proto, sock):
         emit("READY", {"port": sock.getsockname()[1]})
         await asyncio.wait_for(first, FIRST_MESSAGE_TIMEOUT)
         window.start()
@@ -361,17 +306,11 @@ async def _udp_receiver(spec: dict[str, Any]) -> dict[str, Any]:
         if proto.wrong_size:
             raise BenchError(f"{proto.wrong_size} datagrams of the wrong size")
         return window.result(size)
-    finally:
-        transport.close()
 
 
-@role("udp-asyncio-sender")
-def udp_sender(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_udp_sender(spec, Stopper()))
-
-
-async def _udp_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
+@asyncio_role("udp-asyncio-sender")
+async def udp_sender(spec: dict[str, Any]) -> dict[str, Any]:
+    stop = Stopper()
     writable = asyncio.Event()
     writable.set()
 
@@ -382,8 +321,7 @@ async def _udp_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
         def resume_writing(self) -> None:
             writable.set()
 
-    transport, _ = await loop.create_datagram_endpoint(Sender, sock=_udp_socket())
-    try:
+    async with _udp_endpoint(Sender) as (transport, _, _):
         address = ("127.0.0.1", spec["port"])
         emit("READY")
         counter = SendCounter()
@@ -399,16 +337,11 @@ async def _udp_sender(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
                 await writable.wait()
         counter.sent = sent
         return counter.result()
-    finally:
-        transport.close()
 
 
-@role("udp-asyncio-pong")
-def udp_pong(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_udp_pong(spec, Stopper()))
-
-
-async def _udp_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
+@asyncio_role("udp-asyncio-pong")
+async def udp_pong(spec: dict[str, Any]) -> dict[str, Any]:
+    stop = Stopper()
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[None] = loop.create_future()
 
@@ -419,9 +352,7 @@ async def _udp_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
         def datagram_received(self, data: bytes, addr: Any) -> None:
             self.transport.sendto(data, addr)
 
-    sock = _udp_socket()
-    transport, _ = await loop.create_datagram_endpoint(Echo, sock=sock)
-    try:
+    async with _udp_endpoint(Echo) as (_, _, sock):
 
         def stop_serving() -> None:
             if not stopped.done():
@@ -431,16 +362,10 @@ async def _udp_pong(spec: dict[str, Any], stop: Stopper) -> dict[str, Any]:
         emit("READY", {"port": sock.getsockname()[1]})
         await stopped
         return {}
-    finally:
-        transport.close()
 
 
-@role("udp-asyncio-ping")
-def udp_ping(spec: dict[str, Any]) -> dict[str, Any]:
-    return asyncio.run(_udp_ping(spec))
-
-
-async def _udp_ping(spec: dict[str, Any]) -> dict[str, Any]:
+@asyncio_role("udp-asyncio-ping")
+async def udp_ping(spec: dict[str, Any]) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
 
     class Client(asyncio.DatagramProtocol):
@@ -451,28 +376,17 @@ async def _udp_ping(spec: dict[str, Any]) -> dict[str, Any]:
             if waiter is not None and not waiter.done():
                 waiter.set_result(data)
 
-    transport, proto = await loop.create_datagram_endpoint(Client, sock=_udp_socket())
-    try:
+    async with _udp_endpoint(Client) as (transport, proto, _):
         address = ("127.0.0.1", spec["port"])
         emit("READY")
-        hist = new_histogram()
-        record = hist.record_value
-        payload = bytes(spec["size"])
-        sendto = transport.sendto
-        new_future = loop.create_future
-        now = time.perf_counter_ns
-        clock = PingClock(spec["warmup"], spec["duration"])
-        warm_end, end = clock.warm_end, clock.end
+        payload, clock = ping_setup(spec)
+        sendto, new_future = transport.sendto, loop.create_future
+        now, done = time.perf_counter_ns, clock.done
         while True:  # one datagram in flight on loopback: a loss would hang this and fail the run
             t0 = now()
             waiter = proto.waiter = new_future()
             sendto(payload, address)
             await waiter
-            t1 = now()
-            if t0 >= warm_end:
-                record(t1 - t0)
-                if t1 >= end:
-                    break
-        return latency_summary(hist)
-    finally:
-        transport.close()
+            if done(t0, now()):
+                break
+        return clock.summary()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -9,18 +10,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from .cases import Case
+from .markdown import latency_cells, rate, throughput_cells, us as _us
 
 
 def _rate(value: float) -> str:
-    if value >= 1e6:
-        return f"{value / 1e6:.2f} M"
-    if value >= 1e3:
-        return f"{value / 1e3:.1f} k"
-    return f"{value:.0f}"
-
-
-def _us(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+    return rate(value, k_decimals=1)
 
 
 def _bytes(value: int | None) -> str:
@@ -86,34 +80,33 @@ class Live:
                         f"max {_us(result['max_us'])} us  ({result['count']:,} round trips)")
         self._advance()
 
-    def memory(self, m: dict[str, Any]) -> None:
-        if "error" in m:
-            self._print(f"memory {m['path']}: [red]error:[/] {m['error']}")
-        else:
-            g = m["growth"]
-            self._print(f"memory {m['path']}: {m['messages']:,} messages, traced {_bytes(g['traced'])}, "
-                        f"anonymous RSS {_bytes(g['rss_anon'])}, RSS {_bytes(g['rss'])}, heap "
-                        f"{_bytes(g['heap_in_use'])} -> {'flat' if m['flat'] else '[red]GROWING[/]'}")
+    def _measured(self, what: str, result: dict[str, Any], describe: Callable[[], str]) -> None:
+        """One line for a measurement (`describe()`, or `what` and its error) and a step of the bar."""
+        self._print(f"{what}: [red]error:[/] {result['error']}" if "error" in result else describe())
         self._advance()
+
+    def memory(self, m: dict[str, Any]) -> None:
+        def describe() -> str:
+            g = m["growth"]
+            return (f"memory {m['path']}: {m['messages']:,} messages, traced {_bytes(g['traced'])}, "
+                    f"anonymous RSS {_bytes(g['rss_anon'])}, RSS {_bytes(g['rss'])}, heap "
+                    f"{_bytes(g['heap_in_use'])} -> {'flat' if m['flat'] else '[red]GROWING[/]'}")
+
+        self._measured(f"memory {m['path']}", m, describe)
 
     def native(self, n: dict[str, Any]) -> None:
-        if "error" in n:
-            self._print(f"native message path: [red]error:[/] {n['error']}")
-        else:
+        def describe() -> str:
             calls = n.get("malloc_calls_total")
             calls_text = f"{calls} malloc-family calls" if calls is not None else "malloc calls not counted (no gdb)"
-            self._print(f"native message path: {n['messages']:,} messages at {_rate(n['msgs_per_s'])} msgs/s, "
-                        f"{calls_text}, heap {_bytes(n['heap_growth'])} -> "
-                        f"{'[red]allocates per message[/]' if n['allocates_per_message'] else 'no allocation per message'}")
-        self._advance()
+            return (f"native message path: {n['messages']:,} messages at {_rate(n['msgs_per_s'])} msgs/s, "
+                    f"{calls_text}, heap {_bytes(n['heap_growth'])} -> "
+                    f"{'[red]allocates per message[/]' if n['allocates_per_message'] else 'no allocation per message'}")
+
+        self._measured("native message path", n, describe)
 
     def idle(self, i: dict[str, Any]) -> None:
-        if "error" in i:
-            self._print(f"idle: [red]error:[/] {i['error']}")
-        else:
-            self._print(f"idle async subscriber + embedded driver: {i['cpu_percent']:.2f}% of a core, "
-                        f"{i['context_switches_per_s']:.0f} context switches/s over {i['seconds']:.1f} s")
-        self._advance()
+        self._measured("idle", i, lambda: f"idle async subscriber + embedded driver: {i['cpu_percent']:.2f}% of a core, "
+                                          f"{i['context_switches_per_s']:.0f} context switches/s over {i['seconds']:.1f} s")
 
     def stop(self) -> None:
         if self.progress is not None:
@@ -131,13 +124,10 @@ def print_tables(results: dict[str, Any], console: Console) -> None:
         for col in ("case", "transport", "size", "msgs/s", "min-max", "MB/s", "vs peer"):
             t.add_column(col, justify="right" if col in ("size", "msgs/s", "MB/s", "vs peer") else "left")
         for r in rows:
-            if "msgs_per_s" not in r:
-                t.add_row(r["case"], r["transport"], str(r["size"]), "[red]error[/]", "", "", "")
-                continue
-            s = r["msgs_per_s"]
-            ratio = f"{r['ratio_vs_peer']:.1f}x {r['peer']}" if "ratio_vs_peer" in r else ""
-            t.add_row(r["case"], r["transport"], str(r["size"]), _rate(s["median"]),
-                      f"{_rate(s['min'])}-{_rate(s['max'])}", f"{r['mb_per_s']['median']:.1f}", ratio)
+            cells = throughput_cells(r, _rate)
+            t.add_row(r["case"], r["transport"], str(r["size"]),
+                      *(["[red]error[/]", "", "", ""] if cells is None else
+                        [cells[col] for col in ("msgs/s", "min-max", "MB/s", "vs peer")]))
         console.print(t)
     rows = results.get("latency") or []
     if rows:
@@ -145,17 +135,7 @@ def print_tables(results: dict[str, Any], console: Console) -> None:
         for col in ("case", "transport", "size", "p50", "p90", "p99", "p99.9", "max", "vs peer (p50)"):
             t.add_column(col, justify="left" if col in ("case", "transport") else "right")
         for r in rows:
-            if "p50_us" not in r:
-                t.add_row(r["case"], r["transport"], str(r["size"]), "[red]error[/]", "", "", "", "", "")
-                continue
-
-            def cell(name: str, spread: bool = False) -> str:
-                v = r[name]
-                return f"{_us(v['median'])} ({_us(v['min'])}-{_us(v['max'])})" if spread else _us(v["median"])
-
-            ratio = f"{r['ratio_vs_peer']:.1f}x {r['peer']}" if "ratio_vs_peer" in r else ""
-            t.add_row(r["case"], r["transport"], str(r["size"]), cell("p50_us", True), cell("p90_us"),
-                      cell("p99_us", True), cell("p99_9_us"), cell("max_us"), ratio)
+            t.add_row(r["case"], r["transport"], str(r["size"]), *(latency_cells(r) or ["[red]error[/]"] + [""] * 5))
         console.print(t)
     for m in results.get("memory") or []:
         if "error" not in m:

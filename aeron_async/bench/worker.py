@@ -12,12 +12,13 @@ Every role lives in a module of this package and is looked up by name in `ROLES`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from ..errors import BenchTimeoutError, InvalidArgumentError
@@ -37,6 +38,17 @@ def emit(tag: str, payload: dict[str, Any] | None = None) -> None:
     """One line to the harness: `TAG {json}`."""
     sys.stdout.write(f"{tag} {json.dumps(payload or {})}\n")
     sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def subscribed(spec: dict[str, Any]) -> Iterator[Any]:
+    """A synchronous client's subscription to the run's stream, READY said once it is added."""
+    from aeron_async import Aeron
+
+    with Aeron.connect(spec["aeron_dir"]) as client:
+        sub = client.add_subscription(spec["channel"], spec["stream"])
+        emit("READY")
+        yield sub
 
 
 class Stopper:
@@ -167,15 +179,33 @@ def new_histogram() -> Any:
 
 
 class PingClock:
-    """Phases of a ping loop in perf_counter_ns: round trips that start after the warm-up are
-    recorded until `duration` has passed."""
+    """The round trips of a ping loop, in perf_counter_ns: those that start after the warm-up are
+    recorded (an HdrHistogram) until `duration` has passed. The loop calls `done(t0, t1)` after each
+    round trip, outside the interval it measures, and stops when it says so."""
 
-    __slots__ = ("warm_end", "end")
+    __slots__ = ("warm_end", "end", "hist", "_record")
 
     def __init__(self, warmup: float, duration: float) -> None:
+        self.hist = new_histogram()
+        self._record = self.hist.record_value
         now = time.perf_counter_ns()
         self.warm_end = now + int(warmup * 1e9)
         self.end = self.warm_end + int(duration * 1e9)
+
+    def done(self, t0: int, t1: int) -> bool:
+        if t0 < self.warm_end:
+            return False
+        self._record(t1 - t0)
+        return t1 >= self.end
+
+    def summary(self) -> dict[str, Any]:
+        return latency_summary(self.hist)
+
+
+def ping_setup(spec: dict[str, Any]) -> tuple[bytes, PingClock]:
+    """A ping's payload (spec["size"] bytes) and its clock (spec["warmup"], spec["duration"]),
+    created once the other side is ready."""
+    return bytes(spec["size"]), PingClock(spec["warmup"], spec["duration"])
 
 
 _T = TypeVar("_T")

@@ -65,14 +65,8 @@ from typing import Final
 
 import attrs
 
-from ..archive._session import (
-    CONTROL_STREAM_ID,
-    DEFAULT_REPLAY_CHANNEL,
-    DEFAULT_REPLAY_STREAM_ID,
-    LOCAL_CONTROL_CHANNEL,
-    RESPONSE_CHANNEL,
-    RESPONSE_STREAM_ID,
-)
+from ..archive import (CONTROL_STREAM_ID, DEFAULT_REPLAY_CHANNEL, DEFAULT_REPLAY_STREAM_ID, LOCAL_CONTROL_CHANNEL,
+                       RESPONSE_CHANNEL, RESPONSE_STREAM_ID)
 from ..errors import ConfigurationError
 
 EARLIEST: Final = -2
@@ -212,13 +206,7 @@ def _lookup(options: Mapping[str, str], known: tuple[str, ...]) -> dict[str, str
 
 
 def parse_archive_options(found: Mapping[str, str]) -> ArchiveOptions:
-    timeout_text = found.get("timeout", "10")
-    try:
-        timeout = float(timeout_text)
-    except ValueError:
-        raise OptionError(f"timeout={timeout_text!r} is not a number of seconds") from None
-    if not 0 < timeout <= 3600:
-        raise OptionError(f"timeout={timeout_text!r} must be between 0 and 3600 seconds")
+    timeout = _seconds("timeout", found.get("timeout"), 10.0)
     aeron_dir = found.get("aeronDir")
     if aeron_dir is not None and not aeron_dir.strip():
         raise OptionError("aeronDir is empty: name the media driver's directory, or leave the option out")

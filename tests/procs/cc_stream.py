@@ -10,6 +10,7 @@ import sys
 import time
 
 import aeron_async
+from procs import streams
 
 
 def publish(aeron_dir: str, channel: str, stream_id: int, count: int, size: int) -> int:
@@ -17,12 +18,8 @@ def publish(aeron_dir: str, channel: str, stream_id: int, count: int, size: int)
     with aeron_async.Aeron.connect(aeron_dir, driver_timeout=10) as client:
         pub = client.add_exclusive_publication(channel, stream_id)
         print("ready", flush=True)
-        deadline = time.monotonic() + 30
-        while not pub.is_connected:
-            if time.monotonic() > deadline:
-                print("never connected", flush=True)
-                return 1
-            time.sleep(0.001)
+        if not streams.await_connected(pub, 30):
+            return 1
         for seq in range(count):
             struct.pack_into("<q", body, 0, seq)
             body[8] = seq & 0xFF

@@ -45,12 +45,8 @@ def main() -> int:
     with aeron_async.Aeron.connect(aeron_dir, driver_timeout=10) as client:
         pub = client.add_exclusive_publication(channel, stream_id) if exclusive else client.add_publication(channel, stream_id)
         print(f"ready session={pub.session_id}", flush=True)
-        deadline = time.monotonic() + 60
-        while not pub.is_connected:
-            if time.monotonic() > deadline:
-                print("never connected", flush=True)
-                return 1
-            time.sleep(0.001)
+        if not streams.await_connected(pub, 60):
+            return 1
         if os.environ.get("AA_PUBLISHER_WAIT_FOR_GO"):
             # the test gets every receiver ready (e.g. an image on each host) before any data goes out
             print("connected", flush=True)

@@ -1,4 +1,5 @@
-"""Deterministic message streams for multi-process tests: both sides derive message i from i.
+"""Deterministic message streams for multi-process tests: both sides derive message i from i
+(and a publishing process's wait for its subscribers, `await_connected`).
 
 Message layout: sequence (u64), length (u32), crc32 of the body (u32), then the body: a slice of
 a fixed pseudo-random pool chosen by the sequence. The subscriber checks sequence order, length,
@@ -10,7 +11,9 @@ from __future__ import annotations
 import os
 import random
 import struct
+import time
 import zlib
+from typing import Any
 
 HEADER = struct.Struct("<QII")
 POOL_SIZE = 8 * 1024 * 1024
@@ -61,6 +64,18 @@ def message_size(seq: int, small_count: int, profile: str | None = None) -> int:
 def body(seq: int, size: int) -> memoryview:
     start = (seq * 104729) % (POOL_SIZE - size + 1) if size else 0
     return POOL[start:start + size]
+
+
+def await_connected(pub: Any, seconds: float) -> bool:
+    """Waits up to `seconds` for a publication to connect; when it does not, prints "never
+    connected" (for the test reading this process's output) and returns False."""
+    deadline = time.monotonic() + seconds
+    while not pub.is_connected:
+        if time.monotonic() > deadline:
+            print("never connected", flush=True)
+            return False
+        time.sleep(0.001)
+    return True
 
 
 def build(seq: int, small_count: int) -> list[memoryview | bytes]:

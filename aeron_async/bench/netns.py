@@ -1,6 +1,7 @@
-"""Hosts for multi-host tests: two network namespaces joined by a veth pair (two_hosts), or any
-number on a bridge with multicast routes (bridged_hosts), optionally with nftables dropping a share
-of the UDP packets of a host.
+"""Hosts made of Linux network namespaces, for the multi-host tests and the multicast benchmark
+(bench/multicast.py): two namespaces joined by a veth pair (two_hosts), or any number on a bridge
+with multicast routes (bridged_hosts), optionally with nftables dropping a share of the UDP packets
+of a host.
 
 Only addresses inside the namespaces this module creates are used (10.77.<n>.1 and .2 on the veth
 pair, 10.78.<n>.<i> on a bridge); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
@@ -14,30 +15,44 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from ..errors import BenchError
 
 ETC_NETNS = "/etc/netns"
+TOOLS = ("ip", "nft")
+
+
+class NetnsError(BenchError):
+    """A command that sets up or changes the hosts failed."""
+
+
+def missing() -> str | None:
+    """What namespaces need and this machine lacks: "root", a tool of TOOLS, or None."""
+    if os.geteuid() != 0:
+        return "root"
+    return next((tool for tool in TOOLS if shutil.which(tool) is None), None)
 
 
 def available() -> str | None:
     """None when namespaces can be made here, else the reason they cannot."""
-    if os.geteuid() != 0:
+    lacking = missing()
+    if lacking == "root":
         return "network namespaces need root"
-    for tool in ("ip", "nft"):
-        if shutil.which(tool) is None:
-            return f"`{tool}` is missing (./dev test installs iproute2 and nftables)"
-    return None
+    return None if lacking is None else f"`{lacking}` is missing (./dev test installs iproute2 and nftables)"
 
 
-def run(*args: str, input: str | None = None) -> str:
+def run(*args: str, input: str | None = None, check: bool = True) -> str:
+    """Runs a command; raises NetnsError when it fails, unless `check` is False."""
     result = subprocess.run(args, input=input, capture_output=True, text=True, timeout=30)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed: {result.stderr.strip() or result.stdout.strip()}")
+    if check and result.returncode != 0:
+        raise NetnsError(f"{' '.join(args)} failed: {result.stderr.strip() or result.stdout.strip()}")
     return result.stdout
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Host:
     namespace: str
     address: str
@@ -51,15 +66,16 @@ class Host:
         """A command line that runs `args` inside this host's namespace."""
         return ["ip", "netns", "exec", self.namespace, *args]
 
-    def drop_udp(self, percent: float) -> None:
-        """Drop `percent` % of UDP packets entering and leaving this host, at random."""
+    def drop_udp(self, percent: float, chains: tuple[str, ...] = ("input", "output")) -> None:
+        """Drop `percent` % of UDP packets entering and leaving this host, at random (or only those
+        of the chains named: "input", "output")."""
         permille = int(round(percent * 10))
         rule = f"meta l4proto udp numgen random mod 1000 < {permille} counter drop;"
-        run("ip", "netns", "exec", self.namespace, "nft", "-f", "-", input=(
+        run(*self.command("nft", "-f", "-"), input=(
             "table inet aa_loss {\n"
-            f"  chain input {{ type filter hook input priority 0; policy accept; {rule} }}\n"
-            f"  chain output {{ type filter hook output priority 0; policy accept; {rule} }}\n"
-            "}\n"))
+            + "".join(f"  chain {chain} {{ type filter hook {chain} priority 0; policy accept; {rule} }}\n"
+                      for chain in chains)
+            + "}\n"))
 
     def rate_limit(self, rate: str, burst: str, latency: str) -> None:
         """Shape everything this host sends on its veth with a token bucket (`tc qdisc ... tbf`): at
@@ -67,13 +83,13 @@ class Host:
         `latency` ("100ms") before they are dropped. The qdisc lives on the namespace's end of the
         veth pair, so it goes with the namespace (two_hosts removes it, also after a failure)."""
         if shutil.which("tc") is None:
-            raise RuntimeError("`tc` is missing (iproute2)")
-        run("ip", "netns", "exec", self.namespace, "tc", "qdisc", "add", "dev", self.device, "root", "tbf",
-            "rate", rate, "burst", burst, "latency", latency)
+            raise NetnsError("`tc` is missing (iproute2)")
+        run(*self.command("tc", "qdisc", "add", "dev", self.device, "root", "tbf", "rate", rate, "burst", burst,
+                          "latency", latency))
 
     def qdisc_stats(self) -> str:
         """`tc -s qdisc show` of this host's veth (sent bytes, drops, overlimits) for reports."""
-        return run("ip", "netns", "exec", self.namespace, "tc", "-s", "qdisc", "show", "dev", self.device)
+        return run(*self.command("tc", "-s", "qdisc", "show", "dev", self.device))
 
     def drop_udp_sent(self, percent: float) -> None:
         """Drop `percent` % of the UDP packets this host sends, at random, on the bridge as they arrive
@@ -97,10 +113,11 @@ class Host:
         words = out.split()
         return int(words[words.index("packets") + 1])
 
-    def stop_dropping_udp_sent(self) -> None:
-        """Removes the rule drop_udp_sent added."""
+    def stop_dropping_udp_sent(self, missing_ok: bool = False) -> None:
+        """Removes the rule drop_udp_sent added (`missing_ok`: if there is one)."""
         assert self.bridge_namespace is not None
-        run("ip", "netns", "exec", self.bridge_namespace, "nft", "delete", "table", "bridge", f"aa_loss_{self.bridge_port}")
+        run("ip", "netns", "exec", self.bridge_namespace, "nft", "delete", "table", "bridge", f"aa_loss_{self.bridge_port}",
+            check=not missing_ok)
 
     def write_etc(self, name: str, text: str) -> str:
         """Writes /etc/netns/<namespace>/<name> (e.g. "hosts", "resolv.conf"), which `ip netns exec`
@@ -117,19 +134,19 @@ class Host:
     def drop_dns_queries(self) -> None:
         """Silently drop DNS queries (UDP and TCP port 53) arriving at this host: a DNS server that does
         not answer, for the hosts whose resolv.conf names this one."""
-        run("ip", "netns", "exec", self.namespace, "nft", "-f", "-", input=(
+        run(*self.command("nft", "-f", "-"), input=(
             "table inet aa_dns {\n"
             "  chain input { type filter hook input priority 0; policy accept; udp dport 53 drop; tcp dport 53 drop; }\n"
             "}\n"))
 
-    def stop_dropping_udp(self) -> None:
-        """Removes the rules drop_udp added."""
-        run("ip", "netns", "exec", self.namespace, "nft", "delete", "table", "inet", "aa_loss")
+    def stop_dropping_udp(self, missing_ok: bool = False) -> None:
+        """Removes the rules drop_udp added (`missing_ok`: if there are any)."""
+        run(*self.command("nft", "delete", "table", "inet", "aa_loss"), check=not missing_ok)
 
     def dropped_udp(self, chain: str | None = None) -> int:
         """Packets the drop rules have dropped so far: both directions, or one chain ("input", "output")."""
         args = ("table", "inet", "aa_loss") if chain is None else ("chain", "inet", "aa_loss", chain)
-        out = run("ip", "netns", "exec", self.namespace, "nft", "list", *args)
+        out = run(*self.command("nft", "list", *args))
         total = 0
         for line in out.splitlines():
             words = line.split()
@@ -144,11 +161,52 @@ def _remove_etc(*hosts: Host) -> None:
         shutil.rmtree(os.path.join(ETC_NETNS, host.namespace), ignore_errors=True)
 
 
+def _delete(namespaces: Iterable[str]) -> None:
+    """Deletes namespaces, with the veth ends (and so the veth pairs) and bridges inside them; one
+    that failed to be made, or is gone already, is passed over."""
+    for namespace in namespaces:
+        run("ip", "netns", "del", namespace, check=False)
+
+
+def _tag(subnet: int | None) -> tuple[str, int]:
+    """A fresh tag for the names of a set of namespaces, and the subnet (from the tag unless given)."""
+    tag = uuid.uuid4().hex[:6]
+    return tag, subnet if subnet is not None else int(tag, 16) % 250 + 1
+
+
+def _make_bridge(namespace: str, *options: str) -> None:
+    """Makes the namespace of a bridge and its bridge br0, up."""
+    run("ip", "netns", "add", namespace)
+    run("ip", "-n", namespace, "link", "add", "br0", "type", "bridge", *options)
+    run("ip", "-n", namespace, "link", "set", "br0", "up")
+
+
+def _bring_up(host: Host) -> None:
+    """Moves the host's veth end (made already) into its namespace, gives it the host's addresses
+    and sets it and the namespace's loopback up."""
+    run("ip", "link", "set", host.device, "netns", host.namespace)
+    run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
+    if host.address6 is not None:
+        run("ip", "-n", host.namespace, "-6", "addr", "add", f"{host.address6}/64", "dev", host.device, "nodad")
+    run("ip", "-n", host.namespace, "link", "set", host.device, "up")
+    run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+
+
+def _plug(host: Host) -> None:
+    """Joins a host (its namespace made) to its bridge: a veth pair from the host to a port of br0."""
+    assert host.bridge_namespace is not None and host.bridge_port is not None
+    bridge_ns, port = host.bridge_namespace, host.bridge_port
+    run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
+    run("ip", "link", "set", port, "netns", bridge_ns)
+    run("ip", "-n", bridge_ns, "link", "set", port, "master", "br0")
+    run("ip", "-n", bridge_ns, "link", "set", port, "up")
+    _bring_up(host)
+
+
 @contextlib.contextmanager
 def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
     """Two namespaces joined by a veth pair: (host a at 10.77.<subnet>.1, host b at .2)."""
-    tag = uuid.uuid4().hex[:6]
-    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
+    tag, subnet = _tag(subnet)
     a = Host(f"aa-{tag}-a", f"10.77.{subnet}.1", f"aa{tag}a")
     b = Host(f"aa-{tag}-b", f"10.77.{subnet}.2", f"aa{tag}b")
     created: list[str] = []
@@ -158,14 +216,10 @@ def two_hosts(subnet: int | None = None) -> Iterator[tuple[Host, Host]]:
             created.append(host.namespace)
         run("ip", "link", "add", a.device, "type", "veth", "peer", "name", b.device)
         for host in (a, b):
-            run("ip", "link", "set", host.device, "netns", host.namespace)
-            run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
-            run("ip", "-n", host.namespace, "link", "set", host.device, "up")
-            run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+            _bring_up(host)
         yield a, b
     finally:
-        for namespace in created:  # deleting a namespace deletes its end of the veth pair, and the pair
-            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+        _delete(created)  # deleting a namespace deletes its end of the veth pair, and the pair
         _remove_etc(a, b)
 
 
@@ -176,37 +230,23 @@ def bridged_hosts(count: int, subnet: int | None = None, multicast_route: bool =
     interface from the kernel), each with its interface up and, unless multicast_route is False, an IPv4
     multicast route (224.0.0.0/4 via that interface) so groups can be joined and sent to. Without it
     the namespace has no route at all for a group (no default route either): joining one fails."""
-    tag = uuid.uuid4().hex[:6]
-    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
+    tag, subnet = _tag(subnet)
     bridge_ns = f"aa-{tag}-br"
     hosts = [Host(f"aa-{tag}-h{i}", f"10.78.{subnet}.{i + 1}", f"aa{tag}h{i}", bridge_ns, f"aa{tag}p{i}",
                   f"fd00:78:{subnet:x}::{i + 1:x}") for i in range(count)]
     created: list[str] = []
     try:
-        run("ip", "netns", "add", bridge_ns)
         created.append(bridge_ns)
-        run("ip", "-n", bridge_ns, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0")
-        run("ip", "-n", bridge_ns, "link", "set", "br0", "up")
-        for i, host in enumerate(hosts):
+        _make_bridge(bridge_ns, "mcast_snooping", "0")
+        for host in hosts:
             run("ip", "netns", "add", host.namespace)
             created.append(host.namespace)
-            port = f"aa{tag}p{i}"
-            assert port == host.bridge_port
-            run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
-            run("ip", "link", "set", host.device, "netns", host.namespace)
-            run("ip", "link", "set", port, "netns", bridge_ns)
-            run("ip", "-n", bridge_ns, "link", "set", port, "master", "br0")
-            run("ip", "-n", bridge_ns, "link", "set", port, "up")
-            run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
-            run("ip", "-n", host.namespace, "-6", "addr", "add", f"{host.address6}/64", "dev", host.device, "nodad")
-            run("ip", "-n", host.namespace, "link", "set", host.device, "up")
-            run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+            _plug(host)
             if multicast_route:
                 run("ip", "-n", host.namespace, "route", "add", "224.0.0.0/4", "dev", host.device)
         yield hosts
     finally:
-        for namespace in created:  # deleting a namespace deletes the veth ends inside it, and the bridge
-            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=30)
+        _delete(created)  # deleting a namespace deletes the veth ends inside it, and the bridge
         _remove_etc(*hosts)
 
 
@@ -224,19 +264,11 @@ class Bridge:
 
     def add(self, name: str, index: int) -> Host:
         self._ports += 1
-        port = f"aa{self.tag}p{self._ports}"
         host = Host(f"aa-{self.tag}-{name}", f"10.79.{self.subnet}.{index}", f"aa{self.tag}h{self._ports}",
-                    self.namespace, port)
+                    self.namespace, f"aa{self.tag}p{self._ports}")
         run("ip", "netns", "add", host.namespace)
         self.hosts.append(host)
-        run("ip", "link", "add", host.device, "type", "veth", "peer", "name", port)
-        run("ip", "link", "set", host.device, "netns", host.namespace)
-        run("ip", "link", "set", port, "netns", self.namespace)
-        run("ip", "-n", self.namespace, "link", "set", port, "master", "br0")
-        run("ip", "-n", self.namespace, "link", "set", port, "up")
-        run("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", host.device)
-        run("ip", "-n", host.namespace, "link", "set", host.device, "up")
-        run("ip", "-n", host.namespace, "link", "set", "lo", "up")
+        _plug(host)
         return host
 
     def remove(self, host: Host) -> None:
@@ -249,15 +281,9 @@ class Bridge:
 @contextlib.contextmanager
 def bridge(subnet: int | None = None) -> Iterator[Bridge]:
     """A Bridge; every namespace of it is removed on exit, also after a failure."""
-    tag = uuid.uuid4().hex[:6]
-    subnet = subnet if subnet is not None else int(tag, 16) % 250 + 1
-    made = Bridge(tag, subnet)
+    made = Bridge(*_tag(subnet))
     try:
-        run("ip", "netns", "add", made.namespace)
-        run("ip", "-n", made.namespace, "link", "add", "br0", "type", "bridge")
-        run("ip", "-n", made.namespace, "link", "set", "br0", "up")
+        _make_bridge(made.namespace)
         yield made
     finally:
-        for host in list(made.hosts):
-            subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, timeout=30)
-        subprocess.run(["ip", "netns", "del", made.namespace], capture_output=True, timeout=30)
+        _delete([host.namespace for host in made.hosts] + [made.namespace])
