@@ -30,7 +30,7 @@ Bottom up (a layer may include itself and the layers listed for it, nothing else
 path's functions that the CPython extension calls). The .c files that define some (IMPLEMENTS_API) include
 it for their declarations; no header below it does, so no layer's interface depends on it.
 
-Run `python _native/layers.py` to list violations (tests/test_layers.py runs the same check).
+Run `python _native/layers.py` to list violations (tests/project/test_layers.py runs the same check).
 """
 
 import importlib.util

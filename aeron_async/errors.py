@@ -123,7 +123,7 @@ def used_after_fork_error(what: str, pid: int) -> UsedAfterForkError:
 
 # The exception class of every native error code, by the code's name; None: the class the call
 # passes as its default (the call knows what failed: RegistrationError for a refused add, and so on).
-# tests/test_package.py checks that every AA_ERROR_CODE_* of aa_error.h has an entry here.
+# tests/project/test_package.py checks that every AA_ERROR_CODE_* of aa_error.h has an entry here.
 CLASS_BY_CODE_NAME: Final[dict[str, type[AeronError] | None]] = {
     "INVALID_CHANNEL": InvalidChannelError,
     "UNKNOWN_SUBSCRIPTION": None,

@@ -23,7 +23,7 @@ import uvloop
 
 import aeron_async
 from aeron_async.monitor import CncReader
-from spark_fixtures import spark  # noqa: F401  (the shared SparkSession fixture)
+from support.spark_fixtures import spark  # noqa: F401  (the shared SparkSession fixture)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, "tests")
@@ -209,13 +209,13 @@ PYTHON = sys.executable
 
 def run_proc(name: str, *args: object, prefix: Sequence[str] = (), env: dict[str, str] | None = None,
              stdin: bool = False) -> subprocess.Popen[str]:
-    """A script of tests/procs/ in a process of its own, with tests/ on its path, its output (stdout
+    """A script of tests/support/procs/ in a process of its own, with tests/ on its path, its output (stdout
     and stderr) one text pipe; `prefix` runs it through another command (a netns host's command()),
     `env` adds variables (e.g. AA_STREAM_PROFILE), `stdin` gives it a pipe to read."""
     variables = python_env()
     variables["PYTHONPATH"] = TESTS + os.pathsep + variables["PYTHONPATH"]
     variables.update(env or {})
-    return subprocess.Popen([*prefix, PYTHON, os.path.join(TESTS, "procs", name), *map(str, args)], env=variables,
+    return subprocess.Popen([*prefix, PYTHON, os.path.join(TESTS, "support", "procs", name), *map(str, args)], env=variables,
                             stdin=subprocess.PIPE if stdin else None, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
 
