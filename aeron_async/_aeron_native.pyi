@@ -1,5 +1,5 @@
 """Type stub of the cffi module aeron_async._aeron_native. Its Lib class is generated from the cdef
-by `python _native/build_ffi.py --stub` (tests/test_package.py checks that it is current): do not
+by `python _native/build_ffi.py --stub` (tests/project/test_package.py checks that it is current): do not
 edit it; the generator keeps everything above it as written here.
 
 `ffi` is typed for what this cdef can produce: it declares no wchar_t, so ffi.string returns bytes.
