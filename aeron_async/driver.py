@@ -6,7 +6,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Self
 
 from ._ffi import ffi, lib
 from . import flow_control
@@ -31,7 +31,34 @@ def _detach_drivers_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
-class MediaDriver:
+class _NativeService:
+    """What the media driver and the archive share: a native handle (`_ptr`, None once closed) and
+    the context-manager protocol (leaving the block closes it)."""
+
+    __slots__ = ()
+    _ptr: Any
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _state(self) -> str:
+        return "closed" if self._ptr is None else "running"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _default_aeron_dir() -> str:
+    """The default driver directory (AERON_DIR, else Aeron's default for this user)."""
+    buf = ffi.new("char[]", 4096)
+    lib.aa_default_aeron_dir(buf, 4096)
+    return ffi.string(buf).decode()
+
+
+class MediaDriver(_NativeService):
     """A running media driver whose agents are native threads (or, in INVOKER mode, `do_work` calls).
 
     Use as a context manager::
@@ -147,23 +174,14 @@ class MediaDriver:
         if ptr is not None:
             lib.aa_driver_close(ptr)
 
-    def __enter__(self) -> MediaDriver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        state = "closed" if self._ptr is None else "running"
-        return f"<MediaDriver {state} aeron_dir={self.aeron_dir!r}>"
+        return f"<MediaDriver {self._state()} aeron_dir={self.aeron_dir!r}>"
 
 
 def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:
     """Whether a live driver owns `aeron_dir`: not when it has closed or its process is gone (in
     this pid namespace), else when its heartbeat is at most `driver_timeout` seconds old."""
     if aeron_dir is None:
-        buf = ffi.new("char[]", 4096)
-        lib.aa_default_aeron_dir(buf, 4096)
-        aeron_dir = ffi.string(buf).decode()
+        aeron_dir = _default_aeron_dir()
     rc = lib.aa_driver_is_active(aeron_dir.encode(), int(driver_timeout * 1000), ffi.NULL, ffi.NULL)
     return rc == 1

@@ -27,7 +27,7 @@ import attrs
 from .. import _options
 from .._ffi import ffi, lib
 from ..context import DriverContext
-from ..driver import MediaDriver
+from ..driver import MediaDriver, _default_aeron_dir, _NativeService
 from ..errors import ClosedError, ConfigurationError, check
 
 Size = int | str
@@ -131,7 +131,7 @@ def read_archive_mark(archive_dir: str) -> ArchiveMark:
     )
 
 
-class Archive:
+class Archive(_NativeService):
     """A running archive whose agents are native threads (or `do_work` calls in INVOKER mode).
 
     Use as a context manager; `close` stops its recordings (writing their stop positions) and
@@ -216,18 +216,5 @@ class Archive:
         if self.driver is not None:
             self.driver.close()
 
-    def __enter__(self) -> Archive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        state = "closed" if self._ptr is None else "running"
-        return f"<Archive {state} archive_dir={self.archive_dir!r} aeron_dir={self.aeron_dir!r} id={self.archive_id}>"
-
-
-def _default_aeron_dir() -> str:
-    buf = ffi.new("char[]", 4096)
-    lib.aa_default_aeron_dir(buf, 4096)
-    return ffi.string(buf).decode()
+        return f"<Archive {self._state()} archive_dir={self.archive_dir!r} aeron_dir={self.aeron_dir!r} id={self.archive_id}>"

@@ -78,6 +78,30 @@ int32_t aa_conductor_allocate_stream_counter(
 int32_t aa_conductor_allocate_subscriber_position(
     aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, int32_t session_id, int32_t stream_id,
     int64_t join_position, int64_t now_ms, volatile int64_t **value);
+/* A log a subscription reads (an IPC publication's, a spy's network publication's, an image's):
+ * where its available image points, and how a subscriber is added to its owner. */
+typedef struct aa_conductor_log_reader_stct
+{
+    void *owner;
+    /* adds the subscriber with its sub-pos counter; -1 when out of memory */
+    int (*add)(void *owner, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value,
+        int64_t now_ns);
+    const char *what;           /* in the out-of-memory error: "adding a <what>" */
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    const char *log_path;
+    const char *source_identity;
+}
+aa_conductor_log_reader_t;
+/* Links a subscription to a log: a sub-pos at join_position, added by reader->add, then the client
+ * told of the available image; failures are logged (nothing linked). */
+void aa_conductor_link_log_reader(
+    aa_driver_conductor_t *conductor, const aa_conductor_log_reader_t *reader, const aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms);
+/* A log is done with: its mapping no longer counted in BYTES_CURRENTLY_MAPPED, its file removed
+ * (a failure counted in FREE_FAILS; an empty path is no file). */
+void aa_conductor_remove_log(aa_driver_conductor_t *conductor, size_t mapped_length, const char *log_path);
 /* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
 int32_t aa_conductor_allocate_channel_status_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);
