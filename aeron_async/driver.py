@@ -6,7 +6,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from ._ffi import ffi, lib
 from . import flow_control
@@ -37,9 +37,24 @@ class _NativeService:
 
     __slots__ = ()
     _ptr: Any
+    _NAME: ClassVar[str]  # in errors: "the <name> is closed"
 
     def close(self) -> None:
         raise NotImplementedError
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
+
+    def _closed_error(self) -> Exception:
+        return ClosedError(f"the {self._NAME} is closed")
+
+    def _live_ptr(self) -> Any:
+        """The native handle; raises `_closed_error()` once closed."""
+        ptr = self._ptr
+        if ptr is None:
+            raise self._closed_error()
+        return ptr
 
     def _state(self) -> str:
         return "closed" if self._ptr is None else "running"
@@ -73,6 +88,7 @@ class MediaDriver(_NativeService):
     """
 
     __slots__ = ("_ptr", "_lock", "aeron_dir", "context", "_forked_from", "_fc_worker", "__weakref__")
+    _NAME = "media driver"
 
     def __init__(self, ptr: Any, aeron_dir: str, context: DriverContext) -> None:
         self._ptr = ptr
@@ -132,18 +148,14 @@ class MediaDriver(_NativeService):
             return None
         return cls(out[0], aeron_dir, context)
 
-    @property
-    def is_closed(self) -> bool:
-        return self._ptr is None
+    def _closed_error(self) -> Exception:
+        if self._forked_from:
+            return used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
+        return super()._closed_error()
 
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
-        ptr = self._ptr
-        if ptr is None:
-            if self._forked_from:
-                raise used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
-            raise ClosedError("the media driver is closed")
-        return lib.aa_driver_do_work(ptr)
+        return lib.aa_driver_do_work(self._live_ptr())
 
     @property
     def termination_requested(self) -> bool:

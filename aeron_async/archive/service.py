@@ -28,7 +28,7 @@ from .. import _options
 from .._ffi import ffi, lib
 from ..context import DriverContext
 from ..driver import MediaDriver, _default_aeron_dir, _NativeService
-from ..errors import ClosedError, ConfigurationError, check
+from ..errors import ConfigurationError, check
 
 Size = int | str
 Duration = float | int | str
@@ -119,16 +119,9 @@ def read_archive_mark(archive_dir: str) -> ArchiveMark:
                                              record.last_observation_ms, text))
     finally:
         lib.aa_archive_mark_reader_close(reader_out[0])
-    return ArchiveMark(
-        version=info.version,
-        activity_timestamp_ms=info.activity_timestamp_ms,
-        start_timestamp_ms=info.start_timestamp_ms,
-        pid=info.pid,
-        archive_id=info.archive_id,
-        control_stream_id=info.control_stream_id,
-        local_control_stream_id=info.local_control_stream_id,
-        errors=tuple(errors),
-    )
+    # every field but the errors is the header's field of the same name (aa_archive_mark_info_t)
+    header = {field.name: getattr(info, field.name) for field in attrs.fields(ArchiveMark) if field.name != "errors"}
+    return ArchiveMark(**header, errors=tuple(errors))
 
 
 class Archive(_NativeService):
@@ -138,6 +131,7 @@ class Archive(_NativeService):
     replays. With `embedded_driver`, it also owns (and closes) a media driver of its own."""
 
     __slots__ = ("_ptr", "_lock", "context", "archive_dir", "aeron_dir", "archive_id", "driver")
+    _NAME = "archive"
 
     def __init__(self, ptr: Any, context: ArchiveContext, archive_dir: str, aeron_dir: str,
                  driver: MediaDriver | None) -> None:
@@ -189,16 +183,9 @@ class Archive(_NativeService):
         aeron_dir = driver.aeron_dir if driver is not None else (context.aeron_dir or _default_aeron_dir())
         return cls(out[0], context, archive_dir, aeron_dir, driver)
 
-    @property
-    def is_closed(self) -> bool:
-        return self._ptr is None
-
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
-        ptr = self._ptr
-        if ptr is None:
-            raise ClosedError("the archive is closed")
-        return check(lib.aa_archive_do_work(ptr))
+        return check(lib.aa_archive_do_work(self._live_ptr()))
 
     def mark(self) -> ArchiveMark:
         """The mark file's header and the archive's error log."""

@@ -643,38 +643,20 @@ void aa_driver_conductor_on_close(void *state)
     {
         aa_receive_channel_endpoint_delete(conductor->receive_endpoints[i]);
     }
-    free(conductor->images);
-    free(conductor->receive_endpoints);
-    conductor->images = NULL;
-    conductor->receive_endpoints = NULL;
-    conductor->images_count = 0;
-    conductor->receive_endpoints_count = 0;
+    AA_ARRAY_FREE(conductor->images);
+    AA_ARRAY_FREE(conductor->receive_endpoints);
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);
         aa_udp_channel_delete(conductor->subscription_links[i].spy_channel);
     }
-    free(conductor->network_publications);
-    free(conductor->send_endpoints);
-    conductor->network_publications = NULL;
-    conductor->send_endpoints = NULL;
-    conductor->network_publications_count = 0;
-    conductor->send_endpoints_count = 0;
-    free(conductor->ipc_publications);
-    free(conductor->publication_links);
-    free(conductor->subscription_links);
-    free(conductor->counter_links);
-    free(conductor->clients);
-    conductor->ipc_publications = NULL;
-    conductor->publication_links = NULL;
-    conductor->subscription_links = NULL;
-    conductor->counter_links = NULL;
-    conductor->counter_links_count = 0;
-    conductor->clients = NULL;
-    conductor->ipc_publications_count = 0;
-    conductor->publication_links_count = 0;
-    conductor->subscription_links_count = 0;
-    conductor->clients_count = 0;
+    AA_ARRAY_FREE(conductor->network_publications);
+    AA_ARRAY_FREE(conductor->send_endpoints);
+    AA_ARRAY_FREE(conductor->ipc_publications);
+    AA_ARRAY_FREE(conductor->publication_links);
+    AA_ARRAY_FREE(conductor->subscription_links);
+    AA_ARRAY_FREE(conductor->counter_links);
+    AA_ARRAY_FREE(conductor->clients);
     aa_prefault_close(&conductor->prefault);
     aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);

@@ -379,12 +379,8 @@ void aa_driver_receiver_on_close(void *state)
     aa_driver_receiver_t *receiver = state;
     aa_command_queue_close(&receiver->commands);
     aa_udp_transport_poller_close(&receiver->poller);
-    free(receiver->endpoints);
-    free(receiver->images);
+    AA_ARRAY_FREE(receiver->endpoints);
+    AA_ARRAY_FREE(receiver->images);
     free(receiver->buffers);
-    receiver->endpoints = NULL;
-    receiver->images = NULL;
     receiver->buffers = NULL;
-    receiver->endpoints_count = 0;
-    receiver->images_count = 0;
 }

@@ -345,12 +345,8 @@ void aa_driver_sender_on_close(void *state)
     aa_driver_sender_t *sender = state;
     aa_command_queue_close(&sender->commands);
     aa_udp_transport_poller_close(&sender->poller);
-    free(sender->publications);
-    free(sender->mdc_endpoints);
-    sender->mdc_endpoints = NULL;
-    sender->mdc_endpoints_count = 0;
+    AA_ARRAY_FREE(sender->publications);
+    AA_ARRAY_FREE(sender->mdc_endpoints);
     free(sender->control_buffers);
-    sender->publications = NULL;
-    sender->publications_count = 0;
     sender->control_buffers = NULL;
 }

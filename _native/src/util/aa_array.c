@@ -21,3 +21,11 @@ int aa_array_ensure_capacity(void **array, size_t *capacity, size_t count, size_
     *capacity = new_capacity;
     return 0;
 }
+
+void aa_array_free(void **array, size_t *capacity, size_t *count)
+{
+    free(*array);
+    *array = NULL;
+    *capacity = 0;
+    *count = 0;
+}

@@ -12,5 +12,9 @@
  * bytes): when it is full, doubles the capacity (the first time to 8). Returns 0, or -1 (ENOMEM)
  * with the array left as it was. */
 int aa_array_ensure_capacity(void **array, size_t *capacity, size_t count, size_t element_size);
+/* Frees *array and leaves it empty: NULL, no elements, no capacity. */
+void aa_array_free(void **array, size_t *capacity, size_t *count);
+/* aa_array_free for a table declared as `name`, `name##_count` and `name##_capacity`. */
+#define AA_ARRAY_FREE(name) aa_array_free((void **)&(name), &name##_capacity, &name##_count)
 
 #endif
