@@ -9,7 +9,7 @@ import weakref
 from typing import Any, ClassVar, Self
 
 from ._ffi import ffi, lib
-from . import flow_control
+from . import _options, flow_control
 from .context import DriverContext
 from .flow_control import FlowControlWorker
 from .errors import ClosedError, ConfigurationError, check, used_after_fork_error
@@ -127,15 +127,8 @@ class MediaDriver(_NativeService):
 
     @classmethod
     def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
-        if context is None:
-            context = DriverContext()
-        if overrides:
-            try:
-                import attrs
-
-                context = attrs.evolve(context, **overrides)
-            except TypeError as exc:
-                raise ConfigurationError(f"unknown driver option: {exc}; see aeron_async.DriverContext") from exc
+        context = _options.evolve(DriverContext() if context is None else context, overrides, "driver",
+                                  "aeron_async.DriverContext")
         native_ctx = context._to_native()
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()

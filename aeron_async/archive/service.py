@@ -35,8 +35,10 @@ Duration = float | int | str
 
 
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
-class ArchiveContext:
+class ArchiveContext(_options.NativeContext):
     """Settings of an archive. Unset fields use `AERON_ARCHIVE_*` environment variables, then defaults."""
+
+    _NATIVE_PREFIX = "aa_archive_context"
 
     archive_dir: str | None = None
     aeron_dir: str | None = None
@@ -65,14 +67,6 @@ class ArchiveContext:
     low_storage_space_threshold: Size | None = None
     error_buffer_length: Size | None = None
     driver_timeout: Duration | None = None
-
-    def items(self) -> list[tuple[str, str]]:
-        """(environment variable, native value) for every field that is set."""
-        return _options.items(self)
-
-    def _to_native(self) -> Any:
-        return _options.to_native(self, lib.aa_archive_context_new, lib.aa_archive_context_set,
-                                  lib.aa_archive_context_free)
 
 
 def archive_options() -> list[tuple[str, str, str, str]]:
@@ -152,13 +146,8 @@ class Archive(_NativeService):
         this process first, in the context's aeron_dir, with spies simulating a connection so
         that local recordings of unconnected UDP publications advance. Refuses
         (ConfigurationError) when another archive is active on the archive directory."""
-        if context is None:
-            context = ArchiveContext()
-        if overrides:
-            try:
-                context = attrs.evolve(context, **overrides)
-            except TypeError as exc:
-                raise ConfigurationError(f"unknown archive option: {exc}; see aeron_async.archive.ArchiveContext") from exc
+        context = _options.evolve(ArchiveContext() if context is None else context, overrides, "archive",
+                                  "aeron_async.archive.ArchiveContext")
         driver: MediaDriver | None = None
         if embedded_driver is not False:
             driver_context = embedded_driver if isinstance(embedded_driver, DriverContext) else DriverContext()

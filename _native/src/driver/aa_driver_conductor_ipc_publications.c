@@ -3,11 +3,8 @@
  * and their timers (untethered subscribers, blocked publishers, drain, linger, cleaning up).
  */
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "driver/aa_driver_conductor_private.h"
@@ -75,14 +72,11 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
 {
     aa_driver_context_t *ctx = conductor->ctx;
     const char *channel = uri->text;
-    aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
-    if (NULL == pub || NULL == (pub->channel = malloc(sizeof(aa_uri_t))))
+    aa_ipc_publication_t *pub = aa_conductor_new_publication(sizeof(aa_ipc_publication_t), offsetof(aa_ipc_publication_t, channel), uri);
+    if (NULL == pub)
     {
-        free(pub);
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
         return NULL;
     }
-    *pub->channel = *uri;
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
     pub->services = &conductor->services;

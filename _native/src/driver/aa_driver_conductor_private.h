@@ -172,6 +172,9 @@ bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t st
 /* The next session id not reserved and not in use on the stream. */
 int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id);
 int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns);
+/* A zeroed publication (IPC or network) of `size` bytes with its own copy of uri, stored in its
+ * `aa_uri_t *` field at channel_offset; NULL with the error set. */
+void *aa_conductor_new_publication(size_t size, size_t channel_offset, const aa_uri_t *uri);
 aa_logbuffer_init_params_t aa_conductor_publication_log_params(
     const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
     int32_t session_id, int32_t stream_id, int32_t initial_term_id);
