@@ -216,6 +216,25 @@ int aa_registry_register_alias(
     return aa_registry_add(kind, name, target, NULL, NULL, options, description);
 }
 
+int aa_registry_register_builtins(aa_registry_builtins_t *builtins)
+{
+    pthread_mutex_lock(&builtins->lock);
+    if (!builtins->done)
+    {
+        builtins->result = builtins->register_all();
+        builtins->done = true;
+    }
+    int result = builtins->result;
+    pthread_mutex_unlock(&builtins->lock);
+    if (result < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "the built-in %s could not be registered (a name was taken before they were)", builtins->what);
+        return -1;
+    }
+    return 0;
+}
+
 int aa_registry_lookup(int32_t kind, const char *name, aa_strategy_t *strategy)
 {
     if (aa_registry_check_kind(kind) < 0)

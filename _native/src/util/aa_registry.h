@@ -21,6 +21,7 @@
 #ifndef AA_REGISTRY_H
 #define AA_REGISTRY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,23 @@ int aa_registry_register(int32_t kind, const char *name, const void *table, void
  * (NULL or "": none). Same errors as aa_registry_register, plus an unknown target. */
 int aa_registry_register_alias(
     int32_t kind, const char *name, const char *target, const char *options, const char *description);
+
+/* A module's built-in entries, registered once per process by register_all (0, or -1 when one of
+ * them could not be: its name was taken before). Declare one with AA_REGISTRY_BUILTINS. */
+typedef struct aa_registry_builtins_stct
+{
+    pthread_mutex_t lock;
+    bool done;
+    int result;
+    int (*register_all)(void);
+    const char *what;           /* in the error: "the built-in <what> could not be registered" */
+}
+aa_registry_builtins_t;
+#define AA_REGISTRY_BUILTINS(register_all, what) { PTHREAD_MUTEX_INITIALIZER, false, 0, register_all, what }
+
+/* Registers the built-ins unless done (whoever calls first, once); 0, or -1 with
+ * AA_ERROR_CODE_CONFIGURATION when they could not be registered. */
+int aa_registry_register_builtins(aa_registry_builtins_t *builtins);
 
 /* Finds name. Returns 0 and fills *strategy (its strings live as long as the process), or -1 with
  * AA_ERROR_CODE_CONFIGURATION and a message naming the kind, the name and every registered name. */
