@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Self, TypeVar, overload
 
 from . import _speedups
 from ._ffi import ffi, lib
@@ -123,7 +123,22 @@ def _detach_clients_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_clients_after_fork)
 
 
-class Aeron:
+class _Closeable:
+    """The context-manager protocol of an object with a `close()`: leaving the block closes it."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Aeron(_Closeable):
     """A client connected to a media driver through its CnC file.
 
     A client belongs to the process that connected it: in a child made by fork() it (and its
@@ -399,12 +414,6 @@ class Aeron:
             reader, self._counters_reader = self._counters_reader, None
             if reader is not None:
                 reader.close()
-
-    def __enter__(self) -> Aeron:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<Aeron aeron_dir={self.aeron_dir!r} {'closed' if self._ptr is None else 'connected'}>"

@@ -6,10 +6,11 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 from ._ffi import ffi, lib
 from . import _options, flow_control
+from .client import _Closeable
 from .context import DriverContext
 from .flow_control import FlowControlWorker
 from .errors import ClosedError, ConfigurationError, check, used_after_fork_error
@@ -31,16 +32,13 @@ def _detach_drivers_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
-class _NativeService:
+class _NativeService(_Closeable):
     """What the media driver and the archive share: a native handle (`_ptr`, None once closed) and
     the context-manager protocol (leaving the block closes it)."""
 
     __slots__ = ()
     _ptr: Any
     _NAME: ClassVar[str]  # in errors: "the <name> is closed"
-
-    def close(self) -> None:
-        raise NotImplementedError
 
     @property
     def is_closed(self) -> bool:
@@ -58,12 +56,6 @@ class _NativeService:
 
     def _state(self) -> str:
         return "closed" if self._ptr is None else "running"
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _default_aeron_dir() -> str:

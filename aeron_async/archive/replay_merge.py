@@ -27,7 +27,7 @@ import enum
 import re
 import time
 
-from ..client import Image, Message, Subscription
+from ..client import _Closeable, Image, Message, Subscription
 from ..errors import ArchiveError, InvalidArgumentError
 from ..idle import IdleStrategy
 from . import _session
@@ -82,7 +82,7 @@ def merge_window(term_length: int) -> int:
     return min(term_length >> 2, MAX_WINDOW)
 
 
-class ReplayMerge:
+class ReplayMerge(_Closeable):
     """Merge a recording's replay into its live stream on `subscription` (synchronous).
 
     Call `poll_messages()` in your loop: it does the next step of the merge and returns the
@@ -230,12 +230,6 @@ class ReplayMerge:
         self.state = MergeState.CLOSED
         if self._owns_subscription:
             self.subscription.close()
-
-    def __enter__(self) -> ReplayMerge:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = ["MergeState", "ReplayMerge"]

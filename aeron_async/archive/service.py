@@ -26,12 +26,9 @@ import attrs
 
 from .. import _options
 from .._ffi import ffi, lib
-from ..context import DriverContext
+from ..context import DriverContext, Duration, Size
 from ..driver import MediaDriver, _default_aeron_dir, _NativeService
 from ..errors import ConfigurationError, check
-
-Size = int | str
-Duration = float | int | str
 
 
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
