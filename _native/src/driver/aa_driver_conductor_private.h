@@ -41,10 +41,6 @@
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
 
-/* Makes room for one more element in a conductor table (AA_DECLARE_ARRAY): 0, or -1 on out of memory. */
-#define AA_ARRAY_ENSURE(array, type) \
-    aa_array_ensure_capacity((void **)&array, &array##_capacity, array##_count, sizeof(type))
-
 /* ---- responses to clients (aa_driver_conductor.c) ---- */
 
 void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *msg, size_t length);
