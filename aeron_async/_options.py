@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, TypeVar, cast
 
 import attrs
 
@@ -20,6 +20,8 @@ from .errors import ConfigurationError, check
 
 DRIVER: int = lib.AA_OPTIONS_DRIVER
 ARCHIVE: int = lib.AA_OPTIONS_ARCHIVE
+
+_Context = TypeVar("_Context")
 
 
 @attrs.frozen
@@ -106,6 +108,18 @@ def items(context: Any) -> list[tuple[str, str]]:
     return out
 
 
+def evolve(context: _Context, overrides: dict[str, Any], kind: str, see: str) -> _Context:
+    """`context` with the fields of `overrides` set; ConfigurationError names an unknown one (an
+    option of the `kind` settings, documented by `see`)."""
+    if not overrides:
+        return context
+    try:
+        evolved: _Context = attrs.evolve(cast(Any, context), **overrides)  # an attrs context
+        return evolved
+    except TypeError as exc:
+        raise ConfigurationError(f"unknown {kind} option: {exc}; see {see}") from exc
+
+
 def to_native(context: Any, new: Callable[[], Any], set_option: Callable[[Any, bytes, bytes], int],
               free: Callable[[Any], None]) -> Any:
     """A native context with the defaults, the environment, then every field of `context` that is set."""
@@ -119,6 +133,23 @@ def to_native(context: Any, new: Callable[[], Any], set_option: Callable[[Any, b
         free(ctx)
         raise
     return ctx
+
+
+class NativeContext:
+    """What DriverContext and ArchiveContext share: the fields that are set, and the native context
+    made from them by the functions <_NATIVE_PREFIX>_new, _set and _free."""
+
+    __slots__ = ()
+    _NATIVE_PREFIX: ClassVar[str]   # aa_driver_context, aa_archive_context
+
+    def items(self) -> list[tuple[str, str]]:
+        """(environment variable, native value) for every field that is set."""
+        return items(self)
+
+    def _to_native(self) -> Any:
+        prefix = self._NATIVE_PREFIX
+        return to_native(self, getattr(lib, f"{prefix}_new"), getattr(lib, f"{prefix}_set"),
+                         getattr(lib, f"{prefix}_free"))
 
 
 def listing(kind: int) -> list[tuple[str, str, str, str]]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from . import _speedups
+from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
 from .errors import (
@@ -123,7 +124,7 @@ def _detach_clients_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_clients_after_fork)
 
 
-class Aeron:
+class Aeron(ClosedOnExit):
     """A client connected to a media driver through its CnC file.
 
     A client belongs to the process that connected it: in a child made by fork() it (and its
@@ -399,12 +400,6 @@ class Aeron:
             reader, self._counters_reader = self._counters_reader, None
             if reader is not None:
                 reader.close()
-
-    def __enter__(self) -> Aeron:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<Aeron aeron_dir={self.aeron_dir!r} {'closed' if self._ptr is None else 'connected'}>"

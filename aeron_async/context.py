@@ -13,20 +13,19 @@ int/float or strings with ns/us/ms/s ("500ms", "10s").
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from . import _options
-from ._ffi import lib
 
 Size = int | str
 Duration = float | int | str
 
 
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.DRIVER))
-class DriverContext:
+class DriverContext(_options.NativeContext):
     """Settings of a media driver. Unset fields use `AERON_*` environment variables, then defaults."""
+
+    _NATIVE_PREFIX = "aa_driver_context"
 
     aeron_dir: str | None = None
     dir_delete_on_start: bool | None = None
@@ -112,14 +111,6 @@ class DriverContext:
     driver_reresolution_check_interval: Duration | None = None
     name_resolver_threshold: Duration | None = None
     name_resolution_pending_allowed: bool | None = None
-
-    def items(self) -> list[tuple[str, str]]:
-        """(environment variable, native value) for every field that is set."""
-        return _options.items(self)
-
-    def _to_native(self) -> Any:
-        return _options.to_native(self, lib.aa_driver_context_new, lib.aa_driver_context_set,
-                                  lib.aa_driver_context_free)
 
 
 def native_options() -> list[tuple[str, str, str, str]]:

@@ -6,11 +6,11 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, TypeVar
+from typing import Any, ClassVar
 
 from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
-from . import flow_control
+from . import _options, flow_control
 from .context import DriverContext
 from .flow_control import FlowControlWorker
 from .errors import ClosedError, ConfigurationError, check, used_after_fork_error
@@ -32,7 +32,40 @@ def _detach_drivers_after_fork() -> None:
 os.register_at_fork(after_in_child=_detach_drivers_after_fork)
 
 
-class MediaDriver(ClosedOnExit):
+class _NativeService(ClosedOnExit):
+    """What the media driver and the archive share: a native handle (`_ptr`, None once closed) and
+    the context-manager protocol (leaving the block closes it)."""
+
+    __slots__ = ()
+    _ptr: Any
+    _NAME: ClassVar[str]  # in errors: "the <name> is closed"
+
+    @property
+    def is_closed(self) -> bool:
+        return self._ptr is None
+
+    def _closed_error(self) -> Exception:
+        return ClosedError(f"the {self._NAME} is closed")
+
+    def _live_ptr(self) -> Any:
+        """The native handle; raises `_closed_error()` once closed."""
+        ptr = self._ptr
+        if ptr is None:
+            raise self._closed_error()
+        return ptr
+
+    def _state(self) -> str:
+        return "closed" if self._ptr is None else "running"
+
+
+def _default_aeron_dir() -> str:
+    """The default driver directory (AERON_DIR, else Aeron's default for this user)."""
+    buf = ffi.new("char[]", 4096)
+    lib.aa_default_aeron_dir(buf, 4096)
+    return ffi.string(buf).decode()
+
+
+class MediaDriver(_NativeService):
     """A running media driver whose agents are native threads (or, in INVOKER mode, `do_work` calls).
 
     Use as a context manager::
@@ -47,6 +80,7 @@ class MediaDriver(ClosedOnExit):
     """
 
     __slots__ = ("_ptr", "_lock", "aeron_dir", "context", "_forked_from", "_fc_worker", "__weakref__")
+    _NAME = "media driver"
 
     def __init__(self, ptr: Any, aeron_dir: str, context: DriverContext) -> None:
         self._ptr = ptr
@@ -85,7 +119,8 @@ class MediaDriver(ClosedOnExit):
 
     @classmethod
     def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
-        context = with_overrides(context or DriverContext(), overrides, "driver option", "aeron_async.DriverContext")
+        context = _options.evolve(DriverContext() if context is None else context, overrides, "driver",
+                                  "aeron_async.DriverContext")
         native_ctx = context._to_native()
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()
@@ -98,14 +133,14 @@ class MediaDriver(ClosedOnExit):
             return None
         return cls(out[0], aeron_dir, context)
 
+    def _closed_error(self) -> Exception:
+        if self._forked_from:
+            return used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
+        return super()._closed_error()
+
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
-        ptr = self._ptr
-        if ptr is None:
-            if self._forked_from:
-                raise used_after_fork_error(f"the embedded media driver of {self.aeron_dir}", self._forked_from)
-            raise ClosedError("the media driver is closed")
-        return lib.aa_driver_do_work(ptr)
+        return lib.aa_driver_do_work(self._live_ptr())
 
     @property
     def termination_requested(self) -> bool:
@@ -141,32 +176,13 @@ class MediaDriver(ClosedOnExit):
             lib.aa_driver_close(ptr)
 
     def __repr__(self) -> str:
-        state = "closed" if self._ptr is None else "running"
-        return f"<MediaDriver {state} aeron_dir={self.aeron_dir!r}>"
-
-
-_Context = TypeVar("_Context")
-
-
-def with_overrides(context: _Context, overrides: dict[str, Any], what: str, see: str) -> _Context:
-    """`context` (an attrs class) with the fields `overrides` names replaced; a name it has no field
-    for is a ConfigurationError ("unknown WHAT: ...; see SEE")."""
-    if not overrides:
-        return context
-    import attrs
-
-    try:
-        return attrs.evolve(context, **overrides)  # type: ignore[misc]
-    except TypeError as exc:
-        raise ConfigurationError(f"unknown {what}: {exc}; see {see}") from exc
+        return f"<MediaDriver {self._state()} aeron_dir={self.aeron_dir!r}>"
 
 
 def is_driver_active(aeron_dir: str | None = None, driver_timeout: float = 10.0) -> bool:
     """Whether a live driver owns `aeron_dir`: not when it has closed or its process is gone (in
     this pid namespace), else when its heartbeat is at most `driver_timeout` seconds old."""
     if aeron_dir is None:
-        buf = ffi.new("char[]", 4096)
-        lib.aa_default_aeron_dir(buf, 4096)
-        aeron_dir = ffi.string(buf).decode()
+        aeron_dir = _default_aeron_dir()
     rc = lib.aa_driver_is_active(aeron_dir.encode(), int(driver_timeout * 1000), ffi.NULL, ffi.NULL)
     return rc == 1

@@ -41,29 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .counters import (
-    SYSTEM_COUNTER_NAMES,
-    SYSTEM_GAUGES,
-    TYPE_CLIENT_HEARTBEAT,
-    TYPE_FC_RECEIVERS,
-    TYPE_LOCAL_SOCKET_ADDRESS,
-    TYPE_MDC_NUM_DEST,
-    TYPE_PER_IMAGE,
-    TYPE_PUBLISHER_LIMIT,
-    TYPE_PUBLISHER_POSITION,
-    TYPE_RECEIVE_CHANNEL_STATUS,
-    TYPE_RECEIVER_HWM,
-    TYPE_RECEIVER_POSITION,
-    TYPE_RESOLVER_CACHE_ENTRIES,
-    TYPE_RESOLVER_NEIGHBORS,
-    TYPE_SEND_CHANNEL_STATUS,
-    TYPE_SENDER_BPE,
-    TYPE_SENDER_LIMIT,
-    TYPE_SENDER_POSITION,
-    TYPE_SUBSCRIBER_POSITION,
-    TYPE_SYSTEM,
-    CounterRecord,
-)
+from . import counters
+from .counters import SYSTEM_COUNTER_NAMES, SYSTEM_GAUGES, CounterRecord
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -90,36 +69,36 @@ class TypeMetric:
 
 # counter type id -> its metric
 TYPE_METRICS: dict[int, TypeMetric] = {
-    TYPE_PUBLISHER_LIMIT: TypeMetric("aeron_publisher_limit_bytes", "pub-lmt: how far publishers may write"),
-    TYPE_SENDER_POSITION: TypeMetric("aeron_sender_position_bytes", "snd-pos: how far the sender has sent"),
-    TYPE_RECEIVER_HWM: TypeMetric("aeron_receiver_hwm_bytes", "rcv-hwm: the highest position an image received"),
-    TYPE_SUBSCRIBER_POSITION: TypeMetric("aeron_subscriber_position_bytes", "sub-pos: a subscriber's position"),
-    TYPE_RECEIVER_POSITION: TypeMetric("aeron_receiver_position_bytes", "rcv-pos: an image's gap-free position"),
-    TYPE_SEND_CHANNEL_STATUS: TypeMetric("aeron_send_channel_status",
-                                         "snd-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
-    TYPE_RECEIVE_CHANNEL_STATUS: TypeMetric("aeron_receive_channel_status",
-                                            "rcv-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
-    TYPE_SENDER_LIMIT: TypeMetric("aeron_sender_limit_bytes", "snd-lmt: how far flow control lets the sender go"),
-    TYPE_PER_IMAGE: TypeMetric("aeron_per_image", "an image's congestion control counters (a strategy's own)",
-                               with_label=True),
-    TYPE_CLIENT_HEARTBEAT: TypeMetric("aeron_client_heartbeat_timestamp_seconds",
-                                      "client-heartbeat: a connected client's last heartbeat (epoch seconds)",
-                                      divisor=MILLIS_PER_SECOND),
-    TYPE_PUBLISHER_POSITION: TypeMetric("aeron_publisher_position_bytes", "pub-pos: a publication's position"),
-    TYPE_SENDER_BPE: TypeMetric("aeron_sender_back_pressure_events", "snd-bpe: back-pressure events of a sender",
-                                is_count=True),
-    TYPE_LOCAL_SOCKET_ADDRESS: TypeMetric("aeron_local_socket_address_status",
-                                          "a channel endpoint's bound address (label) and its status", with_label=True),
-    TYPE_RESOLVER_NEIGHBORS: TypeMetric("aeron_resolver_neighbors", "the driver name resolver's neighbours"),
-    TYPE_RESOLVER_CACHE_ENTRIES: TypeMetric("aeron_resolver_cache_entries",
-                                            "the driver name resolver's cache entries"),
-    TYPE_FC_RECEIVERS: TypeMetric("aeron_flow_control_receivers",
-                                  "fc-receivers: receivers a min/tagged flow control tracks"),
-    TYPE_MDC_NUM_DEST: TypeMetric("aeron_mdc_destinations", "mdc-num-dest: destinations of an MDC publication"),
+    counters.TYPE_PUBLISHER_LIMIT: TypeMetric("aeron_publisher_limit_bytes", "pub-lmt: how far publishers may write"),
+    counters.TYPE_SENDER_POSITION: TypeMetric("aeron_sender_position_bytes", "snd-pos: how far the sender has sent"),
+    counters.TYPE_RECEIVER_HWM: TypeMetric("aeron_receiver_hwm_bytes", "rcv-hwm: the highest position an image received"),
+    counters.TYPE_SUBSCRIBER_POSITION: TypeMetric("aeron_subscriber_position_bytes", "sub-pos: a subscriber's position"),
+    counters.TYPE_RECEIVER_POSITION: TypeMetric("aeron_receiver_position_bytes", "rcv-pos: an image's gap-free position"),
+    counters.TYPE_SEND_CHANNEL_STATUS: TypeMetric("aeron_send_channel_status",
+                                                  "snd-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
+    counters.TYPE_RECEIVE_CHANNEL_STATUS: TypeMetric("aeron_receive_channel_status",
+                                                     "rcv-channel: -1 errored, 0 initializing, 1 active, 2 closing"),
+    counters.TYPE_SENDER_LIMIT: TypeMetric("aeron_sender_limit_bytes", "snd-lmt: how far flow control lets the sender go"),
+    counters.TYPE_PER_IMAGE: TypeMetric("aeron_per_image", "an image's congestion control counters (a strategy's own)",
+                                        with_label=True),
+    counters.TYPE_CLIENT_HEARTBEAT: TypeMetric("aeron_client_heartbeat_timestamp_seconds",
+                                               "client-heartbeat: a connected client's last heartbeat (epoch seconds)",
+                                               divisor=MILLIS_PER_SECOND),
+    counters.TYPE_PUBLISHER_POSITION: TypeMetric("aeron_publisher_position_bytes", "pub-pos: a publication's position"),
+    counters.TYPE_SENDER_BPE: TypeMetric("aeron_sender_back_pressure_events", "snd-bpe: back-pressure events of a sender",
+                                         is_count=True),
+    counters.TYPE_LOCAL_SOCKET_ADDRESS: TypeMetric("aeron_local_socket_address_status",
+                                                   "a channel endpoint's bound address (label) and its status", with_label=True),
+    counters.TYPE_RESOLVER_NEIGHBORS: TypeMetric("aeron_resolver_neighbors", "the driver name resolver's neighbours"),
+    counters.TYPE_RESOLVER_CACHE_ENTRIES: TypeMetric("aeron_resolver_cache_entries",
+                                                     "the driver name resolver's cache entries"),
+    counters.TYPE_FC_RECEIVERS: TypeMetric("aeron_flow_control_receivers",
+                                           "fc-receivers: receivers a min/tagged flow control tracks"),
+    counters.TYPE_MDC_NUM_DEST: TypeMetric("aeron_mdc_destinations", "mdc-num-dest: destinations of an MDC publication"),
 }
 
 
-# per-image counters (TYPE_PER_IMAGE) by the name their label starts with: cubic congestion control's
+# per-image counters (counters.TYPE_PER_IMAGE) by the name their label starts with: cubic congestion control's
 # (protocols/aa_congestion_control.c); the others stay `aeron_per_image`
 PER_IMAGE_METRICS: dict[str, TypeMetric] = {
     "rcv-cc-cubic-rtt": TypeMetric("aeron_cubic_rtt_seconds",
@@ -224,15 +203,15 @@ class AeronCollector:
         clients = 0
         for record in reader:
             labels = counter_labels(record)
-            if record.type_id == TYPE_SYSTEM:
+            if record.type_id == counters.TYPE_SYSTEM:
                 is_count = record.system_counter_id not in SYSTEM_GAUGES
                 name, value = system_metric(record)
                 family(name, record.label, is_count, COUNTER_LABELS).add_metric(labels, value)
                 continue
-            if record.type_id == TYPE_CLIENT_HEARTBEAT:
+            if record.type_id == counters.TYPE_CLIENT_HEARTBEAT:
                 clients += 1
             spec = TYPE_METRICS.get(record.type_id)
-            if record.type_id == TYPE_PER_IMAGE:
+            if record.type_id == counters.TYPE_PER_IMAGE:
                 spec = PER_IMAGE_METRICS.get(record.label.split(":", 1)[0], spec)
             if spec is None:
                 family("aeron_other_value", "counters of other types (an application's, the archive's), by type id "

@@ -524,19 +524,7 @@ int aa_archive_close(aa_archive_t *archive);
 int64_t aa_archive_id(aa_archive_t *archive);
 const char *aa_archive_dir(aa_archive_t *archive);
 
-#if AA_CDEF
-typedef struct aa_archive_mark_info_stct
-{
-    int32_t version;
-    int32_t control_stream_id;
-    int32_t local_control_stream_id;
-    int64_t activity_timestamp_ms;
-    int64_t start_timestamp_ms;
-    int64_t pid;
-    int64_t archive_id;
-}
-aa_archive_mark_info_t;
-#endif
+/* CDEF INCLUDE archive/aa_archive_context.h */
 /* An archive's mark file, read from any process (the archive running or not): its header, and its
  * error log one record at a time (offset from 0; 1 while there is one, 0 at the end), as the CnC
  * reader's. */

@@ -13,19 +13,11 @@ position, compatible with Aeron Archive (its control protocol, SBE schema 101 ve
 `aeron_async.errors.ArchiveError` subclasses naming the archive's code and the fix.
 """
 
+# the errors archive operations raise (aeron_async.errors), importable from here too
 from ..errors import (
-    ActiveRecordingError,
-    ArchiveConnectionError,
-    ArchiveError,
-    ArchiveLimitError,
-    ArchiveStorageError,
-    ArchiveTimeoutError,
-    AuthenticationError,
-    InvalidExtensionError,
-    RecordingPositionError,
-    UnknownRecordingError,
-    UnknownReplayError,
-    UnknownSubscriptionError,
+    ActiveRecordingError, ArchiveConnectionError, ArchiveError, ArchiveLimitError, ArchiveStorageError,
+    ArchiveTimeoutError, AuthenticationError, InvalidExtensionError, RecordingPositionError, UnknownRecordingError,
+    UnknownReplayError, UnknownSubscriptionError,
 )
 from .client import AeronArchive, Replay
 from .replay_merge import MergeState, ReplayMerge
@@ -42,12 +34,9 @@ from .records import (
     RecordingSubscriptionDescriptor,
     SourceLocation,
 )
+# Aeron Archive's default channels and streams
 from ._session import (
-    CONTROL_STREAM_ID,
-    DEFAULT_REPLAY_CHANNEL,
-    DEFAULT_REPLAY_STREAM_ID,
-    LOCAL_CONTROL_CHANNEL,
-    RESPONSE_CHANNEL,
+    CONTROL_STREAM_ID, DEFAULT_REPLAY_CHANNEL, DEFAULT_REPLAY_STREAM_ID, LOCAL_CONTROL_CHANNEL, RESPONSE_CHANNEL,
     RESPONSE_STREAM_ID,
 )
 

@@ -21,7 +21,7 @@ import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -289,8 +289,28 @@ class AsyncAeronArchive(Operations):
         return f"<AsyncAeronArchive control_session_id={self.control_session_id}>"
 
 
-class AsyncReplay:
+class _MessageIterator:
+    """`async for message in ...`: the messages of `receive()` until it raises `_END`."""
+
+    _END: ClassVar[type[Exception]]
+
+    async def receive(self) -> Message:
+        raise NotImplementedError
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except self._END:
+            raise StopAsyncIteration from None
+
+
+class AsyncReplay(_MessageIterator):
     """A replay for `async for` (and `async with`): see AsyncAeronArchive.replay."""
+
+    _END = anyio.EndOfStream
 
     def __init__(self, archive: AsyncAeronArchive, recording_id: int, make: Callable[[], Call[int]], channel: str,
                  stream_id: int) -> None:
@@ -358,15 +378,6 @@ class AsyncReplay:
             self.close_subscription()
             raise
 
-    def __aiter__(self) -> AsyncReplay:
-        return self
-
-    async def __anext__(self) -> Message:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
     async def _stop_quietly(self) -> None:
         if self.replay_session_id is None or self.archive.is_closed:
             return
@@ -400,9 +411,11 @@ class AsyncReplay:
         return f"<AsyncReplay recording={self.recording_id} session={self.replay_session_id}>"
 
 
-class AsyncReplayMerge:
+class AsyncReplayMerge(_MessageIterator):
     """A replay merged into its live stream, for `async for` (see AsyncAeronArchive.replay_merge).
     The merge's steps run between the batches the iteration receives."""
+
+    _END = anyio.ClosedResourceError
 
     def __init__(self, archive: AsyncAeronArchive, recording_id: int, channel: str, stream_id: int | None,
                  replay_destination: str, live_destination: str, position: int | None,
@@ -533,15 +546,6 @@ class AsyncReplayMerge:
                 with anyio.move_on_after(0.01):  # a step of the merge at least this often
                     self._pending.extend(await self.subscription.receive_batch())
         return self._pending.popleft()
-
-    def __aiter__(self) -> AsyncReplayMerge:
-        return self
-
-    async def __anext__(self) -> Message:
-        try:
-            return await self.receive()
-        except anyio.ClosedResourceError:
-            raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
         """Stop the replay if it still runs and close the subscription."""

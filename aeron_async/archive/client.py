@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .._closing import ClosedOnExit
 from ..client import Aeron, ExclusivePublication, FragmentAssembler, Header, Image, Message, Subscription
 from ..counters import Counter
 from ..errors import ArchiveError, ArchiveTimeoutError, ClosedError
@@ -52,7 +53,7 @@ SignalHandler = Callable[[RecordingSignalEvent], object]
 T = TypeVar("T")
 
 
-class AeronArchive(Operations):
+class AeronArchive(ClosedOnExit, Operations):
     """A control session with an archive. Made by `AeronArchive.connect(...)`; `close()` (or the
     `with` block) ends the session, and closes the Aeron client too if `connect` made it."""
 
@@ -322,17 +323,11 @@ class AeronArchive(Operations):
             if self._owns_aeron:
                 self.aeron.close()
 
-    def __enter__(self) -> AeronArchive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"<AeronArchive control_session_id={self.control_session_id}{' closed' if self._closed else ''}>"
 
 
-class Replay:
+class Replay(ClosedOnExit):
     """A running replay and the subscription that reads it (from `AeronArchive.replay`).
 
     `poll_messages()` returns what has arrived (whole messages, with the recorded positions);
@@ -414,12 +409,6 @@ class Replay:
             if not self.archive.is_closed:
                 self.archive._stop_replay_quietly(self.replay_session_id)
         self.subscription.close()
-
-    def __enter__(self) -> Replay:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<Replay recording={self.recording_id} session={self.replay_session_id}>"

@@ -27,6 +27,7 @@ import enum
 import re
 import time
 
+from .._closing import ClosedOnExit
 from ..client import Image, Message, Subscription
 from ..errors import ArchiveError, InvalidArgumentError
 from ..idle import IdleStrategy
@@ -82,7 +83,7 @@ def merge_window(term_length: int) -> int:
     return min(term_length >> 2, MAX_WINDOW)
 
 
-class ReplayMerge:
+class ReplayMerge(ClosedOnExit):
     """Merge a recording's replay into its live stream on `subscription` (synchronous).
 
     Call `poll_messages()` in your loop: it does the next step of the merge and returns the
@@ -230,12 +231,6 @@ class ReplayMerge:
         self.state = MergeState.CLOSED
         if self._owns_subscription:
             self.subscription.close()
-
-    def __enter__(self) -> ReplayMerge:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = ["MergeState", "ReplayMerge"]

@@ -26,17 +26,16 @@ import attrs
 
 from .. import _options
 from .._ffi import ffi, lib
-from ..context import DriverContext
-from ..driver import MediaDriver
-from ..errors import ClosedError, ConfigurationError, check
-
-Size = int | str
-Duration = float | int | str
+from ..context import DriverContext, Duration, Size
+from ..driver import MediaDriver, _default_aeron_dir, _NativeService
+from ..errors import ConfigurationError, check
 
 
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
-class ArchiveContext:
+class ArchiveContext(_options.NativeContext):
     """Settings of an archive. Unset fields use `AERON_ARCHIVE_*` environment variables, then defaults."""
+
+    _NATIVE_PREFIX = "aa_archive_context"
 
     archive_dir: str | None = None
     aeron_dir: str | None = None
@@ -65,14 +64,6 @@ class ArchiveContext:
     low_storage_space_threshold: Size | None = None
     error_buffer_length: Size | None = None
     driver_timeout: Duration | None = None
-
-    def items(self) -> list[tuple[str, str]]:
-        """(environment variable, native value) for every field that is set."""
-        return _options.items(self)
-
-    def _to_native(self) -> Any:
-        return _options.to_native(self, lib.aa_archive_context_new, lib.aa_archive_context_set,
-                                  lib.aa_archive_context_free)
 
 
 def archive_options() -> list[tuple[str, str, str, str]]:
@@ -119,25 +110,19 @@ def read_archive_mark(archive_dir: str) -> ArchiveMark:
                                              record.last_observation_ms, text))
     finally:
         lib.aa_archive_mark_reader_close(reader_out[0])
-    return ArchiveMark(
-        version=info.version,
-        activity_timestamp_ms=info.activity_timestamp_ms,
-        start_timestamp_ms=info.start_timestamp_ms,
-        pid=info.pid,
-        archive_id=info.archive_id,
-        control_stream_id=info.control_stream_id,
-        local_control_stream_id=info.local_control_stream_id,
-        errors=tuple(errors),
-    )
+    # every field but the errors is the header's field of the same name (aa_archive_mark_info_t)
+    header = {field.name: getattr(info, field.name) for field in attrs.fields(ArchiveMark) if field.name != "errors"}
+    return ArchiveMark(**header, errors=tuple(errors))
 
 
-class Archive:
+class Archive(_NativeService):
     """A running archive whose agents are native threads (or `do_work` calls in INVOKER mode).
 
     Use as a context manager; `close` stops its recordings (writing their stop positions) and
     replays. With `embedded_driver`, it also owns (and closes) a media driver of its own."""
 
     __slots__ = ("_ptr", "_lock", "context", "archive_dir", "aeron_dir", "archive_id", "driver")
+    _NAME = "archive"
 
     def __init__(self, ptr: Any, context: ArchiveContext, archive_dir: str, aeron_dir: str,
                  driver: MediaDriver | None) -> None:
@@ -158,13 +143,8 @@ class Archive:
         this process first, in the context's aeron_dir, with spies simulating a connection so
         that local recordings of unconnected UDP publications advance. Refuses
         (ConfigurationError) when another archive is active on the archive directory."""
-        if context is None:
-            context = ArchiveContext()
-        if overrides:
-            try:
-                context = attrs.evolve(context, **overrides)
-            except TypeError as exc:
-                raise ConfigurationError(f"unknown archive option: {exc}; see aeron_async.archive.ArchiveContext") from exc
+        context = _options.evolve(ArchiveContext() if context is None else context, overrides, "archive",
+                                  "aeron_async.archive.ArchiveContext")
         driver: MediaDriver | None = None
         if embedded_driver is not False:
             driver_context = embedded_driver if isinstance(embedded_driver, DriverContext) else DriverContext()
@@ -189,16 +169,9 @@ class Archive:
         aeron_dir = driver.aeron_dir if driver is not None else (context.aeron_dir or _default_aeron_dir())
         return cls(out[0], context, archive_dir, aeron_dir, driver)
 
-    @property
-    def is_closed(self) -> bool:
-        return self._ptr is None
-
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
-        ptr = self._ptr
-        if ptr is None:
-            raise ClosedError("the archive is closed")
-        return check(lib.aa_archive_do_work(ptr))
+        return check(lib.aa_archive_do_work(self._live_ptr()))
 
     def mark(self) -> ArchiveMark:
         """The mark file's header and the archive's error log."""
@@ -216,18 +189,5 @@ class Archive:
         if self.driver is not None:
             self.driver.close()
 
-    def __enter__(self) -> Archive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        state = "closed" if self._ptr is None else "running"
-        return f"<Archive {state} archive_dir={self.archive_dir!r} aeron_dir={self.aeron_dir!r} id={self.archive_id}>"
-
-
-def _default_aeron_dir() -> str:
-    buf = ffi.new("char[]", 4096)
-    lib.aa_default_aeron_dir(buf, 4096)
-    return ffi.string(buf).decode()
+        return f"<Archive {self._state()} archive_dir={self.archive_dir!r} aeron_dir={self.aeron_dir!r} id={self.archive_id}>"

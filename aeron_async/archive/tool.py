@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from .._closing import ClosedOnExit
 from .._ffi import ffi, lib
 from ..errors import ConfigurationError, check
 from .records import RecordingDescriptor, RecordingState
@@ -76,7 +77,7 @@ def _state(value: int) -> RecordingState:
         return RecordingState.INVALID
 
 
-class Catalog:
+class Catalog(ClosedOnExit):
     """An archive directory's catalog, opened through the native catalog (read-only by default)."""
 
     def __init__(self, archive_dir: str, *, writable: bool = False, create: bool = False) -> None:
@@ -138,12 +139,6 @@ class Catalog:
         ptr, self._ptr = self._ptr, None
         if ptr is not None:
             lib.aa_archive_catalog_close(ptr)
-
-    def __enter__(self) -> Catalog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def segment_files(archive_dir: str, recording_id: int) -> list[SegmentFile]:

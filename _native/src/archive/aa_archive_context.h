@@ -68,6 +68,8 @@ int aa_archive_context_validate(aa_archive_context_t *ctx);
  * (endpoint, interface, control, control-mode, session-id, tags, ...), in their order. */
 char *aa_archive_strip_channel(const char *channel);
 
+/* CDEF BEGIN */
+/* An archive's mark file header, as aa_archive_mark_reader_open reads it (aeron_async.h). */
 typedef struct aa_archive_mark_info_stct
 {
     int32_t version;
@@ -79,5 +81,6 @@ typedef struct aa_archive_mark_info_stct
     int64_t archive_id;
 }
 aa_archive_mark_info_t;
+/* CDEF END */
 
 #endif

@@ -604,6 +604,21 @@ int aa_driver_conductor_init(
     return 0;
 }
 
+/* A log at driver close: its end of stream where it stands, its readers woken (a publication's
+ * log also marked not connected) and its file removed, as Aeron frees a log on close: nothing is
+ * left in the directory. */
+static void aa_conductor_end_log(
+    aa_logbuffer_metadata_t *metadata, int64_t end_position, bool disconnect, const char *log_path)
+{
+    aa_put_int64_release(&metadata->end_of_stream_position, end_position);
+    aa_doorbell_ring(aa_logbuffer_doorbell(metadata));
+    if (disconnect)
+    {
+        aa_logbuffer_set_connected(metadata, false);
+    }
+    unlink(log_path);
+}
+
 void aa_driver_conductor_on_close(void *state)
 {
     aa_driver_conductor_t *conductor = state;
@@ -612,69 +627,43 @@ void aa_driver_conductor_on_close(void *state)
     for (size_t i = 0; i < conductor->ipc_publications_count; i++)
     {
         aa_ipc_publication_t *pub = conductor->ipc_publications[i];
-        aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_ipc_publication_producer_position(pub));
-        aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
-        aa_logbuffer_set_connected(pub->log.metadata, false);
-        unlink(pub->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
+        aa_conductor_end_log(pub->log.metadata, aa_ipc_publication_producer_position(pub), true, pub->log_path);
         aa_ipc_publication_free(pub);
     }
+    AA_ARRAY_FREE(conductor->ipc_publications);
     for (size_t i = 0; i < conductor->network_publications_count; i++)
     {
         aa_network_publication_t *pub = conductor->network_publications[i];
-        aa_put_int64_release(&pub->log.metadata->end_of_stream_position, aa_network_publication_producer_position(pub));
-        aa_doorbell_ring(aa_logbuffer_doorbell(pub->log.metadata));
-        aa_logbuffer_set_connected(pub->log.metadata, false);
-        unlink(pub->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
+        aa_conductor_end_log(pub->log.metadata, aa_network_publication_producer_position(pub), true, pub->log_path);
         aa_network_publication_free(pub);
     }
+    AA_ARRAY_FREE(conductor->network_publications);
     for (size_t i = 0; i < conductor->send_endpoints_count; i++)
     {
         aa_send_channel_endpoint_delete(conductor->send_endpoints[i]);
     }
+    AA_ARRAY_FREE(conductor->send_endpoints);
     for (size_t i = 0; i < conductor->images_count; i++)
     {
         aa_publication_image_t *image = conductor->images[i];
-        aa_put_int64_release(&image->log.metadata->end_of_stream_position, aa_get_int64_acquire(image->rcv_pos));
-        aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
-        unlink(image->log_path); /* as Aeron frees a log on close: nothing is left in the directory */
+        aa_conductor_end_log(image->log.metadata, aa_get_int64_acquire(image->rcv_pos), false, image->log_path);
         aa_publication_image_free(image);
     }
+    AA_ARRAY_FREE(conductor->images);
     for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
     {
         aa_receive_channel_endpoint_delete(conductor->receive_endpoints[i]);
     }
-    free(conductor->images);
-    free(conductor->receive_endpoints);
-    conductor->images = NULL;
-    conductor->receive_endpoints = NULL;
-    conductor->images_count = 0;
-    conductor->receive_endpoints_count = 0;
+    AA_ARRAY_FREE(conductor->receive_endpoints);
     for (size_t i = 0; i < conductor->subscription_links_count; i++)
     {
         free(conductor->subscription_links[i].channel);
         aa_udp_channel_delete(conductor->subscription_links[i].spy_channel);
     }
-    free(conductor->network_publications);
-    free(conductor->send_endpoints);
-    conductor->network_publications = NULL;
-    conductor->send_endpoints = NULL;
-    conductor->network_publications_count = 0;
-    conductor->send_endpoints_count = 0;
-    free(conductor->ipc_publications);
-    free(conductor->publication_links);
-    free(conductor->subscription_links);
-    free(conductor->counter_links);
-    free(conductor->clients);
-    conductor->ipc_publications = NULL;
-    conductor->publication_links = NULL;
-    conductor->subscription_links = NULL;
-    conductor->counter_links = NULL;
-    conductor->counter_links_count = 0;
-    conductor->clients = NULL;
-    conductor->ipc_publications_count = 0;
-    conductor->publication_links_count = 0;
-    conductor->subscription_links_count = 0;
-    conductor->clients_count = 0;
+    AA_ARRAY_FREE(conductor->subscription_links);
+    AA_ARRAY_FREE(conductor->publication_links);
+    AA_ARRAY_FREE(conductor->counter_links);
+    AA_ARRAY_FREE(conductor->clients);
     aa_prefault_close(&conductor->prefault);
     aa_flow_control_proxy_host_close(&conductor->flow_control_proxy_host);
     aa_distinct_error_log_close(&conductor->error_log);

@@ -2,9 +2,11 @@
  * The conductor's clients (heartbeat counters, liveness, removal with everything they own) and the
  * stream and channel-status counters every resource allocates.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver/aa_driver_conductor_private.h"
 #include "util/aa_error.h"
@@ -60,6 +62,40 @@ int32_t aa_conductor_allocate_subscriber_position(
     *value = aa_counters_manager_addr(&conductor->counters, counter_id);
     aa_put_int64_release(*value, join_position);
     return counter_id;
+}
+
+void aa_conductor_link_log_reader(
+    aa_driver_conductor_t *conductor, const aa_conductor_log_reader_t *reader, const aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms)
+{
+    volatile int64_t *value;
+    int32_t counter_id = aa_conductor_allocate_subscriber_position(
+        conductor, link, reader->session_id, reader->stream_id, join_position, now_ms, &value);
+    if (counter_id < 0)
+    {
+        return;
+    }
+    if (reader->add(reader->owner, link, counter_id, value, now_ns) < 0)
+    {
+        aa_conductor_free_counter(conductor, counter_id, now_ms);
+        char message[96];
+        snprintf(message, sizeof(message), "out of memory adding a %s", reader->what);
+        aa_driver_conductor_log_error(conductor, ENOMEM, message);
+        return;
+    }
+    aa_conductor_send_available_image(
+        conductor, reader->correlation_id, reader->session_id, reader->stream_id, link->registration_id, counter_id,
+        reader->log_path, reader->source_identity);
+}
+
+void aa_conductor_remove_log(aa_driver_conductor_t *conductor, size_t mapped_length, const char *log_path)
+{
+    conductor->bytes_mapped -= (int64_t)mapped_length;
+    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
+    if ('\0' != log_path[0] && unlink(log_path) < 0 && ENOENT != errno)
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
+    }
 }
 
 void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms)

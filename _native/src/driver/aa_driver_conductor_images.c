@@ -27,6 +27,12 @@ bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const a
 }
 
 /* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
+static int aa_conductor_image_add_subscriber(
+    void *image, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value, int64_t now_ns)
+{
+    return aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns);
+}
+
 void aa_conductor_link_image_subscriber(
     aa_driver_conductor_t *conductor, aa_publication_image_t *image, aa_subscription_link_t *link,
     int64_t join_position, int64_t now_ns, int64_t now_ms)
@@ -35,22 +41,12 @@ void aa_conductor_link_image_subscriber(
     {
         return;
     }
-    volatile int64_t *value;
-    int32_t counter_id = aa_conductor_allocate_subscriber_position(
-        conductor, link, image->session_id, image->stream_id, join_position, now_ms, &value);
-    if (counter_id < 0)
+    const aa_conductor_log_reader_t reader =
     {
-        return;
-    }
-    if (aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns) < 0)
-    {
-        aa_conductor_free_counter(conductor, counter_id, now_ms);
-        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber to an image");
-        return;
-    }
-    aa_conductor_send_available_image(
-        conductor, image->correlation_id, image->session_id, image->stream_id, link->registration_id, counter_id,
-        image->log_path, image->source_identity);
+        image, aa_conductor_image_add_subscriber, "subscriber to an image", image->correlation_id, image->session_id,
+        image->stream_id, image->log_path, image->source_identity
+    };
+    aa_conductor_link_log_reader(conductor, &reader, link, join_position, now_ns, now_ms);
 }
 
 /* The image goes away: its subscribers are told, their counters freed, and the receiver asked to
@@ -103,12 +99,7 @@ static void aa_conductor_free_image(aa_driver_conductor_t *conductor, aa_publica
     {
         aa_conductor_free_counter(conductor, image->subscribers[i].counter_id, now_ms);
     }
-    conductor->bytes_mapped -= (int64_t)image->mapped.length;
-    aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
-    if ('\0' != image->log_path[0] && unlink(image->log_path) < 0 && ENOENT != errno)
-    {
-        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
-    }
+    aa_conductor_remove_log(conductor, image->mapped.length, image->log_path);
     if (NULL != image->endpoint)
     {
         image->endpoint->image_refs--;

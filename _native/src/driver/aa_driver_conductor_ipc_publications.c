@@ -3,11 +3,8 @@
  * and their timers (untethered subscribers, blocked publishers, drain, linger, cleaning up).
  */
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "driver/aa_driver_conductor_private.h"
@@ -33,6 +30,13 @@ static void aa_conductor_on_unavailable_image(
 
 /* ---- publications ---- */
 
+static int aa_conductor_ipc_add_subscriber(
+    void *pub, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value, int64_t now_ns)
+{
+    return aa_ipc_publication_add_subscriber(
+        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns);
+}
+
 void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms)
@@ -46,21 +50,12 @@ void aa_conductor_link_subscriber(
     {
         return;
     }
-    volatile int64_t *value;
-    int32_t counter_id = aa_conductor_allocate_subscriber_position(
-        conductor, link, pub->session_id, pub->stream_id, aa_ipc_publication_join_position(pub), now_ms, &value);
-    if (counter_id < 0)
+    const aa_conductor_log_reader_t reader =
     {
-        return;
-    }
-    if (aa_ipc_publication_add_subscriber(
-        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
-    {
-        aa_conductor_free_counter(conductor, counter_id, now_ms);
-        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a subscriber");
-        return;
-    }
-    aa_conductor_on_available_image(conductor, pub, link->registration_id, counter_id);
+        pub, aa_conductor_ipc_add_subscriber, "subscriber", pub->registration_id, pub->session_id, pub->stream_id,
+        pub->log_path, "aeron:ipc"
+    };
+    aa_conductor_link_log_reader(conductor, &reader, link, aa_ipc_publication_join_position(pub), now_ns, now_ms);
 }
 
 /* The positions the driver's mappings of logs are kept populated ahead of (aa_prefault.h): the
@@ -77,14 +72,11 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
 {
     aa_driver_context_t *ctx = conductor->ctx;
     const char *channel = uri->text;
-    aa_ipc_publication_t *pub = calloc(1, sizeof(aa_ipc_publication_t));
-    if (NULL == pub || NULL == (pub->channel = malloc(sizeof(aa_uri_t))))
+    aa_ipc_publication_t *pub = aa_conductor_new_publication(sizeof(aa_ipc_publication_t), offsetof(aa_ipc_publication_t, channel), uri);
+    if (NULL == pub)
     {
-        free(pub);
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
         return NULL;
     }
-    *pub->channel = *uri;
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
     pub->services = &conductor->services;
@@ -248,13 +240,7 @@ void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t n
                     pub->subscribers_count = 0;
                     aa_conductor_free_counter(conductor, pub->pub_lmt_counter_id, now_ms);
                     aa_conductor_free_counter(conductor, pub->pub_pos_counter_id, now_ms);
-                    conductor->bytes_mapped -= (int64_t)pub->mapped.length;
-                    aa_put_int64_release(
-                        conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
-                    if (unlink(pub->log_path) < 0 && ENOENT != errno)
-                    {
-                        aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_FREE_FAILS], 1);
-                    }
+                    aa_conductor_remove_log(conductor, pub->mapped.length, pub->log_path);
                     conductor->ipc_publications[i] = conductor->ipc_publications[--conductor->ipc_publications_count];
                     aa_ipc_publication_free(pub);
                 }

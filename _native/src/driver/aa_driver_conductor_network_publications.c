@@ -4,17 +4,21 @@
  * drain, linger, handing back to the sender).
  */
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "driver/aa_driver_conductor_private.h"
 #include "util/aa_error.h"
 
 /* ---- publications ---- */
+
+static int aa_conductor_add_spy(
+    void *pub, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value, int64_t now_ns)
+{
+    return aa_network_publication_add_spy(
+        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns);
+}
 
 void aa_conductor_link_spy(
     aa_driver_conductor_t *conductor, aa_network_publication_t *pub, aa_subscription_link_t *link,
@@ -27,24 +31,13 @@ void aa_conductor_link_spy(
     {
         return;
     }
-    volatile int64_t *value;
-    int32_t counter_id = aa_conductor_allocate_subscriber_position(
-        conductor, link, pub->session_id, pub->stream_id, aa_network_publication_join_position(pub), now_ms, &value);
-    if (counter_id < 0)
-    {
-        return;
-    }
-    if (aa_network_publication_add_spy(
-        pub, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns) < 0)
-    {
-        aa_conductor_free_counter(conductor, counter_id, now_ms);
-        aa_driver_conductor_log_error(conductor, ENOMEM, "out of memory adding a spy");
-        return;
-    }
     /* a spy reads the publication's own log, over shared memory: its source is IPC (as in Aeron) */
-    aa_conductor_send_available_image(
-        conductor, pub->registration_id, pub->session_id, pub->stream_id, link->registration_id, counter_id,
-        pub->log_path, "aeron:ipc");
+    const aa_conductor_log_reader_t reader =
+    {
+        pub, aa_conductor_add_spy, "spy", pub->registration_id, pub->session_id, pub->stream_id, pub->log_path,
+        "aeron:ipc"
+    };
+    aa_conductor_link_log_reader(conductor, &reader, link, aa_network_publication_join_position(pub), now_ns, now_ms);
 }
 
 /* the sender reads behind the producer (aa_prefault.h) */
@@ -71,14 +64,11 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
 {
     aa_driver_context_t *ctx = conductor->ctx;
     const char *channel = uri->text;
-    aa_network_publication_t *pub = calloc(1, sizeof(aa_network_publication_t));
-    if (NULL == pub || NULL == (pub->channel = malloc(sizeof(aa_uri_t))))
+    aa_network_publication_t *pub = aa_conductor_new_publication(sizeof(aa_network_publication_t), offsetof(aa_network_publication_t, channel), uri);
+    if (NULL == pub)
     {
-        free(pub);
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
         return NULL;
     }
-    *pub->channel = *uri;
     pub->pub_lmt_counter_id = -1;
     pub->pub_pos_counter_id = -1;
     pub->snd_pos_counter_id = -1;
@@ -339,13 +329,7 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
                     }
                     pub->spies_count = 0;
                     aa_conductor_free_network_publication_counters(conductor, pub, now_ms);
-                    conductor->bytes_mapped -= (int64_t)pub->mapped.length;
-                    aa_put_int64_release(
-                        conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
-                    if (unlink(pub->log_path) < 0 && ENOENT != errno)
-                    {
-                        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_FREE_FAILS, 1);
-                    }
+                    aa_conductor_remove_log(conductor, pub->mapped.length, pub->log_path);
                     conductor->network_publications[i] =
                         conductor->network_publications[--conductor->network_publications_count];
                     aa_network_publication_free(pub);

@@ -41,10 +41,6 @@
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
 
-/* Makes room for one more element in a conductor table (AA_DECLARE_ARRAY): 0, or -1 on out of memory. */
-#define AA_ARRAY_ENSURE(array, type) \
-    aa_array_ensure_capacity((void **)&array, &array##_capacity, array##_count, sizeof(type))
-
 /* ---- responses to clients (aa_driver_conductor.c) ---- */
 
 void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id, const void *msg, size_t length);
@@ -78,6 +74,30 @@ int32_t aa_conductor_allocate_stream_counter(
 int32_t aa_conductor_allocate_subscriber_position(
     aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, int32_t session_id, int32_t stream_id,
     int64_t join_position, int64_t now_ms, volatile int64_t **value);
+/* A log a subscription reads (an IPC publication's, a spy's network publication's, an image's):
+ * where its available image points, and how a subscriber is added to its owner. */
+typedef struct aa_conductor_log_reader_stct
+{
+    void *owner;
+    /* adds the subscriber with its sub-pos counter; -1 when out of memory */
+    int (*add)(void *owner, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value,
+        int64_t now_ns);
+    const char *what;           /* in the out-of-memory error: "adding a <what>" */
+    int64_t correlation_id;
+    int32_t session_id;
+    int32_t stream_id;
+    const char *log_path;
+    const char *source_identity;
+}
+aa_conductor_log_reader_t;
+/* Links a subscription to a log: a sub-pos at join_position, added by reader->add, then the client
+ * told of the available image; failures are logged (nothing linked). */
+void aa_conductor_link_log_reader(
+    aa_driver_conductor_t *conductor, const aa_conductor_log_reader_t *reader, const aa_subscription_link_t *link,
+    int64_t join_position, int64_t now_ns, int64_t now_ms);
+/* A log is done with: its mapping no longer counted in BYTES_CURRENTLY_MAPPED, its file removed
+ * (a failure counted in FREE_FAILS; an empty path is no file). */
+void aa_conductor_remove_log(aa_driver_conductor_t *conductor, size_t mapped_length, const char *log_path);
 /* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
 int32_t aa_conductor_allocate_channel_status_counter(
     aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);
@@ -148,6 +168,9 @@ bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t st
 /* The next session id not reserved and not in use on the stream. */
 int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id);
 int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns);
+/* A zeroed publication (IPC or network) of `size` bytes with its own copy of uri, stored in its
+ * `aa_uri_t *` field at channel_offset; NULL with the error set. */
+void *aa_conductor_new_publication(size_t size, size_t channel_offset, const aa_uri_t *uri);
 aa_logbuffer_init_params_t aa_conductor_publication_log_params(
     const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
     int32_t session_id, int32_t stream_id, int32_t initial_term_id);

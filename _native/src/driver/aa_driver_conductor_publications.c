@@ -192,6 +192,22 @@ static int aa_conductor_parse_publication_params(
 }
 
 /* A new publication's first term id: the one its channel gives (init-term-id), else a random one. */
+void *aa_conductor_new_publication(size_t size, size_t channel_offset, const aa_uri_t *uri)
+{
+    uint8_t *pub = calloc(1, size);
+    aa_uri_t *channel = malloc(sizeof(aa_uri_t));
+    if (NULL == pub || NULL == channel)
+    {
+        free(pub);
+        free(channel);
+        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a publication");
+        return NULL;
+    }
+    *channel = *uri;
+    *(aa_uri_t **)(pub + channel_offset) = channel;
+    return pub;
+}
+
 int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns)
 {
     return params->has_position ? params->initial_term_id : (int32_t)(rand() ^ (int32_t)now_ns);

@@ -175,15 +175,9 @@ void aa_conductor_resolution_close(aa_driver_conductor_t *conductor)
     {
         aa_name_resolution_request_free(conductor->pending_resolutions[i]);
     }
-    free(conductor->pending_resolutions);
-    conductor->pending_resolutions = NULL;
-    conductor->pending_resolutions_count = 0;
-    free(conductor->unresolved_endpoints);
-    conductor->unresolved_endpoints = NULL;
-    conductor->unresolved_endpoints_count = 0;
-    free(conductor->named_destinations);
-    conductor->named_destinations = NULL;
-    conductor->named_destinations_count = 0;
+    AA_ARRAY_FREE(conductor->pending_resolutions);
+    AA_ARRAY_FREE(conductor->unresolved_endpoints);
+    AA_ARRAY_FREE(conductor->named_destinations);
     if (!is_abandoned)    /* else a thread still inside the resolver keeps it (and it is leaked) */
     {
         aa_name_resolver_close(conductor->name_resolver);

@@ -72,9 +72,7 @@ static void aa_driver_receiver_on_add_endpoint(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_receive_channel_endpoint_t *endpoint = ((const aa_receiver_endpoint_args_t *)args)->endpoint;
-    if (aa_array_ensure_capacity(
-        (void **)&receiver->endpoints, &receiver->endpoints_capacity, receiver->endpoints_count,
-        sizeof(aa_receive_channel_endpoint_t *)) < 0 ||
+    if (AA_ARRAY_ENSURE(receiver->endpoints, aa_receive_channel_endpoint_t *) < 0 ||
         (!endpoint->is_multi_destination && aa_udp_transport_poller_add(&receiver->poller, &endpoint->transport) < 0))
     {
         aa_driver_receiver_log_error(receiver);
@@ -97,23 +95,18 @@ static void aa_driver_receiver_on_remove_endpoint(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_receive_channel_endpoint_t *endpoint = ((const aa_receiver_endpoint_args_t *)args)->endpoint;
-    for (size_t i = 0; i < receiver->endpoints_count; i++)
+    if (aa_array_remove(receiver->endpoints, &receiver->endpoints_count, sizeof(endpoint), &endpoint))
     {
-        if (receiver->endpoints[i] == endpoint)
+        if (!endpoint->is_multi_destination && aa_udp_transport_poller_remove(&receiver->poller, &endpoint->transport) < 0)
         {
-            receiver->endpoints[i] = receiver->endpoints[--receiver->endpoints_count];
-            if (!endpoint->is_multi_destination && aa_udp_transport_poller_remove(&receiver->poller, &endpoint->transport) < 0)
+            aa_driver_receiver_log_error(receiver);
+        }
+        for (size_t j = 0; j < endpoint->destinations_count; j++)
+        {
+            if (aa_udp_transport_poller_remove(&receiver->poller, &endpoint->destinations[j]->transport) < 0)
             {
                 aa_driver_receiver_log_error(receiver);
             }
-            for (size_t j = 0; j < endpoint->destinations_count; j++)
-            {
-                if (aa_udp_transport_poller_remove(&receiver->poller, &endpoint->destinations[j]->transport) < 0)
-                {
-                    aa_driver_receiver_log_error(receiver);
-                }
-            }
-            break;
         }
     }
     aa_get_and_add_int32(&endpoint->receiver_removals, 1);
@@ -140,9 +133,7 @@ static void aa_driver_receiver_on_add_image(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_publication_image_t *image = ((const aa_receiver_image_args_t *)args)->image;
-    if (aa_array_ensure_capacity(
-        (void **)&receiver->images, &receiver->images_capacity, receiver->images_count,
-        sizeof(aa_publication_image_t *)) < 0 ||
+    if (AA_ARRAY_ENSURE(receiver->images, aa_publication_image_t *) < 0 ||
         aa_receive_channel_endpoint_add_image(image->endpoint, image) < 0)
     {
         aa_driver_receiver_log_error(receiver);
@@ -155,14 +146,7 @@ static void aa_driver_receiver_on_remove_image(void *agent, const void *args)
 {
     aa_driver_receiver_t *receiver = agent;
     aa_publication_image_t *image = ((const aa_receiver_image_args_t *)args)->image;
-    for (size_t i = 0; i < receiver->images_count; i++)
-    {
-        if (receiver->images[i] == image)
-        {
-            receiver->images[i] = receiver->images[--receiver->images_count];
-            break;
-        }
-    }
+    aa_array_remove(receiver->images, &receiver->images_count, sizeof(image), &image);
     aa_receive_channel_endpoint_remove_image(image->endpoint, image, aa_clock_nano_time(&receiver->ctx->clock));
     aa_put_int32_release(&image->has_receiver_released, 1);
 }
@@ -379,12 +363,8 @@ void aa_driver_receiver_on_close(void *state)
     aa_driver_receiver_t *receiver = state;
     aa_command_queue_close(&receiver->commands);
     aa_udp_transport_poller_close(&receiver->poller);
-    free(receiver->endpoints);
-    free(receiver->images);
+    AA_ARRAY_FREE(receiver->endpoints);
+    AA_ARRAY_FREE(receiver->images);
     free(receiver->buffers);
-    receiver->endpoints = NULL;
-    receiver->images = NULL;
     receiver->buffers = NULL;
-    receiver->endpoints_count = 0;
-    receiver->images_count = 0;
 }

@@ -92,8 +92,7 @@ static void aa_driver_sender_on_add_endpoint(void *agent, const void *args)
     }
     if (endpoint->is_mdc && !endpoint->destinations.is_manual)
     {
-        if (aa_array_ensure_capacity((void **)&sender->mdc_endpoints, &sender->mdc_endpoints_capacity,
-            sender->mdc_endpoints_count, sizeof(*sender->mdc_endpoints)) < 0)
+        if (AA_ARRAY_ENSURE(sender->mdc_endpoints, aa_send_channel_endpoint_t *) < 0)
         {
             aa_media_services_log_error(sender->services, ENOMEM,
                 "out of memory tracking a multi-destination-cast endpoint: its destinations will not time out");
@@ -129,14 +128,7 @@ static void aa_driver_sender_on_remove_endpoint(void *agent, const void *args)
     {
         aa_driver_sender_log_error(sender);
     }
-    for (size_t i = 0; i < sender->mdc_endpoints_count; i++)
-    {
-        if (sender->mdc_endpoints[i] == endpoint)
-        {
-            sender->mdc_endpoints[i] = sender->mdc_endpoints[--sender->mdc_endpoints_count];
-            break;
-        }
-    }
+    aa_array_remove(sender->mdc_endpoints, &sender->mdc_endpoints_count, sizeof(endpoint), &endpoint);
     aa_put_int32_release(&endpoint->has_sender_released, 1);
 }
 
@@ -169,14 +161,7 @@ static void aa_driver_sender_on_remove_publication(void *agent, const void *args
 {
     aa_driver_sender_t *sender = agent;
     aa_network_publication_t *pub = ((const aa_sender_publication_args_t *)args)->publication;
-    for (size_t i = 0; i < sender->publications_count; i++)
-    {
-        if (sender->publications[i] == pub)
-        {
-            sender->publications[i] = sender->publications[--sender->publications_count];
-            break;
-        }
-    }
+    aa_array_remove(sender->publications, &sender->publications_count, sizeof(pub), &pub);
     aa_send_channel_endpoint_remove_publication(pub->endpoint, pub);
     aa_put_int32_release(&pub->has_sender_released, 1);
 }
@@ -345,12 +330,8 @@ void aa_driver_sender_on_close(void *state)
     aa_driver_sender_t *sender = state;
     aa_command_queue_close(&sender->commands);
     aa_udp_transport_poller_close(&sender->poller);
-    free(sender->publications);
-    free(sender->mdc_endpoints);
-    sender->mdc_endpoints = NULL;
-    sender->mdc_endpoints_count = 0;
+    AA_ARRAY_FREE(sender->publications);
+    AA_ARRAY_FREE(sender->mdc_endpoints);
     free(sender->control_buffers);
-    sender->publications = NULL;
-    sender->publications_count = 0;
     sender->control_buffers = NULL;
 }

@@ -261,15 +261,12 @@ int aa_csv_table_name_resolver_supplier(
             "'name,host[:port][,re-resolution host[:port]]' separated by '|'");
         return -1;
     }
-    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
-    aa_csv_table_state_t *state = calloc(1, sizeof(aa_csv_table_state_t));
-    if (NULL == r || NULL == state)
+    aa_name_resolver_t *r = aa_name_resolver_new(sizeof(aa_csv_table_state_t), "the csv_table name resolver");
+    if (NULL == r)
     {
-        free(r);
-        free(state);
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating the csv_table name resolver");
         return -1;
     }
+    aa_csv_table_state_t *state = r->state;
     pthread_mutex_init(&state->mutex, NULL);
     state->fallback = NULL != context && NULL != context->default_resolver ?
         context->default_resolver : aa_name_resolver_default();
@@ -277,7 +274,6 @@ int aa_csv_table_name_resolver_supplier(
     r->lookup = aa_csv_table_lookup;
     r->resolve = aa_csv_table_resolve;
     r->close = aa_csv_table_close;
-    r->state = state;
     int rc;
     if (NULL == strchr(init_args, ','))
     {

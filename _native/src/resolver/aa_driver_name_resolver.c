@@ -14,6 +14,7 @@
 #include "util/aa_udp_address.h"
 #include "protocols/aa_resolution_frame.h"
 #include "uri/aa_uri.h"
+#include "util/aa_array.h"
 #include "util/aa_error.h"
 
 typedef struct aa_dnr_cache_entry_stct
@@ -160,17 +161,10 @@ static aa_dnr_neighbor_t *aa_dnr_neighbor_find(aa_driver_name_resolver_t *r, con
 
 static int aa_dnr_neighbor_add(aa_driver_name_resolver_t *r, const struct sockaddr_storage *address, int64_t activity_ms)
 {
-    if (r->neighbor_count == r->neighbor_capacity)
+    if (aa_array_ensure_capacity((void **)&r->neighbors, &r->neighbor_capacity, r->neighbor_count, sizeof(aa_dnr_neighbor_t)) < 0)
     {
-        size_t capacity = 0 == r->neighbor_capacity ? 8 : r->neighbor_capacity * 2;
-        aa_dnr_neighbor_t *grown = realloc(r->neighbors, capacity * sizeof(*grown));
-        if (NULL == grown)
-        {
-            AA_SET_ERR(ENOMEM, "%s", "out of memory adding a resolver neighbour");
-            return -1;
-        }
-        r->neighbors = grown;
-        r->neighbor_capacity = capacity;
+        AA_SET_ERR(ENOMEM, "%s", "out of memory adding a resolver neighbour");
+        return -1;
     }
     r->neighbors[r->neighbor_count].address = *address;
     r->neighbors[r->neighbor_count].time_of_last_activity_ms = activity_ms;

@@ -199,6 +199,8 @@ int aa_driver_name_resolver_supplier(
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating the driver name resolver");
         return -1;
     }
+    a->resolver = (aa_name_resolver_t){ .name = "driver", .resolve = aa_dnr_adapter_resolve,
+        .do_work = aa_dnr_adapter_do_work, .close = aa_dnr_adapter_close, .state = a };
     a->context = *context;
     a->neighbors_counter_id = a->cache_entries_counter_id = a->local_sockaddr_counter_id = -1;
 
@@ -221,7 +223,6 @@ int aa_driver_name_resolver_supplier(
     {
         if (aa_dnr_adapter_allocate_counters(a) < 0)
         {
-            a->resolver.state = a;
             aa_dnr_adapter_close(&a->resolver);
             return -1;
         }
@@ -229,12 +230,6 @@ int aa_driver_name_resolver_supplier(
             aa_counters_manager_addr(context->counters, a->neighbors_counter_id),
             aa_counters_manager_addr(context->counters, a->cache_entries_counter_id));
     }
-    a->resolver.name = "driver";
-    a->resolver.lookup = NULL;
-    a->resolver.resolve = aa_dnr_adapter_resolve;
-    a->resolver.do_work = aa_dnr_adapter_do_work;
-    a->resolver.close = aa_dnr_adapter_close;
-    a->resolver.state = a;
     *resolver = &a->resolver;
     return 0;
 }

@@ -65,17 +65,29 @@ static aa_name_resolver_t aa_default_name_resolver =
     "default", NULL, aa_default_name_resolver_resolve, NULL, NULL, NULL
 };
 
+aa_name_resolver_t *aa_name_resolver_new(size_t state_size, const char *what)
+{
+    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
+    void *state = calloc(1, state_size);
+    if (NULL == r || NULL == state)
+    {
+        free(r);
+        free(state);
+        AA_SET_ERR(ENOMEM, "out of memory creating %s", what);
+        return NULL;
+    }
+    r->state = state;
+    return r;
+}
+
 aa_name_resolver_t *aa_name_resolver_default(void)
 {
     return &aa_default_name_resolver;
 }
 
-static pthread_once_t aa_name_resolver_builtins_once = PTHREAD_ONCE_INIT;
-static int aa_name_resolver_builtins_result = 0;
-
-static void aa_name_resolver_register_builtins_once(void)
+static int aa_name_resolver_register_all(void)
 {
-    if (aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "default", &aa_default_name_resolver_table, NULL,
+    return aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "default", &aa_default_name_resolver_table, NULL,
             "the system resolver (getaddrinfo), on the driver's resolver executor thread; no init args") < 0 ||
         aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "csv_table", &aa_csv_table_name_resolver_table, NULL,
             "a static table: init args are a CSV file path or rows 'name,host[:port][,re-resolution host[:port]]' "
@@ -83,22 +95,13 @@ static void aa_name_resolver_register_builtins_once(void)
         aa_registry_register(AA_STRATEGY_KIND_NAME_RESOLVER, "driver", &aa_driver_name_resolver_table, NULL,
             "driver names learnt by gossip with other drivers (Aeron's driver name resolver), configured by "
             "AERON_DRIVER_RESOLVER_NAME / _INTERFACE / _BOOTSTRAP_NEIGHBOR and chosen when the interface is set; "
-            "no init args") < 0)
-    {
-        aa_name_resolver_builtins_result = -1;
-    }
+            "no init args") < 0 ? -1 : 0;
 }
 
 int aa_name_resolver_register_builtins(void)
 {
-    pthread_once(&aa_name_resolver_builtins_once, aa_name_resolver_register_builtins_once);
-    if (aa_name_resolver_builtins_result < 0)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
-            "the built-in name resolvers could not be registered (a name was taken before they were)");
-        return -1;
-    }
-    return 0;
+    static aa_registry_builtins_t builtins = AA_REGISTRY_BUILTINS_INIT;
+    return aa_registry_register_builtins(&builtins, aa_name_resolver_register_all, "name resolvers");
 }
 
 static aa_clock_t aa_name_resolver_system_clock;

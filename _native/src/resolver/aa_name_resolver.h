@@ -112,6 +112,9 @@ int aa_name_resolver_register_builtins(void);
 int aa_name_resolver_create(
     aa_name_resolver_t **resolver, const char *name, const char *init_args, const aa_name_resolver_context_t *context);
 void aa_name_resolver_close(aa_name_resolver_t *resolver);
+/* A zeroed resolver owning a zeroed state of state_size bytes (its `state`), for a supplier to fill
+ * in; NULL with "out of memory creating <what>" set. */
+aa_name_resolver_t *aa_name_resolver_new(size_t state_size, const char *what);
 /* The built-in default resolver (static, never closed). */
 aa_name_resolver_t *aa_name_resolver_default(void);
 /* True when host is an IPv4 or IPv6 literal (no brackets): it never goes to a resolver. */

@@ -702,15 +702,12 @@ static int aa_nrp_supplier(
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "name resolver '%s' needs its driver's context", registration->name);
         return -1;
     }
-    aa_name_resolver_t *r = calloc(1, sizeof(aa_name_resolver_t));
-    aa_name_resolver_proxy_resolver_state_t *state = calloc(1, sizeof(aa_name_resolver_proxy_resolver_state_t));
-    if (NULL == r || NULL == state)
+    aa_name_resolver_t *r = aa_name_resolver_new(sizeof(aa_name_resolver_proxy_resolver_state_t), "a Python name resolver");
+    if (NULL == r)
     {
-        free(r);
-        free(state);
-        AA_SET_ERR(ENOMEM, "%s", "out of memory creating a Python name resolver");
         return -1;
     }
+    aa_name_resolver_proxy_resolver_state_t *state = r->state;
     state->context = *context;
     if (aa_name_resolver_proxy_create(&state->proxy, registration, init_args, aa_nrp_log_to_driver, state) < 0)
     {
@@ -725,7 +722,6 @@ static int aa_nrp_supplier(
         aa_nrp_resolver_resolve : aa_nrp_resolver_default_resolve;
     r->do_work = 0 != (flags & AA_NAME_RESOLVER_PROXY_HAS_DO_WORK) ? aa_nrp_resolver_do_work : NULL;
     r->close = aa_nrp_resolver_close;
-    r->state = state;
     *resolver = r;
     return 0;
 }

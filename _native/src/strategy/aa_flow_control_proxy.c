@@ -8,6 +8,7 @@
 
 #include "strategy/aa_flow_control_proxy.h"
 #include "concurrent/aa_atomic.h"
+#include "util/aa_array.h"
 #include "util/aa_error.h"
 #include "util/aa_registry.h"
 #include "protocols/aa_retransmit_handler.h"
@@ -636,12 +637,8 @@ void aa_flow_control_proxy_host_close(aa_flow_control_proxy_host_t *host)
     {
         return;
     }
-    free(host->proxies);
-    free(host->closed_ids);
-    host->proxies = NULL;
-    host->closed_ids = NULL;
-    host->proxies_count = 0;
-    host->closed_count = 0;
+    AA_ARRAY_FREE(host->proxies);
+    aa_array_free((void **)&host->closed_ids, &host->closed_capacity, &host->closed_count);
     pthread_mutex_destroy(&host->mutex);
     host->log_error = NULL;
 }
