@@ -47,8 +47,26 @@ def _launch(command: str, launch: Callable[[], Any]) -> Any:
         return None
 
 
+def _overrides(command: str, kind: int, table: Callable[[], Any], args: argparse.Namespace,
+               widths: tuple[int, int]) -> dict[str, str] | int:
+    """The context keywords of a driver's or archive's command line (-o NAME=VALUE, --aeron-dir), or
+    its exit status: 0 after --help-options printed the option table, 2 for a malformed -o."""
+    from ._options import field_name
+
+    if args.help_options:
+        _print_options(table(), args.markdown, *widths)
+        return 0
+    options = _name_values(command, args.option)
+    if options is None:
+        return 2
+    overrides = {field_name(kind, name): value for name, value in options}
+    if args.aeron_dir:
+        overrides["aeron_dir"] = args.aeron_dir
+    return overrides
+
+
 def _cmd_driver(args: argparse.Namespace) -> int:
-    from ._options import DRIVER, field_name
+    from ._options import DRIVER
     from .context import DriverContext, native_options
     from .driver import MediaDriver
 
@@ -56,15 +74,9 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         from .driver_control import command as control_command
 
         return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout)
-    if args.help_options:
-        _print_options(native_options(), args.markdown, 45, 10)
-        return 0
-    options = _name_values("driver", args.option)
-    if options is None:
-        return 2
-    overrides = {field_name(DRIVER, name): value for name, value in options}
-    if args.aeron_dir:
-        overrides["aeron_dir"] = args.aeron_dir
+    overrides = _overrides("driver", DRIVER, native_options, args, (45, 10))
+    if isinstance(overrides, int):
+        return overrides
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
     for item in args.flow_control or []:
@@ -103,20 +115,14 @@ def _cmd_driver(args: argparse.Namespace) -> int:
 
 
 def _cmd_archive(args: argparse.Namespace) -> int:
-    from ._options import ARCHIVE, field_name
+    from ._options import ARCHIVE
     from .archive.service import Archive, ArchiveContext, archive_options
 
-    if args.help_options:
-        _print_options(archive_options(), args.markdown, 48, 12)
-        return 0
-    options = _name_values("archive", args.option)
-    if options is None:
-        return 2
-    overrides: dict[str, str] = {field_name(ARCHIVE, name): value for name, value in options}
+    overrides = _overrides("archive", ARCHIVE, archive_options, args, (48, 12))
+    if isinstance(overrides, int):
+        return overrides
     if args.archive_dir:
         overrides["archive_dir"] = args.archive_dir
-    if args.aeron_dir:
-        overrides["aeron_dir"] = args.aeron_dir
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
     from ._stop import StopOnSignal

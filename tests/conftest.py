@@ -165,8 +165,8 @@ def logs_settled(quiet: float = 0.2) -> bool:
     return log_mappings() == before
 
 
-def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 10.0) -> int:
-    """Offer until accepted, retrying back pressure; bounded."""
+def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 10.0, pause: float = 0.0) -> int:
+    """Offer until accepted, retrying back pressure every `pause` seconds; bounded."""
     deadline = time.monotonic() + timeout
     while True:
         result = publication.offer(data)
@@ -176,7 +176,7 @@ def offer_all(publication: aeron_async.Publication, data: Any, timeout: float = 
             raise AssertionError("max position exceeded")
         if time.monotonic() > deadline:
             raise AssertionError(f"offer not accepted within {timeout} s (last result {result})")
-        time.sleep(0)
+        time.sleep(pause)
 
 
 def driver_timeout_raised(*calls: Callable[[], Any]) -> bool:

@@ -192,6 +192,16 @@ def test_stat_live_view_renders_rates(client: aeron_async.Aeron, streams: dict[s
 # ---- the exporter ----
 
 
+def stream_through_loss(pub: aeron_async.Publication, sub: aeron_async.Subscription, message: bytes,
+                        count: int = 300) -> None:
+    """Offers `count` copies of `message` and waits until `sub` has them all, losses recovered."""
+    received: list[int] = []
+    for _ in range(count):
+        wait_for(lambda: pub.offer(message) > 0, timeout=10, what="an offer")
+    wait_for(lambda: sub.poll(lambda d, h: received.append(1), 100) >= 0 and len(received) >= count, timeout=15,
+             what=f"{count} messages, losses recovered")
+
+
 def scrape(url: str, openmetrics: bool = False) -> str:
     request = urllib.request.Request(url)
     if openmetrics:
@@ -333,11 +343,7 @@ def test_exporter_serves_the_loss_report(aeron_dir: str) -> None:
         wait_for(lambda: sub.local_socket_addresses, timeout=10, what="the subscription's bound address")
         pub = client.add_publication(f"aeron:udp?endpoint={sub.local_socket_addresses[0]}", 78)
         wait_for(lambda: pub.is_connected, timeout=10, what="the UDP publication connected")
-        received: list[int] = []
-        for _ in range(300):
-            wait_for(lambda: pub.offer(b"l" * 500) > 0, timeout=10, what="an offer")
-        wait_for(lambda: sub.poll(lambda d, h: received.append(1), 100) >= 0 and len(received) >= 300, timeout=15,
-                 what="300 messages, losses recovered")
+        stream_through_loss(pub, sub, b"l" * 500)
         entries = [e for e in loss.read_loss_report(aeron_dir) if e.stream_id == 78]
         assert entries and entries[0].total_bytes_lost > 0
         found = samples(scrape(url))
@@ -374,11 +380,7 @@ def test_promtool_finds_nothing_in_a_live_scrape(aeron_dir: str) -> None:
         app = client.add_counter(4242, label="orders processed")
         app.value = 7
         wait_for(lambda: pub.is_connected, timeout=10, what="the UDP publication connected")
-        received: list[int] = []
-        for _ in range(300):
-            wait_for(lambda: pub.offer(b"p" * 500) > 0, timeout=10, what="an offer")
-        wait_for(lambda: sub.poll(lambda d, h: received.append(1), 100) >= 0 and len(received) >= 300, timeout=15,
-                 what="300 messages, losses recovered")
+        stream_through_loss(pub, sub, b"p" * 500)
         wait_for(lambda: samples(scrape(url))["aeron_loss_report_entries"][0].value >= 1, timeout=10,
                  what="a loss in the loss report")
 
