@@ -261,9 +261,9 @@ static inline uint8_t *fake_publication_log(aa_network_publication_t *pub, const
 {
     aa_logbuffer_init_params_t log_params =
     {
-        .correlation_id = params->registration_id, .session_id = params->session_id, .stream_id = params->stream_id,
-        .initial_term_id = params->initial_term_id, .active_term_id = params->initial_term_id,
-        .term_length = params->term_length, .mtu_length = params->mtu_length, .page_size = FAKE_LOG_PAGE_SIZE,
+        .correlation_id = params->registration_id, .session_id = params->ids.session_id, .stream_id = params->ids.stream_id,
+        .initial_term_id = params->ids.initial_term_id, .active_term_id = params->ids.initial_term_id,
+        .term_length = params->ids.term_length, .mtu_length = params->ids.mtu_length, .page_size = FAKE_LOG_PAGE_SIZE,
         .publication_window_length = (int32_t)params->term_window_length, .signal_eos = params->signal_eos,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };

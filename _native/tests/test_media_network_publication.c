@@ -59,11 +59,11 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
     aa_network_publication_params_t params =
     {
         .registration_id = 1,
-        .session_id = SESSION_ID,
-        .stream_id = STREAM_ID,
-        .initial_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH,
-        .mtu_length = MTU,
+        .ids.session_id = SESSION_ID,
+        .ids.stream_id = STREAM_ID,
+        .ids.initial_term_id = INITIAL_TERM_ID,
+        .ids.term_length = TERM_LENGTH,
+        .ids.mtu_length = MTU,
         .term_window_length = TERM_LENGTH / 2,
         .linger_timeout_ns = 5000 * MS,
         .unblock_timeout_ns = 15000 * MS,

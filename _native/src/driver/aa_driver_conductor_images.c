@@ -22,8 +22,8 @@ static int64_t aa_conductor_image_prefault_position(const void *image)
 
 bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image)
 {
-    return link->endpoint == image->endpoint && link->stream_id == image->stream_id &&
-        (!link->has_session_id || link->session_id == image->session_id);
+    return link->endpoint == image->endpoint && link->stream_id == image->ids.stream_id &&
+        (!link->has_session_id || link->session_id == image->ids.session_id);
 }
 
 /* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
@@ -37,7 +37,7 @@ void aa_conductor_link_image_subscriber(
     }
     volatile int64_t *value;
     int32_t counter_id = aa_conductor_allocate_subscriber_position(
-        conductor, link, image->session_id, image->stream_id, join_position, now_ms, &value);
+        conductor, link, image->ids.session_id, image->ids.stream_id, join_position, now_ms, &value);
     if (counter_id < 0)
     {
         return;
@@ -49,7 +49,7 @@ void aa_conductor_link_image_subscriber(
         return;
     }
     aa_conductor_send_available_image(
-        conductor, image->correlation_id, image->session_id, image->stream_id, link->registration_id, counter_id,
+        conductor, image->correlation_id, image->ids.session_id, image->ids.stream_id, link->registration_id, counter_id,
         image->log_path, image->source_identity);
 }
 
@@ -75,7 +75,7 @@ void aa_conductor_image_begin_linger(aa_driver_conductor_t *conductor, aa_public
             }
         }
         aa_conductor_send_unavailable_image(
-            conductor, image->correlation_id, s->subscription_registration_id, image->stream_id, channel);
+            conductor, image->correlation_id, s->subscription_registration_id, image->ids.stream_id, channel);
         aa_conductor_free_counter(conductor, s->counter_id, now_ms);
     }
     image->subscribers_count = 0;
@@ -128,7 +128,7 @@ static int aa_conductor_create_image_congestion_control(
     {
         image->cc_counter_ids[i] = aa_conductor_allocate_stream_counter(
             conductor, AA_COUNTER_TYPE_PER_IMAGE, aa_congestion_control_counter_label(choice, i), image->correlation_id,
-            image->session_id, image->stream_id, channel, now_ms);
+            image->ids.session_id, image->ids.stream_id, channel, now_ms);
         if (image->cc_counter_ids[i] < 0)
         {
             return -1;
@@ -161,8 +161,8 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     for (size_t i = 0; i < conductor->images_count; i++)
     {
         aa_publication_image_t *image = conductor->images[i];
-        if (image->endpoint == endpoint && image->session_id == setup->session_id &&
-            image->stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
+        if (image->endpoint == endpoint && image->ids.session_id == setup->session_id &&
+            image->ids.stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
         {
             return;
         }
@@ -346,7 +346,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
     if (image->mapped.allocated)
     {
-        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->term_length, image->join_position,
+        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->ids.term_length, image->join_position,
             aa_conductor_image_prefault_position, image);
     }
 
