@@ -26,9 +26,11 @@
 
 #include "aa_test.h"
 #include "aa_test_log.h"
+#include "media/aa_loss_generator.h"
 #include "media/aa_media_services.h"
 #include "media/aa_network_publication.h"
 #include "media/aa_publication_image.h"
+#include "media/aa_udp_channel.h"
 #include "media/aa_udp_transport.h"
 #include "protocols/aa_retransmit_handler.h"
 #include "util/aa_error.h"
@@ -204,6 +206,29 @@ static inline void fake_wire_init(fake_wire_t *wire)
         "fake", fake_wire_init_func, fake_wire_close_func, fake_wire_send_func, fake_wire_recv_func, wire
     };
     wire->send_room = SIZE_MAX;
+}
+
+/* ---- one channel endpoint's world ---- */
+
+/* Fake services, one fake wire, the transport settings that send on it without a loss generator,
+ * and the channel parsed from a URI: what a test creates one send or receive channel endpoint from.
+ * Initialised in place (the wire's bindings point at it). */
+typedef struct fake_media_stct
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    aa_loss_generator_settings_t transports;
+    aa_udp_channel_t *channel;
+}
+fake_media_t;
+
+static inline void fake_media_init(fake_media_t *media, const char *uri)
+{
+    fake_services_init(&media->services);
+    fake_wire_init(&media->wire);
+    media->transports = (aa_loss_generator_settings_t){ NULL, NULL, 0, &media->wire.bindings };
+    media->channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&media->channel, uri, NULL));
 }
 
 /* Puts a datagram from source into the wire's inbox (received on the next poll or recv). */

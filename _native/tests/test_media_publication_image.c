@@ -252,16 +252,11 @@ static void should_ask_an_unknown_session_for_setup_once_per_second(void)
  * the GROUP flag). */
 static void should_send_control_frames_of_a_group_to_the_control_group(void)
 {
-    fake_services_t services;
-    fake_wire_t wire;
-    fake_services_init(&services);
-    fake_wire_init(&wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=224.0.1.1:40457", NULL));
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?endpoint=224.0.1.1:40457");
     aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
     aa_receive_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, STREAM_ID));
 
     uint8_t frame[256];
@@ -276,15 +271,15 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     datagram.address = test_ipv4_address("10.0.0.1", 5000);
     datagram.addr_len = sizeof(struct sockaddr_in);
     aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
-    AA_CHECK_EQ(wire.sent_count, 1);   /* the SETUP request, to the control group */
+    AA_CHECK_EQ(m.wire.sent_count, 1);   /* the SETUP request, to the control group */
     char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
-    aa_udp_address_format(text, sizeof(text), &wire.sent[0].address);
+    aa_udp_address_format(text, sizeof(text), &m.wire.sent[0].address);
     AA_CHECK(0 == strcmp(text, "224.0.1.2:40457"));
 
     struct sockaddr_storage control;
     socklen_t control_length = 0;
     aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
-    AA_CHECK(aa_udp_address_equals(&control, &channel->remote_control));
+    AA_CHECK(aa_udp_address_equals(&control, &m.channel->remote_control));
     AA_CHECK_EQ(control_length, sizeof(struct sockaddr_in));
 
     AA_CHECK(aa_receive_channel_endpoint_image_is_group(endpoint, 0));
@@ -293,8 +288,8 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     aa_receive_channel_endpoint_delete(endpoint);
 
     /* unicast: the source, and a group only when the SETUP says so (or group=true) */
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_udp_channel_parse(&m.channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
     aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
     AA_CHECK(aa_udp_address_equals(&control, &datagram.address));
     AA_CHECK(!aa_receive_channel_endpoint_image_is_group(endpoint, 0));
