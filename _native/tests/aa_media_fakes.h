@@ -281,6 +281,25 @@ static inline size_t fake_wire_count_type(const fake_wire_t *wire, int type)
 
 #define FAKE_LOG_PAGE_SIZE 4096
 
+/* The position counters of a network publication, held by the test in place of the conductor's. */
+typedef struct fake_publication_positions_stct
+{
+    volatile int64_t pub_lmt, pub_pos, snd_pos, snd_lmt, snd_bpe;
+}
+fake_publication_positions_t;
+
+/* Points the publication at the test's counters and makes it ACTIVE, as the conductor does before
+ * the sender sees it. */
+static inline void fake_publication_activate(aa_network_publication_t *pub, fake_publication_positions_t *positions)
+{
+    pub->pub_lmt = &positions->pub_lmt;
+    pub->pub_pos = &positions->pub_pos;
+    pub->snd_pos = &positions->snd_pos;
+    pub->snd_lmt = &positions->snd_lmt;
+    pub->snd_bpe = &positions->snd_bpe;
+    pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
+}
+
 /* A log in memory for a network publication made from params; the caller frees what it returns. */
 static inline uint8_t *fake_publication_log(aa_network_publication_t *pub, const aa_network_publication_params_t *params)
 {
