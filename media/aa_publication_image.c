@@ -16,18 +16,14 @@ int aa_publication_image_init(
     const aa_media_services_t *services)
 {
     image->correlation_id = params->correlation_id;
-    image->ids.session_id = params->session_id;
-    image->ids.stream_id = params->stream_id;
-    image->ids.initial_term_id = params->initial_term_id;
-    image->ids.term_length = params->term_length;
-    image->ids.mtu_length = params->mtu_length;
-    image->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    image->ids = params->ids;
+    image->position_bits_to_shift = aa_position_bits_to_shift(params->ids.term_length);
     image->window_length = params->window_length;
     image->congestion_control.window_length = params->window_length;   /* fixed until the conductor sets cc */
     image->is_reliable = params->is_reliable;
     image->services = services;
     image->join_position = aa_udp_compute_position(
-        params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
+        params->active_term_id, params->term_offset, image->position_bits_to_shift, params->ids.initial_term_id);
 
     image->is_group = params->is_group;
     image->loss_report_offset = AA_LOSS_REPORT_NO_ENTRY;
@@ -42,9 +38,9 @@ int aa_publication_image_init(
             &delay, params->nak_multicast_max_backoff_ns, params->nak_multicast_group_size, params->nak_delay_seed) :
         aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio);
     if (rc_delay < 0 ||
-        aa_loss_detector_init(&image->loss_detector, &delay, params->term_length, params->initial_term_id) < 0 ||
+        aa_loss_detector_init(&image->loss_detector, &delay, params->ids.term_length, params->ids.initial_term_id) < 0 ||
         aa_receiver_window_init(
-            &image->window, params->term_length, params->initial_term_id, params->window_length,
+            &image->window, params->ids.term_length, params->ids.initial_term_id, params->window_length,
             params->status_message_timeout_ns, image->join_position, now_ns) < 0)
     {
         return -1;

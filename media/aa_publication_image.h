@@ -62,13 +62,9 @@ aa_publication_image_state_t;
 typedef struct aa_publication_image_params_stct
 {
     int64_t correlation_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
+    aa_stream_log_ids_t ids;   /* session, stream, initial term, term and MTU lengths */
     int32_t active_term_id;
     int32_t term_offset;
-    int32_t term_length;
-    int32_t mtu_length;
     int32_t window_length;
     int64_t status_message_timeout_ns;
     int64_t nak_delay_ns;

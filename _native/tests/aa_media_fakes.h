@@ -319,9 +319,9 @@ static inline uint8_t *fake_image_log(aa_publication_image_t *image, const aa_pu
 {
     aa_logbuffer_init_params_t log_params =
     {
-        .correlation_id = params->correlation_id, .session_id = params->session_id, .stream_id = params->stream_id,
-        .initial_term_id = params->initial_term_id, .active_term_id = params->active_term_id,
-        .term_offset = params->term_offset, .term_length = params->term_length, .mtu_length = params->mtu_length,
+        .correlation_id = params->correlation_id, .session_id = params->ids.session_id, .stream_id = params->ids.stream_id,
+        .initial_term_id = params->ids.initial_term_id, .active_term_id = params->active_term_id,
+        .term_offset = params->term_offset, .term_length = params->ids.term_length, .mtu_length = params->ids.mtu_length,
         .page_size = FAKE_LOG_PAGE_SIZE, .receiver_window_length = params->window_length,
         .reliable = params->is_reliable, .signal_eos = true, .max_resend = AA_MAX_RESEND_DEFAULT,
     };

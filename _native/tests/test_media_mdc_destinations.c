@@ -305,8 +305,8 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
     AA_CHECK(NULL != image);
     aa_publication_image_params_t image_params =
     {
-        .correlation_id = 5, .session_id = 77, .stream_id = 10, .initial_term_id = 5, .active_term_id = 5,
-        .term_offset = 0, .term_length = MDS_TERM_LENGTH, .mtu_length = 1408, .window_length = 32 * 1024,
+        .correlation_id = 5, .ids.session_id = 77, .ids.stream_id = 10, .ids.initial_term_id = 5, .active_term_id = 5,
+        .term_offset = 0, .ids.term_length = MDS_TERM_LENGTH, .ids.mtu_length = 1408, .window_length = 32 * 1024,
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
     AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));

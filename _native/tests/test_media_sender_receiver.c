@@ -115,9 +115,9 @@ static void conductor_create_image(world_t *w)
     AA_CHECK(NULL != w->image);
     aa_publication_image_params_t params =
     {
-        .correlation_id = 2, .session_id = setup->session_id, .stream_id = setup->stream_id,
-        .initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
-        .term_offset = setup->term_offset, .term_length = setup->term_length, .mtu_length = setup->mtu,
+        .correlation_id = 2, .ids.session_id = setup->session_id, .ids.stream_id = setup->stream_id,
+        .ids.initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset, .ids.term_length = setup->term_length, .ids.mtu_length = setup->mtu,
         .window_length = WINDOW, .status_message_timeout_ns = w->ctx.status_message_timeout_ns,
         .nak_delay_ns = 100 * 1000, .nak_retry_delay_ratio = 100, .is_reliable = true,
     };

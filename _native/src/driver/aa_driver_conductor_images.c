@@ -262,13 +262,13 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_publication_image_params_t params =
     {
         .correlation_id = correlation_id,
-        .session_id = setup->session_id,
-        .stream_id = setup->stream_id,
-        .initial_term_id = setup->initial_term_id,
+        .ids.session_id = setup->session_id,
+        .ids.stream_id = setup->stream_id,
+        .ids.initial_term_id = setup->initial_term_id,
         .active_term_id = setup->active_term_id,
         .term_offset = setup->term_offset,
-        .term_length = setup->term_length,
-        .mtu_length = setup->mtu,
+        .ids.term_length = setup->term_length,
+        .ids.mtu_length = setup->mtu,
         .window_length = window_length,
         .status_message_timeout_ns = ctx->status_message_timeout_ns,
         .nak_delay_ns = endpoint->params.nak_delay_ns,
