@@ -156,14 +156,8 @@ bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t
         pub->time_of_last_snd_pos_change_ns = now_ns;
         return false;
     }
-    if (now_ns <= pub->time_of_last_snd_pos_change_ns + pub->unblock_timeout_ns)
-    {
-        return false;
-    }
-    aa_term_unblocker_status_t status = aa_term_unblocker_unblock_at(
-        &pub->log, snd_pos, pub->ids.initial_term_id, pub->position_bits_to_shift);
-    pub->time_of_last_snd_pos_change_ns = now_ns;
-    return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
+    return aa_publication_unblock_when_stuck(&pub->log, snd_pos, pub->ids.initial_term_id, pub->position_bits_to_shift,
+        pub->unblock_timeout_ns, &pub->time_of_last_snd_pos_change_ns, now_ns);
 }
 
 void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_t now_ns)
