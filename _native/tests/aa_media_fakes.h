@@ -231,6 +231,22 @@ static inline void fake_media_init(fake_media_t *media, const char *uri)
     AA_CHECK(0 == aa_udp_channel_parse(&media->channel, uri, NULL));
 }
 
+/* A datagram as a transport hands one over: length bytes at frame, from an IPv4 source (NULL: no
+ * address). */
+static inline aa_udp_datagram_t fake_datagram(uint8_t *frame, int32_t length, const struct sockaddr_storage *source)
+{
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = frame;
+    datagram.length = (size_t)length;
+    if (NULL != source)
+    {
+        datagram.address = *source;
+        datagram.addr_len = sizeof(struct sockaddr_in);
+    }
+    return datagram;
+}
+
 /* Puts a datagram from source into the wire's inbox (received on the next poll or recv). */
 static inline void fake_wire_put(fake_wire_t *wire, const void *buffer, size_t length, const struct sockaddr_storage *source)
 {

@@ -110,10 +110,7 @@ static void append(fixture_t *f, size_t length, uint8_t fill)
 static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
 {
     AA_CHECK(length > 0);
-    aa_udp_datagram_t datagram;
-    memset(&datagram, 0, sizeof(datagram));
-    datagram.buffer = frame;
-    datagram.length = (size_t)length;
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, NULL);
     return aa_send_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
 }
 

@@ -97,12 +97,7 @@ static void fixture_close(fixture_t *f)
 static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
 {
     AA_CHECK(length > 0);
-    aa_udp_datagram_t datagram;
-    memset(&datagram, 0, sizeof(datagram));
-    datagram.buffer = frame;
-    datagram.length = (size_t)length;
-    datagram.address = f->source;
-    datagram.addr_len = sizeof(struct sockaddr_in);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, &f->source);
     return aa_receive_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
 }
 
@@ -260,12 +255,8 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     int32_t length = aa_udp_frame_encode_data(
         frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, 0,
         payload, sizeof(payload));
-    aa_udp_datagram_t datagram;
-    memset(&datagram, 0, sizeof(datagram));
-    datagram.buffer = frame;
-    datagram.length = (size_t)length;
-    datagram.address = test_ipv4_address("10.0.0.1", 5000);
-    datagram.addr_len = sizeof(struct sockaddr_in);
+    struct sockaddr_storage source = test_ipv4_address("10.0.0.1", 5000);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, &source);
     aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
     AA_CHECK_EQ(m.wire.sent_count, 1);   /* the SETUP request, to the control group */
     char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
