@@ -96,25 +96,25 @@ class ControlledFragmentAssembler(_Assembler[_ControlledFragmentHandler, int]):
         cls, handler: _ControlledFragmentHandler, initial_buffer_length: int = 0
     ) -> ControlledFragmentAssembler: ...
 
-@disjoint_base
-class PublicationBase:
-    """The message path of a publication (base of aeron_async.Publication)."""
+class _NativeHandle:
+    """The client object's pointer both message-path bases hold (a stub-only base, as _Assembler)."""
 
     @property
     def _ptr(self) -> CData | None: ...
     @_ptr.setter
     def _ptr(self, value: CData | None) -> None: ...
+
+@disjoint_base
+class PublicationBase(_NativeHandle):
+    """The message path of a publication (base of aeron_async.Publication)."""
+
     def offer(self, data: Buffer, reserved_value: int = 0) -> int: ...
     def offer_batch(self, messages: Sequence[Buffer], reserved_value: int = 0) -> int: ...
 
 @disjoint_base
-class SubscriptionBase:
+class SubscriptionBase(_NativeHandle):
     """The message path of a subscription (base of aeron_async.Subscription)."""
 
-    @property
-    def _ptr(self) -> CData | None: ...
-    @_ptr.setter
-    def _ptr(self, value: CData | None) -> None: ...
     def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]: ...
     def _poll_image_messages(
         self, image_address: int, max_messages: int = 256, fragment_limit: int = 1 << 30
