@@ -50,11 +50,7 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
     aa_network_publication_params_t params =
     {
         .registration_id = 1,
-        .ids.session_id = SESSION_ID,
-        .ids.stream_id = STREAM_ID,
-        .ids.initial_term_id = INITIAL_TERM_ID,
-        .ids.term_length = TERM_LENGTH,
-        .ids.mtu_length = MTU,
+        .ids = { SESSION_ID, STREAM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU },
         .term_window_length = TERM_LENGTH / 2,
         .linger_timeout_ns = 5000 * MS,
         .unblock_timeout_ns = 15000 * MS,

@@ -59,13 +59,9 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
     aa_publication_image_params_t params =
     {
         .correlation_id = 5,
-        .ids.session_id = SESSION_ID,
-        .ids.stream_id = STREAM_ID,
-        .ids.initial_term_id = INITIAL_TERM_ID,
+        .ids = { SESSION_ID, STREAM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU },
         .active_term_id = INITIAL_TERM_ID,
         .term_offset = 0,
-        .ids.term_length = TERM_LENGTH,
-        .ids.mtu_length = MTU,
         .window_length = WINDOW,
         .status_message_timeout_ns = SM_TIMEOUT_NS,
         .nak_delay_ns = NAK_DELAY_NS,

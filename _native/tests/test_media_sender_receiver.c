@@ -80,8 +80,8 @@ static void world_init(world_t *w)
     AA_CHECK(NULL != w->pub);
     aa_network_publication_params_t pub_params =
     {
-        .registration_id = 1, .ids.session_id = SESSION_ID, .ids.stream_id = STREAM_ID, .ids.initial_term_id = INITIAL_TERM_ID,
-        .ids.term_length = TERM_LENGTH, .ids.mtu_length = MTU, .term_window_length = TERM_LENGTH / 2,
+        .registration_id = 1, .ids = { SESSION_ID, STREAM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU },
+        .term_window_length = TERM_LENGTH / 2,
         .linger_timeout_ns = w->ctx.publication_linger_timeout_ns,
         .unblock_timeout_ns = w->ctx.publication_unblock_timeout_ns,
         .connection_timeout_ns = w->ctx.publication_connection_timeout_ns,
