@@ -44,62 +44,74 @@ static void should_add_dynamic_destinations_on_first_status_message_and_refresh_
     aa_udp_destination_tracker_close(&tracker);
 }
 
-static void should_drop_dynamic_destinations_after_the_timeout_without_a_status_message(void)
+/* A tracker with a 1 s destination timeout, and the addresses of receivers a, b and c and of a
+ * stranger. */
+typedef struct tracker_fixture_stct
 {
     aa_udp_destination_tracker_t tracker;
-    aa_udp_destination_tracker_init(&tracker, false, 1000 * MS);
-    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
-    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
-    struct sockaddr_storage c = test_ipv4_address("10.0.0.3", 40003);
-    aa_udp_destination_tracker_on_status_message(&tracker, 1, &a, IN_LENGTH, 0);
-    aa_udp_destination_tracker_on_status_message(&tracker, 2, &b, IN_LENGTH, 0);
-    aa_udp_destination_tracker_on_status_message(&tracker, 3, &c, IN_LENGTH, 0);
+    struct sockaddr_storage a, b, c, stranger;
+}
+tracker_fixture_t;
+
+static void tracker_fixture_init(tracker_fixture_t *f, bool is_manual)
+{
+    aa_udp_destination_tracker_init(&f->tracker, is_manual, 1000 * MS);
+    f->a = test_ipv4_address("10.0.0.1", 40001);
+    f->b = test_ipv4_address("10.0.0.2", 40002);
+    f->c = test_ipv4_address("10.0.0.3", 40003);
+    f->stranger = test_ipv4_address("10.0.0.9", 40009);
+}
+
+static void should_drop_dynamic_destinations_after_the_timeout_without_a_status_message(void)
+{
+    tracker_fixture_t f;
+    tracker_fixture_init(&f, false);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 0);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 0);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 3, &f.c, IN_LENGTH, 0);
 
     /* b keeps sending status messages, a and c go quiet */
-    aa_udp_destination_tracker_on_status_message(&tracker, 2, &b, IN_LENGTH, 900 * MS);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&tracker, 1000 * MS));
-    AA_CHECK_EQ(3, tracker.count);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 900 * MS);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1000 * MS));
+    AA_CHECK_EQ(3, f.tracker.count);
 
     /* two expire at once, on either side of the live one: the live one stays (reference 12, item 2) */
-    AA_CHECK_EQ(2, aa_udp_destination_tracker_check_timeouts(&tracker, 1001 * MS));
-    AA_CHECK_EQ(1, tracker.count);
-    AA_CHECK_EQ(2, tracker.destinations[0].receiver_id);
-    AA_CHECK(aa_udp_address_equals(&tracker.destinations[0].address, &b));
+    AA_CHECK_EQ(2, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1001 * MS));
+    AA_CHECK_EQ(1, f.tracker.count);
+    AA_CHECK_EQ(2, f.tracker.destinations[0].receiver_id);
+    AA_CHECK(aa_udp_address_equals(&f.tracker.destinations[0].address, &f.b));
 
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_check_timeouts(&tracker, 1901 * MS));
-    AA_CHECK_EQ(0, tracker.count);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1901 * MS));
+    AA_CHECK_EQ(0, f.tracker.count);
 
     /* a receiver that comes back is a new destination */
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&tracker, 1, &a, IN_LENGTH, 2000 * MS));
-    aa_udp_destination_tracker_close(&tracker);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 2000 * MS));
+    aa_udp_destination_tracker_close(&f.tracker);
 }
 
 static void should_keep_manual_destinations_until_removed(void)
 {
-    aa_udp_destination_tracker_t tracker;
-    aa_udp_destination_tracker_init(&tracker, true, 1000 * MS);
-    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
-    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
-    struct sockaddr_storage stranger = test_ipv4_address("10.0.0.9", 40009);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 7, 0));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &b, IN_LENGTH, 8, 0));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 9, 10));   /* not twice */
-    AA_CHECK_EQ(2, tracker.count);
+    tracker_fixture_t f;
+    tracker_fixture_init(&f, true);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.a, IN_LENGTH, 7, 0));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.b, IN_LENGTH, 8, 0));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.a, IN_LENGTH, 9, 10));   /* not twice */
+    AA_CHECK_EQ(2, f.tracker.count);
 
     /* status messages refresh (and name the receiver) but never add; nothing times out */
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 55, &a, IN_LENGTH, 50 * MS));
-    AA_CHECK(tracker.destinations[0].has_receiver_id);
-    AA_CHECK_EQ(55, tracker.destinations[0].receiver_id);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 56, &stranger, IN_LENGTH, 50 * MS));
-    AA_CHECK_EQ(2, tracker.count);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&tracker, 3600 * 1000 * MS));
-    AA_CHECK_EQ(2, tracker.count);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&f.tracker, 55, &f.a, IN_LENGTH, 50 * MS));
+    AA_CHECK(f.tracker.destinations[0].has_receiver_id);
+    AA_CHECK_EQ(55, f.tracker.destinations[0].receiver_id);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&f.tracker, 56, &f.stranger, IN_LENGTH, 50 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&f.tracker, 3600 * 1000 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
 
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_remove(&tracker, &a));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_remove(&tracker, &a));
-    AA_CHECK_EQ(1, tracker.count);
-    AA_CHECK(aa_udp_address_equals(&tracker.destinations[0].address, &b));
-    aa_udp_destination_tracker_close(&tracker);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_remove(&f.tracker, &f.a));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_remove(&f.tracker, &f.a));
+    AA_CHECK_EQ(1, f.tracker.count);
+    AA_CHECK(aa_udp_address_equals(&f.tracker.destinations[0].address, &f.b));
+    aa_udp_destination_tracker_close(&f.tracker);
 }
 
 static int32_t encode_sm(uint8_t *frame, int64_t receiver_id)
