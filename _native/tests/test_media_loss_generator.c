@@ -290,6 +290,17 @@ static void should_drop_at_the_configured_rate_deterministically(void)
     free(other.ids);
 }
 
+/* How many of the delivered frames are DATA (alternate_data_and_sm: the even ids). */
+static size_t count_data(const delivered_t *delivered)
+{
+    size_t data = 0;
+    for (size_t i = 0; i < delivered->count; i++)
+    {
+        data += 0 == delivered->ids[i] % 2;
+    }
+    return data;
+}
+
 static void should_apply_rules_by_frame_type(void)
 {
     aa_loss_generator_stats_t stats;
@@ -303,22 +314,14 @@ static void should_apply_rules_by_frame_type(void)
     free(delivered.ids);
 
     delivered = run_receive("drop:any:0.3", 5, FRAMES, alternate_data_and_sm, &stats);
-    size_t data = 0;
-    for (size_t i = 0; i < delivered.count; i++)
-    {
-        data += 0 == delivered.ids[i] % 2;
-    }
+    size_t data = count_data(&delivered);
     check_rate(FRAMES / 2 - data, FRAMES / 2, 0.3);
     check_rate(FRAMES / 2 - (delivered.count - data), FRAMES / 2, 0.3);
     free(delivered.ids);
 
     /* rules for one type and for any add up */
     delivered = run_receive("drop:data:0.2,drop:any:0.1", 9, FRAMES, alternate_data_and_sm, &stats);
-    data = 0;
-    for (size_t i = 0; i < delivered.count; i++)
-    {
-        data += 0 == delivered.ids[i] % 2;
-    }
+    data = count_data(&delivered);
     check_rate(FRAMES / 2 - data, FRAMES / 2, 0.3);
     check_rate(FRAMES / 2 - (delivered.count - data), FRAMES / 2, 0.1);
     free(delivered.ids);
