@@ -3,7 +3,7 @@ the message path of publications and subscriptions, the Message record, and Aero
 fragment-handler polls with Header and the fragment assemblers."""
 
 from collections.abc import Callable, Sequence
-from typing import Literal, final
+from typing import Generic, Literal, TypeVar, final
 
 from typing_extensions import Buffer, disjoint_base
 
@@ -70,50 +70,51 @@ class Header:
 _FragmentHandler = Callable[[memoryview, Header], object]
 _ControlledFragmentHandler = Callable[[memoryview, Header], int]
 _BlockHandler = Callable[[memoryview, int, int, int, int], object]
+_Handler = TypeVar("_Handler")
+_Result = TypeVar("_Result")
 
-@final
-class FragmentAssembler:
-    """Reassembles fragmented messages per session for a poll's handler."""
+class _Assembler(Generic[_Handler, _Result]):
+    """What both assemblers offer (a stub-only base: at run time each is its own class)."""
 
-    def __new__(cls, handler: _FragmentHandler, initial_buffer_length: int = 0) -> FragmentAssembler: ...
-    def __call__(self, data: Buffer, header: Header, /) -> None: ...
+    def __call__(self, data: Buffer, header: Header, /) -> _Result: ...
     @property
-    def delegate(self) -> _FragmentHandler: ...
+    def delegate(self) -> _Handler: ...
     def reset(self) -> None: ...
     def free_session_buffer(self, session_id: int, /) -> bool: ...
 
 @final
-class ControlledFragmentAssembler:
+class FragmentAssembler(_Assembler[_FragmentHandler, None]):
+    """Reassembles fragmented messages per session for a poll's handler."""
+
+    def __new__(cls, handler: _FragmentHandler, initial_buffer_length: int = 0) -> FragmentAssembler: ...
+
+@final
+class ControlledFragmentAssembler(_Assembler[_ControlledFragmentHandler, int]):
     """FragmentAssembler for controlled_poll: the handler returns a ControlledPollAction."""
 
     def __new__(
         cls, handler: _ControlledFragmentHandler, initial_buffer_length: int = 0
     ) -> ControlledFragmentAssembler: ...
-    def __call__(self, data: Buffer, header: Header, /) -> int: ...
-    @property
-    def delegate(self) -> _ControlledFragmentHandler: ...
-    def reset(self) -> None: ...
-    def free_session_buffer(self, session_id: int, /) -> bool: ...
 
-@disjoint_base
-class PublicationBase:
-    """The message path of a publication (base of aeron_async.Publication)."""
+class _NativeHandle:
+    """The client object's pointer both message-path bases hold (a stub-only base, as _Assembler)."""
 
     @property
     def _ptr(self) -> CData | None: ...
     @_ptr.setter
     def _ptr(self, value: CData | None) -> None: ...
+
+@disjoint_base
+class PublicationBase(_NativeHandle):
+    """The message path of a publication (base of aeron_async.Publication)."""
+
     def offer(self, data: Buffer, reserved_value: int = 0) -> int: ...
     def offer_batch(self, messages: Sequence[Buffer], reserved_value: int = 0) -> int: ...
 
 @disjoint_base
-class SubscriptionBase:
+class SubscriptionBase(_NativeHandle):
     """The message path of a subscription (base of aeron_async.Subscription)."""
 
-    @property
-    def _ptr(self) -> CData | None: ...
-    @_ptr.setter
-    def _ptr(self, value: CData | None) -> None: ...
     def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]: ...
     def _poll_image_messages(
         self, image_address: int, max_messages: int = 256, fragment_limit: int = 1 << 30

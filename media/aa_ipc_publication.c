@@ -96,14 +96,21 @@ bool aa_ipc_publication_check_for_blocked_publisher(aa_ipc_publication_t *pub, i
         pub->time_of_last_consumer_position_change_ns = now_ns;
         return false;
     }
-    if (now_ns <= pub->time_of_last_consumer_position_change_ns + pub->unblock_timeout_ns)
+    return aa_publication_unblock_when_stuck(&pub->log, consumer_position, pub->initial_term_id,
+        pub->position_bits_to_shift, pub->unblock_timeout_ns, &pub->time_of_last_consumer_position_change_ns, now_ns);
+}
+
+bool aa_publication_unblock_when_stuck(
+    aa_mapped_log_t *log, int64_t position, int32_t initial_term_id, int32_t position_bits_to_shift,
+    int64_t unblock_timeout_ns, int64_t *time_of_last_change_ns, int64_t now_ns)
+{
+    if (now_ns <= *time_of_last_change_ns + unblock_timeout_ns)
     {
         return false;
     }
-
     aa_term_unblocker_status_t status = aa_term_unblocker_unblock_at(
-        &pub->log, consumer_position, pub->initial_term_id, pub->position_bits_to_shift);
-    pub->time_of_last_consumer_position_change_ns = now_ns;
+        log, position, initial_term_id, position_bits_to_shift);
+    *time_of_last_change_ns = now_ns;
     return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
 }
 

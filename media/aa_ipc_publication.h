@@ -57,6 +57,14 @@ aa_subscriber_position_t *aa_subscriber_positions_find(
 int32_t aa_subscriber_positions_remove(
     aa_subscriber_position_t *positions, size_t *count, int64_t subscription_registration_id);
 
+/* A publisher that died between claiming and committing, for an IPC or a network publication: once
+ * the position its consumers wait at (subscribers' or the sender's) has stood still since
+ * *time_of_last_change_ns for longer than unblock_timeout_ns, unblocks the log there and restarts
+ * the wait. Returns true when the unblocker acted. */
+bool aa_publication_unblock_when_stuck(
+    aa_mapped_log_t *log, int64_t position, int32_t initial_term_id, int32_t position_bits_to_shift,
+    int64_t unblock_timeout_ns, int64_t *time_of_last_change_ns, int64_t now_ns);
+
 typedef struct aa_ipc_publication_stct
 {
     int64_t registration_id;

@@ -17,12 +17,8 @@ int aa_network_publication_init(
     aa_network_publication_t *pub, const aa_network_publication_params_t *params, const aa_media_services_t *services)
 {
     pub->registration_id = params->registration_id;
-    pub->session_id = params->session_id;
-    pub->stream_id = params->stream_id;
-    pub->initial_term_id = params->initial_term_id;
-    pub->term_length = params->term_length;
-    pub->mtu_length = params->mtu_length;
-    pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    pub->ids = params->ids;
+    pub->position_bits_to_shift = aa_position_bits_to_shift(params->ids.term_length);
     pub->is_exclusive = params->is_exclusive;
     pub->signal_eos = params->signal_eos;
     pub->spies_simulate_connection = params->spies_simulate_connection;
@@ -38,9 +34,9 @@ int aa_network_publication_init(
     aa_flow_control_strategy_params_t fc_params;
     aa_flow_control_strategy_params_default(&fc_params);
     fc_params.registration_id = params->registration_id;
-    fc_params.stream_id = params->stream_id;
-    fc_params.initial_term_id = params->initial_term_id;
-    fc_params.term_length = params->term_length;
+    fc_params.stream_id = params->ids.stream_id;
+    fc_params.initial_term_id = params->ids.initial_term_id;
+    fc_params.term_length = params->ids.term_length;
     fc_params.proxy_host = services->flow_control_proxy_host;
     fc_params.receiver_timeout_ns = params->flow_control_receiver_timeout_ns > 0 ?
         params->flow_control_receiver_timeout_ns : fc_params.receiver_timeout_ns;
@@ -54,13 +50,13 @@ int aa_network_publication_init(
     }
 
     aa_retransmit_handler_params_t rt_params;
-    aa_retransmit_handler_params_default(&rt_params, params->term_length, params->initial_term_id);
+    aa_retransmit_handler_params_default(&rt_params, params->ids.term_length, params->ids.initial_term_id);
     rt_params.delay_ns = params->retransmit_delay_ns;
     rt_params.linger_ns = params->retransmit_linger_ns;
     rt_params.has_group_semantics = params->has_group_semantics;
     rt_params.max_resend = params->max_resend;
     rt_params.max_retransmission_length =
-        pub->flow_control->max_retransmission_length(pub->flow_control->state, params->term_length);
+        pub->flow_control->max_retransmission_length(pub->flow_control->state, params->ids.term_length);
     if (aa_retransmit_handler_init(&pub->retransmit_handler, &rt_params) < 0)
     {
         pub->flow_control->fini(pub->flow_control);
@@ -129,7 +125,7 @@ int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
     int64_t current_limit = aa_get_int64_volatile(pub->pub_lmt);
     if (aa_logbuffer_is_connected(pub->log.metadata))
     {
-        int64_t max_position = aa_max_possible_position(pub->term_length);
+        int64_t max_position = aa_max_possible_position(pub->ids.term_length);
         int64_t proposed = min_consumer_position + pub->term_window_length;
         proposed = proposed < max_position ? proposed : max_position;
         if (proposed > current_limit)
@@ -139,8 +135,8 @@ int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
             work_count = 1;
         }
         aa_mapped_log_clean_to(
-            &pub->log, &pub->clean_position, min_consumer_position - pub->term_length,
-            pub->term_length, pub->position_bits_to_shift);
+            &pub->log, &pub->clean_position, min_consumer_position - pub->ids.term_length,
+            pub->ids.term_length, pub->position_bits_to_shift);
     }
     else if (current_limit > snd_pos)
     {
@@ -160,14 +156,8 @@ bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t
         pub->time_of_last_snd_pos_change_ns = now_ns;
         return false;
     }
-    if (now_ns <= pub->time_of_last_snd_pos_change_ns + pub->unblock_timeout_ns)
-    {
-        return false;
-    }
-    aa_term_unblocker_status_t status = aa_term_unblocker_unblock_at(
-        &pub->log, snd_pos, pub->initial_term_id, pub->position_bits_to_shift);
-    pub->time_of_last_snd_pos_change_ns = now_ns;
-    return AA_TERM_UNBLOCKER_STATUS_NO_ACTION != status;
+    return aa_publication_unblock_when_stuck(&pub->log, snd_pos, pub->ids.initial_term_id, pub->position_bits_to_shift,
+        pub->unblock_timeout_ns, &pub->time_of_last_snd_pos_change_ns, now_ns);
 }
 
 void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_t now_ns)
@@ -285,9 +275,9 @@ static void aa_network_publication_setup_message_check(aa_network_publication_t 
     /* multicast and multi-destination-cast streams have group semantics: SETUP carries the GROUP flag */
     int32_t length = aa_udp_frame_encode_setup(
         frame, sizeof(frame), pub->has_group_semantics ? AA_SETUP_HEADER_GROUP_FLAG : 0,
-        aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id,
-        pub->stream_id, pub->initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id),
-        pub->term_length, pub->mtu_length, pub->multicast_ttl);
+        aa_compute_term_offset_from_position(snd_pos, bits), pub->ids.session_id,
+        pub->ids.stream_id, pub->ids.initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->ids.initial_term_id),
+        pub->ids.term_length, pub->ids.mtu_length, pub->multicast_ttl);
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
     {
         pub->time_of_last_setup_ns = now_ns;
@@ -312,8 +302,8 @@ static int aa_network_publication_heartbeat_check(aa_network_publication_t *pub,
     int32_t bits = pub->position_bits_to_shift;
     bool end_of_stream = pub->signal_eos && 1 == aa_get_int32_acquire(&pub->is_end_of_stream);
     int32_t length = aa_udp_frame_encode_heartbeat(
-        frame, sizeof(frame), aa_compute_term_offset_from_position(snd_pos, bits), pub->session_id, pub->stream_id,
-        aa_compute_term_id_from_position(snd_pos, bits, pub->initial_term_id), end_of_stream);
+        frame, sizeof(frame), aa_compute_term_offset_from_position(snd_pos, bits), pub->ids.session_id, pub->ids.stream_id,
+        aa_compute_term_id_from_position(snd_pos, bits, pub->ids.initial_term_id), end_of_stream);
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
     {
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_HEARTBEATS_SENT, 1);
@@ -352,12 +342,12 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     while (count < AA_NETWORK_PUBLICATION_MAX_DATAGRAMS_PER_SEND && position < snd_lmt)
     {
         int64_t window = snd_lmt - position;
-        int32_t scan_limit = window < pub->mtu_length ? (int32_t)window : pub->mtu_length;
+        int32_t scan_limit = window < pub->ids.mtu_length ? (int32_t)window : pub->ids.mtu_length;
         int32_t term_offset = aa_compute_term_offset_from_position(position, bits);
         uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_position(position, bits)];
         int32_t padding = 0;
         int32_t available = aa_term_scanner_scan_for_availability(
-            term_buffer, term_offset, scan_limit, pub->term_length, &padding);
+            term_buffer, term_offset, scan_limit, pub->ids.term_length, &padding);
         if (available <= 0)
         {
             break;
@@ -397,7 +387,7 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
 static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_t term_offset, size_t length)
 {
     aa_network_publication_t *pub = clientd;
-    uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_term(pub->initial_term_id, term_id)];
+    uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_term(pub->ids.initial_term_id, term_id)];
     int64_t remaining = (int64_t)length;
     int32_t offset = term_offset;
     int64_t bytes_sent = 0;
@@ -407,12 +397,12 @@ static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_
         size_t count = 0;
         int32_t batch_offset = offset;
         int64_t batch_remaining = remaining;
-        while (count < AA_NETWORK_PUBLICATION_RESEND_BATCH && batch_remaining > 0 && batch_offset < pub->term_length)
+        while (count < AA_NETWORK_PUBLICATION_RESEND_BATCH && batch_remaining > 0 && batch_offset < pub->ids.term_length)
         {
-            int32_t scan_limit = batch_remaining < pub->mtu_length ? (int32_t)batch_remaining : pub->mtu_length;
+            int32_t scan_limit = batch_remaining < pub->ids.mtu_length ? (int32_t)batch_remaining : pub->ids.mtu_length;
             int32_t padding = 0;
             int32_t available = aa_term_scanner_scan_for_availability(
-                term_buffer, batch_offset, scan_limit, pub->term_length, &padding);
+                term_buffer, batch_offset, scan_limit, pub->ids.term_length, &padding);
             if (available <= 0)
             {
                 break;
@@ -536,7 +526,7 @@ bool aa_network_publication_on_status_message(
     bool changed = !pub->has_receivers || pub->is_setup_elicited;
     int64_t snd_lmt = aa_get_int64_volatile(pub->snd_lmt);
     int64_t new_lmt = fc->on_status_message(
-        fc->state, buffer, length, snd_lmt, pub->initial_term_id, pub->position_bits_to_shift, now_ns);
+        fc->state, buffer, length, snd_lmt, pub->ids.initial_term_id, pub->position_bits_to_shift, now_ns);
     if (new_lmt != snd_lmt)
     {
         aa_put_int64_release(pub->snd_lmt, new_lmt);

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 
 #include "media/aa_media_services.h"
+#include "media/aa_stream_log_ids.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "uri/aa_uri.h"
 #include "util/aa_fs.h"
@@ -58,11 +59,7 @@ aa_network_publication_state_t;
 typedef struct aa_network_publication_params_stct
 {
     int64_t registration_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
-    int32_t term_length;
-    int32_t mtu_length;
+    aa_stream_log_ids_t ids;   /* session, stream, initial term, term and MTU lengths */
     int64_t term_window_length;
     int64_t linger_timeout_ns;
     int64_t unblock_timeout_ns;
@@ -90,11 +87,7 @@ typedef struct aa_network_publication_stct
 {
     /* Set by the conductor before the sender sees the publication, then read-only. */
     int64_t registration_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
-    int32_t term_length;
-    int32_t mtu_length;
+    aa_stream_log_ids_t ids;   /* session, stream, initial term, term and MTU lengths */
     int32_t position_bits_to_shift;
     bool is_exclusive;
     bool signal_eos;

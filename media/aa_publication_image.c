@@ -16,18 +16,14 @@ int aa_publication_image_init(
     const aa_media_services_t *services)
 {
     image->correlation_id = params->correlation_id;
-    image->session_id = params->session_id;
-    image->stream_id = params->stream_id;
-    image->initial_term_id = params->initial_term_id;
-    image->term_length = params->term_length;
-    image->mtu_length = params->mtu_length;
-    image->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
+    image->ids = params->ids;
+    image->position_bits_to_shift = aa_position_bits_to_shift(params->ids.term_length);
     image->window_length = params->window_length;
     image->congestion_control.window_length = params->window_length;   /* fixed until the conductor sets cc */
     image->is_reliable = params->is_reliable;
     image->services = services;
     image->join_position = aa_udp_compute_position(
-        params->active_term_id, params->term_offset, image->position_bits_to_shift, params->initial_term_id);
+        params->active_term_id, params->term_offset, image->position_bits_to_shift, params->ids.initial_term_id);
 
     image->is_group = params->is_group;
     image->loss_report_offset = AA_LOSS_REPORT_NO_ENTRY;
@@ -42,9 +38,9 @@ int aa_publication_image_init(
             &delay, params->nak_multicast_max_backoff_ns, params->nak_multicast_group_size, params->nak_delay_seed) :
         aa_nak_delay_generator_init_static(&delay, params->nak_delay_ns, params->nak_retry_delay_ratio);
     if (rc_delay < 0 ||
-        aa_loss_detector_init(&image->loss_detector, &delay, params->term_length, params->initial_term_id) < 0 ||
+        aa_loss_detector_init(&image->loss_detector, &delay, params->ids.term_length, params->ids.initial_term_id) < 0 ||
         aa_receiver_window_init(
-            &image->window, params->term_length, params->initial_term_id, params->window_length,
+            &image->window, params->ids.term_length, params->ids.initial_term_id, params->window_length,
             params->status_message_timeout_ns, image->join_position, now_ns) < 0)
     {
         return -1;
@@ -172,7 +168,7 @@ void aa_publication_image_insert_packet(
     }
 
     int64_t position = aa_udp_compute_position(
-        header.term_id, header.term_offset, image->position_bits_to_shift, image->initial_term_id);
+        header.term_id, header.term_offset, image->position_bits_to_shift, image->ids.initial_term_id);
     int64_t proposed_hwm = position;
     if (is_heartbeat)
     {
@@ -265,7 +261,7 @@ static void aa_publication_image_send_nak(aa_publication_image_t *image, const a
 {
     uint8_t frame[AA_NAK_HEADER_LENGTH];
     int32_t length = aa_udp_frame_encode_nak(
-        frame, sizeof(frame), image->session_id, image->stream_id, loss->term_id, loss->term_offset, loss->length);
+        frame, sizeof(frame), image->ids.session_id, image->ids.stream_id, loss->term_id, loss->term_offset, loss->length);
     if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
     {
         aa_media_services_count(image->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT, 1);
@@ -278,7 +274,7 @@ static void aa_publication_image_send_status_message(aa_publication_image_t *ima
     uint8_t flags = 1 == aa_get_int32_acquire(&image->is_draining) ? AA_STATUS_MESSAGE_HEADER_EOS_FLAG : 0;
     const aa_receive_channel_endpoint_params_t *endpoint_params = &image->endpoint->params;
     int32_t length = aa_udp_frame_encode_status_message(
-        frame, sizeof(frame), flags, image->session_id, image->stream_id, sm->term_id, sm->term_offset,
+        frame, sizeof(frame), flags, image->ids.session_id, image->ids.stream_id, sm->term_id, sm->term_offset,
         sm->window_length, image->endpoint->receiver_id,
         endpoint_params->has_group_tag ? &endpoint_params->group_tag : NULL);
     if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
@@ -292,7 +288,7 @@ static void aa_publication_image_send_rttm(aa_publication_image_t *image, int64_
 {
     uint8_t frame[AA_RTTM_HEADER_LENGTH];
     int32_t length = aa_udp_frame_encode_rttm(
-        frame, sizeof(frame), AA_RTTM_HEADER_REPLY_FLAG, image->session_id, image->stream_id, now_ns, 0,
+        frame, sizeof(frame), AA_RTTM_HEADER_REPLY_FLAG, image->ids.session_id, image->ids.stream_id, now_ns, 0,
         image->endpoint->receiver_id);
     if (length > 0)
     {
@@ -318,14 +314,14 @@ static void aa_publication_image_report_loss(aa_publication_image_t *image, int3
     }
     const char *channel = NULL != image->channel ? image->channel : "";
     int64_t offset = aa_loss_reporter_create_entry(
-        reporter, length, now_ms, image->session_id, image->stream_id, channel, strlen(channel),
+        reporter, length, now_ms, image->ids.session_id, image->ids.stream_id, channel, strlen(channel),
         image->source_identity, strlen(image->source_identity));
     if (offset < 0)
     {
         image->loss_report_offset = AA_LOSS_REPORT_FULL;
         char message[512];
         snprintf(message, sizeof(message), "the loss of session %" PRId32 " stream %" PRId32 " from %s is not reported: %s",
-            image->session_id, image->stream_id, image->source_identity, aa_errmsg());
+            image->ids.session_id, image->ids.stream_id, image->source_identity, aa_errmsg());
         aa_media_services_log_error(services, AA_ERROR_CODE_GENERIC_ERROR, message);
         return;
     }
@@ -360,9 +356,9 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
         else
         {
             uint8_t *term_buffer =
-                image->log.term_buffers[aa_index_by_term(image->initial_term_id, loss.term_id)];
+                image->log.term_buffers[aa_index_by_term(image->ids.initial_term_id, loss.term_id)];
             if (aa_loss_detector_fill_gap(
-                term_buffer, loss.term_id, loss.term_offset, loss.length, image->session_id, image->stream_id))
+                term_buffer, loss.term_id, loss.term_offset, loss.length, image->ids.session_id, image->ids.stream_id))
             {
                 aa_media_services_count(image->services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS, 1);
                 aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
@@ -396,8 +392,8 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     if (aa_receiver_window_on_track_rebuild(&image->window, min_subscriber_position, window_length, force_sm))
     {
         aa_mapped_log_clean_to(
-            &image->log, &image->clean_position, min_subscriber_position - image->term_length,
-            image->term_length, image->position_bits_to_shift);
+            &image->log, &image->clean_position, min_subscriber_position - image->ids.term_length,
+            image->ids.term_length, image->position_bits_to_shift);
     }
     aa_receiver_window_sm_t sm;
     if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))

@@ -28,6 +28,7 @@
 
 #include "media/aa_ipc_publication.h"
 #include "media/aa_media_services.h"
+#include "media/aa_stream_log_ids.h"
 #include "media/aa_udp_channel.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "util/aa_fs.h"
@@ -61,13 +62,9 @@ aa_publication_image_state_t;
 typedef struct aa_publication_image_params_stct
 {
     int64_t correlation_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
+    aa_stream_log_ids_t ids;   /* session, stream, initial term, term and MTU lengths */
     int32_t active_term_id;
     int32_t term_offset;
-    int32_t term_length;
-    int32_t mtu_length;
     int32_t window_length;
     int64_t status_message_timeout_ns;
     int64_t nak_delay_ns;
@@ -89,11 +86,7 @@ typedef struct aa_publication_image_stct
 {
     /* Set by the conductor before the receiver sees the image, then read-only. */
     int64_t correlation_id;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t initial_term_id;
-    int32_t term_length;
-    int32_t mtu_length;
+    aa_stream_log_ids_t ids;   /* session, stream, initial term, term and MTU lengths */
     int32_t position_bits_to_shift;
     int32_t window_length;
     int64_t join_position;

@@ -268,7 +268,7 @@ static aa_receive_session_t *aa_receive_channel_endpoint_get_or_add_session(
 int aa_receive_channel_endpoint_add_image(aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image)
 {
     aa_receive_session_t *session =
-        aa_receive_channel_endpoint_get_or_add_session(endpoint, image->session_id, image->stream_id);
+        aa_receive_channel_endpoint_get_or_add_session(endpoint, image->ids.session_id, image->ids.stream_id);
     if (NULL == session)
     {
         return -1;
@@ -287,7 +287,7 @@ void aa_receive_channel_endpoint_remove_image(
     aa_receive_channel_endpoint_t *endpoint, aa_publication_image_t *image, int64_t now_ns)
 {
     aa_receive_session_t *session =
-        aa_receive_channel_endpoint_find_session(endpoint, image->session_id, image->stream_id);
+        aa_receive_channel_endpoint_find_session(endpoint, image->ids.session_id, image->ids.stream_id);
     if (NULL != session && session->image == image)
     {
         session->state = AA_RECEIVE_SESSION_COOL_DOWN;
@@ -446,7 +446,7 @@ static void aa_receive_channel_endpoint_on_data(
     if (NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state)
     {
         aa_publication_image_t *image = session->image;
-        if (!aa_udp_frame_data_fits_term(datagram->buffer, datagram->length, image->term_length))
+        if (!aa_udp_frame_data_fits_term(datagram->buffer, datagram->length, image->ids.term_length))
         {
             aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
             return;

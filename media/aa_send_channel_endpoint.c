@@ -96,7 +96,7 @@ static aa_network_publication_t *aa_send_channel_endpoint_find(
     for (size_t i = 0; i < endpoint->publications_count; i++)
     {
         aa_network_publication_t *pub = endpoint->publications[i];
-        if (pub->session_id == session_id && pub->stream_id == stream_id)
+        if (pub->ids.session_id == session_id && pub->ids.stream_id == stream_id)
         {
             return pub;
         }

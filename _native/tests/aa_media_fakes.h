@@ -26,9 +26,11 @@
 
 #include "aa_test.h"
 #include "aa_test_log.h"
+#include "media/aa_loss_generator.h"
 #include "media/aa_media_services.h"
 #include "media/aa_network_publication.h"
 #include "media/aa_publication_image.h"
+#include "media/aa_udp_channel.h"
 #include "media/aa_udp_transport.h"
 #include "protocols/aa_retransmit_handler.h"
 #include "util/aa_error.h"
@@ -206,6 +208,45 @@ static inline void fake_wire_init(fake_wire_t *wire)
     wire->send_room = SIZE_MAX;
 }
 
+/* ---- one channel endpoint's world ---- */
+
+/* Fake services, one fake wire, the transport settings that send on it without a loss generator,
+ * and the channel parsed from a URI: what a test creates one send or receive channel endpoint from.
+ * Initialised in place (the wire's bindings point at it). */
+typedef struct fake_media_stct
+{
+    fake_services_t services;
+    fake_wire_t wire;
+    aa_loss_generator_settings_t transports;
+    aa_udp_channel_t *channel;
+}
+fake_media_t;
+
+static inline void fake_media_init(fake_media_t *media, const char *uri)
+{
+    fake_services_init(&media->services);
+    fake_wire_init(&media->wire);
+    media->transports = (aa_loss_generator_settings_t){ NULL, NULL, 0, &media->wire.bindings };
+    media->channel = NULL;
+    AA_CHECK(0 == aa_udp_channel_parse(&media->channel, uri, NULL));
+}
+
+/* A datagram as a transport hands one over: length bytes at frame, from an IPv4 source (NULL: no
+ * address). */
+static inline aa_udp_datagram_t fake_datagram(uint8_t *frame, int32_t length, const struct sockaddr_storage *source)
+{
+    aa_udp_datagram_t datagram;
+    memset(&datagram, 0, sizeof(datagram));
+    datagram.buffer = frame;
+    datagram.length = (size_t)length;
+    if (NULL != source)
+    {
+        datagram.address = *source;
+        datagram.addr_len = sizeof(struct sockaddr_in);
+    }
+    return datagram;
+}
+
 /* Puts a datagram from source into the wire's inbox (received on the next poll or recv). */
 static inline void fake_wire_put(fake_wire_t *wire, const void *buffer, size_t length, const struct sockaddr_storage *source)
 {
@@ -256,14 +297,33 @@ static inline size_t fake_wire_count_type(const fake_wire_t *wire, int type)
 
 #define FAKE_LOG_PAGE_SIZE 4096
 
+/* The position counters of a network publication, held by the test in place of the conductor's. */
+typedef struct fake_publication_positions_stct
+{
+    volatile int64_t pub_lmt, pub_pos, snd_pos, snd_lmt, snd_bpe;
+}
+fake_publication_positions_t;
+
+/* Points the publication at the test's counters and makes it ACTIVE, as the conductor does before
+ * the sender sees it. */
+static inline void fake_publication_activate(aa_network_publication_t *pub, fake_publication_positions_t *positions)
+{
+    pub->pub_lmt = &positions->pub_lmt;
+    pub->pub_pos = &positions->pub_pos;
+    pub->snd_pos = &positions->snd_pos;
+    pub->snd_lmt = &positions->snd_lmt;
+    pub->snd_bpe = &positions->snd_bpe;
+    pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
+}
+
 /* A log in memory for a network publication made from params; the caller frees what it returns. */
 static inline uint8_t *fake_publication_log(aa_network_publication_t *pub, const aa_network_publication_params_t *params)
 {
     aa_logbuffer_init_params_t log_params =
     {
-        .correlation_id = params->registration_id, .session_id = params->session_id, .stream_id = params->stream_id,
-        .initial_term_id = params->initial_term_id, .active_term_id = params->initial_term_id,
-        .term_length = params->term_length, .mtu_length = params->mtu_length, .page_size = FAKE_LOG_PAGE_SIZE,
+        .correlation_id = params->registration_id, .session_id = params->ids.session_id, .stream_id = params->ids.stream_id,
+        .initial_term_id = params->ids.initial_term_id, .active_term_id = params->ids.initial_term_id,
+        .term_length = params->ids.term_length, .mtu_length = params->ids.mtu_length, .page_size = FAKE_LOG_PAGE_SIZE,
         .publication_window_length = (int32_t)params->term_window_length, .signal_eos = params->signal_eos,
         .max_resend = AA_MAX_RESEND_DEFAULT,
     };
@@ -275,9 +335,9 @@ static inline uint8_t *fake_image_log(aa_publication_image_t *image, const aa_pu
 {
     aa_logbuffer_init_params_t log_params =
     {
-        .correlation_id = params->correlation_id, .session_id = params->session_id, .stream_id = params->stream_id,
-        .initial_term_id = params->initial_term_id, .active_term_id = params->active_term_id,
-        .term_offset = params->term_offset, .term_length = params->term_length, .mtu_length = params->mtu_length,
+        .correlation_id = params->correlation_id, .session_id = params->ids.session_id, .stream_id = params->ids.stream_id,
+        .initial_term_id = params->ids.initial_term_id, .active_term_id = params->active_term_id,
+        .term_offset = params->term_offset, .term_length = params->ids.term_length, .mtu_length = params->ids.mtu_length,
         .page_size = FAKE_LOG_PAGE_SIZE, .receiver_window_length = params->window_length,
         .reliable = params->is_reliable, .signal_eos = true, .max_resend = AA_MAX_RESEND_DEFAULT,
     };

@@ -59,12 +59,27 @@ static void write_file_at(size_t offset, const void *data, size_t length)
     close(fd);
 }
 
-static void should_create_catalog_and_append_as_laid_out(void)
+/* A new temporary directory, g_path naming the catalog file in it; returns the directory. */
+static const char *catalog_dir(void)
 {
     const char *dir = make_temp_dir();
     snprintf(g_path, sizeof(g_path), "%s/archive.catalog", dir);
+    return dir;
+}
+
+/* A catalog created in a new temporary directory (catalog_dir, returned in dir). */
+static aa_archive_catalog_t *create_catalog(const char **dir, int64_t capacity, int32_t checksum_type)
+{
+    *dir = catalog_dir();
     aa_archive_catalog_t *catalog;
-    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_NONE, AA_ARCHIVE_CATALOG_CREATE), 0);
+    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, *dir, capacity, 0, checksum_type, AA_ARCHIVE_CATALOG_CREATE), 0);
+    return catalog;
+}
+
+static void should_create_catalog_and_append_as_laid_out(void)
+{
+    const char *dir;
+    aa_archive_catalog_t *catalog = create_catalog(&dir, 0, AA_ARCHIVE_CHECKSUM_NONE);
     aa_archive_recording_descriptor_t d = descriptor(1001, "aeron:udp?endpoint=localhost:40456");
     d.recording_id = 12345; /* assigned by the catalog */
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 0);
@@ -182,9 +197,8 @@ static void should_create_catalog_and_append_as_laid_out(void)
 
 static void should_keep_checksums_of_descriptors(void)
 {
-    const char *dir = make_temp_dir();
-    aa_archive_catalog_t *catalog;
-    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_CRC32C, AA_ARCHIVE_CATALOG_CREATE), 0);
+    const char *dir;
+    aa_archive_catalog_t *catalog = create_catalog(&dir, 0, AA_ARCHIVE_CHECKSUM_CRC32C);
     aa_archive_recording_descriptor_t d = descriptor(5, "aeron:ipc");
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 0);
     aa_archive_catalog_entry_t entry;
@@ -204,10 +218,8 @@ static void should_keep_checksums_of_descriptors(void)
 
 static void should_grow_past_capacity_by_half(void)
 {
-    const char *dir = make_temp_dir();
-    snprintf(g_path, sizeof(g_path), "%s/archive.catalog", dir);
-    aa_archive_catalog_t *catalog;
-    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 4096, 0, AA_ARCHIVE_CHECKSUM_NONE, AA_ARCHIVE_CATALOG_CREATE), 0);
+    const char *dir;
+    aa_archive_catalog_t *catalog = create_catalog(&dir, 4096, AA_ARCHIVE_CHECKSUM_NONE);
     char channel[64];
     for (int i = 0; i < 100; i++)
     {
@@ -242,10 +254,8 @@ static void should_grow_past_capacity_by_half(void)
 
 static void should_survive_a_crash_at_every_step_of_an_append(void)
 {
-    const char *dir = make_temp_dir();
-    snprintf(g_path, sizeof(g_path), "%s/archive.catalog", dir);
-    aa_archive_catalog_t *catalog;
-    AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_NONE, AA_ARCHIVE_CATALOG_CREATE), 0);
+    const char *dir;
+    aa_archive_catalog_t *catalog = create_catalog(&dir, 0, AA_ARCHIVE_CHECKSUM_NONE);
     aa_archive_recording_descriptor_t d = descriptor(1, "aeron:ipc");
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 0);
     AA_CHECK_EQ(aa_archive_catalog_add(catalog, &d), 1);
@@ -340,8 +350,7 @@ static void should_survive_a_crash_at_every_step_of_an_append(void)
 
 static void should_refuse_catalogs_it_cannot_read(void)
 {
-    const char *dir = make_temp_dir();
-    snprintf(g_path, sizeof(g_path), "%s/archive.catalog", dir);
+    const char *dir = catalog_dir();
     aa_archive_catalog_t *catalog;
     AA_CHECK_EQ(aa_archive_catalog_open(&catalog, dir, 0, 0, AA_ARCHIVE_CHECKSUM_NONE, 0), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "no archive here"));

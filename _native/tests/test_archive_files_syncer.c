@@ -71,22 +71,29 @@ static int failing_fdatasync(int fd)
     return -1;
 }
 
-static int open_temp_file(const char *dir)
+/* A segment file holding 6 bytes in a new temporary directory, before anything was published. */
+static int open_segment(void)
 {
+    const char *dir = make_temp_dir();
     char path[512];
     snprintf(path, sizeof(path), "%s/segment", dir);
     int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     AA_CHECK(fd >= 0);
     AA_CHECK_EQ(pwrite(fd, "frames", 6, 0), 6);
+    g_published_count = 0;
     return fd;
+}
+
+static void close_segment(int fd)
+{
+    close(fd);
+    remove_temp_dir();
 }
 
 static void should_sync_on_its_thread_and_publish_only_what_is_durable(void)
 {
-    const char *dir = make_temp_dir();
-    int fd = open_temp_file(dir);
+    int fd = open_segment();
     aa_archive_syncer_t syncer;
-    g_published_count = 0;
     reset_sync_counts();
     g_fdatasync_hook = NULL;
     AA_CHECK_EQ(aa_archive_syncer_start(&syncer, 1, 4096, on_synced, NULL), 0);
@@ -118,16 +125,13 @@ static void should_sync_on_its_thread_and_publish_only_what_is_durable(void)
     memset(&never, 0, sizeof(never));
     AA_CHECK_EQ(aa_archive_syncer_drain(&never), 0);
     AA_CHECK_EQ(aa_archive_syncer_stop(&never), 0);
-    close(fd);
-    remove_temp_dir();
+    close_segment(fd);
 }
 
 static void should_cover_the_writes_made_during_a_sync_with_one_more_sync(void)
 {
-    const char *dir = make_temp_dir();
-    int fd = open_temp_file(dir);
+    int fd = open_segment();
     aa_archive_syncer_t syncer;
-    g_published_count = 0;
     reset_sync_counts();
     g_gate_entered = 0;
     g_gate_open = 0;
@@ -151,16 +155,13 @@ static void should_cover_the_writes_made_during_a_sync_with_one_more_sync(void)
     AA_CHECK_EQ(g_published[1], 4000);
     AA_CHECK_EQ(aa_archive_syncer_stop(&syncer), 0);
     g_fdatasync_hook = NULL;
-    close(fd);
-    remove_temp_dir();
+    close_segment(fd);
 }
 
 static void should_report_a_failed_sync_to_the_recorder(void)
 {
-    const char *dir = make_temp_dir();
-    int fd = open_temp_file(dir);
+    int fd = open_segment();
     aa_archive_syncer_t syncer;
-    g_published_count = 0;
     g_fdatasync_hook = failing_fdatasync;
 
     g_fail_errno = EIO;
@@ -182,8 +183,7 @@ static void should_report_a_failed_sync_to_the_recorder(void)
     AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_STORAGE_SPACE);
     AA_CHECK_EQ(g_published_count, 0);
     g_fdatasync_hook = NULL;
-    close(fd);
-    remove_temp_dir();
+    close_segment(fd);
 }
 
 int main(void)

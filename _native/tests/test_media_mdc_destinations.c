@@ -44,62 +44,74 @@ static void should_add_dynamic_destinations_on_first_status_message_and_refresh_
     aa_udp_destination_tracker_close(&tracker);
 }
 
-static void should_drop_dynamic_destinations_after_the_timeout_without_a_status_message(void)
+/* A tracker with a 1 s destination timeout, and the addresses of receivers a, b and c and of a
+ * stranger. */
+typedef struct tracker_fixture_stct
 {
     aa_udp_destination_tracker_t tracker;
-    aa_udp_destination_tracker_init(&tracker, false, 1000 * MS);
-    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
-    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
-    struct sockaddr_storage c = test_ipv4_address("10.0.0.3", 40003);
-    aa_udp_destination_tracker_on_status_message(&tracker, 1, &a, IN_LENGTH, 0);
-    aa_udp_destination_tracker_on_status_message(&tracker, 2, &b, IN_LENGTH, 0);
-    aa_udp_destination_tracker_on_status_message(&tracker, 3, &c, IN_LENGTH, 0);
+    struct sockaddr_storage a, b, c, stranger;
+}
+tracker_fixture_t;
+
+static void tracker_fixture_init(tracker_fixture_t *f, bool is_manual)
+{
+    aa_udp_destination_tracker_init(&f->tracker, is_manual, 1000 * MS);
+    f->a = test_ipv4_address("10.0.0.1", 40001);
+    f->b = test_ipv4_address("10.0.0.2", 40002);
+    f->c = test_ipv4_address("10.0.0.3", 40003);
+    f->stranger = test_ipv4_address("10.0.0.9", 40009);
+}
+
+static void should_drop_dynamic_destinations_after_the_timeout_without_a_status_message(void)
+{
+    tracker_fixture_t f;
+    tracker_fixture_init(&f, false);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 0);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 0);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 3, &f.c, IN_LENGTH, 0);
 
     /* b keeps sending status messages, a and c go quiet */
-    aa_udp_destination_tracker_on_status_message(&tracker, 2, &b, IN_LENGTH, 900 * MS);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&tracker, 1000 * MS));
-    AA_CHECK_EQ(3, tracker.count);
+    aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 900 * MS);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1000 * MS));
+    AA_CHECK_EQ(3, f.tracker.count);
 
     /* two expire at once, on either side of the live one: the live one stays (reference 12, item 2) */
-    AA_CHECK_EQ(2, aa_udp_destination_tracker_check_timeouts(&tracker, 1001 * MS));
-    AA_CHECK_EQ(1, tracker.count);
-    AA_CHECK_EQ(2, tracker.destinations[0].receiver_id);
-    AA_CHECK(aa_udp_address_equals(&tracker.destinations[0].address, &b));
+    AA_CHECK_EQ(2, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1001 * MS));
+    AA_CHECK_EQ(1, f.tracker.count);
+    AA_CHECK_EQ(2, f.tracker.destinations[0].receiver_id);
+    AA_CHECK(aa_udp_address_equals(&f.tracker.destinations[0].address, &f.b));
 
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_check_timeouts(&tracker, 1901 * MS));
-    AA_CHECK_EQ(0, tracker.count);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_check_timeouts(&f.tracker, 1901 * MS));
+    AA_CHECK_EQ(0, f.tracker.count);
 
     /* a receiver that comes back is a new destination */
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&tracker, 1, &a, IN_LENGTH, 2000 * MS));
-    aa_udp_destination_tracker_close(&tracker);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 2000 * MS));
+    aa_udp_destination_tracker_close(&f.tracker);
 }
 
 static void should_keep_manual_destinations_until_removed(void)
 {
-    aa_udp_destination_tracker_t tracker;
-    aa_udp_destination_tracker_init(&tracker, true, 1000 * MS);
-    struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
-    struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40002);
-    struct sockaddr_storage stranger = test_ipv4_address("10.0.0.9", 40009);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 7, 0));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &b, IN_LENGTH, 8, 0));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&tracker, &a, IN_LENGTH, 9, 10));   /* not twice */
-    AA_CHECK_EQ(2, tracker.count);
+    tracker_fixture_t f;
+    tracker_fixture_init(&f, true);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.a, IN_LENGTH, 7, 0));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.b, IN_LENGTH, 8, 0));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_add(&f.tracker, &f.a, IN_LENGTH, 9, 10));   /* not twice */
+    AA_CHECK_EQ(2, f.tracker.count);
 
     /* status messages refresh (and name the receiver) but never add; nothing times out */
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 55, &a, IN_LENGTH, 50 * MS));
-    AA_CHECK(tracker.destinations[0].has_receiver_id);
-    AA_CHECK_EQ(55, tracker.destinations[0].receiver_id);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&tracker, 56, &stranger, IN_LENGTH, 50 * MS));
-    AA_CHECK_EQ(2, tracker.count);
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&tracker, 3600 * 1000 * MS));
-    AA_CHECK_EQ(2, tracker.count);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&f.tracker, 55, &f.a, IN_LENGTH, 50 * MS));
+    AA_CHECK(f.tracker.destinations[0].has_receiver_id);
+    AA_CHECK_EQ(55, f.tracker.destinations[0].receiver_id);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&f.tracker, 56, &f.stranger, IN_LENGTH, 50 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_check_timeouts(&f.tracker, 3600 * 1000 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
 
-    AA_CHECK_EQ(1, aa_udp_destination_tracker_remove(&tracker, &a));
-    AA_CHECK_EQ(0, aa_udp_destination_tracker_remove(&tracker, &a));
-    AA_CHECK_EQ(1, tracker.count);
-    AA_CHECK(aa_udp_address_equals(&tracker.destinations[0].address, &b));
-    aa_udp_destination_tracker_close(&tracker);
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_remove(&f.tracker, &f.a));
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_remove(&f.tracker, &f.a));
+    AA_CHECK_EQ(1, f.tracker.count);
+    AA_CHECK(aa_udp_address_equals(&f.tracker.destinations[0].address, &f.b));
+    aa_udp_destination_tracker_close(&f.tracker);
 }
 
 static int32_t encode_sm(uint8_t *frame, int64_t receiver_id)
@@ -110,15 +122,10 @@ static int32_t encode_sm(uint8_t *frame, int64_t receiver_id)
 
 static void should_send_every_datagram_to_every_dynamic_destination_until_it_times_out(void)
 {
-    fake_services_t services;
-    fake_wire_t wire;
-    fake_services_init(&services);
-    fake_wire_init(&wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?control=127.0.0.1:40456|control-mode=dynamic", NULL));
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?control=127.0.0.1:40456|control-mode=dynamic");
     aa_send_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_send_channel_endpoint_create(&endpoint, channel, &transports, &services.services));
+    AA_CHECK(0 == aa_send_channel_endpoint_create(&endpoint, m.channel, &m.transports, &m.services.services));
     AA_CHECK(endpoint->is_mdc);
     AA_CHECK(!endpoint->destinations.is_manual);
     endpoint->destinations.destination_timeout_ns = 500 * MS;
@@ -133,7 +140,7 @@ static void should_send_every_datagram_to_every_dynamic_destination_until_it_tim
 
     /* no destination yet: the batch counts as sent, nothing leaves */
     AA_CHECK_EQ(2, aa_send_channel_endpoint_send(endpoint, datagrams, 2));
-    AA_CHECK_EQ(0, wire.sent_count);
+    AA_CHECK_EQ(0, m.wire.sent_count);
 
     struct sockaddr_storage r1 = test_ipv4_address("127.0.0.1", 41001);
     struct sockaddr_storage r2 = test_ipv4_address("127.0.0.1", 41002);
@@ -147,20 +154,20 @@ static void should_send_every_datagram_to_every_dynamic_destination_until_it_tim
     AA_CHECK_EQ(2, endpoint->destinations.count);
 
     AA_CHECK_EQ(2, aa_send_channel_endpoint_send(endpoint, datagrams, 2));
-    AA_CHECK_EQ(4, wire.sent_count);
-    AA_CHECK_EQ(2, wire.send_calls - 0);   /* one batch per destination */
-    AA_CHECK(aa_udp_address_equals(&wire.sent[0].address, &r1));
-    AA_CHECK(aa_udp_address_equals(&wire.sent[1].address, &r1));
-    AA_CHECK(aa_udp_address_equals(&wire.sent[2].address, &r2));
-    AA_CHECK_EQ(64, wire.sent[3].length);
+    AA_CHECK_EQ(4, m.wire.sent_count);
+    AA_CHECK_EQ(2, m.wire.send_calls - 0);   /* one batch per destination */
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[0].address, &r1));
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[1].address, &r1));
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[2].address, &r2));
+    AA_CHECK_EQ(64, m.wire.sent[3].length);
     AA_CHECK_EQ(0, datagrams[0].addr_len);   /* the caller's batch is left as it was */
-    AA_CHECK_EQ(96 * 2, fake_count(&services, AA_SYSTEM_COUNTER_BYTES_SENT));
+    AA_CHECK_EQ(96 * 2, fake_count(&m.services, AA_SYSTEM_COUNTER_BYTES_SENT));
 
     /* a datagram with its own address (an RTT reply) goes there only */
     datagrams[0].address = r2;
     datagrams[0].addr_len = IN_LENGTH;
     AA_CHECK_EQ(1, aa_send_channel_endpoint_send(endpoint, datagrams, 1));
-    AA_CHECK_EQ(5, wire.sent_count);
+    AA_CHECK_EQ(5, m.wire.sent_count);
     datagrams[0].addr_len = 0;
 
     /* r1 went quiet: dropped after the timeout; r2's status messages keep it */
@@ -168,16 +175,16 @@ static void should_send_every_datagram_to_every_dynamic_destination_until_it_tim
     aa_send_channel_endpoint_on_datagram(endpoint, &in, 450 * MS);
     AA_CHECK_EQ(0, aa_send_channel_endpoint_check_destinations(endpoint, 500 * MS));
     AA_CHECK_EQ(1, aa_send_channel_endpoint_check_destinations(endpoint, 501 * MS));
-    wire.sent_count = 0;
+    m.wire.sent_count = 0;
     AA_CHECK_EQ(2, aa_send_channel_endpoint_send(endpoint, datagrams, 2));
-    AA_CHECK_EQ(2, wire.sent_count);
-    AA_CHECK(aa_udp_address_equals(&wire.sent[0].address, &r2));
+    AA_CHECK_EQ(2, m.wire.sent_count);
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[0].address, &r2));
 
     /* a destination whose socket takes only part of the batch: the least taken counts as sent */
     in.address = r1;
     encode_sm(sm, 101);
     aa_send_channel_endpoint_on_datagram(endpoint, &in, 600 * MS);
-    wire.send_room = 1;
+    m.wire.send_room = 1;
     AA_CHECK_EQ(1, aa_send_channel_endpoint_send(endpoint, datagrams, 2));
 
     aa_send_channel_endpoint_delete(endpoint);
@@ -185,15 +192,10 @@ static void should_send_every_datagram_to_every_dynamic_destination_until_it_tim
 
 static void should_not_track_destinations_on_a_plain_unicast_endpoint(void)
 {
-    fake_services_t services;
-    fake_wire_t wire;
-    fake_services_init(&services);
-    fake_wire_init(&wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?endpoint=127.0.0.1:40457");
     aa_send_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_send_channel_endpoint_create(&endpoint, channel, &transports, &services.services));
+    AA_CHECK(0 == aa_send_channel_endpoint_create(&endpoint, m.channel, &m.transports, &m.services.services));
     AA_CHECK(!endpoint->is_mdc);
     uint8_t sm[AA_STATUS_MESSAGE_HEADER_LENGTH];
     encode_sm(sm, 101);
@@ -203,44 +205,38 @@ static void should_not_track_destinations_on_a_plain_unicast_endpoint(void)
     uint8_t payload[32] = { 0 };
     aa_udp_datagram_t datagram = { .buffer = payload, .length = 32 };
     AA_CHECK_EQ(1, aa_send_channel_endpoint_send(endpoint, &datagram, 1));
-    AA_CHECK_EQ(1, wire.sent_count);
-    AA_CHECK_EQ(0, wire.sent[0].addr_len);   /* the transport's own destination */
+    AA_CHECK_EQ(1, m.wire.sent_count);
+    AA_CHECK_EQ(0, m.wire.sent[0].addr_len);   /* the transport's own destination */
     aa_send_channel_endpoint_delete(endpoint);
 }
 
 
 static void should_elicit_setup_from_the_control_address_until_the_stream_has_an_image(void)
 {
-    fake_services_t services;
-    fake_wire_t wire;
-    fake_services_init(&services);
-    fake_wire_init(&wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(
-        &channel, "aeron:udp?endpoint=127.0.0.1:41010|control=127.0.0.1:40456", NULL));
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?endpoint=127.0.0.1:41010|control=127.0.0.1:40456");
     aa_receive_channel_endpoint_params_t params = { .window_length = 32 * 1024, .nak_delay_ns = MS, .is_reliable = true };
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
     aa_receive_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
     AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));   /* no stream yet */
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
 
     struct sockaddr_storage control = test_ipv4_address("127.0.0.1", 40456);
     AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));
-    AA_CHECK_EQ(1, wire.sent_count);
-    AA_CHECK_EQ(AA_HDR_TYPE_SM, fake_wire_sent_type(&wire, 0));
+    AA_CHECK_EQ(1, m.wire.sent_count);
+    AA_CHECK_EQ(AA_HDR_TYPE_SM, fake_wire_sent_type(&m.wire, 0));
     aa_udp_status_message_t sm;
-    AA_CHECK(0 == aa_udp_frame_decode_status_message(wire.sent[0].data, wire.sent[0].length, &sm));
+    AA_CHECK(0 == aa_udp_frame_decode_status_message(m.wire.sent[0].data, m.wire.sent[0].length, &sm));
     AA_CHECK(0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
     AA_CHECK_EQ(0, sm.header.session_id);
     AA_CHECK_EQ(10, sm.header.stream_id);
     AA_CHECK_EQ(endpoint->receiver_id, sm.header.receiver_id);
-    AA_CHECK(aa_udp_address_equals(&wire.sent[0].address, &control));
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[0].address, &control));
 
     /* again after the pending-setup timeout, not before */
     AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS - 1));
     AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setups(endpoint, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS));
-    AA_CHECK_EQ(2, wire.sent_count);
+    AA_CHECK_EQ(2, m.wire.sent_count);
 
     /* a SETUP arriving from the publisher asks for an image; the image's control address is the
      * publisher's control address whatever the source */
@@ -250,7 +246,7 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
     aa_udp_datagram_t in = { .buffer = setup, .length = (size_t)length, .address = test_ipv4_address("127.0.0.1", 49999),
         .addr_len = IN_LENGTH };
     aa_receive_channel_endpoint_on_datagram(endpoint, &in, AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS + 1);
-    AA_CHECK_EQ(1, services.image_requests);
+    AA_CHECK_EQ(1, m.services.image_requests);
     struct sockaddr_storage image_control;
     socklen_t image_control_length;
     aa_receive_channel_endpoint_control_address(endpoint, &in.address, in.addr_len, &image_control, &image_control_length);
@@ -321,8 +317,8 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
     AA_CHECK(NULL != image);
     aa_publication_image_params_t image_params =
     {
-        .correlation_id = 5, .session_id = 77, .stream_id = 10, .initial_term_id = 5, .active_term_id = 5,
-        .term_offset = 0, .term_length = MDS_TERM_LENGTH, .mtu_length = 1408, .window_length = 32 * 1024,
+        .correlation_id = 5, .ids.session_id = 77, .ids.stream_id = 10, .ids.initial_term_id = 5, .active_term_id = 5,
+        .term_offset = 0, .ids.term_length = MDS_TERM_LENGTH, .ids.mtu_length = 1408, .window_length = 32 * 1024,
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
     AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));

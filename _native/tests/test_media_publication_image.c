@@ -27,8 +27,7 @@
 
 typedef struct fixture_stct
 {
-    fake_services_t services;
-    fake_wire_t wire;
+    fake_media_t media;   /* services, wire, the endpoint's transports and channel */
     aa_receive_channel_endpoint_t *endpoint;
     aa_publication_image_t *image;
     uint8_t *memory;
@@ -42,14 +41,11 @@ fixture_t;
 static void fixture_init_endpoint(fixture_t *f)
 {
     memset(f, 0, sizeof(*f));
-    fake_services_init(&f->services);
-    fake_wire_init(&f->wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
+    fake_media_init(&f->media, "aeron:udp?endpoint=127.0.0.1:40457");
     aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &f->wire.bindings };
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&f->endpoint, channel, &params, &transports, &f->services.services));
-    AA_CHECK(f->wire.transport == &f->endpoint->transport);
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(
+        &f->endpoint, f->media.channel, &params, &f->media.transports, &f->media.services.services));
+    AA_CHECK(f->media.wire.transport == &f->endpoint->transport);
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f->endpoint, STREAM_ID));
 
     f->source = test_ipv4_address("10.0.0.1", 5000);
@@ -63,20 +59,16 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
     aa_publication_image_params_t params =
     {
         .correlation_id = 5,
-        .session_id = SESSION_ID,
-        .stream_id = STREAM_ID,
-        .initial_term_id = INITIAL_TERM_ID,
+        .ids = { SESSION_ID, STREAM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU },
         .active_term_id = INITIAL_TERM_ID,
         .term_offset = 0,
-        .term_length = TERM_LENGTH,
-        .mtu_length = MTU,
         .window_length = WINDOW,
         .status_message_timeout_ns = SM_TIMEOUT_NS,
         .nak_delay_ns = NAK_DELAY_NS,
         .nak_retry_delay_ratio = NAK_RETRY_RATIO,
         .is_reliable = is_reliable,
     };
-    AA_CHECK(0 == aa_publication_image_init(f->image, &params, now_ns, &f->services.services));
+    AA_CHECK(0 == aa_publication_image_init(f->image, &params, now_ns, &f->media.services.services));
     f->memory = fake_image_log(f->image, &params);
     f->image->endpoint = f->endpoint;
     f->image->control_address = f->source;
@@ -93,7 +85,7 @@ static void fixture_close(fixture_t *f)
     if (NULL != f->image)
     {
         aa_publication_image_free(f->image);
-        AA_CHECK_EQ(f->services.forgotten_mappings, 0);   /* never mapped by the driver */
+        AA_CHECK_EQ(f->media.services.forgotten_mappings, 0);   /* never mapped by the driver */
     }
     free(f->memory);
 }
@@ -101,12 +93,7 @@ static void fixture_close(fixture_t *f)
 static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
 {
     AA_CHECK(length > 0);
-    aa_udp_datagram_t datagram;
-    memset(&datagram, 0, sizeof(datagram));
-    datagram.buffer = frame;
-    datagram.length = (size_t)length;
-    datagram.address = f->source;
-    datagram.addr_len = sizeof(struct sockaddr_in);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, &f->source);
     return aa_receive_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
 }
 
@@ -142,18 +129,18 @@ static void receive_heartbeat(fixture_t *f, int32_t term_offset, bool end_of_str
 static aa_status_message_header_t sent_sm(const fixture_t *f, size_t i)
 {
     aa_udp_status_message_t sm;
-    AA_CHECK_EQ(fake_wire_sent_type(&f->wire, i), AA_HDR_TYPE_SM);
-    AA_CHECK(0 == aa_udp_frame_decode_status_message(f->wire.sent[i].data, f->wire.sent[i].length, &sm));
-    AA_CHECK(aa_udp_address_equals(&f->wire.sent[i].address, &f->source));
+    AA_CHECK_EQ(fake_wire_sent_type(&f->media.wire, i), AA_HDR_TYPE_SM);
+    AA_CHECK(0 == aa_udp_frame_decode_status_message(f->media.wire.sent[i].data, f->media.wire.sent[i].length, &sm));
+    AA_CHECK(aa_udp_address_equals(&f->media.wire.sent[i].address, &f->source));
     return sm.header;
 }
 
 static aa_nak_header_t sent_nak(const fixture_t *f, size_t i)
 {
     aa_nak_header_t nak;
-    AA_CHECK_EQ(fake_wire_sent_type(&f->wire, i), AA_HDR_TYPE_NAK);
-    AA_CHECK(0 == aa_udp_frame_decode_nak(f->wire.sent[i].data, f->wire.sent[i].length, &nak));
-    AA_CHECK(aa_udp_address_equals(&f->wire.sent[i].address, &f->source));
+    AA_CHECK_EQ(fake_wire_sent_type(&f->media.wire, i), AA_HDR_TYPE_NAK);
+    AA_CHECK(0 == aa_udp_frame_decode_nak(f->media.wire.sent[i].data, f->media.wire.sent[i].length, &nak));
+    AA_CHECK(aa_udp_address_equals(&f->media.wire.sent[i].address, &f->source));
     return nak;
 }
 
@@ -174,7 +161,7 @@ static void fixture_init_with_a_gap(fixture_t *f, bool is_reliable)
     fixture_init_endpoint(f);
     fixture_add_image(f, is_reliable, T0);
     aa_publication_image_track_rebuild(f->image, T0);
-    f->wire.sent_count = 0;
+    f->media.wire.sent_count = 0;
     receive_a_gap(f);
 }
 
@@ -184,27 +171,27 @@ static void should_ask_for_an_image_once_per_setup_of_a_subscribed_stream(void)
     fixture_init_endpoint(&f);
 
     receive_setup(&f, SESSION_ID, STREAM_ID + 1, TERM_LENGTH, T0);
-    AA_CHECK_EQ(f.services.image_requests, 0);
+    AA_CHECK_EQ(f.media.services.image_requests, 0);
 
     receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0);
-    AA_CHECK_EQ(f.services.image_requests, 1);
-    AA_CHECK(f.services.last_request_endpoint == f.endpoint);
-    AA_CHECK_EQ(f.services.last_request_setup.session_id, SESSION_ID);
-    AA_CHECK_EQ(f.services.last_request_setup.stream_id, STREAM_ID);
-    AA_CHECK_EQ(f.services.last_request_setup.term_length, TERM_LENGTH);
-    AA_CHECK_EQ(f.services.last_request_setup.mtu, MTU);
-    AA_CHECK(aa_udp_address_equals(&f.services.last_request_source, &f.source));
+    AA_CHECK_EQ(f.media.services.image_requests, 1);
+    AA_CHECK(f.media.services.last_request_endpoint == f.endpoint);
+    AA_CHECK_EQ(f.media.services.last_request_setup.session_id, SESSION_ID);
+    AA_CHECK_EQ(f.media.services.last_request_setup.stream_id, STREAM_ID);
+    AA_CHECK_EQ(f.media.services.last_request_setup.term_length, TERM_LENGTH);
+    AA_CHECK_EQ(f.media.services.last_request_setup.mtu, MTU);
+    AA_CHECK(aa_udp_address_equals(&f.media.services.last_request_source, &f.source));
 
     /* the session is initialising for 1 s: repeated SETUPs do not ask again until then */
     receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 999 * MS);
-    AA_CHECK_EQ(f.services.image_requests, 1);
+    AA_CHECK_EQ(f.media.services.image_requests, 1);
     receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 1000 * MS);
-    AA_CHECK_EQ(f.services.image_requests, 2);
+    AA_CHECK_EQ(f.media.services.image_requests, 2);
 
     /* a SETUP no image could be made of is an invalid packet */
     receive_setup(&f, SESSION_ID + 1, STREAM_ID, 1000, T0 + 1001 * MS);
-    AA_CHECK_EQ(f.services.image_requests, 2);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    AA_CHECK_EQ(f.media.services.image_requests, 2);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
     fixture_close(&f);
 }
 
@@ -214,19 +201,19 @@ static void should_ask_an_unknown_session_for_setup_once_per_second(void)
     fixture_init_endpoint(&f);
 
     receive_data(&f, SESSION_ID, 0, 'a', T0);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     aa_status_message_header_t sm = sent_sm(&f, 0);
     AA_CHECK(0 != (sm.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
     AA_CHECK_EQ(sm.session_id, SESSION_ID);
     AA_CHECK_EQ(sm.stream_id, STREAM_ID);
     AA_CHECK_EQ(sm.receiver_id, f.endpoint->receiver_id);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
 
     receive_data(&f, SESSION_ID, 160, 'b', T0 + 999 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     receive_data(&f, SESSION_ID, 320, 'c', T0 + 1000 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
 
     /* the pending session is forgotten once its second is up */
     AA_CHECK_EQ(f.endpoint->sessions_count, 1);
@@ -242,8 +229,8 @@ static void should_ask_an_unknown_session_for_setup_once_per_second(void)
         frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, SESSION_ID, STREAM_ID + 1, INITIAL_TERM_ID, 0,
         payload, sizeof(payload));
     receive(&f, frame, length, T0 + 3000 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 2);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 4);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 4);
     fixture_close(&f);
 }
 
@@ -252,16 +239,11 @@ static void should_ask_an_unknown_session_for_setup_once_per_second(void)
  * the GROUP flag). */
 static void should_send_control_frames_of_a_group_to_the_control_group(void)
 {
-    fake_services_t services;
-    fake_wire_t wire;
-    fake_services_init(&services);
-    fake_wire_init(&wire);
-    aa_udp_channel_t *channel = NULL;
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=224.0.1.1:40457", NULL));
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?endpoint=224.0.1.1:40457");
     aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
-    aa_loss_generator_settings_t transports = { NULL, NULL, 0, &wire.bindings };
     aa_receive_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, STREAM_ID));
 
     uint8_t frame[256];
@@ -269,22 +251,18 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     int32_t length = aa_udp_frame_encode_data(
         frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, 0,
         payload, sizeof(payload));
-    aa_udp_datagram_t datagram;
-    memset(&datagram, 0, sizeof(datagram));
-    datagram.buffer = frame;
-    datagram.length = (size_t)length;
-    datagram.address = test_ipv4_address("10.0.0.1", 5000);
-    datagram.addr_len = sizeof(struct sockaddr_in);
+    struct sockaddr_storage source = test_ipv4_address("10.0.0.1", 5000);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, &source);
     aa_receive_channel_endpoint_on_datagram(endpoint, &datagram, T0);
-    AA_CHECK_EQ(wire.sent_count, 1);   /* the SETUP request, to the control group */
+    AA_CHECK_EQ(m.wire.sent_count, 1);   /* the SETUP request, to the control group */
     char text[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
-    aa_udp_address_format(text, sizeof(text), &wire.sent[0].address);
+    aa_udp_address_format(text, sizeof(text), &m.wire.sent[0].address);
     AA_CHECK(0 == strcmp(text, "224.0.1.2:40457"));
 
     struct sockaddr_storage control;
     socklen_t control_length = 0;
     aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
-    AA_CHECK(aa_udp_address_equals(&control, &channel->remote_control));
+    AA_CHECK(aa_udp_address_equals(&control, &m.channel->remote_control));
     AA_CHECK_EQ(control_length, sizeof(struct sockaddr_in));
 
     AA_CHECK(aa_receive_channel_endpoint_image_is_group(endpoint, 0));
@@ -293,8 +271,8 @@ static void should_send_control_frames_of_a_group_to_the_control_group(void)
     aa_receive_channel_endpoint_delete(endpoint);
 
     /* unicast: the source, and a group only when the SETUP says so (or group=true) */
-    AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &transports, &services.services));
+    AA_CHECK(0 == aa_udp_channel_parse(&m.channel, "aeron:udp?endpoint=127.0.0.1:40457", NULL));
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
     aa_receive_channel_endpoint_control_address(endpoint, &datagram.address, datagram.addr_len, &control, &control_length);
     AA_CHECK(aa_udp_address_equals(&control, &datagram.address));
     AA_CHECK(!aa_receive_channel_endpoint_image_is_group(endpoint, 0));
@@ -311,30 +289,30 @@ static void should_send_the_group_tag_in_every_status_message(void)
     fixture_t f;
     fixture_init_endpoint(&f);
     receive_data(&f, SESSION_ID, 0, 'a', T0);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
-    AA_CHECK_EQ(f.wire.sent[0].length, 36);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent[0].length, 36);
     fixture_close(&f);
 
     fixture_init_endpoint(&f);
     f.endpoint->params.has_group_tag = true;
     f.endpoint->params.group_tag = -1001;
     receive_data(&f, SESSION_ID, 0, 'a', T0);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
-    AA_CHECK_EQ(f.wire.sent[0].length, 44);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent[0].length, 44);
     aa_udp_status_message_t sm;
-    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.wire.sent[0].data, f.wire.sent[0].length, &sm), 0);
+    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.media.wire.sent[0].data, f.media.wire.sent[0].length, &sm), 0);
     AA_CHECK(sm.has_group_tag && 0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG));
     AA_CHECK_EQ(sm.header.frame_header.frame_length, 44);
     int64_t tag;
-    memcpy(&tag, f.wire.sent[0].data + 36, sizeof(tag));
+    memcpy(&tag, f.media.wire.sent[0].data + 36, sizeof(tag));
     AA_CHECK_EQ(tag, -1001);
 
     aa_receive_channel_endpoint_expire_sessions(f.endpoint, T0 + 2000 * MS);
     fixture_add_image(&f, true, T0 + 2000 * MS);
     aa_publication_image_track_rebuild(f.image, T0 + 2000 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 2);
-    AA_CHECK_EQ(f.wire.sent[1].length, 44);
-    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.wire.sent[1].data, f.wire.sent[1].length, &sm), 0);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
+    AA_CHECK_EQ(f.media.wire.sent[1].length, 44);
+    AA_CHECK_EQ(aa_udp_frame_decode_status_message(f.media.wire.sent[1].data, f.media.wire.sent[1].length, &sm), 0);
     AA_CHECK(sm.has_group_tag && -1001 == sm.group_tag && 0 == sm.header.frame_header.flags);
     AA_CHECK_EQ(sm.header.receiver_window, WINDOW);
     fixture_close(&f);
@@ -350,7 +328,7 @@ static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
 
     /* the first status message goes at once, at the join position, with the window */
     aa_publication_image_track_rebuild(f.image, T0);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     aa_status_message_header_t sm = sent_sm(&f, 0);
     AA_CHECK_EQ(sm.frame_header.flags, 0);
     AA_CHECK_EQ(sm.session_id, SESSION_ID);
@@ -359,7 +337,7 @@ static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
     AA_CHECK_EQ(sm.consumption_term_offset, 0);
     AA_CHECK_EQ(sm.receiver_window, WINDOW);
     AA_CHECK_EQ(sm.receiver_id, f.endpoint->receiver_id);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), 1);
 
     receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
     receive_data(&f, SESSION_ID, 160, 'b', T0 + 2 * MS);
@@ -370,7 +348,7 @@ static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
     AA_CHECK_EQ(f.rcv_pos, 320);
     AA_CHECK_EQ(aa_frame_length_volatile(f.image->log.term_buffers[0], 160), 132);
     AA_CHECK_EQ(f.image->log.term_buffers[0][160 + AA_DATA_HEADER_LENGTH], 'b');
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_BYTES_RECEIVED), 2 * 132);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_BYTES_RECEIVED), 2 * 132);
 
     /* a duplicate leaves the log as it is */
     receive_data(&f, SESSION_ID, 160, 'x', T0 + 4 * MS);
@@ -381,16 +359,16 @@ static void should_rebuild_data_and_send_status_messages_on_their_cadence(void)
     f.sub_pos = 320;
     AA_CHECK_EQ(aa_publication_image_update_subscriber_positions(f.image), 1);
     aa_publication_image_track_rebuild(f.image, T0 + SM_TIMEOUT_NS - 1);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     aa_publication_image_track_rebuild(f.image, T0 + SM_TIMEOUT_NS);
-    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
     sm = sent_sm(&f, 1);
     AA_CHECK_EQ(sm.consumption_term_offset, 0);
     AA_CHECK(aa_publication_image_is_drained(f.image));
 
     /* data beyond the window past the last status message is an over-run, dropped */
     receive_data(&f, SESSION_ID, WINDOW / 2 + TERM_LENGTH / 2, 'z', T0 + 300 * MS);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_FLOW_CONTROL_OVER_RUNS), 1);
     AA_CHECK_EQ(f.rcv_hwm, 160 + 132);
     fixture_close(&f);
 }
@@ -400,33 +378,33 @@ static void should_nak_a_gap_after_the_nak_delay_and_again_after_the_retry_delay
     fixture_t f;
     fixture_init_with_a_gap(&f, true);
     int64_t t = T0 + 2 * MS;
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 0);
 
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS - 1);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 0);
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     aa_nak_header_t nak = sent_nak(&f, 0);
     AA_CHECK_EQ(nak.session_id, SESSION_ID);
     AA_CHECK_EQ(nak.stream_id, STREAM_ID);
     AA_CHECK_EQ(nak.term_id, INITIAL_TERM_ID);
     AA_CHECK_EQ(nak.term_offset, 160);
     AA_CHECK_EQ(nak.length, 160);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 1);
 
     /* still open: again after the retry delay (delay x ratio) */
     int64_t retry = t + NAK_DELAY_NS + NAK_DELAY_NS * NAK_RETRY_RATIO;
     aa_publication_image_track_rebuild(f.image, retry - 1);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 1);
     aa_publication_image_track_rebuild(f.image, retry);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 2);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 2);
 
     /* the retransmit fills it: rcv-pos moves past everything, no more NAKs */
     receive_data(&f, SESSION_ID, 160, 'b', retry + 1);
     aa_publication_image_track_rebuild(f.image, retry + 2);
     AA_CHECK_EQ(f.rcv_pos, 480);
     aa_publication_image_track_rebuild(f.image, retry + 100 * MS);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 2);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 2);
     fixture_close(&f);
 }
 
@@ -436,8 +414,8 @@ static void should_fill_a_gap_with_padding_when_unreliable(void)
     fixture_init_with_a_gap(&f, false);
     int64_t t = T0 + 2 * MS;
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_NAK), 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 0);
     AA_CHECK(aa_frame_is_padding(f.image->log.term_buffers[0], 160));
     aa_publication_image_track_rebuild(f.image, t + NAK_DELAY_NS + 1);
     AA_CHECK_EQ(f.rcv_pos, 480);
@@ -470,8 +448,8 @@ static void loss_fixture_init(loss_fixture_t *lf, bool is_reliable, size_t capac
     AA_CHECK_EQ(aa_loss_reporter_init(&lf->reporter, lf->buffer, capacity), 0);
     aa_test_clock_init(&lf->test_clock, T0, EPOCH_MS);
     lf->clock = aa_test_clock(&lf->test_clock);
-    f->services.services.loss_reporter = &lf->reporter;
-    f->services.services.clock = &lf->clock;
+    f->media.services.services.loss_reporter = &lf->reporter;
+    f->media.services.services.clock = &lf->clock;
     fixture_add_image(f, is_reliable, T0);
     f->image->channel = strdup("aeron:udp?endpoint=127.0.0.1:40457|alias=loss");
     AA_CHECK(NULL != f->image->channel);
@@ -543,13 +521,13 @@ static void should_report_every_nak_of_a_gap_as_a_loss_observation(void)
     AA_CHECK_EQ(one.entry.total_bytes_lost, 320);
     AA_CHECK_EQ(one.entry.first_observation_timestamp, EPOCH_MS + 3);
     AA_CHECK_EQ(one.entry.last_observation_timestamp, EPOCH_MS + 13);
-    AA_CHECK_EQ(fake_count(&f->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), one.entry.observation_count);
+    AA_CHECK_EQ(fake_count(&f->media.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), one.entry.observation_count);
 
     /* repaired: no more observations */
     receive_data(f, SESSION_ID, 160, 'b', retry + 1);
     aa_publication_image_track_rebuild(f->image, retry + 100 * MS);
     AA_CHECK_EQ(read_report(&lf).entry.observation_count, 2);
-    AA_CHECK_EQ(f->services.errors, 0);
+    AA_CHECK_EQ(f->media.services.errors, 0);
     loss_fixture_close(&lf);
 }
 
@@ -561,8 +539,8 @@ static void should_report_a_gap_fill_as_a_loss_observation(void)
     one_entry_t one = read_report(&lf);
     AA_CHECK_EQ(one.entry.observation_count, 1);
     AA_CHECK_EQ(one.entry.total_bytes_lost, 160);
-    AA_CHECK_EQ(fake_count(&lf.f.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
-    AA_CHECK_EQ(fake_count(&lf.f.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 0);
+    AA_CHECK_EQ(fake_count(&lf.f.media.services, AA_SYSTEM_COUNTER_LOSS_GAP_FILLS), 1);
+    AA_CHECK_EQ(fake_count(&lf.f.media.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 0);
     loss_fixture_close(&lf);
 }
 
@@ -576,9 +554,9 @@ static void should_log_once_and_keep_nakking_when_the_report_is_full(void)
     aa_publication_image_track_rebuild(f->image, t + NAK_DELAY_NS * NAK_RETRY_RATIO);
     AA_CHECK_EQ(read_report(&lf).count, 0);
     AA_CHECK_EQ(f->image->loss_report_offset, AA_LOSS_REPORT_FULL);
-    AA_CHECK_EQ(f->services.errors, 1);
-    AA_CHECK(NULL != strstr(f->services.last_error, "AERON_LOSS_REPORT_BUFFER_LENGTH"));
-    AA_CHECK_EQ(fake_count(&f->services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 2);
+    AA_CHECK_EQ(f->media.services.errors, 1);
+    AA_CHECK(NULL != strstr(f->media.services.last_error, "AERON_LOSS_REPORT_BUFFER_LENGTH"));
+    AA_CHECK_EQ(fake_count(&f->media.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 2);
     loss_fixture_close(&lf);
 }
 
@@ -591,7 +569,7 @@ static void should_end_the_stream_once_everything_before_the_eos_heartbeat_arriv
 
     receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
     receive_heartbeat(&f, 320, true, T0 + 2 * MS);
-    AA_CHECK_EQ(fake_count(&f.services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED), 1);
     AA_CHECK_EQ(f.rcv_hwm, 320);
     aa_publication_image_track_rebuild(f.image, T0 + 3 * MS);
     AA_CHECK_EQ(f.image->is_end_of_stream, 0);
@@ -604,10 +582,10 @@ static void should_end_the_stream_once_everything_before_the_eos_heartbeat_arriv
     AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.image->log.metadata), 320);
 
     /* while the conductor drains the image, its status messages carry the EOS flag */
-    f.wire.sent_count = 0;
+    f.media.wire.sent_count = 0;
     aa_put_int32_release(&f.image->is_draining, 1);
     aa_publication_image_track_rebuild(f.image, T0 + 5 * MS + SM_TIMEOUT_NS);
-    AA_CHECK_EQ(f.wire.sent_count, 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
     AA_CHECK(0 != (sent_sm(&f, 0).frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG));
     fixture_close(&f);
 }
@@ -618,17 +596,17 @@ static void should_cool_a_removed_image_session_down_for_a_second(void)
     fixture_init_endpoint(&f);
     fixture_add_image(&f, true, T0);
     aa_receive_channel_endpoint_remove_image(f.endpoint, f.image, T0 + 10 * MS);
-    f.wire.sent_count = 0;
+    f.media.wire.sent_count = 0;
 
     /* stray data and SETUPs of the session are ignored while it cools down */
     receive_data(&f, SESSION_ID, 0, 'a', T0 + 20 * MS);
     receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 20 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 0);
-    AA_CHECK_EQ(f.services.image_requests, 0);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+    AA_CHECK_EQ(f.media.services.image_requests, 0);
     AA_CHECK_EQ(f.rcv_hwm, 0);
 
     receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 1010 * MS);
-    AA_CHECK_EQ(f.services.image_requests, 1);
+    AA_CHECK_EQ(f.media.services.image_requests, 1);
     fixture_close(&f);
 }
 
@@ -653,18 +631,18 @@ static void should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames(vo
 
     /* first SM: cubic's 10 MTUs; and an RTTM asking for a reply, stamped with our clock */
     aa_publication_image_track_rebuild(f.image, T0);
-    AA_CHECK_EQ(f.wire.sent_count, 2);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
     AA_CHECK_EQ(sent_sm(&f, 0).receiver_window, 10 * MTU);
-    AA_CHECK_EQ(fake_wire_sent_type(&f.wire, 1), AA_HDR_TYPE_RTTM);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.media.wire, 1), AA_HDR_TYPE_RTTM);
     aa_rttm_header_t rttm;
-    AA_CHECK(0 == aa_udp_frame_decode_rttm(f.wire.sent[1].data, f.wire.sent[1].length, &rttm));
+    AA_CHECK(0 == aa_udp_frame_decode_rttm(f.media.wire.sent[1].data, f.media.wire.sent[1].length, &rttm));
     AA_CHECK_EQ(rttm.frame_header.flags, AA_RTTM_HEADER_REPLY_FLAG);
     AA_CHECK_EQ(rttm.session_id, SESSION_ID);
     AA_CHECK_EQ(rttm.stream_id, STREAM_ID);
     AA_CHECK_EQ(rttm.echo_timestamp, T0);
     AA_CHECK_EQ(rttm.reception_delta, 0);
     AA_CHECK_EQ(rttm.receiver_id, f.endpoint->receiver_id);
-    AA_CHECK(aa_udp_address_equals(&f.wire.sent[1].address, &f.source));
+    AA_CHECK(aa_udp_address_equals(&f.media.wire.sent[1].address, &f.source));
 
     /* the sender's answer (flags 0, echo, delta): rtt = now - echo - delta */
     uint8_t reply[AA_RTTM_HEADER_LENGTH];
@@ -679,27 +657,27 @@ static void should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames(vo
         reply, sizeof(reply), 0, SESSION_ID, STREAM_ID, T0, 0, f.endpoint->receiver_id + 1);
     receive(&f, reply, length, T0 + 9 * MS);                 /* another receiver's: ignored */
     AA_CHECK_EQ(counters[0], 4 * MS);
-    AA_CHECK_EQ(f.wire.sent_count, 2);                      /* answers are not answered */
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);                      /* answers are not answered */
 
     /* a gap: cubic grows first (w_max = 23 = 32 KiB / MTU), then cuts on the loss and forces an SM */
-    f.wire.sent_count = 0;
+    f.media.wire.sent_count = 0;
     receive_data(&f, SESSION_ID, 0, 'a', T0 + 10 * MS);
     aa_publication_image_track_rebuild(f.image, T0 + 10 * MS);
     int32_t before = (int32_t)counters[1];
     AA_CHECK(before > 10 * MTU);
-    size_t sent_before = f.wire.sent_count;
+    size_t sent_before = f.media.wire.sent_count;
     receive_data(&f, SESSION_ID, 320, 'c', T0 + 10 * MS + 1);
     aa_publication_image_track_rebuild(f.image, T0 + 10 * MS + 2);
     AA_CHECK_EQ(counters[1], (int32_t)(before / MTU * 0.8) * MTU);
-    AA_CHECK_EQ(f.wire.sent_count, sent_before + 1);
+    AA_CHECK_EQ(f.media.wire.sent_count, sent_before + 1);
     AA_CHECK_EQ(sent_sm(&f, sent_before).receiver_window, counters[1]);
 
     /* the next RTTM after 4 x max(rtt, initial rtt) = 16 ms from the last answer */
-    f.wire.sent_count = 0;
+    f.media.wire.sent_count = 0;
     aa_publication_image_track_rebuild(f.image, T0 + 21 * MS);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_RTTM), 0);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RTTM), 0);
     aa_publication_image_track_rebuild(f.image, T0 + 21 * MS + 1);
-    AA_CHECK_EQ(fake_wire_count_type(&f.wire, AA_HDR_TYPE_RTTM), 1);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RTTM), 1);
     fixture_close(&f);
 }
 

@@ -43,7 +43,7 @@ typedef struct world_stct
 
     aa_network_publication_t *pub;
     uint8_t *pub_memory;
-    volatile int64_t pub_lmt, pub_pos, snd_pos, snd_lmt, snd_bpe;
+    fake_publication_positions_t positions;
 
     aa_publication_image_t *image;
     uint8_t *image_memory;
@@ -80,8 +80,8 @@ static void world_init(world_t *w)
     AA_CHECK(NULL != w->pub);
     aa_network_publication_params_t pub_params =
     {
-        .registration_id = 1, .session_id = SESSION_ID, .stream_id = STREAM_ID, .initial_term_id = INITIAL_TERM_ID,
-        .term_length = TERM_LENGTH, .mtu_length = MTU, .term_window_length = TERM_LENGTH / 2,
+        .registration_id = 1, .ids = { SESSION_ID, STREAM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU },
+        .term_window_length = TERM_LENGTH / 2,
         .linger_timeout_ns = w->ctx.publication_linger_timeout_ns,
         .unblock_timeout_ns = w->ctx.publication_unblock_timeout_ns,
         .connection_timeout_ns = w->ctx.publication_connection_timeout_ns,
@@ -91,12 +91,7 @@ static void world_init(world_t *w)
     AA_CHECK(0 == aa_network_publication_init(w->pub, &pub_params, &w->services.services));
     w->pub_memory = fake_publication_log(w->pub, &pub_params);
     w->pub->endpoint = w->send_endpoint;
-    w->pub->pub_lmt = &w->pub_lmt;
-    w->pub->pub_pos = &w->pub_pos;
-    w->pub->snd_pos = &w->snd_pos;
-    w->pub->snd_lmt = &w->snd_lmt;
-    w->pub->snd_bpe = &w->snd_bpe;
-    w->pub->state = AA_NETWORK_PUBLICATION_STATE_ACTIVE;
+    fake_publication_activate(w->pub, &w->positions);
 }
 
 static void world_close(world_t *w)
@@ -120,9 +115,9 @@ static void conductor_create_image(world_t *w)
     AA_CHECK(NULL != w->image);
     aa_publication_image_params_t params =
     {
-        .correlation_id = 2, .session_id = setup->session_id, .stream_id = setup->stream_id,
-        .initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
-        .term_offset = setup->term_offset, .term_length = setup->term_length, .mtu_length = setup->mtu,
+        .correlation_id = 2, .ids.session_id = setup->session_id, .ids.stream_id = setup->stream_id,
+        .ids.initial_term_id = setup->initial_term_id, .active_term_id = setup->active_term_id,
+        .term_offset = setup->term_offset, .ids.term_length = setup->term_length, .ids.mtu_length = setup->mtu,
         .window_length = WINDOW, .status_message_timeout_ns = w->ctx.status_message_timeout_ns,
         .nak_delay_ns = 100 * 1000, .nak_retry_delay_ratio = 100, .is_reliable = true,
     };
@@ -189,14 +184,14 @@ static void should_connect_and_deliver_through_sender_and_receiver(void)
     cycle(&w);
     cycle(&w);
     AA_CHECK(aa_logbuffer_is_connected(w.pub->log.metadata));
-    AA_CHECK_EQ(w.snd_lmt, WINDOW);
+    AA_CHECK_EQ(w.positions.snd_lmt, WINDOW);
     AA_CHECK_EQ(fake_count(&w.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED), 1);
 
     /* data flows, and rcv-pos follows */
     append(&w, 100, 'a');
     append(&w, 200, 'b');
     cycle(&w);
-    AA_CHECK_EQ(w.snd_pos, 160 + 256);
+    AA_CHECK_EQ(w.positions.snd_pos, 160 + 256);
     AA_CHECK_EQ(w.rcv_pos, 160 + 256);
     AA_CHECK_EQ(w.image->log.term_buffers[0][160 + AA_DATA_HEADER_LENGTH], 'b');
 

@@ -385,20 +385,24 @@ static void should_map_names_with_the_csv_table_resolver(void)
         &resolver, "csv_table", "pod-1,127.0.0.2| # comment |pod-2:40200,127.0.0.3:40300,127.0.0.4:40400|alias,localhost",
         NULL), 0);
     struct sockaddr_storage address;
-    /* a host row keeps the URI's port; a name:port row gives its own; re-lookups take the third column */
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-1:40123", AF_UNSPEC, false, &address), 0);
-    check_address(&address, "127.0.0.2:40123");
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-2:40200", AF_UNSPEC, false, &address), 0);
-    check_address(&address, "127.0.0.3:40300");
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-2:40200", AF_UNSPEC, true, &address), 0);
-    check_address(&address, "127.0.0.4:40400");
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "pod-1:40123", AF_UNSPEC, true, &address), 0);
-    check_address(&address, "127.0.0.2:40123");
-    /* a row mapping to a name, and names not in the table, go to the default resolver */
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "control", "alias:40555", AF_UNSPEC, false, &address), 0);
-    check_address(&address, "127.0.0.1:40555");
-    AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, "endpoint", "localhost:40556", AF_UNSPEC, false, &address), 0);
-    check_address(&address, "127.0.0.1:40556");
+    static const struct { const char *uri_param; const char *host_and_port; bool is_re_resolution; const char *expected; }
+    lookups[] =
+    {
+        /* a host row keeps the URI's port; a name:port row gives its own; re-lookups take the third column */
+        { "endpoint", "pod-1:40123", false, "127.0.0.2:40123" },
+        { "endpoint", "pod-2:40200", false, "127.0.0.3:40300" },
+        { "endpoint", "pod-2:40200", true, "127.0.0.4:40400" },
+        { "endpoint", "pod-1:40123", true, "127.0.0.2:40123" },
+        /* a row mapping to a name, and names not in the table, go to the default resolver */
+        { "control", "alias:40555", false, "127.0.0.1:40555" },
+        { "endpoint", "localhost:40556", false, "127.0.0.1:40556" },
+    };
+    for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++)
+    {
+        AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(resolver, lookups[i].uri_param, lookups[i].host_and_port,
+            AF_UNSPEC, lookups[i].is_re_resolution, &address), 0);
+        check_address(&address, lookups[i].expected);
+    }
     AA_CHECK_EQ(aa_name_resolver_resolve_host_and_port(
         resolver, "endpoint", "no-such-name.invalid:1", AF_UNSPEC, false, &address), -1);
     AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_UNKNOWN_HOST);

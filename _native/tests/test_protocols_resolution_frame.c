@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aa_test.h"
+#include "aa_resolution_test.h"
 #include "protocols/aa_resolution_frame.h"
 #include "util/aa_error.h"
 
@@ -30,20 +31,6 @@ static const uint8_t golden[64] =
     0x00, 0x00, 0x00, 0x00, 0x00
 };
 
-static aa_resolution_entry_t entry_of(int8_t type, uint8_t flags, uint16_t port, int32_t age, const uint8_t *addr, const char *name)
-{
-    aa_resolution_entry_t e;
-    memset(&e, 0, sizeof(e));
-    e.res_type = type;
-    e.res_flags = flags;
-    e.udp_port = port;
-    e.age_in_ms = age;
-    memcpy(e.address, addr, AA_RESOLUTION_TYPE_NAME_TO_IP4 == type ? 4 : 16);
-    e.name = (const uint8_t *)name;
-    e.name_length = (int32_t)strlen(name);
-    return e;
-}
-
 static const uint8_t ipv4[4] = { 192, 168, 1, 20 };
 static const uint8_t ipv6[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 
@@ -51,8 +38,8 @@ static void should_encode_golden_frame(void)
 {
     memset(g_buf, 0xAA, 128);
     AA_CHECK_EQ(aa_resolution_frame_begin(g_buf, 64), 8);
-    aa_resolution_entry_t a = entry_of(AA_RESOLUTION_TYPE_NAME_TO_IP4, AA_RESOLUTION_FLAG_SELF, 8050, 0, ipv4, "node-a");
-    aa_resolution_entry_t b = entry_of(AA_RESOLUTION_TYPE_NAME_TO_IP6, 0, 40456, 1500, ipv6, "b");
+    aa_resolution_entry_t a = test_resolution_entry(AA_RESOLUTION_TYPE_NAME_TO_IP4, AA_RESOLUTION_FLAG_SELF, 8050, 0, ipv4, "node-a");
+    aa_resolution_entry_t b = test_resolution_entry(AA_RESOLUTION_TYPE_NAME_TO_IP6, 0, 40456, 1500, ipv6, "b");
     AA_CHECK_EQ(aa_resolution_frame_append(g_buf, 64, &a), 32);
     AA_CHECK_EQ(aa_resolution_frame_append(g_buf, 64, &b), 64);
     AA_CHECK(0 == memcmp(g_buf, golden, sizeof(golden)));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "aa_test.h"
+#include "aa_resolution_test.h"
 #include "resolver/aa_driver_name_resolver.h"
 #include "media/aa_udp_channel.h"
 #include "protocols/aa_resolution_frame.h"
@@ -113,15 +114,9 @@ static void should_discover_peers_through_a_bootstrap_and_gossip(void)
 
 static size_t frame_of(uint8_t *buffer, const char *name, const char *ip, uint16_t port, int32_t age, uint8_t flags)
 {
-    aa_resolution_entry_t e;
-    memset(&e, 0, sizeof(e));
-    e.res_type = AA_RESOLUTION_TYPE_NAME_TO_IP4;
-    e.res_flags = flags;
-    e.udp_port = port;
-    e.age_in_ms = age;
-    inet_pton(AF_INET, ip, e.address);
-    e.name = (const uint8_t *)name;
-    e.name_length = (int32_t)strlen(name);
+    uint8_t address[4] = { 0 };
+    inet_pton(AF_INET, ip, address);
+    aa_resolution_entry_t e = test_resolution_entry(AA_RESOLUTION_TYPE_NAME_TO_IP4, flags, port, age, address, name);
     aa_resolution_frame_begin(buffer, 256);
     return (size_t)aa_resolution_frame_append(buffer, 256, &e);
 }

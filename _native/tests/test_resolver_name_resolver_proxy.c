@@ -147,13 +147,20 @@ static void should_refuse_without_a_worker(void)
     AA_CHECK(NULL != strstr(aa_errmsg(), "register_name_resolver"));
 }
 
-static void should_look_up_and_resolve_through_the_worker(void)
+/* The worker started, and a proxy of the registration (flags, timeout) created with init_args. */
+static aa_name_resolver_proxy_t *start_worker_and_create(int32_t flags, int64_t timeout_ms, const char *init_args)
 {
     start_worker();
-    aa_name_resolver_proxy_registration_t r = registration(
-        AA_NAME_RESOLVER_PROXY_HAS_LOOKUP | AA_NAME_RESOLVER_PROXY_HAS_RESOLVE, 500);
+    aa_name_resolver_proxy_registration_t r = registration(flags, timeout_ms);
     aa_name_resolver_proxy_t *proxy = NULL;
-    AA_CHECK_EQ(aa_name_resolver_proxy_create(&proxy, &r, "a=1", record_error, NULL), 0);
+    AA_CHECK_EQ(aa_name_resolver_proxy_create(&proxy, &r, init_args, record_error, NULL), 0);
+    return proxy;
+}
+
+static void should_look_up_and_resolve_through_the_worker(void)
+{
+    aa_name_resolver_proxy_t *proxy = start_worker_and_create(
+        AA_NAME_RESOLVER_PROXY_HAS_LOOKUP | AA_NAME_RESOLVER_PROXY_HAS_RESOLVE, 500, "a=1");
     char out[128];
     AA_CHECK_EQ(aa_name_resolver_proxy_lookup(proxy, "endpoint", "svc", false, out, sizeof(out)), 0);
     AA_CHECK(0 == strcmp(out, "svc.internal:1"));
@@ -195,10 +202,7 @@ static void should_look_up_and_resolve_through_the_worker(void)
 
 static void should_time_out_a_hung_call_and_serve_later_ones(void)
 {
-    start_worker();
-    aa_name_resolver_proxy_registration_t r = registration(AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 100);
-    aa_name_resolver_proxy_t *proxy = NULL;
-    AA_CHECK_EQ(aa_name_resolver_proxy_create(&proxy, &r, "", record_error, NULL), 0);
+    aa_name_resolver_proxy_t *proxy = start_worker_and_create(AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 100, "");
     char out[128];
     int logged_before = logged_count;
     struct timespec start;
@@ -270,10 +274,7 @@ static void should_post_do_work_without_waiting_and_not_pile_it_up(void)
 
 static void should_log_a_failed_create_and_fail_waiters_when_the_worker_detaches(void)
 {
-    start_worker();
-    aa_name_resolver_proxy_registration_t r = registration(AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 5000);
-    aa_name_resolver_proxy_t *proxy = NULL;
-    AA_CHECK_EQ(aa_name_resolver_proxy_create(&proxy, &r, "bad", record_error, NULL), 0);
+    aa_name_resolver_proxy_t *proxy = start_worker_and_create(AA_NAME_RESOLVER_PROXY_HAS_LOOKUP, 5000, "bad");
     for (int i = 0; i < 200 && NULL == strstr(logged, "creating it failed"); i++)
     {
         struct timespec ts = { 0, 5 * MS };

@@ -95,18 +95,20 @@ static void should_register_and_refuse_without_a_worker_or_with_bad_options(void
     AA_CHECK(NULL == create(NULL, "pyproxy,x:1"));
     aa_flow_control_proxy_host_attach(&host, true);
 
-    AA_CHECK(NULL == create(&host, "pyproxy,x:1"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "'x:1' is not an option of flow control 'pyproxy'"));
-    AA_CHECK(NULL == create(&host, "pyproxy,g:12/abc"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed group option 'g:12/abc'"));
-    AA_CHECK(NULL == create(&host, "pyproxy,g:zz"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed group option 'g:zz'"));
-    AA_CHECK(NULL == create(&host, "pyproxy,t:soon"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "malformed receiver timeout 't:soon'"));
-    AA_CHECK(NULL == create(&host, "pyproxy,t:1s,t:2s"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "a second receiver timeout"));
-    AA_CHECK(NULL == create(&host, "pytagged,t:1s"));
-    AA_CHECK(NULL != strstr(aa_errmsg(), "needs a group tag"));
+    static const struct { const char *fc; const char *error; } refused[] =
+    {
+        { "pyproxy,x:1", "'x:1' is not an option of flow control 'pyproxy'" },
+        { "pyproxy,g:12/abc", "malformed group option 'g:12/abc'" },
+        { "pyproxy,g:zz", "malformed group option 'g:zz'" },
+        { "pyproxy,t:soon", "malformed receiver timeout 't:soon'" },
+        { "pyproxy,t:1s,t:2s", "a second receiver timeout" },
+        { "pytagged,t:1s", "needs a group tag" },
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+    {
+        AA_CHECK(NULL == create(&host, refused[i].fc));
+        AA_CHECK(NULL != strstr(aa_errmsg(), refused[i].error));
+    }
     AA_CHECK_EQ(aa_flow_control_proxy_host_poll(&host, events, 600), 0);  /* nothing was created */
 }
 

@@ -22,8 +22,8 @@ static int64_t aa_conductor_image_prefault_position(const void *image)
 
 bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image)
 {
-    return link->endpoint == image->endpoint && link->stream_id == image->stream_id &&
-        (!link->has_session_id || link->session_id == image->session_id);
+    return link->endpoint == image->endpoint && link->stream_id == image->ids.stream_id &&
+        (!link->has_session_id || link->session_id == image->ids.session_id);
 }
 
 /* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
@@ -43,8 +43,8 @@ void aa_conductor_link_image_subscriber(
     }
     const aa_conductor_log_reader_t reader =
     {
-        image, aa_conductor_image_add_subscriber, "subscriber to an image", image->correlation_id, image->session_id,
-        image->stream_id, image->log_path, image->source_identity
+        image, aa_conductor_image_add_subscriber, "subscriber to an image", image->correlation_id, image->ids.session_id,
+        image->ids.stream_id, image->log_path, image->source_identity
     };
     aa_conductor_link_log_reader(conductor, &reader, link, join_position, now_ns, now_ms);
 }
@@ -71,7 +71,7 @@ void aa_conductor_image_begin_linger(aa_driver_conductor_t *conductor, aa_public
             }
         }
         aa_conductor_send_unavailable_image(
-            conductor, image->correlation_id, s->subscription_registration_id, image->stream_id, channel);
+            conductor, image->correlation_id, s->subscription_registration_id, image->ids.stream_id, channel);
         aa_conductor_free_counter(conductor, s->counter_id, now_ms);
     }
     image->subscribers_count = 0;
@@ -119,7 +119,7 @@ static int aa_conductor_create_image_congestion_control(
     {
         image->cc_counter_ids[i] = aa_conductor_allocate_stream_counter(
             conductor, AA_COUNTER_TYPE_PER_IMAGE, aa_congestion_control_counter_label(choice, i), image->correlation_id,
-            image->session_id, image->stream_id, channel, now_ms);
+            image->ids.session_id, image->ids.stream_id, channel, now_ms);
         if (image->cc_counter_ids[i] < 0)
         {
             return -1;
@@ -152,8 +152,8 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     for (size_t i = 0; i < conductor->images_count; i++)
     {
         aa_publication_image_t *image = conductor->images[i];
-        if (image->endpoint == endpoint && image->session_id == setup->session_id &&
-            image->stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
+        if (image->endpoint == endpoint && image->ids.session_id == setup->session_id &&
+            image->ids.stream_id == setup->stream_id && AA_PUBLICATION_IMAGE_STATE_ACTIVE == image->state)
         {
             return;
         }
@@ -253,13 +253,13 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_publication_image_params_t params =
     {
         .correlation_id = correlation_id,
-        .session_id = setup->session_id,
-        .stream_id = setup->stream_id,
-        .initial_term_id = setup->initial_term_id,
+        .ids.session_id = setup->session_id,
+        .ids.stream_id = setup->stream_id,
+        .ids.initial_term_id = setup->initial_term_id,
         .active_term_id = setup->active_term_id,
         .term_offset = setup->term_offset,
-        .term_length = setup->term_length,
-        .mtu_length = setup->mtu,
+        .ids.term_length = setup->term_length,
+        .ids.mtu_length = setup->mtu,
         .window_length = window_length,
         .status_message_timeout_ns = ctx->status_message_timeout_ns,
         .nak_delay_ns = endpoint->params.nak_delay_ns,
@@ -337,7 +337,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
     if (image->mapped.allocated)
     {
-        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->term_length, image->join_position,
+        aa_prefault_add(&conductor->prefault, image->mapped.addr, image->ids.term_length, image->join_position,
             aa_conductor_image_prefault_position, image);
     }
 

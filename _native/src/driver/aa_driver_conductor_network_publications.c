@@ -25,7 +25,7 @@ void aa_conductor_link_spy(
     int64_t now_ns, int64_t now_ms)
 {
     if (NULL == link->spy_channel || AA_NETWORK_PUBLICATION_STATE_ACTIVE != pub->state ||
-        link->stream_id != pub->stream_id || (link->has_session_id && link->session_id != pub->session_id) ||
+        link->stream_id != pub->ids.stream_id || (link->has_session_id && link->session_id != pub->ids.session_id) ||
         !aa_udp_channel_equals(pub->endpoint->channel, link->spy_channel) ||
         NULL != aa_network_publication_find_spy(pub, link->registration_id))
     {
@@ -34,7 +34,7 @@ void aa_conductor_link_spy(
     /* a spy reads the publication's own log, over shared memory: its source is IPC (as in Aeron) */
     const aa_conductor_log_reader_t reader =
     {
-        pub, aa_conductor_add_spy, "spy", pub->registration_id, pub->session_id, pub->stream_id, pub->log_path,
+        pub, aa_conductor_add_spy, "spy", pub->registration_id, pub->ids.session_id, pub->ids.stream_id, pub->log_path,
         "aeron:ipc"
     };
     aa_conductor_link_log_reader(conductor, &reader, link, aa_network_publication_join_position(pub), now_ns, now_ms);
@@ -80,11 +80,11 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     aa_network_publication_params_t init =
     {
         .registration_id = registration_id,
-        .session_id = session_id,
-        .stream_id = stream_id,
-        .initial_term_id = initial_term_id,
-        .term_length = params->term_length,
-        .mtu_length = params->mtu_length,
+        .ids.session_id = session_id,
+        .ids.stream_id = stream_id,
+        .ids.initial_term_id = initial_term_id,
+        .ids.term_length = params->term_length,
+        .ids.mtu_length = params->mtu_length,
         .term_window_length = params->term_window_length,
         .linger_timeout_ns = params->linger_timeout_ns,
         .unblock_timeout_ns = ctx->publication_unblock_timeout_ns,
@@ -207,7 +207,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     conductor->bytes_mapped += (int64_t)pub->mapped.length;
     if (pub->mapped.allocated)
     {
-        aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->term_length, start_position,
+        aa_prefault_add(&conductor->prefault, pub->mapped.addr, pub->ids.term_length, start_position,
             aa_conductor_network_publication_prefault_position, pub);
     }
     aa_put_int64_release(conductor->system_counters[AA_SYSTEM_COUNTER_BYTES_CURRENTLY_MAPPED], conductor->bytes_mapped);
@@ -250,14 +250,14 @@ static void aa_conductor_spy_dropped(aa_driver_conductor_t *conductor, void *p, 
 {
     aa_network_publication_t *pub = p;
     aa_conductor_send_unavailable_image(
-        conductor, pub->registration_id, s->subscription_registration_id, pub->stream_id, pub->channel->text);
+        conductor, pub->registration_id, s->subscription_registration_id, pub->ids.stream_id, pub->channel->text);
 }
 
 static void aa_conductor_spy_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
 {
     aa_network_publication_t *pub = p;
     aa_conductor_send_available_image(
-        conductor, pub->registration_id, pub->session_id, pub->stream_id, s->subscription_registration_id,
+        conductor, pub->registration_id, pub->ids.session_id, pub->ids.stream_id, s->subscription_registration_id,
         s->counter_id, pub->log_path, "aeron:ipc");
 }
 

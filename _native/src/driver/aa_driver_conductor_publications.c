@@ -55,7 +55,7 @@ bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t st
     for (size_t i = 0; i < conductor->network_publications_count; i++)
     {
         aa_network_publication_t *p = conductor->network_publications[i];
-        if (p->stream_id == stream_id && p->session_id == session_id)
+        if (p->ids.stream_id == stream_id && p->ids.session_id == session_id)
         {
             return true;
         }
@@ -342,13 +342,13 @@ static int aa_conductor_find_shared_publication(
     for (size_t i = 0; NULL != udp && i < conductor->network_publications_count; i++)
     {
         aa_network_publication_t *p = conductor->network_publications[i];
-        if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == stream_id &&
+        if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && p->ids.stream_id == stream_id &&
             !p->endpoint->is_closing && aa_udp_channel_equals(p->endpoint->channel, udp) &&
-            (!params->has_session_id || params->session_id == p->session_id))
+            (!params->has_session_id || params->session_id == p->ids.session_id))
         {
             *network = p;
-            term_length = p->term_length;
-            mtu_length = p->mtu_length;
+            term_length = p->ids.term_length;
+            mtu_length = p->ids.mtu_length;
             existing = p->channel;
             break;
         }
@@ -466,7 +466,7 @@ int aa_conductor_on_add_publication(
     else
     {
         aa_conductor_on_publication_ready(
-            conductor, correlation_id, network->registration_id, network->session_id, network->stream_id,
+            conductor, correlation_id, network->registration_id, network->ids.session_id, network->ids.stream_id,
             network->pub_lmt_counter_id, network->endpoint->status_counter_id, network->log_path, network->is_exclusive);
     }
     return 0;

@@ -9,59 +9,25 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint16_t aa_get_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
+/* aa_get_<name>(p) reads and aa_put_<name>(p, v) writes one field of the type: u16, u32, i16, i32, i64. */
+#define AA_BYTES_FIELD(name, type) \
+    static inline type aa_get_##name(const uint8_t *p) \
+    { \
+        type v; \
+        memcpy(&v, p, sizeof(v)); \
+        return v; \
+    } \
+    static inline void aa_put_##name(uint8_t *p, type v) \
+    { \
+        memcpy(p, &v, sizeof(v)); \
+    }
 
-static inline uint32_t aa_get_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
+AA_BYTES_FIELD(u16, uint16_t)
+AA_BYTES_FIELD(u32, uint32_t)
+AA_BYTES_FIELD(i16, int16_t)
+AA_BYTES_FIELD(i32, int32_t)
+AA_BYTES_FIELD(i64, int64_t)
 
-static inline void aa_put_u16(uint8_t *p, uint16_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static inline void aa_put_u32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static inline int16_t aa_get_i16(const uint8_t *p)
-{
-    int16_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline int32_t aa_get_i32(const uint8_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline int64_t aa_get_i64(const uint8_t *p)
-{
-    int64_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline void aa_put_i32(uint8_t *p, int32_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static inline void aa_put_i64(uint8_t *p, int64_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
+#undef AA_BYTES_FIELD
 
 #endif
