@@ -172,8 +172,10 @@ def test_the_dockerfile_builds_the_project_as_the_readme_says() -> None:
     base = next(arg for op, arg in steps if op == "FROM")
     version = re.fullmatch(r"python:(\d+)\.(\d+)-slim-\w+", base)
     assert version and tuple(map(int, version.groups())) >= least, base
-    # the build tools `./dev setup` installs (less iproute2 and nftables, for the namespace tests)
-    dev_packages = set(re.search(r"for pkg in ([^;]+);", dev).group(1).split()) - {"iproute2", "nftables"}  # type: ignore[union-attr]
+    # the build tools `./dev setup` installs (less the tests' tools: iproute2 and nftables for the
+    # namespace tests, prometheus for promtool)
+    test_tools = {"iproute2", "nftables", "prometheus"}
+    dev_packages = set(re.search(r"for pkg in ([^;]+);", dev).group(1).split()) - test_tools  # type: ignore[union-attr]
     runs = [shlex.split(arg) for op, arg in steps if op == "RUN"]
     apt = next(words for words in runs if "apt-get" in words and "install" in words)
     installed = {w for w in apt[apt.index("install") + 1:] if not w.startswith("-") and w not in ("&&",)}
