@@ -101,6 +101,11 @@ class DriverContext(_options.NativeContext):
     driver_resolver_name: str | None = None
     driver_resolver_interface: str | None = None
     driver_resolver_bootstrap_neighbor: str | None = None
+    driver_resolver_allowed_networks: str | None = None
+    driver_resolver_hmac_key_file: str | None = None
+    driver_resolver_cache_max_entries: int | None = None
+    driver_resolver_neighbors_max: int | None = None
+    driver_resolver_gossip_rate_limit: Size | None = None
     # driver control: who may stop the driver with TERMINATE_DRIVER (`aeron-async driver --terminate`)
     driver_termination_validator: str | None = None
     driver_termination_token: str | None = None

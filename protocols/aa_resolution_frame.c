@@ -3,6 +3,7 @@
 #include "protocols/aa_resolution_frame.h"
 #include "protocols/aa_udp_protocol.h"
 #include "util/aa_error.h"
+#include "util/aa_sha256.h"
 
 _Static_assert(AA_RESOLUTION_IPV4_FIXED_LENGTH == AA_RES_IPV4_ENTRY_FIXED_LENGTH, "IPv4 entry fixed part");
 _Static_assert(AA_RESOLUTION_IPV6_FIXED_LENGTH == AA_RES_IPV6_ENTRY_FIXED_LENGTH, "IPv6 entry fixed part");
@@ -264,4 +265,68 @@ int aa_resolution_frame_next(const uint8_t *buffer, size_t length, size_t *offse
         return 0;
     }
     return aa_resolution_entry_read(buffer, (size_t)frame_length, offset, entry);
+}
+
+/* ---- signed frames (the trailer after frame_length) ---- */
+
+static void aa_resolution_frame_mac(
+    const uint8_t *buffer, size_t frame_length, const uint8_t *key, size_t key_length, uint8_t *mac)
+{
+    const void *parts[2] = { buffer, buffer + frame_length };
+    size_t lengths[2] = { frame_length, AA_RESOLUTION_HMAC_MAGIC_LENGTH + sizeof(int64_t) };
+    aa_hmac_sha256_parts(key, key_length, parts, lengths, 2, mac);
+}
+
+int32_t aa_resolution_frame_sign(
+    uint8_t *buffer, size_t capacity, int32_t frame_length, const uint8_t *key, size_t key_length,
+    int64_t timestamp_ms)
+{
+    if (frame_length < AA_RESOLUTION_FRAME_HEADER_LENGTH ||
+        (size_t)frame_length + AA_RESOLUTION_HMAC_TRAILER_LENGTH > capacity)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "a signed resolution frame of %d bytes does not fit in %zu",
+            frame_length, capacity);
+        return -1;
+    }
+    uint8_t *trailer = buffer + frame_length;
+    memcpy(trailer, AA_RESOLUTION_HMAC_MAGIC, AA_RESOLUTION_HMAC_MAGIC_LENGTH);
+    for (int i = 0; i < 8; i++)
+    {
+        trailer[AA_RESOLUTION_HMAC_MAGIC_LENGTH + i] = (uint8_t)((uint64_t)timestamp_ms >> (8 * i));
+    }
+    aa_resolution_frame_mac(buffer, (size_t)frame_length, key, key_length, trailer + 16);
+    return frame_length + AA_RESOLUTION_HMAC_TRAILER_LENGTH;
+}
+
+int aa_resolution_frame_verify(
+    const uint8_t *buffer, size_t length, const uint8_t *key, size_t key_length, int64_t *timestamp_ms)
+{
+    int32_t frame_length = aa_resolution_frame_header_check(buffer, length);
+    if (frame_length < 0)
+    {
+        return -1;
+    }
+    if ((size_t)frame_length == length)
+    {
+        return 0;
+    }
+    const uint8_t *trailer = buffer + frame_length;
+    if ((size_t)frame_length + AA_RESOLUTION_HMAC_TRAILER_LENGTH != length ||
+        0 != memcmp(trailer, AA_RESOLUTION_HMAC_MAGIC, AA_RESOLUTION_HMAC_MAGIC_LENGTH))
+    {
+        return -1;
+    }
+    uint8_t mac[AA_SHA256_DIGEST_LENGTH];
+    aa_resolution_frame_mac(buffer, (size_t)frame_length, key, key_length, mac);
+    if (!aa_constant_time_equals(mac, trailer + 16, sizeof(mac)))
+    {
+        return -1;
+    }
+    uint64_t timestamp = 0;
+    for (int i = 0; i < 8; i++)
+    {
+        timestamp |= (uint64_t)trailer[AA_RESOLUTION_HMAC_MAGIC_LENGTH + i] << (8 * i);
+    }
+    *timestamp_ms = (int64_t)timestamp;
+    return 1;
 }

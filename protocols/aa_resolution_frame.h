@@ -75,4 +75,32 @@ int aa_resolution_frame_next(const uint8_t *buffer, size_t length, size_t *offse
 
 /* CDEF END */
 
+/*
+ * Signed frames (ours, beyond Aeron: AERON_DRIVER_RESOLVER_HMAC_KEY_FILE, docs/architecture.md
+ * "Driver names"). The frame stays exactly as above and a 48-byte trailer follows it, OUTSIDE
+ * frame_length, so the datagram is frame_length + 48 bytes:
+ *   0  magic "aahmac01" (8 ASCII bytes: the scheme and its version)
+ *   8  timestamp_ms int64 LE (epoch ms when signed)
+ *   16 HMAC-SHA256(key, frame bytes [0, frame_length) || trailer bytes [0, 16)), 32 bytes
+ * Only drivers with the key read it: an Aeron driver would take the trailer for an entry (Aeron's C
+ * reads entries to the end of the datagram, reference 1.10), so with the key set a driver gossips
+ * with drivers of ours holding the same key only. Without the key no trailer is sent.
+ */
+#define AA_RESOLUTION_HMAC_TRAILER_LENGTH 48
+#define AA_RESOLUTION_HMAC_MAGIC "aahmac01"
+#define AA_RESOLUTION_HMAC_MAGIC_LENGTH 8
+
+/* Appends the trailer to the frame of frame_length bytes at the start of buffer. Returns the
+ * datagram's length, or -1 (AA_ERROR_CODE_INVALID_ARGUMENT) when it does not fit in capacity. */
+int32_t aa_resolution_frame_sign(
+    uint8_t *buffer, size_t capacity, int32_t frame_length, const uint8_t *key, size_t key_length,
+    int64_t timestamp_ms);
+
+/* Checks the trailer of a datagram whose frame passed aa_resolution_frame_validate: 1 with
+ * *timestamp_ms when it is exactly one trailer with the magic and a MAC that matches (compared in
+ * constant time), 0 when the datagram carries no trailer (unsigned), -1 otherwise (bytes past the
+ * frame that are no trailer, or a MAC that does not match). */
+int aa_resolution_frame_verify(
+    const uint8_t *buffer, size_t length, const uint8_t *key, size_t key_length, int64_t *timestamp_ms);
+
 #endif

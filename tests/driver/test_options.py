@@ -67,6 +67,8 @@ def _value_for(option: NativeOption) -> tuple[object, Callable[[str], bool]]:
         return "192k", lambda held: held == str(192 * 1024)
     if option.type == lib.AA_OPTION_DURATION:
         return 0.25, lambda held: held in ("250000000ns", "250ms")
+    if option.env == "AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS":   # a checked CIDR list
+        return "10.0.0.0/8,fd00::/8", lambda held: held == "10.0.0.0/8,fd00::/8"
     if option.type == lib.AA_OPTION_STRING and option.default == "":
         return "x", lambda held: held in ("x", "(set)")   # a secret reads back as "(set)"
     if option.type == lib.AA_OPTION_CUSTOM and option.env == "AERON_RECEIVER_GROUP_TAG":

@@ -46,6 +46,12 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    /* ours: the driver name resolver's refusals (docs/security.md, "Name resolution (gossip)") */
+    AA_SYSTEM_COUNTER_RESOLVER_SOURCE_REFUSED,
+    AA_SYSTEM_COUNTER_RESOLVER_ENTRY_REFUSED,
+    AA_SYSTEM_COUNTER_RESOLVER_CAP_REFUSED,
+    AA_SYSTEM_COUNTER_RESOLVER_GOSSIP_THROTTLED,
+    AA_SYSTEM_COUNTER_RESOLVER_UNAUTHENTICATED,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -94,6 +100,11 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "Resolver frames refused: source outside the allowed networks",
+    "Resolver entries refused: spoofed SELF or address outside the allowed networks",
+    "Resolver entries refused: cache or neighbour cap reached",
+    "Resolver gossip frames not sent: rate limit",
+    "Resolver frames refused: unsigned or badly signed",
 };
 
 #endif

@@ -131,6 +131,11 @@ int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_m
     conductor->driver_resolver_options.name = ctx->driver_resolver_name;
     conductor->driver_resolver_options.interface = ctx->driver_resolver_interface;
     conductor->driver_resolver_options.bootstrap_neighbors = ctx->driver_resolver_bootstrap_neighbor;
+    conductor->driver_resolver_options.allowed_networks = ctx->driver_resolver_allowed_networks;
+    conductor->driver_resolver_options.hmac_key_file = ctx->driver_resolver_hmac_key_file;
+    conductor->driver_resolver_options.cache_max_entries = ctx->driver_resolver_cache_max_entries;
+    conductor->driver_resolver_options.neighbors_max = ctx->driver_resolver_neighbors_max;
+    conductor->driver_resolver_options.gossip_rate_limit = ctx->driver_resolver_gossip_rate_limit;
     rc->driver_options = &conductor->driver_resolver_options;
     rc->counters = &conductor->counters;
     rc->system_counters = conductor->system_counters;

@@ -11,6 +11,7 @@
 #include "concurrent/aa_broadcast.h"
 #include "concurrent/aa_mpsc_rb.h"
 #include "logbuffer/aa_logbuffer.h"
+#include "util/aa_cidr.h"
 #include "util/aa_error.h"
 #include "util/aa_options.h"
 #include "util/aa_fs.h"
@@ -32,6 +33,13 @@ static int aa_name_resolver_option_check(const aa_option_t *opt, const char *val
         return -1;
     }
     return 0;
+}
+
+/* AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS: a CIDR list (util/aa_cidr.h). */
+static int aa_cidr_option_check(const aa_option_t *opt, const char *value)
+{
+    aa_cidr_list_t list;
+    return aa_cidr_list_parse(opt->env_name, value, &list);
 }
 
 /* AERON_*_FLOW_CONTROL_STRATEGY: a registered flow control strategy with its options, probed. */
@@ -394,6 +402,33 @@ static const aa_option_t aa_driver_options[] =
         AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_bootstrap_neighbor), "",
         "comma list of host:port of driver name resolvers to announce this driver to, every one of them "
         "(at most 20; host names are looked up with the default resolver, again every 10 s)" },
+    /* whom the gossip resolver believes (docs/security.md, Name resolution (gossip)) */
+    { "driver_resolver_allowed_networks", "AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS",
+        "aeron.driver.resolver.allowed.networks",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_allowed_networks), "",
+        "ours: comma list of networks (CIDR, IPv4 and IPv6, e.g. 10.0.0.0/8,fd00::/8) the driver name resolver "
+        "takes resolution frames from, and names may point into; others are refused and counted (empty = every "
+        "source, as Aeron)",
+        .check = aa_cidr_option_check },
+    { "driver_resolver_hmac_key_file", "AERON_DRIVER_RESOLVER_HMAC_KEY_FILE", "aeron.driver.resolver.hmac.key.file",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(driver_resolver_hmac_key_file), "",
+        "ours: file (owner-only, 0400 or 0600; 16 to 1024 bytes) of a key shared by the drivers: resolution "
+        "frames are signed with HMAC-SHA256 and unsigned or badly signed ones refused and counted; drivers with "
+        "a key gossip only with drivers of ours holding the same key, not with Aeron's (empty = off)" },
+    { "driver_resolver_cache_max_entries", "AERON_DRIVER_RESOLVER_CACHE_MAX_ENTRIES",
+        "aeron.driver.resolver.cache.max.entries",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(driver_resolver_cache_max_entries), "1024",
+        "ours: names the driver name resolver caches at most; beyond it new names are refused and counted, "
+        "known ones still updated (0 = no cap)" },
+    { "driver_resolver_neighbors_max", "AERON_DRIVER_RESOLVER_NEIGHBORS_MAX", "aeron.driver.resolver.neighbors.max",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(driver_resolver_neighbors_max), "256",
+        "ours: neighbours the driver name resolver gossips with at most; beyond it new ones are refused and "
+        "counted (0 = no cap)" },
+    { "driver_resolver_gossip_rate_limit", "AERON_DRIVER_RESOLVER_GOSSIP_RATE_LIMIT",
+        "aeron.driver.resolver.gossip.rate.limit",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(driver_resolver_gossip_rate_limit), "1m",
+        "ours: bytes a second the driver name resolver forwards in cache gossip at most (2 s worth may go at "
+        "once); frames beyond it are not sent and counted (0 = no limit)" },
     /* driver control (docs/architecture.md, Operations): TERMINATE_DRIVER's validation */
     { "driver_termination_validator", "AERON_DRIVER_TERMINATION_VALIDATOR", "aeron.driver.termination.validator",
         AA_OPTION_STRING, AA_DRIVER_FIELD(termination_validator), "deny",

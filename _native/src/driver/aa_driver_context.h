@@ -110,6 +110,11 @@ typedef struct aa_driver_context_stct
     char driver_resolver_name[256];
     char driver_resolver_interface[256];
     char driver_resolver_bootstrap_neighbor[1024];
+    char driver_resolver_allowed_networks[2048];   /* CIDR list; empty: every source */
+    char driver_resolver_hmac_key_file[1024];      /* shared key of signed frames; empty: off */
+    int32_t driver_resolver_cache_max_entries;     /* 0: no cap */
+    int32_t driver_resolver_neighbors_max;         /* 0: no cap */
+    int64_t driver_resolver_gossip_rate_limit;     /* bytes a second of cache gossip; 0: no limit */
 
     /* Loss generator (testing, docs/loss-generator.md): parsed rules, off when empty. Stored only;
      * the sender and receiver wrap their transports with it once they exist. */

@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include "resolver/aa_driver_name_resolver.h"
+#include "resolver/aa_driver_name_resolver_policy.h"
 #include "resolver/aa_name_resolver.h"
 #include "util/aa_udp_address.h"
 #include "protocols/aa_resolution_frame.h"
 #include "uri/aa_uri.h"
 #include "util/aa_array.h"
+#include "util/aa_cidr.h"
 #include "util/aa_error.h"
 
 typedef struct aa_dnr_cache_entry_stct
@@ -75,6 +77,13 @@ struct aa_driver_name_resolver_stct
     int64_t next_work_ms;
     int64_t next_self_ms;
     int64_t next_gossip_ms;
+
+    aa_cidr_list_t allowed_networks;   /* empty: every source */
+    uint8_t hmac_key[AA_DNR_HMAC_KEY_MAX_LENGTH];
+    size_t hmac_key_length;            /* 0: frames neither signed nor checked */
+    size_t frame_capacity;             /* what entries may fill of send_buffer (the trailer's room kept) */
+    aa_dnr_rate_limit_t gossip_limit;
+    size_t gossip_start;               /* the neighbour the next gossip round starts with */
     uint8_t send_buffer[AA_DRIVER_NAME_RESOLVER_FRAME_LENGTH];
     uint8_t receive_buffer[65536];
 };
@@ -159,8 +168,18 @@ static aa_dnr_neighbor_t *aa_dnr_neighbor_find(aa_driver_name_resolver_t *r, con
     return NULL;
 }
 
+static void aa_dnr_count(volatile int64_t *counter)
+{
+    __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 static int aa_dnr_neighbor_add(aa_driver_name_resolver_t *r, const struct sockaddr_storage *address, int64_t activity_ms)
 {
+    if (r->config.neighbors_max > 0 && (int64_t)r->neighbor_count >= r->config.neighbors_max)
+    {
+        aa_dnr_count(r->config.cap_refused_counter);
+        return 0;   /* the cap: known neighbours keep their place */
+    }
     if (aa_array_ensure_capacity((void **)&r->neighbors, &r->neighbor_capacity, r->neighbor_count, sizeof(aa_dnr_neighbor_t)) < 0)
     {
         AA_SET_ERR(ENOMEM, "%s", "out of memory adding a resolver neighbour");
@@ -195,6 +214,12 @@ static int aa_dnr_cache_upsert(
     aa_dnr_cache_entry_t *e = aa_dnr_cache_find(r, (const char *)entry->name, (size_t)entry->name_length, entry->res_type);
     if (NULL == e)
     {
+        if (r->config.cache_max_entries > 0 && (int64_t)r->cache_count >= r->config.cache_max_entries)
+        {
+            pthread_mutex_unlock(&r->mutex);
+            aa_dnr_count(r->config.cap_refused_counter);
+            return 0;   /* the cap: names already known keep being updated, new ones wait for room */
+        }
         if (r->cache_count == r->cache_capacity)
         {
             size_t capacity = 0 == r->cache_capacity ? 8 : r->cache_capacity * 2;
@@ -253,15 +278,69 @@ static int aa_dnr_evict(aa_driver_name_resolver_t *r, int64_t now_ms)
 
 /* ---- receiving ---- */
 
+/* The source's address as an entry would carry it: its type and bytes (an IPv4 address an IPv6
+ * socket saw as ::ffff:a.b.c.d is IPv4). */
+static int8_t aa_dnr_source_bytes(const struct sockaddr_storage *from, uint8_t *bytes)
+{
+    memset(bytes, 0, 16);
+    if (AF_INET6 == from->ss_family)
+    {
+        const struct in6_addr *in6 = &((const struct sockaddr_in6 *)from)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(in6))
+        {
+            memcpy(bytes, &in6->s6_addr[12], 4);
+            return AA_RESOLUTION_TYPE_NAME_TO_IP4;
+        }
+        memcpy(bytes, in6->s6_addr, 16);
+        return AA_RESOLUTION_TYPE_NAME_TO_IP6;
+    }
+    memcpy(bytes, &((const struct sockaddr_in *)from)->sin_addr, 4);
+    return AA_RESOLUTION_TYPE_NAME_TO_IP4;
+}
+
+/* Whether the frame may be read at all (docs/security.md, "Name resolution (gossip)"): the source's
+ * network, the frame as a whole, its signature. Sets *base_ms, the time its entries' ages count from. */
+static bool aa_dnr_frame_accepted(
+    aa_driver_name_resolver_t *r, const uint8_t *buffer, size_t length, const struct sockaddr_storage *from,
+    int64_t now_ms, int64_t *base_ms)
+{
+    *base_ms = now_ms;
+    if (NULL != from && r->allowed_networks.count > 0 && !aa_cidr_list_contains_address(&r->allowed_networks, from))
+    {
+        aa_dnr_count(r->config.source_refused_counter);
+        return false;
+    }
+    if (aa_resolution_frame_validate(buffer, length) < 0)
+    {
+        aa_dnr_count(r->config.invalid_packets_counter);
+        return false;
+    }
+    if (r->hmac_key_length > 0)
+    {
+        int64_t signed_ms = 0;
+        if (1 != aa_resolution_frame_verify(buffer, length, r->hmac_key, r->hmac_key_length, &signed_ms) ||
+            signed_ms < now_ms - AA_DRIVER_NAME_RESOLVER_HMAC_MAX_SKEW_MS ||
+            signed_ms > now_ms + AA_DRIVER_NAME_RESOLVER_HMAC_MAX_SKEW_MS)
+        {
+            aa_dnr_count(r->config.unauthenticated_counter);
+            return false;
+        }
+        *base_ms = signed_ms < now_ms ? signed_ms : now_ms;
+    }
+    return true;
+}
+
 int aa_driver_name_resolver_on_datagram(
     aa_driver_name_resolver_t *r, const uint8_t *buffer, size_t length, const struct sockaddr_storage *from,
     int64_t now_ms)
 {
-    if (aa_resolution_frame_validate(buffer, length) < 0)
+    int64_t base_ms;
+    if (!aa_dnr_frame_accepted(r, buffer, length, from, now_ms, &base_ms))
     {
-        __atomic_fetch_add(r->config.invalid_packets_counter, 1, __ATOMIC_RELAXED);
         return -1;
     }
+    uint8_t source[16];
+    int8_t source_type = NULL != from ? aa_dnr_source_bytes(from, source) : 0;
     int applied = 0;
     size_t offset = AA_RESOLUTION_FRAME_HEADER_LENGTH;
     aa_resolution_entry_t entry;
@@ -275,20 +354,33 @@ int aa_driver_name_resolver_on_datagram(
         }
         uint8_t address[16];
         memcpy(address, entry.address, sizeof(address));
+        size_t address_length = AA_RESOLUTION_TYPE_NAME_TO_IP6 == entry.res_type ? 16 : 4;
         if (is_self && aa_dnr_bytes_are_wildcard(entry.res_type, address))
         {
             /* a peer bound to a wildcard: it is where its datagram came from */
-            if (NULL == from || aa_dnr_type_of(from) != entry.res_type)
+            if (NULL == from || source_type != entry.res_type)
             {
                 continue;
             }
-            aa_dnr_address_bytes(from, address);
+            memcpy(address, source, 16);
         }
         else if (aa_dnr_bytes_are_wildcard(entry.res_type, address))
         {
             continue;   /* gossip about a wildcard address names no one */
         }
-        int64_t activity_ms = now_ms - entry.age_in_ms;
+        else if (is_self && NULL != from &&
+            (source_type != entry.res_type || 0 != memcmp(address, source, address_length)))
+        {
+            aa_dnr_count(r->config.entry_refused_counter);
+            continue;   /* a SELF entry speaks for its sender only: it must come from the address it claims */
+        }
+        if (r->allowed_networks.count > 0 && !aa_cidr_list_contains(&r->allowed_networks,
+            AA_RESOLUTION_TYPE_NAME_TO_IP6 == entry.res_type ? AF_INET6 : AF_INET, address))
+        {
+            aa_dnr_count(r->config.entry_refused_counter);
+            continue;   /* no name may point outside the allowed networks */
+        }
+        int64_t activity_ms = base_ms - entry.age_in_ms;
         int upserted = aa_dnr_cache_upsert(r, &entry, address, activity_ms);
         if (upserted < 0)
         {
@@ -296,7 +388,7 @@ int aa_driver_name_resolver_on_datagram(
         }
         if (0 == upserted)
         {
-            continue;   /* stale: neither the cache nor the neighbours learn from it */
+            continue;   /* stale, or a new name beyond the cap: neither the cache nor the neighbours learn from it */
         }
         struct sockaddr_storage neighbor;
         aa_dnr_address_from(entry.res_type, address, entry.udp_port, &neighbor);
@@ -336,33 +428,57 @@ static void aa_dnr_send(aa_driver_name_resolver_t *r, const uint8_t *frame, size
     }
 }
 
-static int aa_dnr_send_to_neighbors(aa_driver_name_resolver_t *r, const uint8_t *frame, size_t length, bool with_bootstraps)
+/* Signs the frame of length bytes in send_buffer when there is a key: the datagram's length. */
+static size_t aa_dnr_seal(aa_driver_name_resolver_t *r, int32_t length, int64_t now_ms)
+{
+    if (0 == r->hmac_key_length)
+    {
+        return (size_t)length;
+    }
+    int32_t sealed = aa_resolution_frame_sign(
+        r->send_buffer, sizeof(r->send_buffer), length, r->hmac_key, r->hmac_key_length, now_ms);
+    return sealed < 0 ? 0 : (size_t)sealed;   /* cannot happen: frame_capacity keeps the trailer's room */
+}
+
+static int aa_dnr_send_to_bootstraps(aa_driver_name_resolver_t *r, const uint8_t *frame, size_t length)
 {
     int sent = 0;
-    for (size_t i = 0; i < r->neighbor_count; i++)
+    pthread_mutex_lock(&r->mutex);
+    for (size_t i = 0; i < r->bootstrap_count; i++)
     {
+        aa_dnr_bootstrap_t *b = &r->bootstraps[i];
+        if (b->is_resolved && NULL == aa_dnr_neighbor_find(r, &b->address) &&
+            !aa_udp_address_equals(&b->address, &r->bound_address))
+        {
+            aa_dnr_send(r, frame, length, &b->address);
+            sent++;
+        }
+    }
+    pthread_mutex_unlock(&r->mutex);
+    return sent;
+}
+
+/* To every neighbour from the round's first one on; with limited, each send spends its bytes from the
+ * gossip budget, and a send the budget cannot pay is not made (counted). */
+static int aa_dnr_send_to_neighbors(
+    aa_driver_name_resolver_t *r, const uint8_t *frame, size_t length, bool limited, int64_t now_ms)
+{
+    int sent = 0;
+    for (size_t k = 0; k < r->neighbor_count; k++)
+    {
+        size_t i = (r->gossip_start + k) % r->neighbor_count;
+        if (limited && !aa_dnr_rate_limit_take(&r->gossip_limit, (int64_t)length, now_ms))
+        {
+            aa_dnr_count(r->config.gossip_throttled_counter);
+            continue;
+        }
         aa_dnr_send(r, frame, length, &r->neighbors[i].address);
         sent++;
-    }
-    if (with_bootstraps)
-    {
-        pthread_mutex_lock(&r->mutex);
-        for (size_t i = 0; i < r->bootstrap_count; i++)
-        {
-            aa_dnr_bootstrap_t *b = &r->bootstraps[i];
-            if (b->is_resolved && NULL == aa_dnr_neighbor_find(r, &b->address) &&
-                !aa_udp_address_equals(&b->address, &r->bound_address))
-            {
-                aa_dnr_send(r, frame, length, &b->address);
-                sent++;
-            }
-        }
-        pthread_mutex_unlock(&r->mutex);
     }
     return sent;
 }
 
-static int aa_dnr_announce_self(aa_driver_name_resolver_t *r)
+static int aa_dnr_announce_self(aa_driver_name_resolver_t *r, int64_t now_ms)
 {
     aa_resolution_entry_t self;
     memset(&self, 0, sizeof(self));
@@ -373,9 +489,15 @@ static int aa_dnr_announce_self(aa_driver_name_resolver_t *r)
     aa_dnr_address_bytes(&r->bound_address, self.address);
     self.name = (const uint8_t *)r->name;
     self.name_length = r->name_length;
-    aa_resolution_frame_begin(r->send_buffer, sizeof(r->send_buffer));
-    int32_t length = aa_resolution_frame_append(r->send_buffer, sizeof(r->send_buffer), &self);
-    return length < 0 ? 0 : aa_dnr_send_to_neighbors(r, r->send_buffer, (size_t)length, true);
+    aa_resolution_frame_begin(r->send_buffer, r->frame_capacity);
+    int32_t length = aa_resolution_frame_append(r->send_buffer, r->frame_capacity, &self);
+    if (length < 0)
+    {
+        return 0;
+    }
+    size_t datagram = aa_dnr_seal(r, length, now_ms);
+    return aa_dnr_send_to_neighbors(r, r->send_buffer, datagram, false, now_ms) +
+        aa_dnr_send_to_bootstraps(r, r->send_buffer, datagram);
 }
 
 static int aa_dnr_gossip(aa_driver_name_resolver_t *r, int64_t now_ms)
@@ -385,7 +507,7 @@ static int aa_dnr_gossip(aa_driver_name_resolver_t *r, int64_t now_ms)
         return 0;
     }
     int sent = 0;
-    int32_t length = aa_resolution_frame_begin(r->send_buffer, sizeof(r->send_buffer));
+    int32_t length = aa_resolution_frame_begin(r->send_buffer, r->frame_capacity);
     /* the conductor is the only writer of the cache: reading it here needs no lock */
     for (size_t i = 0; i < r->cache_count; i++)
     {
@@ -400,12 +522,12 @@ static int aa_dnr_gossip(aa_driver_name_resolver_t *r, int64_t now_ms)
         entry.name = (const uint8_t *)e->name;
         entry.name_length = e->name_length;
         int32_t entry_length = aa_resolution_entry_length(e->res_type, e->name_length);
-        if (length + entry_length > (int32_t)sizeof(r->send_buffer) && length > AA_RESOLUTION_FRAME_HEADER_LENGTH)
+        if (length + entry_length > (int32_t)r->frame_capacity && length > AA_RESOLUTION_FRAME_HEADER_LENGTH)
         {
-            sent += aa_dnr_send_to_neighbors(r, r->send_buffer, (size_t)length, false);
-            length = aa_resolution_frame_begin(r->send_buffer, sizeof(r->send_buffer));
+            sent += aa_dnr_send_to_neighbors(r, r->send_buffer, aa_dnr_seal(r, length, now_ms), true, now_ms);
+            length = aa_resolution_frame_begin(r->send_buffer, r->frame_capacity);
         }
-        int32_t appended = aa_resolution_frame_append(r->send_buffer, sizeof(r->send_buffer), &entry);
+        int32_t appended = aa_resolution_frame_append(r->send_buffer, r->frame_capacity, &entry);
         if (appended > 0)
         {
             length = appended;
@@ -413,8 +535,9 @@ static int aa_dnr_gossip(aa_driver_name_resolver_t *r, int64_t now_ms)
     }
     if (length > AA_RESOLUTION_FRAME_HEADER_LENGTH)
     {
-        sent += aa_dnr_send_to_neighbors(r, r->send_buffer, (size_t)length, false);
+        sent += aa_dnr_send_to_neighbors(r, r->send_buffer, aa_dnr_seal(r, length, now_ms), true, now_ms);
     }
+    r->gossip_start = r->neighbor_count > 0 ? (r->gossip_start + 1) % r->neighbor_count : 0;
     return sent;
 }
 
@@ -452,7 +575,7 @@ int aa_driver_name_resolver_do_work(aa_driver_name_resolver_t *r, int64_t now_ms
     if (now_ms >= r->next_self_ms)
     {
         r->next_self_ms = now_ms + AA_DRIVER_NAME_RESOLVER_SELF_INTERVAL_MS;
-        work += aa_dnr_announce_self(r);
+        work += aa_dnr_announce_self(r, now_ms);
     }
     if (now_ms >= r->next_gossip_ms)
     {
@@ -721,10 +844,21 @@ int aa_driver_name_resolver_init(aa_driver_name_resolver_t **resolver, const aa_
     {
         r->config.cache_entries_counter = &r->dummy_counter;
     }
-    if (NULL == r->config.invalid_packets_counter)
+    volatile int64_t **counters[] = { &r->config.invalid_packets_counter, &r->config.source_refused_counter,
+        &r->config.entry_refused_counter, &r->config.cap_refused_counter, &r->config.gossip_throttled_counter,
+        &r->config.unauthenticated_counter };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
     {
-        r->config.invalid_packets_counter = &r->dummy_counter;
+        if (NULL == *counters[i])
+        {
+            *counters[i] = &r->dummy_counter;
+        }
     }
+    r->frame_capacity = sizeof(r->send_buffer);
+    /* the budget holds one gossip interval's worth, and at least one whole frame */
+    int64_t burst = r->config.gossip_rate_limit * AA_DRIVER_NAME_RESOLVER_GOSSIP_INTERVAL_MS / 1000;
+    aa_dnr_rate_limit_init(&r->gossip_limit, r->config.gossip_rate_limit,
+        burst < AA_DRIVER_NAME_RESOLVER_FRAME_LENGTH ? AA_DRIVER_NAME_RESOLVER_FRAME_LENGTH : burst);
     pthread_mutex_init(&r->mutex, NULL);
     pthread_cond_init(&r->lookup_cond, NULL);
 
@@ -749,6 +883,23 @@ int aa_driver_name_resolver_init(aa_driver_name_resolver_t **resolver, const aa_
         aa_driver_name_resolver_close(r);
         return -1;
     }
+    if (aa_cidr_list_parse("AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS", config->allowed_networks,
+        &r->allowed_networks) < 0)
+    {
+        aa_driver_name_resolver_close(r);
+        return -1;
+    }
+    if (NULL != config->hmac_key_file && '\0' != config->hmac_key_file[0])
+    {
+        if (aa_dnr_hmac_key_load(config->hmac_key_file, r->hmac_key, sizeof(r->hmac_key), &r->hmac_key_length) < 0)
+        {
+            aa_driver_name_resolver_close(r);
+            return -1;
+        }
+        r->frame_capacity = sizeof(r->send_buffer) - AA_RESOLUTION_HMAC_TRAILER_LENGTH;
+    }
+    r->config.allowed_networks = NULL;   /* the caller's strings are not kept */
+    r->config.hmac_key_file = NULL;
     if (aa_dnr_bind(r, config->interface) < 0 || aa_dnr_parse_bootstraps(r, config->bootstrap_neighbors) < 0)
     {
         aa_driver_name_resolver_close(r);
@@ -790,5 +941,10 @@ void aa_driver_name_resolver_close(aa_driver_name_resolver_t *r)
     pthread_mutex_destroy(&r->mutex);
     free(r->cache);
     free(r->neighbors);
+    volatile uint8_t *key = r->hmac_key;   /* volatile: the clearing is not optimised away */
+    for (size_t i = 0; i < sizeof(r->hmac_key); i++)
+    {
+        key[i] = 0;
+    }
     free(r);
 }

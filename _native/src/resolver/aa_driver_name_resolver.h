@@ -24,6 +24,25 @@
  * that is not a neighbour yet becomes one (gossip discovers peers transitively); an existing
  * neighbour's activity is refreshed by SELF entries only.
  *
+ * Whom it believes (docs/security.md, "Name resolution (gossip)"), checked in this order, each refusal
+ * counted in its own counter and nothing of a refused frame applied:
+ *   - allowed networks (config allowed_networks, a CIDR list; empty: every source, as Aeron): a frame
+ *     whose source lies outside is refused whole; an entry naming an address outside them is refused;
+ *   - validation as a whole ("Invalid packets");
+ *   - with a shared key (config hmac_key_file): a frame without the HMAC trailer of
+ *     protocols/aa_resolution_frame.h, with a MAC that does not match, or signed more than
+ *     AA_DRIVER_NAME_RESOLVER_HMAC_MAX_SKEW_MS away from now is refused; the entries of a signed frame
+ *     date from its signature's time (min(now, signed) - age), so a replayed frame is no fresher than
+ *     the original;
+ *   - a SELF entry must come from the address it claims (a wildcard claim takes the source address);
+ *   - caps: a new name beyond cache_max_entries, a new neighbour beyond neighbors_max is refused
+ *     (entries already known are always updated, so an honest cluster keeps its members whatever a
+ *     flood of new names does; a refused neighbour's entry is still cached);
+ *   - what it forwards (the cache gossip) spends gossip_rate_limit bytes a second at most (a token
+ *     bucket holding one gossip interval's worth); frames beyond it are not sent, and the next round
+ *     starts with the next neighbour. Self announcements (one small frame per neighbour a second,
+ *     bounded by the neighbour cap) are not limited.
+ *
  * Threads: do_work (socket, timers, cache and neighbour changes, counters) on the driver conductor
  * only, never blocking; aa_driver_name_resolver_resolve from any thread (the resolver executor): it
  * copies the cache entry under the mutex that guards the cache, which do_work holds only while it
@@ -48,6 +67,8 @@
 #define AA_DRIVER_NAME_RESOLVER_MAX_BOOTSTRAP 20
 /* frames sent stay within Aeron's default MTU, so Java peers take them whole */
 #define AA_DRIVER_NAME_RESOLVER_FRAME_LENGTH 1408
+/* how far a signed frame's timestamp may be from the receiver's clock (clocks kept by NTP) */
+#define AA_DRIVER_NAME_RESOLVER_HMAC_MAX_SKEW_MS 30000
 
 typedef struct aa_driver_name_resolver_stct aa_driver_name_resolver_t;
 
@@ -61,6 +82,21 @@ typedef struct aa_driver_name_resolver_config_stct
     volatile int64_t *neighbors_counter;
     volatile int64_t *cache_entries_counter;
     volatile int64_t *invalid_packets_counter;
+    /* Who is believed and how much is forwarded (above; 0 or NULL: no limit, no key, every network). */
+    const char *allowed_networks;     /* CIDR list (util/aa_cidr.h) */
+    const char *hmac_key_file;        /* path of the shared key */
+    int64_t cache_max_entries;
+    int64_t neighbors_max;
+    int64_t gossip_rate_limit;        /* bytes a second of cache gossip */
+    /* Their system counters, bumped atomically (NULL: none): frames from outside the allowed
+     * networks, entries refused for their address (SELF not from it, or outside the networks), new
+     * names or neighbours refused by a cap, gossip frames held back by the rate limit, frames
+     * unsigned or badly signed (with a key). */
+    volatile int64_t *source_refused_counter;
+    volatile int64_t *entry_refused_counter;
+    volatile int64_t *cap_refused_counter;
+    volatile int64_t *gossip_throttled_counter;
+    volatile int64_t *unauthenticated_counter;
     /* Where failures of the background work go (sends, bootstrap lookups); NULL: dropped. Called on
      * the conductor or the bootstrap thread; must be thread-safe. */
     void (*log_error)(void *clientd, int32_t code, const char *message);
@@ -82,8 +118,10 @@ void aa_driver_name_resolver_set_counters(
 /* Conductor duty cycle: returns the work done (datagrams handled, frames sent). */
 int aa_driver_name_resolver_do_work(aa_driver_name_resolver_t *resolver, int64_t now_ms);
 
-/* Handles one received datagram (do_work calls it for each; tests call it directly). Returns the
- * number of entries applied, or -1 for an invalid frame (counted). */
+/* Handles one received datagram (do_work calls it for each; tests call it directly; from NULL: a
+ * source unknown, for tests only: no source checks). Returns the number of entries applied, or -1
+ * for a frame refused whole (invalid, from outside the allowed networks, unsigned or badly signed:
+ * counted). */
 int aa_driver_name_resolver_on_datagram(
     aa_driver_name_resolver_t *resolver, const uint8_t *buffer, size_t length, const struct sockaddr_storage *from,
     int64_t now_ms);

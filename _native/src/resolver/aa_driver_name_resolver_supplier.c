@@ -9,7 +9,8 @@
  *             <aeron_dir>/name-resolutions.dat (key "neighbour", source "driver");
  * Counters (reference 3): "Resolver neighbors: bound <addr>[ bootstrap <list>]" (type 15), "Resolver
  * cache entries: name <name>" (type 16), "resolver-local-sockaddr: <addr>" (type 14, ACTIVE while
- * bound); invalid RES frames count in the "Invalid packets" system counter.
+ * bound); invalid RES frames count in the "Invalid packets" system counter, refusals of the rules of
+ * aa_driver_name_resolver.h in the "Resolver ..." system counters.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -210,8 +211,18 @@ int aa_driver_name_resolver_supplier(
     config.name = options->name;
     config.interface = options->interface;
     config.bootstrap_neighbors = options->bootstrap_neighbors;
-    config.invalid_packets_counter = NULL != context->system_counters ?
-        context->system_counters[AA_SYSTEM_COUNTER_INVALID_PACKETS] : &a->unused_counter;
+    config.allowed_networks = options->allowed_networks;
+    config.hmac_key_file = options->hmac_key_file;
+    config.cache_max_entries = options->cache_max_entries;
+    config.neighbors_max = options->neighbors_max;
+    config.gossip_rate_limit = options->gossip_rate_limit;
+    volatile int64_t **system = context->system_counters;
+    config.invalid_packets_counter = NULL != system ? system[AA_SYSTEM_COUNTER_INVALID_PACKETS] : &a->unused_counter;
+    config.source_refused_counter = NULL != system ? system[AA_SYSTEM_COUNTER_RESOLVER_SOURCE_REFUSED] : NULL;
+    config.entry_refused_counter = NULL != system ? system[AA_SYSTEM_COUNTER_RESOLVER_ENTRY_REFUSED] : NULL;
+    config.cap_refused_counter = NULL != system ? system[AA_SYSTEM_COUNTER_RESOLVER_CAP_REFUSED] : NULL;
+    config.gossip_throttled_counter = NULL != system ? system[AA_SYSTEM_COUNTER_RESOLVER_GOSSIP_THROTTLED] : NULL;
+    config.unauthenticated_counter = NULL != system ? system[AA_SYSTEM_COUNTER_RESOLVER_UNAUTHENTICATED] : NULL;
     config.log_error = aa_dnr_adapter_log_error;
     config.log_error_clientd = a;
     if (aa_driver_name_resolver_init(&a->gossip, &config) < 0)

@@ -71,6 +71,11 @@ typedef struct aa_driver_resolver_options_stct
     const char *name;                   /* AERON_DRIVER_RESOLVER_NAME */
     const char *interface;              /* AERON_DRIVER_RESOLVER_INTERFACE */
     const char *bootstrap_neighbors;    /* AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR */
+    const char *allowed_networks;       /* AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS */
+    const char *hmac_key_file;          /* AERON_DRIVER_RESOLVER_HMAC_KEY_FILE */
+    int64_t cache_max_entries;          /* AERON_DRIVER_RESOLVER_CACHE_MAX_ENTRIES */
+    int64_t neighbors_max;              /* AERON_DRIVER_RESOLVER_NEIGHBORS_MAX */
+    int64_t gossip_rate_limit;          /* AERON_DRIVER_RESOLVER_GOSSIP_RATE_LIMIT */
 }
 aa_driver_resolver_options_t;
 
