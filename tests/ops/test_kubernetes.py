@@ -9,8 +9,10 @@ import contextlib
 import copy
 import io
 import os
+import pathlib
 import re
 import shlex
+import stat
 import subprocess
 import sys
 import tomllib
@@ -97,7 +99,8 @@ def test_drivers_gossip_through_pod_zero_of_the_headless_service() -> None:
         for i, e in enumerate(driver["env"]):
             for ref in re.findall(r"\$\(([A-Za-z_0-9]+)\)", e.get("value", "")):
                 assert ref in names[:i], f"{e['name']} refers to {ref}, not defined before it"
-    assert env_of(next(pod_containers(sts)))["AERON_DRIVER_RESOLVER_NAME"] == "$(POD_NAME)"
+    sts_driver = next(c for c in pod_containers(sts) if c.get("args", [])[:1] == ["driver"])
+    assert env_of(sts_driver)["AERON_DRIVER_RESOLVER_NAME"] == "$(POD_NAME)"
 
 
 def test_the_publisher_names_the_subscribers_driver() -> None:
@@ -115,8 +118,10 @@ def test_the_publisher_names_the_subscribers_driver() -> None:
     assert any(p["containerPort"] == int(sub_port) and p["protocol"] == "UDP" for p in sub_app["ports"])
     for w in (sub, pub):
         init = w["spec"]["template"]["spec"]["initContainers"]
-        assert all(c["restartPolicy"] == "Always" for c in init)  # native sidecars: started before the app
-        assert "startupProbe" in init[0] and init[0]["args"] == ["driver"]
+        assert [c["name"] for c in init if "restartPolicy" not in c] == ["resolver-key"] == [init[0]["name"]]
+        sidecars = init[1:]
+        assert all(c["restartPolicy"] == "Always" for c in sidecars)  # native sidecars: started before the app
+        assert "startupProbe" in sidecars[0] and sidecars[0]["args"] == ["driver"]
 
 
 def test_every_container_shares_the_memory_volume_and_runs_a_real_command() -> None:
@@ -125,6 +130,8 @@ def test_every_container_shares_the_memory_volume_and_runs_a_real_command() -> N
         spec = workload["spec"]["template"]["spec"]
         assert {"name": "aeron-shm", "emptyDir": {"medium": "Memory", "sizeLimit": "512Mi"}} in spec["volumes"]
         for c in pod_containers(workload):
+            if c["name"] == "resolver-key":
+                continue  # the key's copy, before the driver (test_drivers_gossip_signed_from_private_networks)
             assert {"name": "aeron-shm", "mountPath": "/dev/shm"} in [
                 {k: v for k, v in m.items() if k != "readOnly"} for m in c["volumeMounts"]], c["name"]
             if "args" in c:
@@ -140,6 +147,48 @@ def test_every_container_shares_the_memory_volume_and_runs_a_real_command() -> N
         with pytest.raises(SystemExit) as exit_info, contextlib.redirect_stdout(io.StringIO()):
             cli.main([command, "--help"])
         assert exit_info.value.code == 0, f"aeron-async has no subcommand {command!r}"
+
+
+def test_drivers_gossip_signed_from_private_networks(tmp_path: pathlib.Path) -> None:
+    """docs/kubernetes.md, Gossip: every driver signs its gossip with the key of one Secret (mode 0400),
+    copied owner-only for the image's user by the resolver-key init container, and takes frames from
+    private networks only."""
+    user = next(arg for op, arg in dockerfile_instructions() if op == "USER")
+    uid, gid = (int(x) for x in user.split(":"))
+    copies = set()
+    for workload in workloads():
+        spec = workload["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in spec["volumes"]}
+        assert volumes["resolver-secret"]["secret"] == {"secretName": "aeron-resolver-key", "defaultMode": 0o400}
+        assert volumes["resolver-key"]["emptyDir"]["medium"] == "Memory"
+        copy_step = spec["initContainers"][0]
+        assert copy_step["name"] == "resolver-key" and "restartPolicy" not in copy_step  # done before the driver
+        assert copy_step["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN"]}
+        mounts = {m["name"]: m["mountPath"] for m in copy_step["volumeMounts"]}
+        assert mounts == {"resolver-secret": "/etc/aeron-resolver-secret", "resolver-key": "/run/aeron-resolver"}
+        copies.add(copy_step["command"][2])
+        driver = next(c for c in pod_containers(workload) if c.get("args", [])[:1] == ["driver"])
+        env = env_of(driver)
+        assert env["AERON_DRIVER_RESOLVER_HMAC_KEY_FILE"] == "/run/aeron-resolver/key"
+        assert {"name": "resolver-key", "mountPath": "/run/aeron-resolver", "readOnly": True} in driver["volumeMounts"]
+        networks = env["AERON_DRIVER_RESOLVER_ALLOWED_NETWORKS"]
+        aeron_async.DriverContext(driver_resolver_allowed_networks=networks)._to_native()  # a list the driver takes
+        assert networks == "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fd00::/8"
+    (command,) = copies  # the same step everywhere
+    assert command.startswith("umask 0377 && ")
+    # the step itself, on paths of the test: the copy is 0400 and belongs to the image's user
+    secret, key_dir = tmp_path / "secret", tmp_path / "run"
+    secret.mkdir()
+    key_dir.mkdir()
+    (secret / "key").write_bytes(os.urandom(32))
+    (secret / "key").chmod(0o400)
+    local = command.replace("/etc/aeron-resolver-secret", str(secret)).replace("/run/aeron-resolver", str(key_dir))
+    assert f"chown {uid}:{gid} " in local
+    for _ in range(2):  # and again over the first copy, as when the pod's init containers run again
+        subprocess.run(["sh", "-c", local], check=True, timeout=30)
+        st = os.stat(key_dir / "key")
+        assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o400, uid, gid)
+        assert (key_dir / "key").read_bytes() == (secret / "key").read_bytes()
 
 
 def test_driver_environment_variables_are_driver_options() -> None:
