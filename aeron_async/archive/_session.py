@@ -184,13 +184,16 @@ _HINTS: Final[dict[ArchiveErrorCode, tuple[type[ArchiveError], str]]] = {
         "stop position (set init-term-id=, term-id=, term-offset=, term-length=, mtu= on its channel from "
         "list_recording())"),
     ArchiveErrorCode.AUTHENTICATION_REJECTED: (
-        AuthenticationError, "the archive's authenticator rejected the credentials: pass the ones it accepts"),
+        AuthenticationError, "the archive's authenticator rejected the credentials: connect with ones it accepts "
+                             "(credentials=b'principal:secret', or AERON_ARCHIVE_CLIENT_CREDENTIALS / "
+                             "AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE)"),
     ArchiveErrorCode.STORAGE_SPACE: (
         ArchiveStorageError, "free space in the archive directory (purge or migrate recordings) or lower its "
                              "low-storage threshold"),
     ArchiveErrorCode.UNKNOWN_REPLICATION: (ArchiveError, "no such replication"),
     ArchiveErrorCode.UNAUTHORISED_ACTION: (
-        AuthenticationError, "this session is not authorised for that request: connect with credentials that are"),
+        AuthenticationError, "this session's principal is not authorised for that request: connect with the "
+                             "credentials of a principal whose role allows it"),
     ArchiveErrorCode.REPLICATION_CONNECTION_FAILURE: (ArchiveError, "the source archive could not be reached"),
     ArchiveErrorCode.EMPTY_RECORDING: (ArchiveError, "the recording holds no data yet"),
     ArchiveErrorCode.INVALID_POSITION: (
