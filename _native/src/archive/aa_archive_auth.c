@@ -74,6 +74,10 @@ static bool aa_is_asked_about(int32_t template_id)
 
 bool aa_archive_role_allows(int32_t role, int32_t template_id)
 {
+    if (role < AA_ARCHIVE_ROLE_ADMIN || role > AA_ARCHIVE_ROLE_READ)
+    {
+        return false; /* not authenticated */
+    }
     if (AA_ARCHIVE_ROLE_ADMIN == role || !aa_is_asked_about(template_id) || aa_is_read_request(template_id))
     {
         return true;
