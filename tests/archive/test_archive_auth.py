@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import aeron_async
-from aeron_async.archive import AeronArchive, ArchiveErrorCode, CredentialsSupplier
+from aeron_async.archive import AeronArchive, ArchiveContext, ArchiveErrorCode, CredentialsSupplier
 from aeron_async.archive import aio as archive_aio
 from aeron_async.errors import ArchiveError, ArchiveLimitError, AuthenticationError, ConfigurationError
 from support.archive_auth import answer
@@ -142,6 +142,7 @@ def test_credentials_from_the_environment_on_both_sides(aeron_dir: str, archive_
         f.write("viewer:v\n")
     with archive_beside_driver(aeron_dir, archive_dir, authenticator="credentials") as service:
         assert "0ps-pw" not in repr(service.context)
+        assert "hidden" not in repr(ArchiveContext(credentials="x:hidden:admin"))
         with aeron_async.Aeron.connect(service.aeron_dir, driver_timeout=5.0) as client:
             monkeypatch.setenv("AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE", client_file)
             with AeronArchive.connect(client, timeout=5.0) as archive:
