@@ -107,6 +107,17 @@ class Lib:
     AA_OPTION_ENUM: int
     AA_OPTION_CUSTOM: int
     AA_TERMINATION_TOKEN_MAX_LENGTH: int
+    AA_ARCHIVE_ROLE_ADMIN: int
+    AA_ARCHIVE_ROLE_RECORD: int
+    AA_ARCHIVE_ROLE_READ: int
+    AA_ARCHIVE_AUTH_EVENT_CONNECT: int
+    AA_ARCHIVE_AUTH_EVENT_CHALLENGE_RESPONSE: int
+    AA_ARCHIVE_AUTH_EVENT_CLOSED: int
+    AA_ARCHIVE_AUTH_ACCEPT: int
+    AA_ARCHIVE_AUTH_CHALLENGE: int
+    AA_ARCHIVE_AUTH_REJECT: int
+    AA_ARCHIVE_AUTH_DATA_MAX: int
+    AA_ARCHIVE_AUTH_PRINCIPAL_MAX: int
     AA_LOSS_REPORT_ENTRY_ALIGNMENT: int
     AA_LOSS_REPORT_OBSERVATION_COUNT_OFFSET: int
     AA_LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET: int
@@ -481,6 +492,8 @@ class Lib:
     def aa_archive_close(self, archive: CData, /) -> int: ...
     def aa_archive_id(self, archive: CData, /) -> int: ...
     def aa_archive_dir(self, archive: CData, /) -> CData: ...
+    def aa_archive_auth_poll(self, archive: CData, event: CData, timeout_ms: int, /) -> int: ...
+    def aa_archive_auth_answer(self, archive: CData, session_id: int, decision: int, data: bytes | CData, length: int, role: int, /) -> int: ...
     def aa_archive_mark_reader_open(self, reader: CData, archive_dir: bytes | CData, info: CData, /) -> int: ...
     def aa_archive_mark_reader_next_error(self, reader: CData, offset: CData, record: CData, /) -> int: ...
     def aa_archive_mark_reader_close(self, reader: CData, /) -> None: ...

@@ -28,6 +28,7 @@
 #include "archive/aa_archive_segment.h"
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_context.h"
+#include "archive/aa_archive_auth.h"
 #include "protocols/aa_resolution_frame.h"
 #include "concurrent/aa_loss_reporter.h"
 #endif
@@ -523,6 +524,14 @@ int aa_archive_do_work(aa_archive_t *archive);
 int aa_archive_close(aa_archive_t *archive);
 int64_t aa_archive_id(aa_archive_t *archive);
 const char *aa_archive_dir(aa_archive_t *archive);
+/* A Python authenticator's thread (AERON_ARCHIVE_AUTHENTICATOR=python:module:Class; docs/security.md,
+ * "The archive"): the next event of a session (1), none within timeout_ms (0), -1 when the archive's
+ * authenticator is not a Python one; and its answer (AA_ARCHIVE_AUTH_ACCEPT with the principal and a
+ * role, _CHALLENGE with the challenge, _REJECT). The conductor never waits for them. */
+/* CDEF INCLUDE archive/aa_archive_auth.h */
+int aa_archive_auth_poll(aa_archive_t *archive, aa_archive_auth_event_t *event, int64_t timeout_ms);
+int aa_archive_auth_answer(aa_archive_t *archive, int64_t session_id, int32_t decision, const uint8_t *data,
+    size_t length, int32_t role);
 
 /* CDEF INCLUDE archive/aa_archive_context.h */
 /* An archive's mark file, read from any process (the archive running or not): its header, and its

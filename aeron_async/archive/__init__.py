@@ -19,6 +19,7 @@ from ..errors import (
     ArchiveTimeoutError, AuthenticationError, InvalidExtensionError, RecordingPositionError, UnknownRecordingError,
     UnknownReplayError, UnknownSubscriptionError,
 )
+from .auth import Accept, Authenticator, CredentialsSupplier, Reject, SendChallenge
 from .client import AeronArchive, Replay
 from .replay_merge import MergeState, ReplayMerge
 from .service import Archive, ArchiveContext
@@ -62,8 +63,13 @@ __all__ = [
     "NULL_POSITION",
     "RESPONSE_CHANNEL",
     "RESPONSE_STREAM_ID",
+    "Accept",
     "AeronArchive",
     "Archive",
+    "Authenticator",
+    "CredentialsSupplier",
+    "Reject",
+    "SendChallenge",
     "ArchiveContext",
     "ArchiveErrorCode",
     "ControlResponse",

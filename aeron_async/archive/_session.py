@@ -184,13 +184,16 @@ _HINTS: Final[dict[ArchiveErrorCode, tuple[type[ArchiveError], str]]] = {
         "stop position (set init-term-id=, term-id=, term-offset=, term-length=, mtu= on its channel from "
         "list_recording())"),
     ArchiveErrorCode.AUTHENTICATION_REJECTED: (
-        AuthenticationError, "the archive's authenticator rejected the credentials: pass the ones it accepts"),
+        AuthenticationError, "the archive's authenticator rejected the credentials: connect with ones it accepts "
+                             "(credentials=b'principal:secret', or AERON_ARCHIVE_CLIENT_CREDENTIALS / "
+                             "AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE)"),
     ArchiveErrorCode.STORAGE_SPACE: (
         ArchiveStorageError, "free space in the archive directory (purge or migrate recordings) or lower its "
                              "low-storage threshold"),
     ArchiveErrorCode.UNKNOWN_REPLICATION: (ArchiveError, "no such replication"),
     ArchiveErrorCode.UNAUTHORISED_ACTION: (
-        AuthenticationError, "this session is not authorised for that request: connect with credentials that are"),
+        AuthenticationError, "this session's principal is not authorised for that request: connect with the "
+                             "credentials of a principal whose role allows it"),
     ArchiveErrorCode.REPLICATION_CONNECTION_FAILURE: (ArchiveError, "the source archive could not be reached"),
     ArchiveErrorCode.EMPTY_RECORDING: (ArchiveError, "the recording holds no data yet"),
     ArchiveErrorCode.INVALID_POSITION: (
@@ -252,18 +255,17 @@ Item = RecordingDescriptor | RecordingSubscriptionDescriptor
 
 class Ask:
     """One request of an operation: its encoder; the descriptors (`kind`) that answer it, and how
-    many of them complete the answer (`want`, None: only a response does); `same_correlation`
-    for a request that goes on the last one's exchange (a ChallengeResponse); `answered`: False for
-    a request the archive does not answer (KeepAlive)."""
+    many of them complete the answer (`want`, None: only a response does); `answered`: False for
+    a request the archive does not answer (KeepAlive). Each Ask takes a new correlation id (a
+    ChallengeResponse too: reference aeron-wave3.md 6.3)."""
 
-    __slots__ = ("encode", "kind", "want", "same_correlation", "answered")
+    __slots__ = ("encode", "kind", "want", "answered")
 
     def __init__(self, encode: Encoder, *, kind: type[Item] | None = None, want: int | None = None,
-                 same_correlation: bool = False, answered: bool = True) -> None:
+                 answered: bool = True) -> None:
         self.encode = encode
         self.kind = kind
         self.want = want
-        self.same_correlation = same_correlation
         self.answered = answered
 
 
@@ -407,8 +409,7 @@ class ControlSession:
         return self._issue(call, next(call._steps), now)
 
     def _issue(self, call: Call[Any], ask: Ask, now: float) -> bytes:
-        if not ask.same_correlation or call.correlation_id == NULL_VALUE:
-            call.correlation_id = self.next_correlation_id()
+        call.correlation_id = self.next_correlation_id()
         request = ask.encode(self.control_session_id, call.correlation_id)
         call._ask, call._response, call._items = ask, None, []
         call.deadline = now + self.timeout
@@ -583,7 +584,8 @@ class ControlSession:
                         answer.correlation_id)
                 self.control_session_id = challenge.control_session_id
                 reply = on_challenge(challenge.encoded_challenge)
-                answer = yield Ask(lambda s, c: _codec.challenge_response(s, c, reply), same_correlation=True)
+                # a new correlation id: the archive answers on the ChallengeResponse's (reference aeron-wave3.md 6.3)
+                answer = yield Ask(lambda s, c: _codec.challenge_response(s, c, reply))
             self.control_session_id = expect_ok(answer.control("connect"), "connect")
             return self.control_session_id
 

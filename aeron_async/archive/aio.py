@@ -48,6 +48,7 @@ from ._session import (
     SignalArrived,
     SignalWait,
 )
+from .auth import CredentialsSupplier, resolve_credentials
 from .client import ChallengeHandler, SignalHandler
 from .replay_merge import (
     DEFAULT_PROGRESS_TIMEOUT,
@@ -583,11 +584,12 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         response_channel: str = RESPONSE_CHANNEL,
         response_stream_id: int = RESPONSE_STREAM_ID,
         timeout: float = DEFAULT_TIMEOUT,
-        credentials: bytes = b"",
+        credentials: bytes | CredentialsSupplier | None = None,
         on_challenge: ChallengeHandler | None = None,
         on_recording_signal: SignalHandler | None = None,
     ) -> None:
         _session.check_connect(control_channel, response_channel, timeout)
+        credentials, on_challenge = resolve_credentials(credentials, on_challenge)
         self._aeron = aeron
         self._aeron_dir = aeron_dir
         self._control = (control_channel, control_stream_id)

@@ -28,6 +28,7 @@ from ..counters import Counter
 from ..errors import ArchiveError, ArchiveTimeoutError, ClosedError
 from ..idle import IdleStrategy
 from . import _session
+from .auth import CredentialsSupplier, resolve_credentials
 from ._session import (
     CONTROL_STREAM_ID,
     DEFAULT_REPLAY_CHANNEL,
@@ -89,7 +90,7 @@ class AeronArchive(ClosedOnExit, Operations):
         response_channel: str = RESPONSE_CHANNEL,
         response_stream_id: int = RESPONSE_STREAM_ID,
         timeout: float = DEFAULT_TIMEOUT,
-        credentials: bytes = b"",
+        credentials: bytes | CredentialsSupplier | None = None,
         on_challenge: ChallengeHandler | None = None,
         idle_strategy: str = "backoff",
         on_recording_signal: SignalHandler | None = None,
@@ -99,12 +100,16 @@ class AeronArchive(ClosedOnExit, Operations):
 
         `aeron` is the client to use; without it one is connected to `aeron_dir` (the default
         directory when None) and closed with the archive. `timeout` bounds the connect and each
-        request's answer (ArchiveTimeoutError). `credentials` go in the AuthConnect request; an
-        archive that challenges them gets `on_challenge(challenge) -> credentials`'s answer.
+        request's answer (ArchiveTimeoutError). `credentials` (bytes such as b"principal:secret", or a
+        CredentialsSupplier) go in the AuthConnect request; None takes them from the environment
+        (AERON_ARCHIVE_CLIENT_CREDENTIALS, or the owner-only file AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE
+        names), else none. An archive that challenges them gets `on_challenge(challenge) -> credentials`'s
+        answer (or the supplier's).
         `on_recording_signal(signal)` is called for each recording signal that
         `poll_for_recording_signals` hands out.
         """
         _session.check_connect(control_channel, response_channel, timeout)
+        encoded, on_challenge = resolve_credentials(credentials, on_challenge)
         owns = aeron is None
         client = Aeron.connect(aeron_dir) if aeron is None else aeron
         publication = subscription = None
@@ -114,7 +119,7 @@ class AeronArchive(ClosedOnExit, Operations):
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
             archive = cls(client, owns, publication, subscription, timeout, idle_strategy, on_recording_signal)
-            archive._run(archive._session.connect(response, response_stream_id, credentials, on_challenge))
+            archive._run(archive._session.connect(response, response_stream_id, encoded, on_challenge))
             return archive
         except BaseException:
             if publication is not None:

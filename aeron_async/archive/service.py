@@ -29,6 +29,7 @@ from .._ffi import ffi, lib
 from ..context import DriverContext, Duration, Size
 from ..driver import MediaDriver, _default_aeron_dir, _NativeService
 from ..errors import ConfigurationError, check
+from .auth import PYTHON_PREFIX, AuthenticatorWorker, load_authenticator
 
 
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
@@ -64,6 +65,12 @@ class ArchiveContext(_options.NativeContext):
     low_storage_space_threshold: Size | None = None
     error_buffer_length: Size | None = None
     driver_timeout: Duration | None = None
+    authenticator: str | None = None
+    credentials_file: str | None = None
+    credentials: str | None = attrs.field(default=None, repr=False)
+    max_control_sessions: int | None = None
+    max_response_term_length: Size | None = None
+    max_replays_per_session: int | None = None
 
 
 def archive_options() -> list[tuple[str, str, str, str]]:
@@ -121,7 +128,7 @@ class Archive(_NativeService):
     Use as a context manager; `close` stops its recordings (writing their stop positions) and
     replays. With `embedded_driver`, it also owns (and closes) a media driver of its own."""
 
-    __slots__ = ("_ptr", "_lock", "context", "archive_dir", "aeron_dir", "archive_id", "driver")
+    __slots__ = ("_ptr", "_lock", "context", "archive_dir", "aeron_dir", "archive_id", "driver", "_authenticator")
     _NAME = "archive"
 
     def __init__(self, ptr: Any, context: ArchiveContext, archive_dir: str, aeron_dir: str,
@@ -133,6 +140,7 @@ class Archive(_NativeService):
         self.aeron_dir = aeron_dir
         self.archive_id: int = lib.aa_archive_id(ptr)
         self.driver = driver
+        self._authenticator: AuthenticatorWorker | None = None
 
     @classmethod
     def launch(cls, context: ArchiveContext | None = None, *,
@@ -158,6 +166,11 @@ class Archive(_NativeService):
             native_ctx = context._to_native()
             try:
                 archive_dir = ffi.string(lib.aa_archive_context_archive_dir(native_ctx)).decode()
+                value = ffi.new("char[]", 1024)
+                check(lib.aa_archive_context_get(native_ctx, b"AERON_ARCHIVE_AUTHENTICATOR", value, 1024), ConfigurationError)
+                chosen = ffi.string(value).decode()
+                # a Python authenticator is loaded before the archive starts, so a bad name fails the launch
+                python_authenticator = load_authenticator(chosen) if chosen.startswith(PYTHON_PREFIX) else None
                 out = ffi.new("aa_archive_t **")
                 check(lib.aa_archive_launch(out, native_ctx), ConfigurationError)
             finally:
@@ -167,7 +180,11 @@ class Archive(_NativeService):
                 driver.close()
             raise
         aeron_dir = driver.aeron_dir if driver is not None else (context.aeron_dir or _default_aeron_dir())
-        return cls(out[0], context, archive_dir, aeron_dir, driver)
+        archive = cls(out[0], context, archive_dir, aeron_dir, driver)
+        if python_authenticator is not None:
+            archive._authenticator = AuthenticatorWorker(out[0], python_authenticator)
+            archive._authenticator.start()
+        return archive
 
     def do_work(self) -> int:
         """One duty cycle of every agent (INVOKER threading mode); returns the work count."""
@@ -182,6 +199,9 @@ class Archive(_NativeService):
         return list(read_archive_mark(self.archive_dir).errors)
 
     def close(self) -> None:
+        worker, self._authenticator = self._authenticator, None
+        if worker is not None:
+            worker.stop()  # before the archive (and the queue it polls) goes
         with self._lock:
             ptr, self._ptr = self._ptr, None
         if ptr is not None:

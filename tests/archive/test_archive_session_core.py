@@ -94,7 +94,7 @@ def test_connect_sends_auth_connect_and_takes_the_session_id_from_ok() -> None:
     assert call.done and call.result() == CSID and session.control_session_id == CSID and session.connected
 
 
-def test_the_challenge_loop_answers_each_challenge_on_the_same_correlation() -> None:
+def test_the_challenge_loop_answers_each_challenge_on_a_new_correlation() -> None:
     session = ControlSession(5.0, correlation_id=BASE)
     heard: list[bytes] = []
 
@@ -106,16 +106,16 @@ def test_the_challenge_loop_answers_each_challenge_on_the_same_correlation() -> 
     session.start(call, 0.0)
     replies = []
     for round_ in (1, 2):
-        reply = answer(session, call, challenge(BASE + 1, b"nonce-%d" % round_))
+        reply = answer(session, call, challenge(BASE + round_, b"nonce-%d" % round_))
         assert reply is not None
         replies.append(decode_request(reply))
         assert session.control_session_id == CSID and not call.done
     assert heard == [b"nonce-1", b"nonce-2"]
     assert [(r["name"], r["controlSessionId"], r["correlationId"], r["var"]) for r in replies] == [
-        ("ChallengeResponse", CSID, BASE + 1, [b"answer-1"]),
-        ("ChallengeResponse", CSID, BASE + 1, [b"answer-2"]),
+        ("ChallengeResponse", CSID, BASE + 2, [b"answer-1"]),
+        ("ChallengeResponse", CSID, BASE + 3, [b"answer-2"]),
     ]
-    assert answer(session, call, control_response(BASE + 1, CSID)) is None
+    assert answer(session, call, control_response(BASE + 3, CSID)) is None
     assert call.result() == CSID
 
 

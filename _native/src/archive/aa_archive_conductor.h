@@ -3,12 +3,22 @@
 #define AA_ARCHIVE_CONDUCTOR_H
 
 #include "archive/aa_archive_sessions.h"
+#include "archive/aa_archive_auth.h"
 #include "archive/aa_archive_catalog.h"
 #include "protocols/aa_archive_codecs.h"
 
+/* A control session's states (reference aeron-wave3.md 6.2): CONNECTING (its response publication),
+ * CONNECTED (the authenticator asked every 200 ms), CHALLENGED (a Challenge sent, the answer awaited),
+ * AUTHENTICATED (OK sent until the first request), REJECTED (the error sent every 200 ms until the
+ * deadline), ACTIVE, DONE; REFUSED: a cap refused it, the error goes out once its responses connect. */
 #define AA_CONTROL_SESSION_CONNECTING 0
 #define AA_CONTROL_SESSION_ACTIVE 1
 #define AA_CONTROL_SESSION_DONE 2
+#define AA_CONTROL_SESSION_CONNECTED 3
+#define AA_CONTROL_SESSION_CHALLENGED 4
+#define AA_CONTROL_SESSION_AUTHENTICATED 5
+#define AA_CONTROL_SESSION_REJECTED 6
+#define AA_CONTROL_SESSION_REFUSED 7
 
 typedef struct aa_archive_control_session_stct
 {
@@ -27,6 +37,11 @@ typedef struct aa_archive_control_session_stct
     int64_t queue_since_ns;
     char *response_channel;
     int32_t response_stream_id;
+    int64_t correlation_id;     /* the connect's, then the last ChallengeResponse's: answers to authentication */
+    int64_t resend_ns;          /* the next 200 ms step of CONNECTED, AUTHENTICATED and REJECTED */
+    int32_t role;               /* AA_ARCHIVE_ROLE_*: what its principal may ask for */
+    char principal[AA_ARCHIVE_AUTH_PRINCIPAL_MAX];
+    char *refusal;              /* REFUSED: the error it is answered with */
 }
 aa_archive_control_session_t;
 
@@ -75,6 +90,7 @@ struct aa_archive_conductor_stct
     uint8_t *scratch;
     size_t scratch_capacity;
     aa_image_t *request_image; /* the image of the request being handled */
+    aa_archive_authenticator_t authenticator;
 };
 
 /* aa_archive_conductor.c: responses (queued when the response publication refuses them) */

@@ -49,6 +49,19 @@ static const aa_option_enum_t aa_archive_sync_levels =
     "is not a sync level; use 0 (page cache), 1 (force data) or 2 (force data and metadata)"
 };
 
+/* AERON_ARCHIVE_AUTHENTICATOR: a built-in name or python:<module:Class> (archive/aa_archive_auth.h). */
+static int aa_authenticator_option_check(const aa_option_t *opt, const char *value)
+{
+    if (0 == strcmp(value, "allow-all") || 0 == strcmp(value, "credentials") ||
+        (0 == strncmp(value, "python:", 7) && NULL != strchr(value + 7, ':')))
+    {
+        return 0;
+    }
+    AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+        "%s=%s is not an authenticator; use allow-all, credentials or python:module:Class", opt->env_name, value);
+    return -1;
+}
+
 #define AA_ARCHIVE_FIELD(f) AA_OPTION_FIELD(aa_archive_context_t, f)
 
 static const aa_option_t aa_archive_options[] =
@@ -150,6 +163,33 @@ static const aa_option_t aa_archive_options[] =
         AA_OPTION_DURATION, AA_ARCHIVE_FIELD(driver_timeout_ms), "10s",
         "how long the archive's client waits for the media driver",
         .unit_ns = 1000000 },
+    /* who may use the archive (docs/security.md, "The archive") */
+    { "authenticator", "AERON_ARCHIVE_AUTHENTICATOR", "aeron.archive.authenticator",
+        AA_OPTION_STRING, AA_ARCHIVE_FIELD(authenticator), "allow-all",
+        "who may open a control session: allow-all (Aeron's default: everyone, every request), credentials "
+        "(principal:secret:role entries of AERON_ARCHIVE_CREDENTIALS_FILE / AERON_ARCHIVE_CREDENTIALS; a client sends "
+        "principal:secret) or python:module:Class (an authenticator written in Python, run by the Python archive)",
+        .check = aa_authenticator_option_check },
+    { "credentials_file", "AERON_ARCHIVE_CREDENTIALS_FILE", "aeron.archive.credentials.file",
+        AA_OPTION_STRING, AA_ARCHIVE_FIELD(credentials_file), "",
+        "the credentials authenticator's entries, one principal:secret:role line each (roles admin, record, read); "
+        "the file must be the archive user's and owner-only (chmod 600)" },
+    { "credentials", "AERON_ARCHIVE_CREDENTIALS", "aeron.archive.credentials",
+        AA_OPTION_STRING, AA_ARCHIVE_FIELD(credentials), "",
+        "the credentials authenticator's entries given in the environment: principal:secret:role, separated by "
+        "commas or newlines (never shown)",
+        .secret = true },
+    { "max_control_sessions", "AERON_ARCHIVE_MAX_CONTROL_SESSIONS", "aeron.archive.max.control.sessions",
+        AA_OPTION_INT32, AA_ARCHIVE_FIELD(max_control_sessions), "256",
+        "control sessions at once; a connect beyond them is answered with an error and closed" },
+    { "max_response_term_length", "AERON_ARCHIVE_MAX_RESPONSE_TERM_LENGTH",
+        "aeron.archive.max.response.term.length",
+        AA_OPTION_SIZE, AA_ARCHIVE_FIELD(max_response_term_length), "1m",
+        "the largest term-length a client's response channel may ask for; a connect asking more is refused (a "
+        "client's sparse= is replaced by control.term.buffer.sparse)" },
+    { "max_replays_per_session", "AERON_ARCHIVE_MAX_REPLAYS_PER_SESSION", "aeron.archive.max.replays.per.session",
+        AA_OPTION_INT32, AA_ARCHIVE_FIELD(max_replays_per_session), "0",
+        "replays one control session may run at once (MAX_REPLAYS beyond); 0: only max.concurrent.replays bounds them" },
 };
 
 static const aa_options_table_t aa_archive_options_table =
@@ -224,6 +264,20 @@ int aa_archive_context_validate(aa_archive_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_ARCHIVE_ERROR_BUFFER_LENGTH=%" PRId64 " must be from 4k to 2g",
             ctx->error_buffer_length);
+        return -1;
+    }
+    if (ctx->max_control_sessions < 1 || ctx->max_replays_per_session < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_ARCHIVE_MAX_CONTROL_SESSIONS must be at least 1 and AERON_ARCHIVE_MAX_REPLAYS_PER_SESSION at least 0");
+        return -1;
+    }
+    if (ctx->max_response_term_length < ctx->control_term_buffer_length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_ARCHIVE_MAX_RESPONSE_TERM_LENGTH=%" PRId64 " is below AERON_ARCHIVE_CONTROL_TERM_BUFFER_LENGTH=%" PRId64
+            "; raise it to at least the archive's own response term length", ctx->max_response_term_length,
+            ctx->control_term_buffer_length);
         return -1;
     }
     if ('\0' == ctx->archive_dir[0])

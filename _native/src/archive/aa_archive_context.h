@@ -50,6 +50,12 @@ typedef struct aa_archive_context_stct
     int64_t low_storage_space_threshold;
     int64_t error_buffer_length;
     int64_t driver_timeout_ms;
+    char authenticator[AA_ARCHIVE_PATH_MAX];
+    char credentials_file[AA_ARCHIVE_PATH_MAX];
+    char credentials[4096];
+    int32_t max_control_sessions;
+    int64_t max_response_term_length;
+    int32_t max_replays_per_session;
 }
 aa_archive_context_t;
 

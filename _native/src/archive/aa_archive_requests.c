@@ -392,6 +392,21 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
             c->archive->ctx.max_concurrent_replays);
         return;
     }
+    if (c->archive->ctx.max_replays_per_session > 0)
+    {
+        int32_t own = 0;
+        for (size_t i = 0; i < c->replay_count; i++)
+        {
+            own += c->replays[i]->control_session_id == s->id;
+        }
+        if (own >= c->archive->ctx.max_replays_per_session)
+        {
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_MAX_REPLAYS,
+                "max concurrent replays of this control session reached (%d); stop one of its replays or raise "
+                "AERON_ARCHIVE_MAX_REPLAYS_PER_SESSION", c->archive->ctx.max_replays_per_session);
+            return;
+        }
+    }
     aa_archive_recording_t *active = aa_archive_find_active_recording(c, recording_id);
     int64_t recorded = aa_archive_recorded_position(c, &d);
     if (-1 == position)
