@@ -26,7 +26,7 @@ from test_archive_service import archive_dir, small_tmpfs  # noqa: F401  (archiv
 DRIVER_OPTIONS = ("AERON_IPC_TERM_BUFFER_LENGTH=64k", "AERON_TERM_BUFFER_LENGTH=64k",
                   "AERON_COUNTERS_BUFFER_LENGTH=256k", "AERON_ERROR_BUFFER_LENGTH=64k",
                   "AERON_LOSS_REPORT_BUFFER_LENGTH=64k")
-ARCHIVE_OPTIONS = ("AERON_ARCHIVE_CATALOG_CAPACITY=64k", "AERON_ARCHIVE_ERROR_BUFFER_LENGTH=64k",
+ARCHIVE_OPTIONS = ("AERON_ARCHIVE_CATALOG_CAPACITY=4k", "AERON_ARCHIVE_ERROR_BUFFER_LENGTH=64k",
                    "AERON_ARCHIVE_SEGMENT_FILE_LENGTH=64k", "AERON_ARCHIVE_LOW_STORAGE_SPACE_THRESHOLD=0")
 
 
@@ -127,6 +127,9 @@ def test_a_full_filesystem_under_a_driver_and_an_archive_is_an_error_not_a_crash
             # a recording into a segment the disk has no room for stops with an error
             answer = client.ask("record")
             assert answer["ok"] and answer["stopped"], answer
+            # recordings whose entries outgrow the catalog's allocated pages: refused once it cannot grow
+            answer = client.ask("record_many")
+            assert not answer["ok"] and 1 <= answer["started"] < 10, answer
             # a new archive session needs new logs: refused with an error
             answer = client.ask("connect")
             assert not answer["ok"], answer
@@ -143,6 +146,9 @@ def test_a_full_filesystem_under_a_driver_and_an_archive_is_an_error_not_a_crash
                        for text in driver_errors), driver_errors
             archive_errors = [e.text for e in read_archive_mark(archive_dir).errors]
             assert any(f"recording {answer_id(archive_errors)}" in text and "full" in text
+                       for text in archive_errors), archive_errors
+            assert any(text.startswith("could not add a recording to the catalog: no space left on "
+                                       f"{root} for a ") and "archive catalog's next chunk" in text
                        for text in archive_errors), archive_errors
             assert client.ask("quit") == {"ok": True}
         finally:
