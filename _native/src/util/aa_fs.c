@@ -99,9 +99,9 @@ void aa_fs_set_no_space_err(const char *path, uint64_t length, const char *what,
     {
         char free_size[32];
         aa_fs_format_size((uint64_t)vfs.f_bavail * vfs.f_frsize, free_size, sizeof(free_size));
-        snprintf(free_text, sizeof(free_text), ", %s free", free_size);
+        snprintf(free_text, sizeof(free_text), " (%s free)", free_size);
     }
-    AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE, "no space left on %s for a %s %s (%s%s); free space there or %s",
+    AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE, "no space left on %s for a %s %s at %s%s; free space there or %s",
         mount, size, what, path, free_text, fix);
 }
 

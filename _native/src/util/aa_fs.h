@@ -22,8 +22,8 @@ int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, c
 /* Allocate [offset, offset + length) of an open file (extending it as needed), with the same error
  * as aa_map_new_file when there is no space. */
 int aa_fs_allocate_range(int fd, const char *path, size_t offset, size_t length, const char *what, const char *fix);
-/* Set the error "no space left on <mount point> for a <size> <what> (<path>, <free> free); free space
- * there or <fix>" (AA_ERROR_CODE_STORAGE_SPACE). */
+/* Set the error "no space left on <mount point> for a <size> <what> at <path> (<free> free); free
+ * space there or <fix>" (AA_ERROR_CODE_STORAGE_SPACE). */
 void aa_fs_set_no_space_err(const char *path, uint64_t length, const char *what, const char *fix);
 /* The mount point of the filesystem that holds `path` (the path itself, resolved, when it fails). */
 int aa_fs_mount_point(const char *path, char *out, size_t out_length);
