@@ -5,10 +5,10 @@
 Termination is Aeron's TERMINATE_DRIVER command (0x0E) with a token, written into the driver's CnC
 file. The driver validates it by its `AERON_DRIVER_TERMINATION_VALIDATOR` option: `deny` (the
 default: nobody may stop it this way), `allow` (any request), or `token` (a request carrying
-`AERON_DRIVER_TERMINATION_TOKEN`, or the first line of `AERON_DRIVER_TERMINATION_TOKEN_FILE`, which keeps
-it off command lines: docs/security.md, Secrets on the command line). An accepted request makes the driver's owner close it the
-ordinary way (the CnC file marked closed, clients told); a refused one is recorded in the driver's
-error log, where the requester reads the reason.
+`AERON_DRIVER_TERMINATION_TOKEN`, or the first line of `AERON_DRIVER_TERMINATION_TOKEN_FILE`, which
+keeps it off command lines: docs/security.md, Secrets on the command line). An accepted request
+makes the driver's owner close it the ordinary way (the CnC file marked closed, clients told); a
+refused one is recorded in the driver's error log, where the requester reads the reason.
 """
 
 from __future__ import annotations

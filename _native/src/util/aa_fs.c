@@ -105,11 +105,11 @@ void aa_fs_set_no_space_err(const char *path, uint64_t length, const char *what,
         mount, size, what, path, free_text, fix);
 }
 
-/* Allocates every block of [offset, offset + length) (docs/security.md, Disks): a write into a mapping of a file
- * whose blocks are not allocated faults them in, and on a full filesystem that fault is a SIGBUS, so
- * a file that is mapped is allocated whole before it is, or not mapped at all. posix_fallocate is
- * the one guarantee (tmpfs has no reserve); a filesystem that cannot allocate (EOPNOTSUPP) is
- * checked for the free space instead. */
+/* Allocates every block of [offset, offset + length) (docs/security.md, Disks): a write into a
+ * mapping of a file whose blocks are not allocated faults them in, and on a full filesystem that
+ * fault is a SIGBUS, so a file that is mapped is allocated whole before it is, or not mapped at all.
+ * posix_fallocate is the one guarantee (tmpfs has no reserve); a filesystem that cannot allocate
+ * (EOPNOTSUPP) is checked for the free space instead. */
 int aa_fs_allocate_range(int fd, const char *path, size_t offset, size_t length, const char *what, const char *fix)
 {
     int rc = posix_fallocate(fd, (off_t)offset, (off_t)length);
