@@ -5,9 +5,10 @@
 Termination is Aeron's TERMINATE_DRIVER command (0x0E) with a token, written into the driver's CnC
 file. The driver validates it by its `AERON_DRIVER_TERMINATION_VALIDATOR` option: `deny` (the
 default: nobody may stop it this way), `allow` (any request), or `token` (a request carrying
-`AERON_DRIVER_TERMINATION_TOKEN`). An accepted request makes the driver's owner close it the
-ordinary way (the CnC file marked closed, clients told); a refused one is recorded in the driver's
-error log, where the requester reads the reason.
+`AERON_DRIVER_TERMINATION_TOKEN`, or the first line of `AERON_DRIVER_TERMINATION_TOKEN_FILE`, which
+keeps it off command lines: docs/security.md, Secrets on the command line). An accepted request
+makes the driver's owner close it the ordinary way (the CnC file marked closed, clients told); a
+refused one is recorded in the driver's error log, where the requester reads the reason.
 """
 
 from __future__ import annotations
@@ -154,7 +155,42 @@ def format_info(info: DriverInfo) -> str:
     return "\n".join(lines)
 
 
-def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | None, timeout: float) -> int:
+def read_token_file(path: str) -> str:
+    """The secret on the first line of a file (its line end not part of it), as the driver reads
+    `AERON_DRIVER_TERMINATION_TOKEN_FILE`; ConfigurationError when it cannot be read or is empty."""
+    from .errors import ConfigurationError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            line = f.readline()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
+    token = line.removesuffix("\n").removesuffix("\r")
+    if not token:
+        raise ConfigurationError(f"the token file {path} is empty; write the token on its first line")
+    return token
+
+
+def requester_token(token: str | None, token_file: str | None) -> str | None:
+    """The token `aeron-async driver --terminate` sends: --token, else --token-file, else
+    $AERON_DRIVER_TERMINATION_TOKEN, else the file $AERON_DRIVER_TERMINATION_TOKEN_FILE names."""
+    from .errors import ConfigurationError
+
+    if token is not None and token_file is not None:
+        raise ConfigurationError("give --token or --token-file, not both (--token-file keeps it out of `ps`)")
+    if token is not None:
+        return token
+    if token_file is not None:
+        return read_token_file(token_file)
+    env = os.environ.get("AERON_DRIVER_TERMINATION_TOKEN")
+    if env is not None:
+        return env
+    env_file = os.environ.get("AERON_DRIVER_TERMINATION_TOKEN_FILE")
+    return read_token_file(env_file) if env_file else None
+
+
+def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | None, timeout: float,
+            token_file: str | None = None) -> int:
     """`aeron-async driver --terminate | --info`: the exit status (0 done, 1 refused or failed)."""
     import sys
 
@@ -165,9 +201,7 @@ def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | Non
             print(format_info(driver_info(aeron_dir)))
             return 0
         if terminate:
-            if token is None:
-                token = os.environ.get("AERON_DRIVER_TERMINATION_TOKEN")
-            request_termination(aeron_dir, token, timeout)
+            request_termination(aeron_dir, requester_token(token, token_file), timeout)
             print(f"aeron-async driver: the driver in {aeron_dir or os.environ.get('AERON_DIR') or default_aeron_dir()} "
                   "has terminated")
             return 0

@@ -382,6 +382,43 @@ static void should_tell_a_complete_zero_tail_frame_from_a_torn_one_by_checksum(v
     remove_temp_dir();
 }
 
+/* the scans read no page of a sparse segment that was never written (a read fault there allocates
+ * it, a SIGBUS on a full tmpfs) and find what they found by reading its zeros */
+static void should_scan_a_sparse_segment_without_reading_its_holes(void)
+{
+    const char *dir = make_temp_dir();
+    static uint8_t image[SEGMENT_LENGTH];
+    memset(image, 0, sizeof(image));
+    size_t first = put_frame(image, 0, 100, 'a');
+    size_t second = put_frame(image + first, (int64_t)first, 9000, 'b');
+    int fd = aa_archive_segment_open(dir, 4, 0, SEGMENT_LENGTH, AA_ARCHIVE_SEGMENT_CREATE, AA_ARCHIVE_SYNC_NONE);
+    AA_CHECK(fd >= 0);
+    /* the first frame and the first page of the second: its last pages stay holes */
+    AA_CHECK_EQ(aa_archive_segment_write(fd, 0, image, 4096, AA_ARCHIVE_SYNC_NONE), 0);
+    close(fd);
+    aa_archive_recovery_t r;
+    recover(dir, 4, 0, AA_ARCHIVE_CHECKSUM_NONE, false, &r);
+    AA_CHECK_EQ(r.stop_position, (int64_t)first);
+    AA_CHECK(r.torn_frame);
+    recover(dir, 4, 0, AA_ARCHIVE_CHECKSUM_CRC32C, false, &r);
+    AA_CHECK_EQ(r.stop_position, (int64_t)first);
+    AA_CHECK(r.torn_frame);
+    /* the whole second frame, then a hole: the scan ends at the hole as at zeros */
+    fd = aa_archive_segment_open(dir, 4, 0, SEGMENT_LENGTH, 0, AA_ARCHIVE_SYNC_NONE);
+    AA_CHECK_EQ(aa_archive_segment_write(fd, 0, image, first + second, AA_ARCHIVE_SYNC_NONE), 0);
+    close(fd);
+    recover(dir, 4, 0, AA_ARCHIVE_CHECKSUM_NONE, false, &r);
+    AA_CHECK_EQ(r.stop_position, (int64_t)(first + second));
+    AA_CHECK(!r.torn_frame);
+    aa_archive_verify_t v;
+    int64_t end = (int64_t)(first + second);
+    AA_CHECK_EQ(aa_archive_segment_verify(dir, 4, 0, end + 8192, INITIAL_TERM_ID, TERM_LENGTH, SEGMENT_LENGTH,
+        STREAM_ID, AA_ARCHIVE_CHECKSUM_NONE, &v), 1);
+    AA_CHECK(v.bad_position >= end);
+    AA_CHECK(NULL != strstr(v.message, "the data ends here"));
+    remove_temp_dir();
+}
+
 static void should_verify_frames_and_find_frame_starts(void)
 {
     const char *dir = make_temp_dir();
@@ -459,6 +496,7 @@ int main(void)
     AA_RUN(should_apply_and_verify_frame_checksums);
     AA_RUN(should_recover_the_stop_position_from_the_last_segment);
     AA_RUN(should_tell_a_complete_zero_tail_frame_from_a_torn_one_by_checksum);
+    AA_RUN(should_scan_a_sparse_segment_without_reading_its_holes);
     AA_RUN(should_verify_frames_and_find_frame_starts);
     return 0;
 }

@@ -55,6 +55,63 @@ def test_terminate_with_the_token_stops_a_standalone_driver_cleanly(aeron_dir: s
             stop_driver(proc)
 
 
+def test_termination_tokens_from_files_and_the_environment_stay_off_command_lines(aeron_dir: str, tmp_path) -> None:
+    """docs/security.md, Secrets on the command line: the driver reads its token from
+    AERON_DRIVER_TERMINATION_TOKEN_FILE, the requester from --token-file, $AERON_DRIVER_TERMINATION_TOKEN
+    or the file $AERON_DRIVER_TERMINATION_TOKEN_FILE names; no command line shows it."""
+    secret = "f1le-s3cret"
+    token_file = tmp_path / "token"
+    token_file.write_text(secret + "\n")
+    token_file.chmod(0o600)
+    proc = start_driver(aeron_dir, "-o", "AERON_DRIVER_TERMINATION_VALIDATOR=token",
+                        "-o", f"AERON_DRIVER_TERMINATION_TOKEN_FILE={token_file}")
+    try:
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+            assert secret.encode() not in f.read()
+        assert secret not in "".join(read_driver_options(aeron_dir).values())
+        # the requester: a wrong token from the environment is refused, so the driver did read its file
+        refused = subprocess.run([PYTHON, "-m", "aeron_async", "driver", "--terminate", "--aeron-dir", aeron_dir],
+                                 env=dict(python_env(), AERON_DRIVER_TERMINATION_TOKEN="wrong"),
+                                 capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
+        both = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token", "x", "--token-file", str(token_file))
+        assert both.returncode == 1 and "not both" in both.stderr, both.stderr
+        empty = tmp_path / "empty"
+        empty.write_text("")
+        result = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(empty))
+        assert result.returncode == 1 and f"the token file {empty} is empty" in result.stderr, result.stderr
+        assert proc.poll() is None
+        # the right one from the file $AERON_DRIVER_TERMINATION_TOKEN_FILE names
+        env = dict(python_env(), AERON_DRIVER_TERMINATION_TOKEN_FILE=str(token_file))
+        env.pop("AERON_DRIVER_TERMINATION_TOKEN", None)
+        done = subprocess.run([PYTHON, "-m", "aeron_async", "driver", "--terminate", "--aeron-dir", aeron_dir],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        out, _ = proc.communicate(timeout=15)
+        assert proc.returncode == 0 and "terminated by a TERMINATE_DRIVER request" in out, out
+    finally:
+        if proc.poll() is None:
+            stop_driver(proc)
+
+
+def test_terminate_with_a_token_file_stops_an_embedded_driver(aeron_dir: str, tmp_path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("em-s3cret\r\n")
+    settings = dict(TEST_DRIVER_SETTINGS, driver_termination_validator="token",
+                    driver_termination_token_file=str(token_file))
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver:
+        # the requester waits for the driver to stop, which its owner does once it was asked
+        requester = subprocess.Popen([PYTHON, "-m", "aeron_async", "driver", "--terminate", "--aeron-dir", aeron_dir,
+                                      "--token-file", str(token_file)], env=python_env(), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        try:
+            assert driver.wait_for_termination(timeout=20)
+        finally:
+            driver.close()
+            out, _ = requester.communicate(timeout=30)
+    assert requester.returncode == 0, out
+
+
 def test_terminate_is_refused_by_default(driver: aeron_async.MediaDriver) -> None:
     result = driver_cli("--terminate", "--aeron-dir", driver.aeron_dir, "--token", "anything")
     assert result.returncode == 1
@@ -93,6 +150,10 @@ def test_an_embedded_driver_that_allows_termination_is_closed_by_its_owner(aeron
     ({"driver_termination_validator": "token"}, "needs AERON_DRIVER_TERMINATION_TOKEN"),
     ({"driver_termination_token": "t"}, "AERON_DRIVER_TERMINATION_VALIDATOR=deny does not use it"),
     ({"driver_termination_validator": "sometimes"}, "use deny (the default), allow or token"),
+    ({"driver_termination_validator": "token", "driver_termination_token_file": "/nonexistent/token"},
+     "cannot open the secret file /nonexistent/token"),
+    ({"driver_termination_validator": "token", "driver_termination_token_file": "/dev/null"},
+     "is not a regular file"),
 ])
 def test_termination_options_are_checked(aeron_dir: str, options: dict[str, str], message: str) -> None:
     with pytest.raises(aeron_async.ConfigurationError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -18,6 +18,7 @@
 #include "concurrent/aa_atomic.h"
 #include "util/aa_array.h"
 #include "util/aa_error.h"
+#include "util/aa_fs.h"
 #include "util/aa_process.h"
 #include "util/aa_bytes.h"
 
@@ -93,12 +94,14 @@ static int aa_archive_mark_file_open(aa_archive_t *archive)
     size_t length = AA_ARCHIVE_MARK_FILE_HEADER_LENGTH + (size_t)archive->ctx.error_buffer_length;
     /* every page allocated now: the error log is written through the mapping, and a page the
      * file system cannot back when the disk is full would be a SIGBUS instead of a logged error */
-    int rc = 0;
-    if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)length) < 0 ||
-        0 != (rc = posix_fallocate(fd, 0, (off_t)length)))
+    if (ftruncate(fd, 0) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE, "could not allocate the archive's mark file %s (%zu bytes): %s", path,
-            length, strerror(0 != rc ? rc : errno));
+        AA_SET_ERR(errno, "could not truncate the archive's mark file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (aa_fs_allocate_range(fd, path, 0, length, "archive mark file", "lower AERON_ARCHIVE_ERROR_BUFFER_LENGTH") < 0)
+    {
         close(fd);
         return -1;
     }

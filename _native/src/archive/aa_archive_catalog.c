@@ -14,6 +14,7 @@
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
 #include "util/aa_bytes.h"
+#include "util/aa_fs.h"
 
 /* a catalog header with alignment 0 is the legacy layout: 1024-byte entries from offset 1024 */
 #define AA_ARCHIVE_CATALOG_LEGACY_ALIGNMENT 1024
@@ -177,7 +178,7 @@ static int aa_catalog_read_entry(const aa_archive_catalog_t *catalog, int32_t of
     return 0;
 }
 
-/* zeroes [offset, capacity) where it is not zero already (so untouched sparse pages stay holes);
+/* zeroes [offset, capacity) where it is not zero already (so untouched pages are not dirtied);
  * whether anything was not zero */
 static bool aa_catalog_zero_tail(aa_archive_catalog_t *catalog, size_t offset)
 {
@@ -363,10 +364,11 @@ int aa_archive_catalog_open(
     }
     size_t length = catalog->read_only ? (size_t)st.st_size :
         ((size_t)st.st_size > (size_t)capacity ? (size_t)st.st_size : (size_t)capacity);
-    if (!catalog->read_only && (size_t)st.st_size < length && ftruncate(catalog->fd, (off_t)length) < 0)
+    /* every block allocated before it is mapped writable (docs/security.md, Disks): a catalog
+     * created sparse (by an older archive) is allocated here too */
+    if (!catalog->read_only && aa_fs_allocate_range(catalog->fd, catalog->path, 0, length, "archive catalog",
+        "lower the catalog capacity (AERON_ARCHIVE_CATALOG_CAPACITY)") < 0)
     {
-        AA_SET_ERR(ENOSPC == errno ? AA_ERROR_CODE_STORAGE_SPACE : errno, "cannot size %s to %zu bytes: %s",
-            catalog->path, length, strerror(errno));
         goto fail;
     }
     if (aa_catalog_map(catalog, length) < 0)
@@ -484,10 +486,12 @@ static int aa_catalog_grow(aa_archive_catalog_t *catalog, size_t needed)
         size_t next = capacity + (capacity >> 1);
         capacity = next > AA_ARCHIVE_CATALOG_CAPACITY_MAX ? AA_ARCHIVE_CATALOG_CAPACITY_MAX : next;
     }
-    if (ftruncate(catalog->fd, (off_t)capacity) < 0)
+    /* the catalog grows only into allocated space (docs/security.md, Disks): the next chunk is
+     * allocated before the mapping reaches it, and on a full disk the add fails with STORAGE_SPACE */
+    if (aa_fs_allocate_range(catalog->fd, catalog->path, old_capacity, capacity - old_capacity,
+        "archive catalog's next chunk", "purge recordings") < 0)
     {
-        AA_SET_ERR(ENOSPC == errno || EDQUOT == errno || EFBIG == errno ? AA_ERROR_CODE_STORAGE_SPACE : errno,
-            "cannot grow %s to %zu bytes: %s", catalog->path, capacity, strerror(errno));
+        (void)ftruncate(catalog->fd, (off_t)old_capacity);
         return -1;
     }
     void *map = mremap(catalog->map, old_capacity, capacity, MREMAP_MAYMOVE);

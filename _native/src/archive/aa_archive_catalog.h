@@ -6,8 +6,9 @@
  *   @0 = the descriptor's bytes including padding, state @4 INVALID/VALID/DELETED, checksum @8)
  *   followed by a RecordingDescriptor (80-byte block + strippedChannel, originalChannel,
  *   sourceIdentity), the entry padded with zeros to a multiple of the alignment.
- * A scan stops at an entry whose length is 0. The file is created sparse at its capacity (1 MiB by
- * default) and grows by x1.5 (up to 2^31 - 1 bytes) when an entry does not fit.
+ * A scan stops at an entry whose length is 0. The file is created allocated at its capacity (1 MiB
+ * by default) and grows by x1.5 (up to 2^31 - 1 bytes) when an entry does not fit, each chunk
+ * allocated before the mapping grows into it (a full disk is an error, never a SIGBUS).
  *
  * Crash safety: an entry is appended in this order, so that a crash at any point leaves a catalog
  * that opens (at most the entry being added is lost):
@@ -94,7 +95,7 @@ typedef struct aa_archive_catalog_info_stct
 aa_archive_catalog_info_t;
 
 /* Opens <archive_dir>/archive.catalog. flags: AA_ARCHIVE_CATALOG_CREATE creates a missing file
- * (sparse, capacity bytes; the directory synced at sync_level >= 1); AA_ARCHIVE_CATALOG_READ_ONLY
+ * (allocated, capacity bytes; the directory synced at sync_level >= 1); AA_ARCHIVE_CATALOG_READ_ONLY
  * maps it read-only (tools: no repair, every update refused). An existing file is mapped at
  * max(its length, capacity). capacity: 32 .. 2^31-1 (0 = 1 MiB). checksum_type
  * (AA_ARCHIVE_CHECKSUM_*): the checksum written into descriptor headers. Fails on a catalog whose

@@ -98,7 +98,7 @@ static const aa_option_t aa_archive_options[] =
     { "control_term_buffer_sparse", "AERON_ARCHIVE_CONTROL_TERM_BUFFER_SPARSE",
         "aeron.archive.control.term.buffer.sparse",
         AA_OPTION_BOOL, AA_ARCHIVE_FIELD(control_term_buffer_sparse), "true",
-        "create the control response logs sparse" },
+        "sparse= of the control response channels (Aeron's); the driver allocates every log whole all the same" },
     { "threading_mode", "AERON_ARCHIVE_THREADING_MODE", "aeron.archive.threading.mode",
         AA_OPTION_ENUM, AA_ARCHIVE_FIELD(threading_mode), "DEDICATED",
         "DEDICATED (conductor, recorder and replayer threads), SHARED (one thread) or INVOKER (the caller's do_work)",

@@ -89,11 +89,14 @@ void aa_archive_on_recording_image(aa_archive_conductor_t *c, aa_archive_recordi
         recording_id = aa_archive_catalog_add(c->catalog, &d);
         if (recording_id < 0)
         {
-            aa_archive_log_error(c->archive, AA_ERROR_CODE_GENERIC_ERROR, "could not add a recording to the catalog: %s",
-                aa_errmsg());
+            /* a catalog that cannot grow on a full disk: the archive's STORAGE_SPACE (docs/security.md, Disks) */
+            bool no_space = AA_ERROR_CODE_STORAGE_SPACE == aa_errcode();
+            aa_archive_log_error(c->archive, no_space ? AA_ERROR_CODE_STORAGE_SPACE : AA_ERROR_CODE_GENERIC_ERROR,
+                "could not add a recording to the catalog: %s", aa_errmsg());
             if (NULL != s)
             {
-                aa_archive_send_error(c, s, rs->correlation_id, AA_ARCHIVE_ERROR_GENERIC,
+                aa_archive_send_error(c, s, rs->correlation_id,
+                    no_space ? AA_ARCHIVE_ERROR_STORAGE_SPACE : AA_ARCHIVE_ERROR_GENERIC,
                     "could not add a recording to the catalog: %s", aa_errmsg());
             }
             return;

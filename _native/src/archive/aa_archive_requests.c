@@ -593,11 +593,23 @@ static void aa_on_truncate(aa_archive_conductor_t *c, aa_archive_control_session
     {
         return;
     }
-    if (aa_truncate_segments(c, &d, position) < 0 ||
-        aa_archive_catalog_update_stop(c->catalog, recording_id, position, aa_archive_now_ms(c)) < 0)
+    /* the catalog first, then the files (docs/security.md, Disks): a crash or a failure in between
+     * leaves a catalog that claims nothing the files no longer hold, only bytes past its stop
+     * position that nothing reads (as Aeron's truncateRecording orders it) */
+    if (aa_archive_catalog_update_stop(c->catalog, recording_id, position, aa_archive_now_ms(c)) < 0)
     {
         aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "truncating recording %" PRId64 ": %s",
             recording_id, aa_errmsg());
+        return;
+    }
+    if (aa_truncate_segments(c, &d, position) < 0)
+    {
+        char message[1024];
+        snprintf(message, sizeof(message), "truncating recording %" PRId64 ": the catalog now stops it at %" PRId64
+            " but its segment files past that could not all be removed (%s); nothing reads them, delete them from %s "
+            "when the cause is fixed", recording_id, position, aa_errmsg(), c->archive->ctx.archive_dir);
+        aa_archive_log_error(c->archive, AA_ERROR_CODE_GENERIC_ERROR, "%s", message);
+        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", message);
         return;
     }
     aa_archive_send_ok(c, s, correlation_id, 0);

@@ -461,6 +461,16 @@ static bool aa_all_zero(const uint8_t *p, size_t length)
     return true;
 }
 
+/* Where the first hole at or after `from` begins (the file's length when it has none): the pages of a
+ * sparse segment past it were never written, and reading them through a mapping would allocate
+ * them, which on a full tmpfs is a SIGBUS (docs/security.md, Disks). So the scans below read
+ * mapped bytes only before it and know the rest to be zeros. */
+static int64_t aa_segment_data_end(int fd, int64_t from, int64_t length)
+{
+    off_t hole = lseek(fd, (off_t)from, SEEK_HOLE);
+    return hole < 0 || (int64_t)hole > length ? length : (int64_t)hole;
+}
+
 int aa_archive_segment_recover(
     const char *dir, int64_t recording_id, int64_t start_position, int32_t initial_term_id, int32_t term_length,
     int32_t segment_length, int32_t stream_id, int32_t checksum_type, bool repair, int32_t sync_level,
@@ -530,6 +540,7 @@ int aa_archive_segment_recover(
         result->stop_position = position;
         return 0;
     }
+    const int64_t data_end = aa_segment_data_end(fd, offset, (int64_t)file_length);
     const uint8_t *map = mmap(NULL, file_length, PROT_READ, MAP_SHARED, fd, 0);
     if (MAP_FAILED == map)
     {
@@ -541,7 +552,8 @@ int aa_archive_segment_recover(
     int32_t bits = __builtin_ctz((unsigned)term_length);
     int64_t last_frame_offset = -1;
     int32_t last_frame_length = 0;
-    while (offset + AA_DATA_HEADER_LENGTH <= (int64_t)file_length)
+    /* a header in the hole past data_end reads as zeros: the end, as a zero frame length is */
+    while (offset + AA_DATA_HEADER_LENGTH <= data_end)
     {
         const uint8_t *frame = map + offset;
         int32_t frame_length = aa_get_i32(frame);
@@ -574,10 +586,13 @@ int aa_archive_segment_recover(
         /* the last DATA frame: torn if it straddles a page and its final partial page is all zero */
         int64_t frame_end = last_frame_offset + last_frame_length;
         int64_t last_boundary = (frame_end - 1) & ~(int64_t)(AA_ARCHIVE_PAGE_SIZE - 1);
-        if (last_boundary > last_frame_offset && aa_all_zero(map + last_boundary, (size_t)(frame_end - last_boundary)))
+        /* a final page in the hole was never written: torn, known without reading it */
+        bool in_hole = last_boundary >= data_end;
+        if (last_boundary > last_frame_offset &&
+            (in_hole || aa_all_zero(map + last_boundary, (size_t)(frame_end - last_boundary))))
         {
             bool complete = false;
-            if (AA_ARCHIVE_CHECKSUM_NONE != checksum_type)
+            if (AA_ARCHIVE_CHECKSUM_NONE != checksum_type && !in_hole)
             {
                 int32_t sum = aa_archive_checksum(checksum_type, map + last_frame_offset + AA_DATA_HEADER_LENGTH,
                     (size_t)(last_frame_length - AA_DATA_HEADER_LENGTH));
@@ -776,6 +791,7 @@ int aa_archive_segment_verify(
             return aa_verify_problem(result, position, "segment file %" PRId64 "-%" PRId64 ".rec is %lld bytes, "
                 "not %d", recording_id, base, (long long)st.st_size, segment_length);
         }
+        const int64_t data_end = aa_segment_data_end(fd, position - base, segment_length);
         const uint8_t *map = mmap(NULL, (size_t)segment_length, PROT_READ, MAP_SHARED, fd, 0);
         close(fd);
         if (MAP_FAILED == map)
@@ -791,6 +807,14 @@ int aa_archive_segment_verify(
             if (segment_end - position < AA_DATA_HEADER_LENGTH)
             {
                 rc = aa_verify_problem(result, position, "a frame header cut by the end of the segment");
+                break;
+            }
+            if (position - base + AA_DATA_HEADER_LENGTH > data_end)
+            {
+                /* pages never written, not read through the mapping (docs/security.md, Disks) */
+                rc = aa_verify_problem(result, position, "at position %" PRId64 " (segment %" PRId64 ", offset %"
+                    PRId64 "): no frame (a hole, never written): the data ends here, before the stop position %"
+                    PRId64, position, base, position - base, stop_position);
                 break;
             }
             const char *wrong = aa_frame_mismatch(frame, position, initial_term_id, term_length, stream_id,
@@ -812,6 +836,12 @@ int aa_archive_segment_verify(
                 {
                     rc = aa_verify_problem(result, position, "the frame at %" PRId64 " of %d bytes runs past the "
                         "stop position %" PRId64, position, frame_length, stop_position);
+                    break;
+                }
+                if (AA_ARCHIVE_CHECKSUM_NONE != checksum_type && position - base + frame_length > data_end)
+                {
+                    rc = aa_verify_problem(result, position, "the frame at %" PRId64 " runs into a hole of its "
+                        "segment (never written)", position);
                     break;
                 }
                 if (AA_ARCHIVE_CHECKSUM_NONE != checksum_type &&

@@ -121,23 +121,28 @@ void aa_conductor_send_unavailable_image(
 
 /* ---- log buffers ---- */
 
-static int aa_conductor_check_storage(aa_driver_conductor_t *conductor, size_t log_length)
+/* What a log's error messages call it: "log of publication 5 (session 7, stream 10)". */
+static void aa_conductor_log_what(const char *folder, const aa_logbuffer_init_params_t *params, char *out, size_t length)
+{
+    snprintf(out, length, "log of %s %" PRId64 " (session %" PRId32 ", stream %" PRId32 ")",
+        0 == strcmp(folder, "images") ? "image" : "publication", params->correlation_id, params->session_id,
+        params->stream_id);
+}
+
+#define AA_CONDUCTOR_LOG_FIX "lower term-length"
+
+static int aa_conductor_check_storage(aa_driver_conductor_t *conductor, const char *log_path, size_t log_length,
+    const char *what)
 {
     if (!conductor->ctx->perform_storage_checks)
     {
         return 0;
     }
     struct statvfs vfs;
-    if (0 == statvfs(conductor->ctx->aeron_dir, &vfs))
+    if (0 == statvfs(conductor->ctx->aeron_dir, &vfs) && (uint64_t)vfs.f_bavail * vfs.f_frsize < log_length)
     {
-        uint64_t usable = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-        if (usable < log_length)
-        {
-            AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE,
-                "insufficient usable storage for a new log of %zu bytes in %s (%" PRIu64 " bytes usable); "
-                "free space there or use a shorter term-length", log_length, conductor->ctx->aeron_dir, usable);
-            return -1;
-        }
+        aa_fs_set_no_space_err(log_path, log_length, what, AA_CONDUCTOR_LOG_FIX);
+        return -1;
     }
     return 0;
 }
@@ -153,8 +158,11 @@ int aa_conductor_create_log(
     params->rejoin = ctx->rejoin_stream;
     snprintf(log_path, log_path_length, "%s/%s/%" PRId64 ".logbuffer", ctx->aeron_dir, folder, params->correlation_id);
     size_t log_length = aa_logbuffer_compute_log_length(params->term_length, params->page_size);
-    if (aa_conductor_check_storage(conductor, log_length) < 0 ||
-        aa_map_new_file(mapped, log_path, log_length, params->sparse) < 0)
+    /* allocated whole whatever sparse= says (docs/security.md, Disks) */
+    char what[128];
+    aa_conductor_log_what(folder, params, what, sizeof(what));
+    if (aa_conductor_check_storage(conductor, log_path, log_length, what) < 0 ||
+        aa_map_new_file(mapped, log_path, log_length, what, AA_CONDUCTOR_LOG_FIX) < 0)
     {
         return -1;
     }
@@ -490,7 +498,8 @@ static int aa_driver_conductor_map_loss_report(aa_driver_conductor_t *conductor)
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_LOSS_REPORT_FILE);
     size_t length = AA_ALIGN((size_t)ctx->loss_report_buffer_length, (size_t)ctx->file_page_size);
-    if (aa_map_new_file(&conductor->loss_report_file, path, length, false) < 0 ||
+    if (aa_map_new_file(&conductor->loss_report_file, path, length, "loss report file",
+            "lower AERON_LOSS_REPORT_BUFFER_LENGTH") < 0 ||
         aa_loss_reporter_init(&conductor->loss_reporter, conductor->loss_report_file.addr, length) < 0)
     {
         AA_APPEND_ERR("%s", "creating the loss report file");
@@ -531,7 +540,8 @@ int aa_driver_conductor_init(
     size_t cnc_length = aa_cnc_computed_length(total, (size_t)ctx->file_page_size);
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_CNC_FILE);
-    if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, false) < 0)
+    if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, "CnC file",
+            "lower the CnC's buffer lengths (AERON_COUNTERS_BUFFER_LENGTH, AERON_ERROR_BUFFER_LENGTH...)") < 0)
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);

@@ -166,7 +166,8 @@ static const aa_option_t aa_driver_options[] =
         "term length of IPC publications, a power of two from 64k to 1g" },
     { "term_buffer_sparse_file", "AERON_TERM_BUFFER_SPARSE_FILE", "aeron.term.buffer.sparse.file",
         AA_OPTION_BOOL, AA_DRIVER_FIELD(term_buffer_sparse_file), "false",
-        "create log buffers as sparse files (no up-front allocation)" },
+        "Aeron's sparse log buffers; accepted, but every log is allocated whole when it is created (a full disk fails "
+        "its creation, never a write with a SIGBUS)" },
     { "mtu_length", "AERON_MTU_LENGTH", "aeron.mtu.length",
         AA_OPTION_SIZE, AA_DRIVER_FIELD(mtu_length), "1408",
         "maximum datagram length of network publications, a multiple of 32" },
@@ -439,6 +440,10 @@ static const aa_option_t aa_driver_options[] =
         "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
         "(never written to driver-options.properties)",
         .secret = true },
+    { "driver_termination_token_file", "AERON_DRIVER_TERMINATION_TOKEN_FILE", "aeron.driver.termination.token.file",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(termination_token_file), "",
+        "a file holding AERON_DRIVER_TERMINATION_TOKEN (its first line), so that the token is on no command line "
+        "and in no environment; keep it mode 0600" },
     /* the loss report (docs/architecture.md, The loss report) */
     { "loss_report_buffer_length", "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length",
         AA_OPTION_SIZE, AA_DRIVER_FIELD(loss_report_buffer_length), "1m",
@@ -668,7 +673,7 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
             ctx->ipc_publication_term_window_length);
         return -1;
     }
-    if (aa_driver_context_check_termination(ctx) < 0)
+    if (aa_driver_context_load_termination_token(ctx) < 0 || aa_driver_context_check_termination(ctx) < 0)
     {
         return -1;
     }
@@ -690,6 +695,30 @@ aa_termination_validator_t aa_driver_context_termination_validator(const aa_driv
     return AA_TERMINATION_DENY;
 }
 
+int aa_driver_context_load_termination_token(aa_driver_context_t *ctx)
+{
+    if ('\0' == ctx->termination_token_file[0])
+    {
+        return 0;
+    }
+    char token[sizeof(ctx->termination_token)];
+    if (aa_read_secret_file(ctx->termination_token_file, token, sizeof(token)) < 0)
+    {
+        AA_APPEND_ERR("%s", "AERON_DRIVER_TERMINATION_TOKEN_FILE");
+        return -1;
+    }
+    /* validated again (the Python context, then the driver): the token read the first time is no conflict */
+    if ('\0' != ctx->termination_token[0] && 0 != strcmp(ctx->termination_token, token))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "AERON_DRIVER_TERMINATION_TOKEN and AERON_DRIVER_TERMINATION_TOKEN_FILE are both set; set one of them "
+            "(the file keeps the token off command lines and out of the environment)");
+        return -1;
+    }
+    snprintf(ctx->termination_token, sizeof(ctx->termination_token), "%s", token);
+    return 0;
+}
+
 int aa_driver_context_check_termination(const aa_driver_context_t *ctx)
 {
     const char *v = ctx->termination_validator;
@@ -705,7 +734,8 @@ int aa_driver_context_check_termination(const aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_DRIVER_TERMINATION_VALIDATOR=token needs AERON_DRIVER_TERMINATION_TOKEN, the token a request must "
-            "carry; set it (e.g. -o AERON_DRIVER_TERMINATION_TOKEN=<secret>)");
+            "carry; set it, best from a file (AERON_DRIVER_TERMINATION_TOKEN_FILE=<path>) so that it is on no "
+            "command line");
         return -1;
     }
     if (AA_TERMINATION_TOKEN != aa_driver_context_termination_validator(ctx) && has_token)

@@ -125,6 +125,9 @@ typedef struct aa_driver_context_stct
     /* Driver control (TERMINATE_DRIVER, aa_driver_control.c): "deny", "allow" or "token". */
     char termination_validator[16];
     char termination_token[256];
+    /* a file holding the token (docs/security.md, Secrets on the command line): read by
+     * aa_driver_context_validate into termination_token */
+    char termination_token_file[1024];
     /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
      * file_page_size as Aeron does. */
     int64_t loss_report_buffer_length;
@@ -164,6 +167,9 @@ aa_termination_validator_t;
 
 /* Checks AERON_DRIVER_TERMINATION_VALIDATOR and _TOKEN together (part of validate). */
 int aa_driver_context_check_termination(const aa_driver_context_t *ctx);
+/* AERON_DRIVER_TERMINATION_TOKEN_FILE, when set, into termination_token (refused when a different
+ * token is set too). */
+int aa_driver_context_load_termination_token(aa_driver_context_t *ctx);
 aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx);
 /* Writes every option with the value this context holds as `property=value` lines (the termination
  * token as "(set)"); returns 0, or -1 with the error set. */

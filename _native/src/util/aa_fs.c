@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <ftw.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -12,12 +14,130 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "util/aa_fs.h"
 #include "util/aa_error.h"
 
-int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, bool sparse)
+/* "48 MiB", "192 KiB", "1.5 GiB" or "100 bytes" */
+static void aa_fs_format_size(uint64_t length, char *out, size_t out_length)
+{
+    static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+    int unit = 0;
+    double value = (double)length;
+    while (value >= 1024.0 && unit < 4)
+    {
+        value /= 1024.0;
+        unit++;
+    }
+    if (0 == unit)
+    {
+        snprintf(out, out_length, "%" PRIu64 " bytes", length);
+    }
+    else
+    {
+        snprintf(out, out_length, value == (double)(uint64_t)value ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    }
+}
+
+int aa_fs_mount_point(const char *path, char *out, size_t out_length)
+{
+    char current[PATH_MAX];
+    if (NULL == realpath(path, current))
+    {
+        snprintf(out, out_length, "%s", path);
+        return -1;
+    }
+    struct stat st;
+    if (stat(current, &st) < 0)
+    {
+        snprintf(out, out_length, "%s", current);
+        return -1;
+    }
+    dev_t dev = st.st_dev;
+    for (;;)
+    {
+        char *slash = strrchr(current, '/');
+        if (NULL == slash || slash == current)
+        {
+            /* the parent is the root: it is the mount point unless current is on another device */
+            struct stat root;
+            if (0 == stat("/", &root) && root.st_dev == dev)
+            {
+                snprintf(current, sizeof(current), "/");
+            }
+            break;
+        }
+        *slash = '\0';
+        struct stat parent;
+        if (stat(current, &parent) < 0 || parent.st_dev != dev)
+        {
+            *slash = '/';
+            break;
+        }
+    }
+    snprintf(out, out_length, "%s", current);
+    return 0;
+}
+
+void aa_fs_set_no_space_err(const char *path, uint64_t length, const char *what, const char *fix)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (NULL != slash && slash != dir)
+    {
+        *slash = '\0';
+    }
+    char mount[PATH_MAX];
+    aa_fs_mount_point(dir, mount, sizeof(mount));
+    char size[32], free_text[64] = "";
+    aa_fs_format_size(length, size, sizeof(size));
+    struct statvfs vfs;
+    if (0 == statvfs(dir, &vfs))
+    {
+        char free_size[32];
+        aa_fs_format_size((uint64_t)vfs.f_bavail * vfs.f_frsize, free_size, sizeof(free_size));
+        snprintf(free_text, sizeof(free_text), " (%s free)", free_size);
+    }
+    AA_SET_ERR(AA_ERROR_CODE_STORAGE_SPACE, "no space left on %s for a %s %s at %s%s; free space there or %s",
+        mount, size, what, path, free_text, fix);
+}
+
+/* Allocates every block of [offset, offset + length) (docs/security.md, Disks): a write into a
+ * mapping of a file whose blocks are not allocated faults them in, and on a full filesystem that
+ * fault is a SIGBUS, so a file that is mapped is allocated whole before it is, or not mapped at all.
+ * posix_fallocate is the one guarantee (tmpfs has no reserve); a filesystem that cannot allocate
+ * (EOPNOTSUPP) is checked for the free space instead. */
+int aa_fs_allocate_range(int fd, const char *path, size_t offset, size_t length, const char *what, const char *fix)
+{
+    int rc = posix_fallocate(fd, (off_t)offset, (off_t)length);
+    if (EOPNOTSUPP == rc || EINVAL == rc)
+    {
+        struct statvfs vfs;
+        rc = 0 == fstatvfs(fd, &vfs) && (uint64_t)vfs.f_bavail * vfs.f_frsize < length ? ENOSPC : 0;
+        struct stat st;
+        if (0 == rc && 0 == fstat(fd, &st) && (uint64_t)st.st_size < (uint64_t)(offset + length) &&
+            ftruncate(fd, (off_t)(offset + length)) < 0)
+        {
+            rc = errno;
+        }
+    }
+    if (ENOSPC == rc || EDQUOT == rc || EFBIG == rc)
+    {
+        aa_fs_set_no_space_err(path, length, what, fix);
+        return -1;
+    }
+    if (0 != rc)
+    {
+        AA_SET_ERR(rc, "could not allocate %zu bytes for the %s %s: %s", length, what, path, strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, const char *what, const char *fix)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
     if (fd < 0)
@@ -25,27 +145,11 @@ int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, b
         AA_SET_ERR(errno, "could not create %s: %s", path, strerror(errno));
         return -1;
     }
-    if (ftruncate(fd, (off_t)length) < 0)
+    if (aa_fs_allocate_range(fd, path, 0, length, what, fix) < 0)
     {
-        int err = errno;
         close(fd);
         unlink(path);
-        AA_SET_ERR(err == ENOSPC ? AA_ERROR_CODE_STORAGE_SPACE : err,
-            "could not size %s to %zu bytes: %s", path, length, strerror(err));
         return -1;
-    }
-    if (!sparse)
-    {
-        int rc = posix_fallocate(fd, 0, (off_t)length);
-        if (0 != rc && EOPNOTSUPP != rc && EINVAL != rc)
-        {
-            close(fd);
-            unlink(path);
-            AA_SET_ERR(rc == ENOSPC ? AA_ERROR_CODE_STORAGE_SPACE : rc,
-                "insufficient storage for %s (%zu bytes): %s; free space in the aeron directory or use "
-                "shorter terms", path, length, strerror(rc));
-            return -1;
-        }
     }
     void *addr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -58,7 +162,7 @@ int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, b
     }
     mapped->addr = addr;
     mapped->length = length;
-    mapped->allocated = !sparse;
+    mapped->allocated = true;
     return 0;
 }
 
@@ -93,6 +197,14 @@ int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t leng
     {
         close(fd);
         AA_SET_ERR(EINVAL, "file %s is empty", path);
+        return -1;
+    }
+    /* a file another driver created sparse (Aeron's sparse=true) is allocated before it is mapped
+     * (docs/security.md, Disks) */
+    if (!aa_file_is_allocated(fd) && aa_fs_allocate_range(fd, path, 0, length, "sparse file mapped by this process",
+        "create it unsparse (sparse=false)") < 0)
+    {
+        close(fd);
         return -1;
     }
     bool allocated = aa_file_is_allocated(fd);
@@ -316,5 +428,58 @@ int aa_default_aeron_dir(char *buf, size_t length)
         user = namebuf;
     }
     snprintf(buf, length, "/dev/shm/aeron-%s", user);
+    return 0;
+}
+
+int aa_read_secret_file(const char *path, char *out, size_t length)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "cannot open the secret file %s: %s%s", path, strerror(errno),
+            ELOOP == errno ? " (a symbolic link: give the file itself)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    {
+        close(fd);
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret file %s is not a regular file", path);
+        return -1;
+    }
+    char buffer[4096];
+    ssize_t n;
+    do
+    {
+        n = read(fd, buffer, sizeof(buffer) - 1);
+    }
+    while (n < 0 && EINTR == errno);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "cannot read the secret file %s: %s", path, strerror(err));
+        return -1;
+    }
+    buffer[n] = '\0';
+    size_t line = strcspn(buffer, "\n");
+    if (line > 0 && '\r' == buffer[line - 1])
+    {
+        line--;
+    }
+    if (0 == line)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret file %s is empty; write the secret on its first line", path);
+        return -1;
+    }
+    if (line >= length)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret in %s is %zu bytes, longer than the %zu allowed", path,
+            line, length - 1);
+        return -1;
+    }
+    memcpy(out, buffer, line);
+    out[line] = '\0';
+    memset(buffer, 0, sizeof(buffer));
     return 0;
 }
