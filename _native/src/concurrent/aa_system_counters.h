@@ -46,6 +46,11 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    /* ours (docs/security.md, Network: receivers): SETUPs a receive channel endpoint refused */
+    AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT,
+    AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH,
+    /* ours: DATA, heartbeats, SETUPs and RTT replies for an image from another address than its SETUP's */
+    AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -94,6 +99,9 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "SETUPs refused: receiver image limit",
+    "SETUPs refused: term length above receiver maximum",
+    "Image frames dropped from a foreign source",
 };
 
 #endif

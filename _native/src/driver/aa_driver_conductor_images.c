@@ -308,6 +308,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     image->endpoint = endpoint;
     aa_receive_channel_endpoint_control_address(
         endpoint, &args->source, args->source_length, &image->control_address, &image->control_address_length);
+    image->source_address = args->source;   /* its frames are taken from there alone */
     snprintf(image->source_identity, sizeof(image->source_identity), "%s", source);
     image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
     image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
