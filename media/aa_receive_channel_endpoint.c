@@ -609,8 +609,8 @@ static void aa_receive_channel_endpoint_on_setup(
     if (endpoint->params.max_term_length > 0 && setup.term_length > endpoint->params.max_term_length)
     {
         snprintf(reason, sizeof(reason),
-            "its term length %" PRId32 " is above the receiver maximum %" PRId32 " (AERON_RECEIVER_MAX_TERM_LENGTH)",
-            setup.term_length, endpoint->params.max_term_length);
+            "its term length is above the receiver maximum %" PRId32 "; raise AERON_RECEIVER_MAX_TERM_LENGTH (up to "
+            "1g) if the publisher's term-length is meant", endpoint->params.max_term_length);
         aa_receive_channel_endpoint_refuse_setup(
             endpoint, datagram, AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH, reason, now_ns);
         return;

@@ -706,7 +706,7 @@ static void should_refuse_a_setup_whose_term_is_longer_than_the_maximum(void)
     AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH), 2);
     AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 0);
     AA_CHECK_EQ(f.media.services.errors, 1);
-    AA_CHECK(NULL != strstr(f.media.services.last_error, "term length 1073741824 is above the receiver maximum 262144"));
+    AA_CHECK(NULL != strstr(f.media.services.last_error, "term length is above the receiver maximum 262144"));
     AA_CHECK_EQ(f.endpoint->sessions_count, 0);
 
     receive_setup(&f, 3, STREAM_ID, 4 * TERM_LENGTH, T0);
@@ -758,6 +758,46 @@ static void should_take_frames_of_an_image_only_from_its_source(void)
     AA_CHECK_EQ(term[160 + AA_DATA_HEADER_LENGTH], 'b');
     AA_CHECK_EQ(f.image->time_of_last_packet_ns, T0 + 4 * MS);
     fixture_close(&f);
+}
+
+static struct sockaddr_storage ipv6_address(const char *ip, uint16_t port)
+{
+    struct sockaddr_storage address;
+    memset(&address, 0, sizeof(address));
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&address;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(port);
+    AA_CHECK(1 == inet_pton(AF_INET6, ip, &in6->sin6_addr));
+    return address;
+}
+
+/* The per-datagram source compare: family, address and port, IPv4 and IPv6 alike. */
+static void should_compare_an_image_source_by_family_address_and_port(void)
+{
+    aa_publication_image_t image;
+    memset(&image, 0, sizeof(image));
+    image.source_address = test_ipv4_address("10.0.0.1", 5000);
+    struct sockaddr_storage same = test_ipv4_address("10.0.0.1", 5000);
+    struct sockaddr_storage port = test_ipv4_address("10.0.0.1", 5001);
+    struct sockaddr_storage host = test_ipv4_address("10.0.0.2", 5000);
+    struct sockaddr_storage v6 = ipv6_address("::ffff:10.0.0.1", 5000);
+    AA_CHECK(aa_publication_image_is_from_source(&image, &same));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &port));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &host));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6));
+
+    image.source_address = ipv6_address("fd00::1", 5000);
+    struct sockaddr_storage v6_same = ipv6_address("fd00::1", 5000);
+    struct sockaddr_storage v6_port = ipv6_address("fd00::1", 5001);
+    struct sockaddr_storage v6_host = ipv6_address("fd00::2", 5000);
+    AA_CHECK(aa_publication_image_is_from_source(&image, &v6_same));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6_port));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6_host));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &same));
+
+    struct sockaddr_storage none;
+    memset(&none, 0, sizeof(none));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &none));
 }
 
 /* cc=cubic on an image: the SM window comes from cubic, a new gap cuts it and forces an SM, RTT
@@ -849,5 +889,6 @@ int main(void)
     AA_RUN(should_refuse_setups_beyond_the_image_limits);
     AA_RUN(should_refuse_a_setup_whose_term_is_longer_than_the_maximum);
     AA_RUN(should_take_frames_of_an_image_only_from_its_source);
+    AA_RUN(should_compare_an_image_source_by_family_address_and_port);
     return 0;
 }
