@@ -145,3 +145,45 @@ def test_data_of_a_session_from_another_socket_is_dropped(aeron_dir: str, attack
             assert got == [b"hello", b"world"]
         finally:
             publisher.close()
+
+
+def test_a_publisher_that_moved_gets_a_new_image_once_the_old_one_timed_out(aeron_dir: str) -> None:
+    """The image keeps the source its SETUP came from (docs/security.md, Network: receivers): the same
+    session from a new address is dropped while the image lives; once it timed out (no frames from its
+    source), the new address's frames elicit a SETUP and its SETUP makes a new image."""
+    settings = dict(UDP_SETTINGS, image_liveness_timeout=0.5)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        port = free_udp_port()
+        sub = client.add_subscription(udp_channel(port), STREAM)
+        old, new = (socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2))
+        try:
+            for sock in (old, new):
+                sock.bind(("127.0.0.1", 0))
+            new.settimeout(0.05)
+            session = 91
+            old.sendto(setup_frame(session), ("127.0.0.1", port))
+            first = wait_for(lambda: sub.images, timeout=5, what="the first image")[0]
+            assert first.source_identity == f"127.0.0.1:{old.getsockname()[1]}"
+            # the publisher moves: its new socket's SETUP and heartbeats do not take the image over
+            dropped = system_counter(driver.aeron_dir, FOREIGN_SOURCE)
+            new.sendto(setup_frame(session), ("127.0.0.1", port))
+            wait_for(lambda: system_counter(driver.aeron_dir, FOREIGN_SOURCE) > dropped, timeout=5,
+                     what="the new address's SETUP dropped")
+            deadline = time.monotonic() + 10
+            asked = False
+            while not (sub.images and sub.images[0].source_identity == f"127.0.0.1:{new.getsockname()[1]}"):
+                assert time.monotonic() < deadline, "no image from the publisher's new address"
+                new.sendto(DATA.pack(0, 0, 0xC0, TYPE_DATA, 0, session, STREAM, TERM_ID, 0), ("127.0.0.1", port))
+                try:
+                    reply = new.recv(64)
+                except socket.timeout:
+                    continue
+                if reply[5] == 0x80 and struct.unpack_from("<ii", reply, 8) == (session, STREAM):  # SEND_SETUP
+                    asked = True
+                    new.sendto(setup_frame(session), ("127.0.0.1", port))
+            assert asked
+            assert len(sub.images) == 1 and sub.images[0].session_id == session
+        finally:
+            old.close()
+            new.close()
