@@ -72,6 +72,9 @@ class DriverContext(_options.NativeContext):
     receiver_cycle_threshold: Duration | None = None
     rcv_status_message_timeout: Duration | None = None
     rcv_initial_window_length: Size | None = None
+    receiver_max_images: int | None = None
+    receiver_max_sessions_per_stream: int | None = None
+    receiver_max_term_length: Size | None = None
     nak_unicast_delay: Duration | None = None
     nak_unicast_retry_delay_ratio: int | None = None
     retransmit_unicast_delay: Duration | None = None

@@ -24,7 +24,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include "media/aa_ipc_publication.h"
 #include "media/aa_media_services.h"
@@ -100,6 +102,9 @@ typedef struct aa_publication_image_stct
     struct aa_receive_channel_endpoint_stct *endpoint;
     struct sockaddr_storage control_address;   /* where status messages and NAKs go: the source (multicast: the control group) */
     socklen_t control_address_length;
+    /* the address its SETUP came from: the only one its frames are taken from (multi-destination
+     * subscriptions excepted; docs/security.md, Network: receivers) */
+    struct sockaddr_storage source_address;
     const aa_media_services_t *services;  /* counters, error log, pre-faulting */
 
     int32_t rcv_hwm_counter_id;
@@ -145,6 +150,27 @@ typedef struct aa_publication_image_stct
     size_t subscribers_capacity;
 }
 aa_publication_image_t;
+
+/* Receiver, per datagram: whether address is the image's source (address and port; no call, no
+ * allocation). */
+static inline bool aa_publication_image_is_from_source(const aa_publication_image_t *image, const struct sockaddr_storage *address)
+{
+    const struct sockaddr_storage *source = &image->source_address;
+    if (AF_INET == address->ss_family)
+    {
+        const struct sockaddr_in *a4 = (const struct sockaddr_in *)address;
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)source;
+        return AF_INET == source->ss_family && a4->sin_port == s4->sin_port && a4->sin_addr.s_addr == s4->sin_addr.s_addr;
+    }
+    if (AF_INET6 == address->ss_family)
+    {
+        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)address;
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)source;
+        return AF_INET6 == source->ss_family && a6->sin6_port == s6->sin6_port &&
+            0 == memcmp(&a6->sin6_addr, &s6->sin6_addr, sizeof(a6->sin6_addr));
+    }
+    return false;
+}
 
 /* Conductor: fills the image around an already mapped and initialised log (counters are set
  * afterwards), builds the receiver window and the loss detector. */

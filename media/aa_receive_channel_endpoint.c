@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -455,6 +457,11 @@ static void aa_receive_channel_endpoint_on_data(
         {
             aa_publication_image_on_connection_frame(image, transport, &datagram->address, datagram->addr_len, now_ns);
         }
+        else if (!aa_publication_image_is_from_source(image, &datagram->address))
+        {
+            aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE, 1);
+            return;
+        }
         aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
         return;
     }
@@ -471,7 +478,13 @@ static void aa_receive_channel_endpoint_on_data(
         return;
     }
 
-    /* Late join or a lost SETUP: ask the source for one (reference 4.1). */
+    /* Late join or a lost SETUP: ask the source for one (reference 4.1), for a bounded number of
+     * sessions at once (docs/security.md, Network: receivers). */
+    if (NULL == session && endpoint->params.max_images > 0 &&
+        endpoint->sessions_count >= 2 * (size_t)endpoint->params.max_images)
+    {
+        return;
+    }
     session = aa_receive_channel_endpoint_get_or_add_session(endpoint, header.session_id, header.stream_id);
     if (NULL == session)
     {
@@ -500,6 +513,70 @@ static bool aa_receive_channel_endpoint_setup_is_malformed(const aa_setup_header
         0 != (setup->term_offset % AA_LOGBUFFER_FRAME_ALIGNMENT);
 }
 
+/* A SETUP refused (docs/security.md, Network: receivers): counted, and logged at most once a second,
+ * in words that stay the same for one source and reason, so the distinct error log keeps one entry
+ * per source and reason with its count. */
+static void aa_receive_channel_endpoint_refuse_setup(
+    aa_receive_channel_endpoint_t *endpoint, const aa_udp_datagram_t *datagram, int counter, const char *reason,
+    int64_t now_ns)
+{
+    aa_media_services_count(endpoint->services, counter, 1);
+    if (now_ns < endpoint->time_of_next_refusal_log_ns)
+    {
+        return;
+    }
+    endpoint->time_of_next_refusal_log_ns = now_ns + AA_RECEIVE_REFUSAL_LOG_INTERVAL_NS;
+    char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
+    if (aa_udp_address_format(source, sizeof(source), &datagram->address) < 0)
+    {
+        snprintf(source, sizeof(source), "%s", "unknown");
+    }
+    char message[768];
+    snprintf(message, sizeof(message), "receive channel %s: SETUP from %s refused: %s",
+        endpoint->channel->canonical_form, source, reason);
+    aa_media_services_log_error(endpoint->services, AA_ERROR_CODE_IMAGE_REJECTED, message);
+}
+
+/* Whether one more session of stream_id may get an image (besides except, the one asking). */
+static bool aa_receive_channel_endpoint_has_room(
+    aa_receive_channel_endpoint_t *endpoint, const aa_receive_session_t *except, int32_t stream_id, char *reason,
+    size_t reason_length)
+{
+    int32_t max_images = endpoint->params.max_images;
+    int32_t max_of_stream = endpoint->params.max_sessions_per_stream;
+    if (max_images <= 0 && max_of_stream <= 0)
+    {
+        return true;
+    }
+    int32_t images = 0;
+    int32_t of_stream = 0;
+    for (size_t i = 0; i < endpoint->sessions_count; i++)
+    {
+        const aa_receive_session_t *session = &endpoint->sessions[i];
+        if (session != except &&
+            (AA_RECEIVE_SESSION_ACTIVE == session->state || AA_RECEIVE_SESSION_INITIALISING == session->state))
+        {
+            images++;
+            of_stream += session->stream_id == stream_id ? 1 : 0;
+        }
+    }
+    if (max_images > 0 && images >= max_images)
+    {
+        snprintf(reason, reason_length,
+            "the endpoint holds %" PRId32 " images, its limit; raise AERON_RECEIVER_MAX_IMAGES if these are real "
+            "publishers", max_images);
+        return false;
+    }
+    if (max_of_stream > 0 && of_stream >= max_of_stream)
+    {
+        snprintf(reason, reason_length,
+            "stream %" PRId32 " holds %" PRId32 " images, its limit; raise AERON_RECEIVER_MAX_SESSIONS_PER_STREAM if "
+            "these are real publishers", stream_id, max_of_stream);
+        return false;
+    }
+    return true;
+}
+
 static void aa_receive_channel_endpoint_on_setup(
     aa_receive_channel_endpoint_t *endpoint, aa_udp_transport_t *transport, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
@@ -515,9 +592,33 @@ static void aa_receive_channel_endpoint_on_setup(
         return;
     }
     aa_receive_session_t *session = aa_receive_channel_endpoint_find_session(endpoint, setup.session_id, setup.stream_id);
-    if ((NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state) ||
-        (NULL != session && AA_RECEIVE_SESSION_PENDING_SETUP != session->state && now_ns < session->expiry_ns))
+    if (NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state)
     {
+        /* the image keeps the source it was set up from */
+        if (!endpoint->is_multi_destination && !aa_publication_image_is_from_source(session->image, &datagram->address))
+        {
+            aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE, 1);
+        }
+        return;
+    }
+    if (NULL != session && AA_RECEIVE_SESSION_PENDING_SETUP != session->state && now_ns < session->expiry_ns)
+    {
+        return;
+    }
+    char reason[256];
+    if (endpoint->params.max_term_length > 0 && setup.term_length > endpoint->params.max_term_length)
+    {
+        snprintf(reason, sizeof(reason),
+            "its term length is above the receiver maximum %" PRId32 "; raise AERON_RECEIVER_MAX_TERM_LENGTH (up to "
+            "1g) if the publisher's term-length is meant", endpoint->params.max_term_length);
+        aa_receive_channel_endpoint_refuse_setup(
+            endpoint, datagram, AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH, reason, now_ns);
+        return;
+    }
+    if (!aa_receive_channel_endpoint_has_room(endpoint, session, setup.stream_id, reason, sizeof(reason)))
+    {
+        aa_receive_channel_endpoint_refuse_setup(
+            endpoint, datagram, AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT, reason, now_ns);
         return;
     }
     session = aa_receive_channel_endpoint_get_or_add_session(endpoint, setup.session_id, setup.stream_id);
@@ -548,6 +649,11 @@ static void aa_receive_channel_endpoint_on_rttm(
         aa_receive_session_t *session = aa_receive_channel_endpoint_find_session(endpoint, rttm.session_id, rttm.stream_id);
         if (NULL != session && AA_RECEIVE_SESSION_ACTIVE == session->state)
         {
+            if (!endpoint->is_multi_destination && !aa_publication_image_is_from_source(session->image, &datagram->address))
+            {
+                aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE, 1);
+                return;
+            }
             aa_publication_image_on_rttm_reply(session->image, rttm.echo_timestamp, rttm.reception_delta, now_ns);
         }
         return;

@@ -11,6 +11,18 @@
  * to its source (then "pending" for 1 s, reference 4.1). A session whose image was removed cools
  * down for 1 s, ignoring stray datagrams, before it may join again.
  *
+ * Bounds on what the network may ask for (docs/security.md, Network: receivers): a SETUP is refused
+ * (no image requested, counted, logged at most once a second) when its term is longer than
+ * max_term_length, or when the endpoint already holds max_images initialising or active sessions, or
+ * its stream max_sessions_per_stream. An image takes DATA, heartbeats and RTT replies only from the
+ * address its SETUP came from (the image's source_address): frames of its session from any other
+ * address are dropped and counted, and so is a SETUP of an active session from another address (as
+ * in Aeron, a session's image keeps its source: a publisher that moved loses it after the image
+ * liveness timeout, and its frames, no longer reaching an image, then elicit a SETUP from where it
+ * is now). A multi-destination subscription is exempt: it takes one session from several sources by
+ * design (a replay and the live stream). Data from unknown sessions elicits SETUPs for at most
+ * 2 x max_images sessions tracked at once.
+ *
  * Multi-destination-cast receiver (control=<publisher's control address>, reference 7.3): status
  * messages, NAKs and SETUP requests go to the control address instead of the source, and until a
  * subscribed stream has an image the endpoint sends a SEND_SETUP status message (session 0) there
@@ -44,6 +56,8 @@
  * cool-down of a removed image's session. */
 #define AA_RECEIVE_PENDING_SETUP_TIMEOUT_NS (1000 * 1000 * 1000LL)
 #define AA_RECEIVE_SESSION_COOL_DOWN_NS (1000 * 1000 * 1000LL)
+/* Refused SETUPs are logged at most this often per endpoint (every one is counted). */
+#define AA_RECEIVE_REFUSAL_LOG_INTERVAL_NS (1000 * 1000 * 1000LL)
 /* A control= named by host without DATA, SETUP or RTTM this long is resolved again (reference 8.3). */
 #define AA_RECEIVE_DESTINATION_TIMEOUT_NS (5LL * 1000 * 1000 * 1000)
 
@@ -109,6 +123,12 @@ typedef struct aa_receive_channel_endpoint_params_stct
      * (tagged flow control, reference 1.6 and 5) */
     bool has_group_tag;
     int64_t group_tag;
+    /* What the endpoint takes from the network (docs/security.md, Network: receivers), from the
+     * driver's options; 0 = no limit: images of the endpoint (initialising or active), images of one
+     * stream, the longest term a SETUP may ask for. */
+    int32_t max_images;
+    int32_t max_sessions_per_stream;
+    int32_t max_term_length;
 }
 aa_receive_channel_endpoint_params_t;
 
@@ -155,6 +175,7 @@ typedef struct aa_receive_channel_endpoint_stct
     size_t destinations_count;
     size_t destinations_capacity;
     int64_t time_of_last_activity_ns;    /* re-resolution: the last DATA, SETUP or RTTM (or swap) */
+    int64_t time_of_next_refusal_log_ns; /* refused SETUPs are logged at most once a second */
 }
 aa_receive_channel_endpoint_t;
 

@@ -327,6 +327,7 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
     image->endpoint = endpoint;
     image->control_address = source1;
     image->control_address_length = IN_LENGTH;
+    image->source_address = source1;
     image->rcv_hwm = &rcv_hwm;
     image->rcv_pos = &rcv_pos;
     AA_CHECK(0 == aa_publication_image_add_subscriber(image, 99, 1, 3, &sub_pos, 0));

@@ -2,7 +2,8 @@
  * services, with time moved by hand: SETUP asking for an image, late joiners asked for SETUP, data
  * rebuilt into the log, status messages and their cadence, gaps NAKed after the NAK delay (or filled
  * when unreliable) and each of those recorded in the loss report, end of stream, window over-runs and
- * the endpoint's session expiry. */
+ * the endpoint's session expiry; the endpoint's bounds on images and term lengths, and frames taken
+ * only from an image's source. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -38,17 +39,27 @@ typedef struct fixture_stct
 }
 fixture_t;
 
-static void fixture_init_endpoint(fixture_t *f)
+/* An endpoint with the given bounds (0: none) on what it takes from the network. */
+static void fixture_init_bounded_endpoint(fixture_t *f, int32_t max_images, int32_t max_of_stream, int32_t max_term_length)
 {
     memset(f, 0, sizeof(*f));
     fake_media_init(&f->media, "aeron:udp?endpoint=127.0.0.1:40457");
-    aa_receive_channel_endpoint_params_t params = { .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true };
+    aa_receive_channel_endpoint_params_t params =
+    {
+        .window_length = WINDOW, .nak_delay_ns = NAK_DELAY_NS, .is_reliable = true, .max_images = max_images,
+        .max_sessions_per_stream = max_of_stream, .max_term_length = max_term_length,
+    };
     AA_CHECK(0 == aa_receive_channel_endpoint_create(
         &f->endpoint, f->media.channel, &params, &f->media.transports, &f->media.services.services));
     AA_CHECK(f->media.wire.transport == &f->endpoint->transport);
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f->endpoint, STREAM_ID));
 
     f->source = test_ipv4_address("10.0.0.1", 5000);
+}
+
+static void fixture_init_endpoint(fixture_t *f)
+{
+    fixture_init_bounded_endpoint(f, 0, 0, 0);
 }
 
 /* An image as the conductor makes one, at position 0, with one subscriber at 0. */
@@ -73,6 +84,7 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
     f->image->endpoint = f->endpoint;
     f->image->control_address = f->source;
     f->image->control_address_length = sizeof(struct sockaddr_in);
+    f->image->source_address = f->source;
     f->image->rcv_hwm = &f->rcv_hwm;
     f->image->rcv_pos = &f->rcv_pos;
     AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, now_ns));
@@ -90,11 +102,16 @@ static void fixture_close(fixture_t *f)
     free(f->memory);
 }
 
-static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+static bool receive_from(fixture_t *f, const struct sockaddr_storage *source, uint8_t *frame, int32_t length, int64_t now_ns)
 {
     AA_CHECK(length > 0);
-    aa_udp_datagram_t datagram = fake_datagram(frame, length, &f->source);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, source);
     return aa_receive_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
+}
+
+static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+{
+    return receive_from(f, &f->source, frame, length, now_ns);
 }
 
 static void receive_setup(fixture_t *f, int32_t session_id, int32_t stream_id, int32_t term_length, int64_t now_ns)
@@ -103,6 +120,20 @@ static void receive_setup(fixture_t *f, int32_t session_id, int32_t stream_id, i
     int32_t length = aa_udp_frame_encode_setup(
         frame, sizeof(frame), 0, 0, session_id, stream_id, INITIAL_TERM_ID, INITIAL_TERM_ID, term_length, MTU, 0);
     receive(f, frame, length, now_ns);
+}
+
+/* A 100-byte message (a 160-byte frame) at term_offset, filled with fill, from source. */
+static void receive_data_from(
+    fixture_t *f, const struct sockaddr_storage *source, int32_t session_id, int32_t term_offset, uint8_t fill, int64_t now_ns)
+{
+    uint8_t payload[100];
+    memset(payload, fill, sizeof(payload));
+    uint8_t frame[256];
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, term_offset, session_id, STREAM_ID, INITIAL_TERM_ID, 0,
+        payload, sizeof(payload));
+    AA_CHECK_EQ(length, 160);
+    receive_from(f, source, frame, 132, now_ns);
 }
 
 /* A 100-byte message (a 160-byte frame) at term_offset, filled with fill. */
@@ -610,6 +641,165 @@ static void should_cool_a_removed_image_session_down_for_a_second(void)
     fixture_close(&f);
 }
 
+/* ---- bounds on what the network may ask for (docs/security.md, Network: receivers) ---- */
+
+/* Sessions beyond the endpoint's or a stream's image limit are refused: no image requested, each
+ * refusal counted, logged at most once a second; a slot frees when its session goes. */
+static void should_refuse_setups_beyond_the_image_limits(void)
+{
+    fixture_t f;
+    fixture_init_bounded_endpoint(&f, 3, 2, 0);
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(f.endpoint, STREAM_ID + 1));
+
+    receive_setup(&f, 1, STREAM_ID, TERM_LENGTH, T0);
+    receive_setup(&f, 2, STREAM_ID, TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.media.services.image_requests, 2);
+    /* a third session of the stream is over its limit of 2 */
+    receive_setup(&f, 3, STREAM_ID, TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.media.services.image_requests, 2);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT), 1);
+    AA_CHECK_EQ(f.media.services.errors, 1);
+    AA_CHECK_EQ(f.media.services.last_error_code, AA_ERROR_CODE_IMAGE_REJECTED);
+    AA_CHECK(NULL != strstr(f.media.services.last_error, "SETUP from 10.0.0.1:5000 refused"));
+    AA_CHECK(NULL != strstr(f.media.services.last_error, "AERON_RECEIVER_MAX_SESSIONS_PER_STREAM"));
+    /* the other stream has room until the endpoint's limit of 3 */
+    receive_setup(&f, 4, STREAM_ID + 1, TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.media.services.image_requests, 3);
+    for (int32_t session_id = 5; session_id < 305; session_id++)
+    {
+        receive_setup(&f, session_id, STREAM_ID + (session_id & 1), TERM_LENGTH, T0 + 500 * MS);
+    }
+    AA_CHECK_EQ(f.media.services.image_requests, 3);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT), 301);
+    AA_CHECK_EQ(f.media.services.errors, 1);                 /* logged once a second, not per SETUP */
+    AA_CHECK_EQ(f.endpoint->sessions_count, 3);              /* a refused session is not tracked */
+    receive_setup(&f, 400, STREAM_ID + 1, TERM_LENGTH, T0 + 1000 * MS);
+    AA_CHECK_EQ(f.media.services.errors, 2);
+    AA_CHECK(NULL != strstr(f.media.services.last_error, "AERON_RECEIVER_MAX_IMAGES"));
+
+    /* the initialising sessions the conductor never made images of expire, and their room with them */
+    aa_receive_channel_endpoint_expire_sessions(f.endpoint, T0 + 1000 * MS);
+    AA_CHECK_EQ(f.endpoint->sessions_count, 0);
+    receive_setup(&f, 500, STREAM_ID, TERM_LENGTH, T0 + 1001 * MS);
+    AA_CHECK_EQ(f.media.services.image_requests, 4);
+
+    /* data of unknown sessions asks for SETUP for at most twice the image limit of sessions at once */
+    f.media.wire.sent_count = 0;
+    for (int32_t session_id = 600; session_id < 700; session_id++)
+    {
+        receive_data(&f, session_id, 0, 'a', T0 + 1002 * MS);
+    }
+    AA_CHECK_EQ(f.endpoint->sessions_count, 6);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_SM), 5);
+    fixture_close(&f);
+}
+
+/* A SETUP asking for a term longer than the maximum is refused and counted; as long is fine. */
+static void should_refuse_a_setup_whose_term_is_longer_than_the_maximum(void)
+{
+    fixture_t f;
+    fixture_init_bounded_endpoint(&f, 0, 0, 4 * TERM_LENGTH);
+
+    receive_setup(&f, 1, STREAM_ID, 1024 * 1024 * 1024, T0);
+    receive_setup(&f, 2, STREAM_ID, 8 * TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.media.services.image_requests, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH), 2);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 0);
+    AA_CHECK_EQ(f.media.services.errors, 1);
+    AA_CHECK(NULL != strstr(f.media.services.last_error, "term length is above the receiver maximum 262144"));
+    AA_CHECK_EQ(f.endpoint->sessions_count, 0);
+
+    receive_setup(&f, 3, STREAM_ID, 4 * TERM_LENGTH, T0);
+    AA_CHECK_EQ(f.media.services.image_requests, 1);
+    AA_CHECK_EQ(f.media.services.last_request_setup.term_length, 4 * TERM_LENGTH);
+    fixture_close(&f);
+}
+
+/* An image takes DATA, heartbeats, SETUPs and RTT replies of its session only from its SETUP's
+ * address: from another port or host they are dropped and counted, and write nothing. */
+static void should_take_frames_of_an_image_only_from_its_source(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    const struct sockaddr_storage other_port = test_ipv4_address("10.0.0.1", 5001);
+    const struct sockaddr_storage other_host = test_ipv4_address("10.0.0.2", 5000);
+    uint8_t *term = f.image->log.term_buffers[0];
+
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 132);
+    receive_data_from(&f, &other_port, SESSION_ID, 160, 'x', T0 + 2 * MS);
+    receive_data_from(&f, &other_host, SESSION_ID, 160, 'y', T0 + 2 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 132);
+    AA_CHECK_EQ(aa_frame_length_volatile(term, 160), 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE), 2);
+
+    /* a heartbeat from elsewhere keeps nothing alive; an end of stream from elsewhere ends nothing */
+    uint8_t frame[AA_RTTM_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_heartbeat(frame, sizeof(frame), 160, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, true);
+    receive_from(&f, &other_port, frame, length, T0 + 3 * MS);
+    AA_CHECK_EQ(f.image->time_of_last_packet_ns, T0 + 1 * MS);
+    AA_CHECK(!f.image->has_end_of_stream_heartbeat);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED), 0);
+    /* nor does an RTT reply, or a SETUP of the session (the image keeps its source) */
+    length = aa_udp_frame_encode_rttm(frame, sizeof(frame), 0, SESSION_ID, STREAM_ID, T0, 0, 0);
+    receive_from(&f, &other_host, frame, length, T0 + 3 * MS);
+    uint8_t setup[AA_SETUP_HEADER_LENGTH];
+    length = aa_udp_frame_encode_setup(
+        setup, sizeof(setup), 0, 0, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, INITIAL_TERM_ID, TERM_LENGTH, MTU, 0);
+    receive_from(&f, &other_host, setup, length, T0 + 3 * MS);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE), 5);
+    AA_CHECK_EQ(f.media.services.image_requests, 0);
+    AA_CHECK(f.endpoint->sessions[0].image == f.image);
+
+    /* the source's own frame still lands where the dropped ones would have */
+    receive_data(&f, SESSION_ID, 160, 'b', T0 + 4 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 292);
+    AA_CHECK_EQ(term[160 + AA_DATA_HEADER_LENGTH], 'b');
+    AA_CHECK_EQ(f.image->time_of_last_packet_ns, T0 + 4 * MS);
+    fixture_close(&f);
+}
+
+static struct sockaddr_storage ipv6_address(const char *ip, uint16_t port)
+{
+    struct sockaddr_storage address;
+    memset(&address, 0, sizeof(address));
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&address;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(port);
+    AA_CHECK(1 == inet_pton(AF_INET6, ip, &in6->sin6_addr));
+    return address;
+}
+
+/* The per-datagram source compare: family, address and port, IPv4 and IPv6 alike. */
+static void should_compare_an_image_source_by_family_address_and_port(void)
+{
+    aa_publication_image_t image;
+    memset(&image, 0, sizeof(image));
+    image.source_address = test_ipv4_address("10.0.0.1", 5000);
+    struct sockaddr_storage same = test_ipv4_address("10.0.0.1", 5000);
+    struct sockaddr_storage port = test_ipv4_address("10.0.0.1", 5001);
+    struct sockaddr_storage host = test_ipv4_address("10.0.0.2", 5000);
+    struct sockaddr_storage v6 = ipv6_address("::ffff:10.0.0.1", 5000);
+    AA_CHECK(aa_publication_image_is_from_source(&image, &same));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &port));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &host));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6));
+
+    image.source_address = ipv6_address("fd00::1", 5000);
+    struct sockaddr_storage v6_same = ipv6_address("fd00::1", 5000);
+    struct sockaddr_storage v6_port = ipv6_address("fd00::1", 5001);
+    struct sockaddr_storage v6_host = ipv6_address("fd00::2", 5000);
+    AA_CHECK(aa_publication_image_is_from_source(&image, &v6_same));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6_port));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &v6_host));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &same));
+
+    struct sockaddr_storage none;
+    memset(&none, 0, sizeof(none));
+    AA_CHECK(!aa_publication_image_is_from_source(&image, &none));
+}
+
 /* cc=cubic on an image: the SM window comes from cubic, a new gap cuts it and forces an SM, RTT
  * measurement frames go out with the REPLY flag and their answers (for this receiver id, or 0) set
  * the RTT counter. */
@@ -696,5 +886,9 @@ int main(void)
     AA_RUN(should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived);
     AA_RUN(should_cool_a_removed_image_session_down_for_a_second);
     AA_RUN(should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames);
+    AA_RUN(should_refuse_setups_beyond_the_image_limits);
+    AA_RUN(should_refuse_a_setup_whose_term_is_longer_than_the_maximum);
+    AA_RUN(should_take_frames_of_an_image_only_from_its_source);
+    AA_RUN(should_compare_an_image_source_by_family_address_and_port);
     return 0;
 }

@@ -127,6 +127,7 @@ static void conductor_create_image(world_t *w)
     w->image->endpoint = w->services.last_request_endpoint;
     w->image->control_address = w->services.last_request_source;
     w->image->control_address_length = sizeof(struct sockaddr_in);
+    w->image->source_address = w->services.last_request_source;
     w->image->rcv_hwm = &w->rcv_hwm;
     w->image->rcv_pos = &w->rcv_pos;
     AA_CHECK(0 == aa_publication_image_add_subscriber(

@@ -783,7 +783,9 @@ def test_messages_between_driver_processes(two_drivers: tuple[str, str]) -> None
 
 
 def test_killed_publisher_driver_makes_the_image_unavailable_after_the_liveness_timeout(aeron_dir: str) -> None:
-    settings = dict(UDP_SETTINGS, image_liveness_timeout=1.0)
+    # the publishing driver's 4 MiB terms are above this one's own (1 MiB): its SETUPs need a higher
+    # receiver maximum (docs/configuration.md, AERON_RECEIVER_MAX_TERM_LENGTH)
+    settings = dict(UDP_SETTINGS, image_liveness_timeout=1.0, receiver_max_term_length="4m")
     pub_dir = new_aeron_dir()
     pub_driver = start_driver(pub_dir, *DRIVER_OPTIONS)
     publisher = None

@@ -52,6 +52,11 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RESOLVER_CAP_REFUSED,
     AA_SYSTEM_COUNTER_RESOLVER_GOSSIP_THROTTLED,
     AA_SYSTEM_COUNTER_RESOLVER_UNAUTHENTICATED,
+    /* ours (docs/security.md, Network: receivers): SETUPs a receive channel endpoint refused */
+    AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT,
+    AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH,
+    /* ours: DATA, heartbeats, SETUPs and RTT replies for an image from another address than its SETUP's */
+    AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -105,6 +110,9 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Resolver entries refused: cache or neighbour cap reached",
     "Resolver gossip frames not sent: rate limit",
     "Resolver frames refused: unsigned or badly signed",
+    "SETUPs refused: receiver image limit",
+    "SETUPs refused: term length above receiver maximum",
+    "Image frames dropped from a foreign source",
 };
 
 #endif

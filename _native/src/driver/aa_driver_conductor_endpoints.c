@@ -284,6 +284,9 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
         .is_reliable = ctx->reliable_stream,
         .has_group_tag = ctx->has_receiver_group_tag,
         .group_tag = ctx->receiver_group_tag,
+        .max_images = ctx->receiver_max_images,
+        .max_sessions_per_stream = ctx->receiver_max_sessions_per_stream,
+        .max_term_length = aa_driver_context_receiver_max_term_length(ctx),
     };
     int rc_gtag = aa_uri_get_int64(&(*udp)->uri, "gtag", &params.group_tag);
     if (rc_gtag < 0)

@@ -149,6 +149,8 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     {
         return;
     }
+    int32_t images_of_endpoint = 0;
+    int32_t images_of_stream = 0;
     for (size_t i = 0; i < conductor->images_count; i++)
     {
         aa_publication_image_t *image = conductor->images[i];
@@ -157,6 +159,19 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         {
             return;
         }
+        if (image->endpoint == endpoint)
+        {
+            images_of_endpoint++;
+            images_of_stream += image->ids.stream_id == setup->stream_id ? 1 : 0;
+        }
+    }
+    /* The receiver refuses SETUPs beyond the limits; requests it queued before their sessions expired
+     * are held to them here, lingering images included (docs/security.md, Network: receivers). */
+    if ((endpoint->params.max_images > 0 && images_of_endpoint >= endpoint->params.max_images) ||
+        (endpoint->params.max_sessions_per_stream > 0 && images_of_stream >= endpoint->params.max_sessions_per_stream))
+    {
+        aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_SETUPS_REFUSED_IMAGE_LIMIT, 1);
+        return;
     }
     const aa_subscription_link_t *first_link = NULL;
     for (size_t i = 0; i < conductor->subscription_links_count && NULL == first_link; i++)
@@ -308,6 +323,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     image->endpoint = endpoint;
     aa_receive_channel_endpoint_control_address(
         endpoint, &args->source, args->source_length, &image->control_address, &image->control_address_length);
+    image->source_address = args->source;   /* its frames are taken from there alone */
     snprintf(image->source_identity, sizeof(image->source_identity), "%s", source);
     image->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
     image->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;

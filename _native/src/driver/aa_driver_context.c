@@ -293,6 +293,20 @@ static const aa_option_t aa_driver_options[] =
     { "rcv_initial_window_length", "AERON_RCV_INITIAL_WINDOW_LENGTH", "aeron.rcv.initial.window.length",
         AA_OPTION_SIZE, AA_DRIVER_FIELD(rcv_initial_window_length), "128k",
         "receiver window of UDP images (at most term/2 and SO_RCVBUF; rcv-wnd= per channel)" },
+    /* what a receive channel endpoint takes from the network (docs/security.md, Network: receivers) */
+    { "receiver_max_images", "AERON_RECEIVER_MAX_IMAGES", "aeron.receiver.max.images",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(receiver_max_images), "1000",
+        "images a receive channel endpoint (one subscription channel) holds at most; SETUPs of further sessions are "
+        "refused and counted (0 = no limit, as Aeron)" },
+    { "receiver_max_sessions_per_stream", "AERON_RECEIVER_MAX_SESSIONS_PER_STREAM",
+        "aeron.receiver.max.sessions.per.stream",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(receiver_max_sessions_per_stream), "0",
+        "images one stream of a receive channel endpoint holds at most, so a flood on one stream leaves room for "
+        "the others; SETUPs beyond it are refused and counted (0 = only AERON_RECEIVER_MAX_IMAGES applies)" },
+    { "receiver_max_term_length", "AERON_RECEIVER_MAX_TERM_LENGTH", "aeron.receiver.max.term.length",
+        AA_OPTION_SIZE, AA_DRIVER_FIELD(receiver_max_term_length), "0",
+        "longest term a SETUP may ask an image for (its log is 3 terms), a power of two from 64k to 1g; longer "
+        "ones are refused and counted (0 = the larger of AERON_TERM_BUFFER_LENGTH and AERON_IPC_TERM_BUFFER_LENGTH)" },
     { "nak_unicast_delay", "AERON_NAK_UNICAST_DELAY", "aeron.nak.unicast.delay",
         AA_OPTION_DURATION, AA_DRIVER_FIELD(nak_unicast_delay_ns), "100us",
         "a receiver NAKs a gap this long after seeing it (nak-delay= per channel)",
@@ -538,6 +552,17 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         return aa_config_error("AERON_FILE_PAGE_SIZE");
     }
+    if (0 != ctx->receiver_max_term_length && aa_logbuffer_check_term_length(ctx->receiver_max_term_length) < 0)
+    {
+        return aa_config_error("AERON_RECEIVER_MAX_TERM_LENGTH (0 = the larger of the configured term lengths)");
+    }
+    if (ctx->receiver_max_images < 0 || ctx->receiver_max_sessions_per_stream < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_RECEIVER_MAX_IMAGES=%" PRId32 " and AERON_RECEIVER_MAX_SESSIONS_PER_STREAM=%" PRId32
+            " must be at least 0 (0 = no limit)", ctx->receiver_max_images, ctx->receiver_max_sessions_per_stream);
+        return -1;
+    }
     if (aa_check_mtu("AERON_MTU_LENGTH", ctx->mtu_length, ctx->term_buffer_length) < 0 ||
         aa_check_mtu("AERON_IPC_MTU_LENGTH", ctx->ipc_mtu_length, ctx->ipc_term_buffer_length) < 0)
     {
@@ -678,6 +703,16 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
         return -1;
     }
     return 0;
+}
+
+int32_t aa_driver_context_receiver_max_term_length(const aa_driver_context_t *ctx)
+{
+    int64_t length = ctx->receiver_max_term_length;
+    if (0 == length)
+    {
+        length = ctx->term_buffer_length > ctx->ipc_term_buffer_length ? ctx->term_buffer_length : ctx->ipc_term_buffer_length;
+    }
+    return (int32_t)(length < AA_LOGBUFFER_TERM_MAX_LENGTH ? length : AA_LOGBUFFER_TERM_MAX_LENGTH);
 }
 
 /* driver control (docs/architecture.md, Operations) */

@@ -77,6 +77,12 @@ typedef struct aa_driver_context_stct
     /* Reliable UDP (reference 4, 11). */
     int64_t status_message_timeout_ns;   /* receiver: SM at least this often */
     int64_t rcv_initial_window_length;   /* receiver window (min with term/2; rcv-wnd= per channel) */
+    /* What a receive channel endpoint takes from the network (docs/security.md, Network: receivers):
+     * images per endpoint and per stream (0: no limit), the longest term of a SETUP (0: the larger
+     * of the configured term lengths, aa_driver_context_receiver_max_term_length). */
+    int32_t receiver_max_images;
+    int32_t receiver_max_sessions_per_stream;
+    int64_t receiver_max_term_length;
     int64_t nak_unicast_delay_ns;        /* receiver: first NAK this long after a gap appears */
     int32_t nak_unicast_retry_delay_ratio;
     int64_t retransmit_unicast_delay_ns; /* sender: resend this long after a NAK */
@@ -155,6 +161,10 @@ int aa_driver_context_get(const aa_driver_context_t *ctx, const char *name, char
 const aa_options_table_t *aa_driver_context_options(void);
 /* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
 int aa_driver_context_validate(aa_driver_context_t *ctx);
+
+/* The longest term a SETUP may ask an image for: AERON_RECEIVER_MAX_TERM_LENGTH, or when 0 the larger
+ * of the network and IPC term lengths (at most Aeron's 1 GiB). */
+int32_t aa_driver_context_receiver_max_term_length(const aa_driver_context_t *ctx);
 
 /* TERMINATE_DRIVER validation (aa_driver_control.c) */
 typedef enum aa_termination_validator_enum
