@@ -46,6 +46,7 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    AA_SYSTEM_COUNTER_INVALID_CLIENT_COMMANDS,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -94,6 +95,7 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "Invalid client commands",
 };
 
 #endif
