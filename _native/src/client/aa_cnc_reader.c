@@ -57,6 +57,15 @@ int aa_cnc_reader_open(aa_cnc_reader_t **out, const char *aeron_dir)
         free(reader);
         return -1;
     }
+    const char *fault = aa_cnc_lengths_fault(cnc, reader->file.length);
+    if (NULL != fault)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_DRIVER_CORRUPT, "CnC file %s is corrupt: %s; restart the driver (it makes a new CnC "
+            "file), and let only the driver's user (and its group) write the aeron directory", path, fault);
+        aa_unmap(&reader->file);
+        free(reader);
+        return -1;
+    }
     reader->cnc = cnc;
     aa_counters_reader_init(
         &reader->counters, aa_cnc_counters_metadata_buffer(cnc), (size_t)cnc->counters_metadata_buffer_length,
@@ -156,6 +165,10 @@ int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader)
 
 int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 {
+    if (counter_id < 0 || counter_id > reader->counters.max_counter_id)
+    {
+        return 0;
+    }
     return aa_get_int64_acquire(aa_counters_reader_addr(&reader->counters, counter_id));
 }
 
