@@ -20,7 +20,7 @@ import attrs
 
 from ._closing import ClosedOnExit, release_owned
 from ._ffi import ffi, lib
-from .errors import ClosedError, ConfigurationError, DriverNotFoundError, check, last_error
+from .errors import ClosedError, ConfigurationError, DriverCorruptError, DriverNotFoundError, check, last_error
 
 if TYPE_CHECKING:
     from .client import Aeron
@@ -238,6 +238,8 @@ class CountersReader(ClosedOnExit):
         next_id = 0
         while True:
             found = lib.aa_cnc_reader_next_counter(ptr, next_id, c)
+            if found == -2:
+                raise last_error(DriverCorruptError)
             if found < 0:
                 return
             yield _record(c)
@@ -250,6 +252,8 @@ class CountersReader(ClosedOnExit):
         """The counter with this id, or None when it is not allocated."""
         self._check_id(counter_id)
         rc = lib.aa_cnc_reader_counter(self._checked(), counter_id, self._info)
+        if rc < 0:
+            raise last_error(DriverCorruptError)
         return _record(self._info) if rc == 1 else None
 
     def value(self, counter_id: int) -> int:

@@ -29,6 +29,7 @@ BROADCAST_TRAILER_LENGTH = 128
 ADD_PUBLICATION = 0x01
 ADD_COUNTER = 0x09
 ON_AVAILABLE_IMAGE = 0x0F02
+COUNTER_LABEL_LENGTH_OFFSET = 128
 INVALID = "Invalid client commands"
 
 
@@ -144,7 +145,8 @@ def image_ready(subscription_id: int, position_counter_id: int, log_path: str) -
             + struct.pack("<i", 4) + b"ipc:")
 
 
-@pytest.mark.parametrize("corruption", ["impossible length", "counter id outside the counters", "type below 1"])
+@pytest.mark.parametrize("corruption", ["impossible length", "counter id outside the counters", "type below 1",
+                                        "counter label length"])
 def test_a_client_reports_a_corrupt_to_clients_buffer_instead_of_crashing(aeron_dir: str, corruption: str) -> None:
     proc = start_driver(aeron_dir)
     client = run_proc("cnc_corrupt_client.py", aeron_dir, stdin=True)
@@ -158,6 +160,10 @@ def test_a_client_reports_a_corrupt_to_clients_buffer_instead_of_crashing(aeron_
                 forge_response(cnc, 0x7FFFFF00, ON_AVAILABLE_IMAGE, bytes(24))
             elif corruption == "type below 1":
                 forge_response(cnc, 8 + 16, 0, bytes(16))
+            elif corruption == "counter label length":
+                base, capacity = broadcast_layout(cnc)
+                metadata = base + capacity + BROADCAST_TRAILER_LENGTH
+                struct.pack_into("<i", cnc, metadata + COUNTER_LABEL_LENGTH_OFFSET, 0x7FFFFFFF)  # counter 0's
             else:
                 (log_path,) = glob.glob(os.path.join(aeron_dir, "publications", "*.logbuffer"))
                 payload = image_ready(subscription_id, 0x7000000, log_path)

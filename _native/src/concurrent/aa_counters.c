@@ -131,7 +131,11 @@ void aa_counter_set_reference_id(aa_counters_manager_t *m, int32_t counter_id, i
 void aa_counters_manager_append_to_label(aa_counters_manager_t *m, int32_t counter_id, const char *text, size_t length)
 {
     uint8_t *meta = AA_META(m, counter_id);
-    int32_t current = *(int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+    int32_t current = *(volatile int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+    if (current < 0 || current > AA_COUNTER_LABEL_MAX_LENGTH)
+    {
+        current = AA_COUNTER_LABEL_MAX_LENGTH;    /* written by another writer of the CnC file: append nothing */
+    }
     size_t room = AA_COUNTER_LABEL_MAX_LENGTH - (size_t)current;
     size_t n = length < room ? length : room;
     memcpy(meta + AA_COUNTER_LABEL_OFFSET + current, text, n);
