@@ -54,6 +54,7 @@ class Lib:
     AA_CLIENT_STATE_CLOSED: int
     AA_CLIENT_STATE_DRIVER_TIMEOUT: int
     AA_CLIENT_STATE_CLIENT_TIMEOUT: int
+    AA_CLIENT_STATE_DRIVER_CORRUPT: int
     AA_IMAGE_EVENT_AVAILABLE: int
     AA_IMAGE_EVENT_UNAVAILABLE: int
     AA_CLIENT_WAKE_SPIN_DEFAULT_NS: int
@@ -333,6 +334,7 @@ class Lib:
     AA_ERROR_CODE_MESSAGE_TOO_LONG: int
     AA_ERROR_CODE_TIMEOUT: int
     AA_ERROR_CODE_CONFIGURATION: int
+    AA_ERROR_CODE_DRIVER_CORRUPT: int
     def aa_compute_position(self, term_id: int, term_offset: int, position_bits_to_shift: int, initial_term_id: int, /) -> int: ...
     def aa_compute_term_id_from_position(self, position: int, position_bits_to_shift: int, initial_term_id: int, /) -> int: ...
     def aa_compute_term_offset_from_position(self, position: int, position_bits_to_shift: int, /) -> int: ...

@@ -23,11 +23,13 @@ from .errors import (
     AeronError,
     ClientTimeoutError,
     ClosedError,
+    DriverCorruptError,
     DriverTimeoutError,
     InvalidArgumentError,
     InvalidPositionError,
     MessageTooLongError,
     RegistrationError,
+    DRIVER_CORRUPT,
     check,
     last_error,
     used_after_fork_error,
@@ -95,6 +97,7 @@ _ERROR = -6
 _STATE_ACTIVE = 0
 _STATE_DRIVER_TIMEOUT = 2
 _STATE_CLIENT_TIMEOUT = 3
+_STATE_DRIVER_CORRUPT = 4
 
 DEFAULT_WAKE_SPIN = lib.AA_CLIENT_WAKE_SPIN_DEFAULT_NS / 1e9  # seconds
 MAX_WAKE_SPIN = 0.01
@@ -216,6 +219,8 @@ class Aeron(ClosedOnExit):
             return DriverTimeoutError(message or "the media driver stopped answering")
         if state == _STATE_CLIENT_TIMEOUT:
             return ClientTimeoutError(message or "the media driver timed this client out")
+        if state == _STATE_DRIVER_CORRUPT:
+            return DriverCorruptError(message or "the media driver's CnC file is corrupt; restart the driver", DRIVER_CORRUPT)
         return ClosedError("the Aeron client is closed; connect a new one")
 
     def _raise_if_dead(self) -> None:

@@ -20,7 +20,7 @@ import attrs
 
 from ._closing import ClosedOnExit, release_owned
 from ._ffi import ffi, lib
-from .errors import ClosedError, ConfigurationError, DriverNotFoundError, check, last_error
+from .errors import ClosedError, ConfigurationError, DriverCorruptError, DriverNotFoundError, check, last_error
 
 if TYPE_CHECKING:
     from .client import Aeron
@@ -76,6 +76,7 @@ SYSTEM_COUNTER_NAMES: dict[int, str] = dict(enumerate((
     "sender_cycle_time_threshold_exceeded", "receiver_max_cycle_time_ns", "receiver_cycle_time_threshold_exceeded",
     "name_resolver_max_time_ns", "name_resolver_time_threshold_exceeded", "version", "bytes_currently_mapped",
     "retransmitted_bytes", "retransmit_overflow", "error_frames_received", "error_frames_sent",
+    "invalid_client_commands",
 )))
 SYSTEM_GAUGES = frozenset({22, 26, 28, 30, 32, 34, 35})
 SYSTEM_COUNTER_VERSION = 34
@@ -237,6 +238,8 @@ class CountersReader(ClosedOnExit):
         next_id = 0
         while True:
             found = lib.aa_cnc_reader_next_counter(ptr, next_id, c)
+            if found == -2:
+                raise last_error(DriverCorruptError)
             if found < 0:
                 return
             yield _record(c)
@@ -249,6 +252,8 @@ class CountersReader(ClosedOnExit):
         """The counter with this id, or None when it is not allocated."""
         self._check_id(counter_id)
         rc = lib.aa_cnc_reader_counter(self._checked(), counter_id, self._info)
+        if rc < 0:
+            raise last_error(DriverCorruptError)
         return _record(self._info) if rc == 1 else None
 
     def value(self, counter_id: int) -> int:

@@ -37,6 +37,7 @@ INVALID_ARGUMENT: Final[int] = lib.AA_ERROR_CODE_INVALID_ARGUMENT
 MESSAGE_TOO_LONG: Final[int] = lib.AA_ERROR_CODE_MESSAGE_TOO_LONG
 TIMEOUT: Final[int] = lib.AA_ERROR_CODE_TIMEOUT
 CONFIGURATION: Final[int] = lib.AA_ERROR_CODE_CONFIGURATION
+DRIVER_CORRUPT: Final[int] = lib.AA_ERROR_CODE_DRIVER_CORRUPT
 
 
 def native_error_codes() -> dict[str, int]:
@@ -85,6 +86,14 @@ class DriverNotFoundError(AeronError, ConnectionError):
 
 class DriverTimeoutError(AeronError, ConnectionError):
     """The media driver stopped answering within the driver timeout."""
+
+
+class DriverCorruptError(DriverTimeoutError):
+    """The media driver's CnC file holds what no driver writes (a to-clients record, a response field
+    or a counter id out of bounds): the client stopped rather than trust it. The driver is lost to this
+    client as a timed-out one is (so a DriverTimeoutError too); the message names the record and says
+    what to do: restart the driver and let only its user (and group) write the aeron directory
+    (docs/security.md, "The CnC file")."""
 
 
 class ClientTimeoutError(AeronError, ConnectionError):
@@ -147,6 +156,7 @@ CLASS_BY_CODE_NAME: Final[dict[str, type[AeronError] | None]] = {
     "MESSAGE_TOO_LONG": MessageTooLongError,
     "TIMEOUT": None,
     "CONFIGURATION": ConfigurationError,
+    "DRIVER_CORRUPT": DriverCorruptError,
 }
 
 _BY_CODE: dict[int, type[AeronError]] = {

@@ -119,6 +119,40 @@ static inline size_t aa_cnc_computed_length(size_t total_buffers, size_t page_si
     return AA_ALIGN(AA_CNC_HEADER_LENGTH + total_buffers, page_size);
 }
 
+/* What is wrong with a CnC header's buffer lengths (NULL when they can be a driver's): none negative,
+ * the ring and broadcast buffers a power of two plus their trailers, the counters metadata four times
+ * the values (512- and 128-byte records), and all of them within the file (docs/security.md, "The CnC
+ * file"). */
+static inline const char *aa_cnc_lengths_fault(const aa_cnc_metadata_t *m, size_t file_length)
+{
+    int64_t lengths[5] = { m->to_driver_buffer_length, m->to_clients_buffer_length, m->counters_metadata_buffer_length,
+        m->counters_values_buffer_length, m->error_log_buffer_length };
+    int64_t total = AA_CNC_HEADER_LENGTH;
+    for (int i = 0; i < 5; i++)
+    {
+        if (lengths[i] < 0)
+        {
+            return "a buffer length is negative";
+        }
+        total += lengths[i];
+    }
+    if (total > (int64_t)file_length)
+    {
+        return "its buffers reach past the end of the file";
+    }
+    int64_t to_driver = lengths[0] - AA_RB_TRAILER_LENGTH;
+    int64_t to_clients = lengths[1] - 128;
+    if (to_driver <= 0 || !AA_IS_POWER_OF_TWO(to_driver) || to_clients <= 0 || !AA_IS_POWER_OF_TWO(to_clients))
+    {
+        return "a command buffer's capacity is not a power of two";
+    }
+    if (lengths[2] / 512 < lengths[3] / 128)
+    {
+        return "the counters metadata buffer is too short for its values buffer";
+    }
+    return NULL;
+}
+
 static inline uint8_t *aa_cnc_to_driver_buffer(aa_cnc_metadata_t *m)
 {
     return (uint8_t *)m + AA_CNC_HEADER_LENGTH;

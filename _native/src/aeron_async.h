@@ -46,6 +46,7 @@
 #define AA_CLIENT_STATE_CLOSED 1
 #define AA_CLIENT_STATE_DRIVER_TIMEOUT 2
 #define AA_CLIENT_STATE_CLIENT_TIMEOUT 3
+#define AA_CLIENT_STATE_DRIVER_CORRUPT 4
 
 #define AA_IMAGE_EVENT_AVAILABLE 1
 #define AA_IMAGE_EVENT_UNAVAILABLE 2
@@ -482,12 +483,14 @@ const void *aa_fastpath_api(void);
 int aa_cnc_reader_open(aa_cnc_reader_t **reader, const char *aeron_dir);
 void aa_cnc_reader_close(aa_cnc_reader_t *reader);
 void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info);
-/* The next allocated counter with id >= from_id, or -1 when there are no more. */
+/* The next allocated counter with id >= from_id, or -1 when there are no more, or -2 (error set:
+ * AA_ERROR_CODE_DRIVER_CORRUPT) when its record holds what no driver writes. */
 int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info);
-/* Counter counter_id: 1 (allocated, info filled), 0 (not allocated), -1 (id out of range, error set). */
+/* Counter counter_id: 1 (allocated, info filled), 0 (not allocated), -1 (id out of range, or a record
+ * no driver writes: error set). */
 int32_t aa_cnc_reader_counter(aa_cnc_reader_t *reader, int32_t counter_id, aa_counter_info_t *info);
 int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader);
-/* The value of counter counter_id (0 <= id <= max counter id; not checked). */
+/* The value of counter counter_id (0 when outside 0..max counter id). */
 int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id);
 /* The error record at *offset (advancing it), 1 if read, 0 at the end. */
 int aa_cnc_reader_next_error(aa_cnc_reader_t *reader, size_t *offset, aa_error_record_t *record);

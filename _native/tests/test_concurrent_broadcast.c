@@ -9,6 +9,7 @@
 #include "aa_test.h"
 #include "concurrent/aa_broadcast.h"
 #include "util/aa_clock.h"
+#include "util/aa_error.h"
 
 #define CAPACITY (16 * 1024)
 #define MESSAGES 200000
@@ -126,9 +127,42 @@ static void should_reject_oversized_and_start_at_tail(void)
     free(buffer);
 }
 
+/* What another writer of the CnC file puts in the to-clients buffer is refused, never read past
+ * (docs/security.md, "The CnC file"). */
+static void should_refuse_records_no_transmitter_writes(void)
+{
+    const struct { int32_t length; int32_t type; } forged[] = {
+        { 0x7FFFFF00, 1 }, { 4, 1 }, { 0, 0 }, { 24, 0 }, { 24, -9 }, { 64, AA_RB_PADDING_MSG_TYPE_ID },
+        { 8 + CAPACITY / 8 + 8, 1 },
+    };
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++)
+    {
+        uint8_t *buffer = calloc(1, CAPACITY + AA_BROADCAST_BUFFER_TRAILER_LENGTH);
+        aa_broadcast_transmitter_t t;
+        aa_broadcast_transmitter_init(&t, buffer, CAPACITY + AA_BROADCAST_BUFFER_TRAILER_LENGTH);
+        aa_broadcast_receiver_t r;
+        aa_broadcast_receiver_init(&r, buffer, CAPACITY + AA_BROADCAST_BUFFER_TRAILER_LENGTH);
+        uint64_t w[2] = { 0, 1 };
+        AA_CHECK_EQ(aa_broadcast_transmitter_transmit(&t, 1, w, 16), 0);
+        int64_t tail = *t.tail;
+        memcpy(buffer + tail, &forged[i].length, 4);
+        memcpy(buffer + tail + 4, &forged[i].type, 4);
+        *t.latest = tail;
+        *t.tail_intent = tail + 32;
+        *t.tail = tail + 32;
+        receiver_ctx_t ctx = { buffer, 0, 0, -1, 0 };
+        AA_CHECK_EQ(aa_broadcast_receiver_receive(&r, on_message, &ctx), -1);
+        AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_DRIVER_CORRUPT);
+        AA_CHECK_EQ(ctx.received, 1);
+        aa_broadcast_receiver_close(&r);
+        free(buffer);
+    }
+}
+
 int main(void)
 {
     AA_RUN(should_reject_oversized_and_start_at_tail);
+    AA_RUN(should_refuse_records_no_transmitter_writes);
     AA_RUN(should_broadcast_to_receivers_and_lap_slow_ones);
     return 0;
 }

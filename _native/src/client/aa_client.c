@@ -25,8 +25,28 @@ void aa_client_set_error_from_state(aa_client_t *client)
 {
     int32_t state = aa_get_int32_acquire(&client->state);
     int code = AA_CLIENT_STATE_DRIVER_TIMEOUT == state ? AA_ERROR_CODE_DRIVER_TIMEOUT :
-        AA_CLIENT_STATE_CLIENT_TIMEOUT == state ? AA_ERROR_CODE_CLIENT_TIMEOUT : AA_ERROR_CODE_CLOSED;
+        AA_CLIENT_STATE_CLIENT_TIMEOUT == state ? AA_ERROR_CODE_CLIENT_TIMEOUT :
+        AA_CLIENT_STATE_DRIVER_CORRUPT == state ? AA_ERROR_CODE_DRIVER_CORRUPT : AA_ERROR_CODE_CLOSED;
     AA_SET_ERR(code, "%s", '\0' != client->state_message[0] ? client->state_message : "the client is closed");
+}
+
+void aa_client_driver_corrupt(aa_client_t *client, const char *what)
+{
+    if (AA_CLIENT_STATE_ACTIVE != client->state)
+    {
+        return;
+    }
+    snprintf(client->state_message, sizeof(client->state_message),
+        "the media driver's CnC file %s/%s is corrupt: %s. This client stopped rather than trust it: something other "
+        "than the driver wrote the file; restart the driver (it makes a new CnC file), let only the driver's user "
+        "(and its group) write the aeron directory (docs/security.md, \"The CnC file\"), and reconnect",
+        client->aeron_dir, AA_CNC_FILE, what);
+    aa_put_int32_release(&client->state, AA_CLIENT_STATE_DRIVER_CORRUPT);
+}
+
+bool aa_client_counter_id_valid(aa_client_t *client, int32_t counter_id)
+{
+    return counter_id >= 0 && counter_id <= client->counters.max_counter_id;
 }
 
 /* ---- lingering resources ---- */
@@ -70,6 +90,7 @@ static void aa_client_free_subscription(aa_subscription_t *sub)
         free(sub->retired[i]);
     }
     free(sub->retired);
+    free(sub->events);
     free(sub->channel);
     free(sub);
 }
@@ -198,7 +219,9 @@ static void aa_client_mark_all_closed(aa_client_t *client)
         aa_registration_t *r = &client->registrations[i];
         if (0 == r->status)
         {
-            aa_client_registration_failed(r, AA_ERROR_CODE_DRIVER_TIMEOUT, client->state_message, strlen(client->state_message));
+            aa_client_registration_failed(r,
+                AA_CLIENT_STATE_DRIVER_CORRUPT == client->state ? AA_ERROR_CODE_DRIVER_CORRUPT : AA_ERROR_CODE_DRIVER_TIMEOUT,
+                client->state_message, strlen(client->state_message));
         }
     }
 }
@@ -329,7 +352,15 @@ int aa_client_do_work(aa_client_t *client)
     int work_count = 0;
     if (AA_CLIENT_STATE_ACTIVE == client->state)
     {
-        work_count += aa_broadcast_receiver_receive(&client->to_clients, aa_client_on_response, client);
+        int received = aa_broadcast_receiver_receive(&client->to_clients, aa_client_on_response, client);
+        if (received < 0)
+        {
+            char what[400];
+            snprintf(what, sizeof(what), "%s", aa_errmsg());
+            aa_client_driver_corrupt(client, what);
+            received = 1;
+        }
+        work_count += received;
         if (aa_get_int32_acquire(&client->parked_count) > 0)
         {
             int signalled = aa_client_check_waiters(client);
@@ -451,14 +482,15 @@ int aa_client_connect_with_clock(
         usleep(1000);
     }
     client->cnc = cnc;
-    size_t needed = AA_CNC_HEADER_LENGTH + (size_t)cnc->to_driver_buffer_length + (size_t)cnc->to_clients_buffer_length +
-        (size_t)cnc->counters_metadata_buffer_length + (size_t)cnc->counters_values_buffer_length +
-        (size_t)cnc->error_log_buffer_length;
-    if (needed > client->cnc_file.length ||
+    const char *fault = aa_cnc_lengths_fault(cnc, client->cnc_file.length);
+    if (NULL != fault ||
         aa_mpsc_rb_init(&client->to_driver, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length) < 0 ||
         aa_broadcast_receiver_init(&client->to_clients, aa_cnc_to_clients_buffer(cnc), (size_t)cnc->to_clients_buffer_length) < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND, "the CnC file at %s is truncated or corrupt", path);
+        AA_SET_ERR(AA_ERROR_CODE_DRIVER_CORRUPT,
+            "the CnC file at %s is truncated or corrupt (%s): restart the driver (it makes a new CnC file), and let only "
+            "the driver's user (and its group) write the aeron directory (docs/security.md, \"The CnC file\")", path,
+            NULL != fault ? fault : "its command buffers cannot be mapped");
         aa_unmap(&client->cnc_file);
         free(client);
         return -1;

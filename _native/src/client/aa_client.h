@@ -112,8 +112,6 @@ typedef struct aa_image_list_stct
 }
 aa_image_list_t;
 
-#define AA_SUBSCRIPTION_EVENT_CAPACITY 256
-
 typedef struct aa_image_event_stct
 {
     int32_t type;
@@ -135,8 +133,13 @@ struct aa_subscription_stct
     aa_image_t **retired;
     size_t retired_count;
     size_t retired_capacity;
-    /* image availability events for the polling thread; written under the client lock */
-    aa_image_event_t events[AA_SUBSCRIPTION_EVENT_CAPACITY];
+    /* image availability events for the polling thread: a ring (events_capacity, a power of two)
+     * that grows, under the client lock, on an image event that would not fit, so none is dropped;
+     * it always has room for the events waiting plus an unavailable event per image in the list
+     * (aa_subscription_reserve_events). Taken under the client lock; events_head and events_tail
+     * are also read without it, to see whether any wait. */
+    aa_image_event_t *events;
+    size_t events_capacity;
     volatile int64_t events_head;
     volatile int64_t events_tail;
     /* async waiting: once parked, the client conductor writes to notify_fd when data, an image
@@ -212,7 +215,7 @@ struct aa_client_stct
     bool use_invoker;
     bool runner_started;
     volatile int32_t state;
-    char state_message[512];
+    char state_message[768];
     int32_t heartbeat_counter_id;
     int64_t time_of_last_keepalive_ns;
     int64_t time_of_last_service_ns;
@@ -288,6 +291,11 @@ int64_t aa_client_registration_send(
     char *channel);
 aa_registration_t *aa_client_find_registration(aa_client_t *client, int64_t correlation_id);
 void aa_client_registration_failed(aa_registration_t *r, int32_t code, const char *message, size_t length);
+/* The driver's CnC file holds what no driver writes (what: which record, which field): the client
+ * stops (AA_CLIENT_STATE_DRIVER_CORRUPT), its resources closed, its waiters failed. */
+void aa_client_driver_corrupt(aa_client_t *client, const char *what);
+/* Whether counter_id lies in the driver's counters buffer. */
+bool aa_client_counter_id_valid(aa_client_t *client, int32_t counter_id);
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
 void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length);
 void aa_client_on_unavailable_counter(aa_client_t *client, const uint8_t *buffer, size_t length);

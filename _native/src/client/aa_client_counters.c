@@ -71,20 +71,19 @@ int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id
 void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length)
 {
     const aa_counter_update_t *response = (const aa_counter_update_t *)buffer;
-    if (length < sizeof(*response))
+    if (length < sizeof(*response) || !aa_client_counter_id_valid(client, response->counter_id))
     {
+        char message[200];
+        snprintf(message, sizeof(message), "an ON_COUNTER_READY response of %zu bytes naming counter %d (the counters "
+            "buffer holds 0..%d)", length, length < sizeof(*response) ? -1 : response->counter_id,
+            client->counters.max_counter_id);
+        aa_client_driver_corrupt(client, message);
         return;
     }
     aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
     if (NULL == r || 0 != r->status || AA_COMMAND_ADD_COUNTER != r->type)
     {
         return; /* another client's counter */
-    }
-    if (response->counter_id < 0 || response->counter_id > client->counters.max_counter_id)
-    {
-        static const char message[] = "the media driver answered with a counter id outside its counters buffer";
-        aa_client_registration_failed(r, AA_ERROR_CODE_GENERIC_ERROR, message, sizeof(message) - 1);
-        return;
     }
     aa_counter_t *counter = calloc(1, sizeof(aa_counter_t));
     if (NULL == counter || AA_GROW(client, added_counters) < 0)
@@ -108,6 +107,10 @@ void aa_client_on_unavailable_counter(aa_client_t *client, const uint8_t *buffer
     const aa_counter_update_t *response = (const aa_counter_update_t *)buffer;
     if (length < sizeof(*response))
     {
+        char message[200];
+        snprintf(message, sizeof(message), "an ON_UNAVAILABLE_COUNTER response of %zu bytes, shorter than its %zu-byte "
+            "header", length, sizeof(*response));
+        aa_client_driver_corrupt(client, message);
         return;
     }
     for (size_t i = 0; i < client->added_counters_count; i++)

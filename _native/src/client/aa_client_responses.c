@@ -4,6 +4,7 @@
  * subscription, with its notify fd written), operation successes, errors and client timeouts.
  * Counter responses are in aa_client_counters.c. Under the client lock.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,70 @@ void aa_client_registration_failed(aa_registration_t *r, int32_t code, const cha
     r->error_message = strndup(message, length);
 }
 
+/* ---- checks at the record boundary (docs/security.md, "The CnC file") ----
+ * A response of a known type is checked before any field is used: its fixed part within the record,
+ * every length-prefixed field within it, every counter id within the counters buffer. One that fails
+ * is no driver's: the client stops with AA_CLIENT_STATE_DRIVER_CORRUPT. Types this client does not
+ * know are skipped, as Aeron's clients skip them (a newer driver may send more). */
+
+static bool aa_response_too_short(aa_client_t *client, const char *what, size_t length, size_t needed)
+{
+    if (length >= needed)
+    {
+        return false;
+    }
+    char message[200];
+    snprintf(message, sizeof(message), "an %s response of %zu bytes, shorter than its %zu-byte header", what, length, needed);
+    aa_client_driver_corrupt(client, message);
+    return true;
+}
+
+/* A length-prefixed field: its length read at offset, its bytes after it; false (the client stopped)
+ * when either is outside the record. */
+static bool aa_response_field(
+    aa_client_t *client, const char *what, const char *field, const uint8_t *buffer, size_t length, size_t offset,
+    int32_t *field_length)
+{
+    if (offset <= length && length - offset >= sizeof(int32_t))
+    {
+        memcpy(field_length, buffer + offset, sizeof(*field_length));
+        if (*field_length >= 0 && (size_t)*field_length <= length - offset - sizeof(int32_t))
+        {
+            return true;
+        }
+    }
+    else
+    {
+        *field_length = -1;
+    }
+    char message[200];
+    snprintf(message, sizeof(message), "an %s response whose %s (length %d) lies outside its %zu bytes", what, field,
+        *field_length, length);
+    aa_client_driver_corrupt(client, message);
+    return false;
+}
+
+static bool aa_response_counter(aa_client_t *client, const char *what, int32_t counter_id)
+{
+    if (aa_client_counter_id_valid(client, counter_id))
+    {
+        return true;
+    }
+    char message[200];
+    snprintf(message, sizeof(message), "an %s response naming counter %d, outside the counters buffer (0..%d)", what,
+        counter_id, client->counters.max_counter_id);
+    aa_client_driver_corrupt(client, message);
+    return false;
+}
+
 static void aa_client_on_publication_ready(aa_client_t *client, const uint8_t *buffer, size_t length, bool exclusive)
 {
     const aa_publication_buffers_ready_t *response = (const aa_publication_buffers_ready_t *)buffer;
-    if (length < sizeof(*response) || sizeof(*response) + (size_t)response->log_file_length > length)
+    int32_t log_file_length;
+    if (aa_response_too_short(client, "ON_PUBLICATION_READY", length, sizeof(*response)) ||
+        !aa_response_field(client, "ON_PUBLICATION_READY", "log file name", buffer, length,
+            offsetof(aa_publication_buffers_ready_t, log_file_length), &log_file_length) ||
+        !aa_response_counter(client, "ON_PUBLICATION_READY", response->position_limit_counter_id))
     {
         return;
     }
@@ -112,7 +173,7 @@ static aa_subscription_t *aa_client_find_subscription(aa_client_t *client, int64
 static void aa_client_on_subscription_ready(aa_client_t *client, const uint8_t *buffer, size_t length)
 {
     const aa_subscription_ready_t *response = (const aa_subscription_ready_t *)buffer;
-    if (length < sizeof(*response))
+    if (aa_response_too_short(client, "ON_SUBSCRIPTION_READY", length, sizeof(*response)))
     {
         return;
     }
@@ -153,22 +214,63 @@ void aa_client_notify(int fd)
     }
 }
 
+/* Room in the subscription's event ring for the events waiting, one more image's available event and
+ * an unavailable event for every image then in the list (so an unavailable event always fits): grown
+ * here, on an image event, never on the message path. Under the client lock. */
+static int aa_subscription_reserve_events(aa_subscription_t *sub, size_t images_after)
+{
+    int64_t head = sub->events_head;
+    int64_t tail = sub->events_tail;
+    size_t needed = (size_t)(tail - head) + 1 + images_after;
+    if (needed <= sub->events_capacity)
+    {
+        return 0;
+    }
+    size_t capacity = 0 == sub->events_capacity ? 16 : sub->events_capacity;
+    while (capacity < needed)
+    {
+        capacity *= 2;
+    }
+    aa_image_event_t *grown = malloc(capacity * sizeof(aa_image_event_t));
+    if (NULL == grown)
+    {
+        return -1;
+    }
+    for (int64_t i = head; i < tail; i++)
+    {
+        grown[(size_t)i & (capacity - 1)] = sub->events[(size_t)i & (sub->events_capacity - 1)];
+    }
+    free(sub->events);
+    sub->events = grown;
+    sub->events_capacity = capacity;
+    return 0;
+}
+
 static void aa_subscription_push_event(aa_subscription_t *sub, int32_t type, aa_image_t *image)
 {
     int64_t tail = sub->events_tail;
-    if (tail - aa_get_int64_acquire(&sub->events_head) < AA_SUBSCRIPTION_EVENT_CAPACITY)
-    {
-        sub->events[tail % AA_SUBSCRIPTION_EVENT_CAPACITY].type = type;
-        sub->events[tail % AA_SUBSCRIPTION_EVENT_CAPACITY].image = image;
-        aa_put_int64_release(&sub->events_tail, tail + 1);
-    }
+    aa_image_event_t *event = &sub->events[(size_t)tail & (sub->events_capacity - 1)];
+    event->type = type;
+    event->image = image;
+    aa_put_int64_release(&sub->events_tail, tail + 1);
     aa_client_notify(sub->notify_fd);
 }
 
 static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buffer, size_t length)
 {
     const aa_image_buffers_ready_t *response = (const aa_image_buffers_ready_t *)buffer;
-    if (length < sizeof(*response) || sizeof(*response) + (size_t)response->log_file_length > length)
+    int32_t log_file_length;
+    int32_t identity_length = 0;
+    if (aa_response_too_short(client, "ON_AVAILABLE_IMAGE", length, sizeof(*response)) ||
+        !aa_response_field(client, "ON_AVAILABLE_IMAGE", "log file name", buffer, length,
+            offsetof(aa_image_buffers_ready_t, log_file_length), &log_file_length) ||
+        !aa_response_counter(client, "ON_AVAILABLE_IMAGE", response->subscriber_position_id))
+    {
+        return;
+    }
+    size_t identity_offset = sizeof(*response) + AA_ALIGN((size_t)log_file_length, sizeof(int32_t));
+    if (identity_offset < length &&
+        !aa_response_field(client, "ON_AVAILABLE_IMAGE", "source identity", buffer, length, identity_offset, &identity_length))
     {
         return;
     }
@@ -190,6 +292,10 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
     memcpy(path, buffer + sizeof(*response), path_length);
     path[path_length] = '\0';
 
+    if (aa_subscription_reserve_events(sub, old_list->count + 1) < 0)
+    {
+        return;
+    }
     aa_image_t *image = calloc(1, sizeof(aa_image_t));
     if (NULL == image)
     {
@@ -202,18 +308,12 @@ static void aa_client_on_available_image(aa_client_t *client, const uint8_t *buf
         free(image);
         return;
     }
-    size_t identity_offset = sizeof(*response) + AA_ALIGN((size_t)response->log_file_length, sizeof(int32_t));
-    if (identity_offset + sizeof(int32_t) <= length)
+    if (identity_length > 0)
     {
-        int32_t identity_length;
-        memcpy(&identity_length, buffer + identity_offset, sizeof(identity_length));
-        if (identity_length > 0 && identity_offset + sizeof(int32_t) + (size_t)identity_length <= length)
-        {
-            size_t n = (size_t)identity_length < sizeof(image->source_identity) - 1 ?
-                (size_t)identity_length : sizeof(image->source_identity) - 1;
-            memcpy(image->source_identity, buffer + identity_offset + sizeof(int32_t), n);
-            image->source_identity[n] = '\0';
-        }
+        size_t n = (size_t)identity_length < sizeof(image->source_identity) - 1 ?
+            (size_t)identity_length : sizeof(image->source_identity) - 1;
+        memcpy(image->source_identity, buffer + identity_offset + sizeof(int32_t), n);
+        image->source_identity[n] = '\0';
     }
     image->subscription = sub;
     image->correlation_id = response->correlation_id;
@@ -264,7 +364,10 @@ static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, 
 static void aa_client_on_unavailable_image(aa_client_t *client, const uint8_t *buffer, size_t length)
 {
     const aa_image_message_t *response = (const aa_image_message_t *)buffer;
-    if (length < sizeof(*response))
+    int32_t channel_length;
+    if (aa_response_too_short(client, "ON_UNAVAILABLE_IMAGE", length, sizeof(*response)) ||
+        !aa_response_field(client, "ON_UNAVAILABLE_IMAGE", "channel", buffer, length,
+            offsetof(aa_image_message_t, channel_length), &channel_length))
     {
         return;
     }
@@ -306,6 +409,10 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
 {
     aa_client_t *client = clientd;
     const uint8_t *b = buffer;
+    if (AA_CLIENT_STATE_ACTIVE != client->state)
+    {
+        return;    /* stopped by an earlier record of this receive */
+    }
     switch (msg_type_id)
     {
         case AA_RESPONSE_ON_PUBLICATION_READY:
@@ -332,7 +439,7 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
         case AA_RESPONSE_ON_OPERATION_SUCCESS:
         {
             const aa_operation_succeeded_t *response = buffer;
-            if (length >= sizeof(*response))
+            if (!aa_response_too_short(client, "ON_OPERATION_SUCCESS", length, sizeof(*response)))
             {
                 aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
                 if (NULL != r && 0 == r->status)
@@ -345,7 +452,10 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
         case AA_RESPONSE_ON_ERROR:
         {
             const aa_error_response_t *response = buffer;
-            if (length >= sizeof(*response) && sizeof(*response) + (size_t)response->error_message_length <= length)
+            int32_t message_length;
+            if (!aa_response_too_short(client, "ON_ERROR", length, sizeof(*response)) &&
+                aa_response_field(client, "ON_ERROR", "message", b, length,
+                    offsetof(aa_error_response_t, error_message_length), &message_length))
             {
                 aa_registration_t *r = aa_client_find_registration(client, response->offending_command_correlation_id);
                 if (NULL != r && 0 == r->status)
@@ -359,7 +469,8 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
         case AA_RESPONSE_ON_CLIENT_TIMEOUT:
         {
             const aa_client_timeout_t *response = buffer;
-            if (length >= sizeof(*response) && response->client_id == client->client_id)
+            if (!aa_response_too_short(client, "ON_CLIENT_TIMEOUT", length, sizeof(*response)) &&
+                response->client_id == client->client_id)
             {
                 snprintf(client->state_message, sizeof(client->state_message),
                     "the media driver timed this client out (no heartbeat within its client liveness timeout); "

@@ -57,6 +57,15 @@ int aa_cnc_reader_open(aa_cnc_reader_t **out, const char *aeron_dir)
         free(reader);
         return -1;
     }
+    const char *fault = aa_cnc_lengths_fault(cnc, reader->file.length);
+    if (NULL != fault)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_DRIVER_CORRUPT, "CnC file %s is corrupt: %s; restart the driver (it makes a new CnC "
+            "file), and let only the driver's user (and its group) write the aeron directory", path, fault);
+        aa_unmap(&reader->file);
+        free(reader);
+        return -1;
+    }
     reader->cnc = cnc;
     aa_counters_reader_init(
         &reader->counters, aa_cnc_counters_metadata_buffer(cnc), (size_t)cnc->counters_metadata_buffer_length,
@@ -94,9 +103,12 @@ void aa_cnc_reader_info(aa_cnc_reader_t *reader, aa_cnc_info_t *info)
     };
 }
 
-static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)
+/* Fills info; false when the counter's label length is one no driver writes (the label is then
+ * reported empty). */
+static bool aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_counter_info_t *info)
 {
     const uint8_t *metadata = r->metadata + (size_t)id * AA_COUNTER_METADATA_LENGTH;
+    int32_t label_length = aa_get_int32_acquire((const volatile int32_t *)(metadata + AA_COUNTER_LABEL_LENGTH_OFFSET));
     info->id = id;
     info->type_id = aa_counters_reader_counter_type_id(r, id);
     info->value = aa_get_int64_acquire(aa_counters_reader_addr(r, id));
@@ -105,6 +117,18 @@ static void aa_cnc_reader_fill_counter(aa_counters_reader_t *r, int32_t id, aa_c
     info->key_length = AA_COUNTER_KEY_MAX_LENGTH;
     memcpy(info->key, metadata + AA_COUNTER_KEY_OFFSET, AA_COUNTER_KEY_MAX_LENGTH);
     info->label_length = aa_counters_reader_counter_label(r, id, info->label, sizeof(info->label));
+    return label_length >= 0 && label_length <= AA_COUNTER_LABEL_MAX_LENGTH;
+}
+
+static int32_t aa_cnc_reader_corrupt_counter(aa_counters_reader_t *r, int32_t id)
+{
+    const uint8_t *metadata = r->metadata + (size_t)id * AA_COUNTER_METADATA_LENGTH;
+    AA_SET_ERR(AA_ERROR_CODE_DRIVER_CORRUPT,
+        "the media driver's CnC file is corrupt: counter %d has a label length of %d (a driver writes 0..%d); something "
+        "other than the driver wrote the file: restart the driver, and let only the driver's user (and its group) write "
+        "the aeron directory", id, *(const volatile int32_t *)(metadata + AA_COUNTER_LABEL_LENGTH_OFFSET),
+        AA_COUNTER_LABEL_MAX_LENGTH);
+    return -2;
 }
 
 int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_counter_info_t *info)
@@ -121,11 +145,11 @@ int32_t aa_cnc_reader_next_counter(aa_cnc_reader_t *reader, int32_t from_id, aa_
         {
             continue;
         }
-        aa_cnc_reader_fill_counter(r, id, info);
+        bool sound = aa_cnc_reader_fill_counter(r, id, info);
         /* a counter freed while it was read is skipped, not reported half-updated */
         if (AA_COUNTER_RECORD_ALLOCATED == aa_counters_reader_counter_state(r, id))
         {
-            return id;
+            return sound ? id : aa_cnc_reader_corrupt_counter(r, id);
         }
     }
     return -1;
@@ -145,8 +169,12 @@ int32_t aa_cnc_reader_counter(aa_cnc_reader_t *reader, int32_t counter_id, aa_co
     {
         return 0;
     }
-    aa_cnc_reader_fill_counter(r, counter_id, info);
-    return AA_COUNTER_RECORD_ALLOCATED == aa_counters_reader_counter_state(r, counter_id) ? 1 : 0;
+    bool sound = aa_cnc_reader_fill_counter(r, counter_id, info);
+    if (AA_COUNTER_RECORD_ALLOCATED != aa_counters_reader_counter_state(r, counter_id))
+    {
+        return 0;
+    }
+    return sound ? 1 : aa_cnc_reader_corrupt_counter(r, counter_id) + 1;
 }
 
 int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader)
@@ -156,6 +184,10 @@ int32_t aa_cnc_reader_max_counter_id(aa_cnc_reader_t *reader)
 
 int64_t aa_cnc_reader_counter_value(aa_cnc_reader_t *reader, int32_t counter_id)
 {
+    if (counter_id < 0 || counter_id > reader->counters.max_counter_id)
+    {
+        return 0;
+    }
     return aa_get_int64_acquire(aa_counters_reader_addr(&reader->counters, counter_id));
 }
 

@@ -300,15 +300,23 @@ bool aa_subscription_is_closed(aa_subscription_t *sub)
 
 int32_t aa_subscription_take_image_events(aa_subscription_t *sub, aa_image_event_t *out, int32_t max)
 {
+    if (!aa_subscription_has_image_events(sub))
+    {
+        return 0;
+    }
+    /* under the client lock: the conductor may be growing the ring (only on image events) */
+    aa_client_t *client = sub->client;
+    pthread_mutex_lock(&client->lock);
     int64_t head = sub->events_head;
-    int64_t tail = aa_get_int64_acquire(&sub->events_tail);
+    int64_t tail = sub->events_tail;
     int32_t n = 0;
     while (head < tail && n < max)
     {
-        out[n++] = sub->events[head % AA_SUBSCRIPTION_EVENT_CAPACITY];
+        out[n++] = sub->events[(size_t)head & (sub->events_capacity - 1)];
         head++;
     }
     aa_put_int64_release(&sub->events_head, head);
+    pthread_mutex_unlock(&client->lock);
     return n;
 }
 

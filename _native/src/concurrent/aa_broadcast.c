@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,13 +113,52 @@ static inline bool aa_broadcast_receiver_validate_at(aa_broadcast_receiver_t *r,
     return (cursor + (int64_t)r->capacity) > aa_get_int64_acquire(r->tail_intent);
 }
 
-static bool aa_broadcast_receiver_receive_next(aa_broadcast_receiver_t *r)
+/* What the receiver found where a record should be and no transmitter of ours writes one (docs/
+ * security.md, "The CnC file"): NULL when the record at offset (of a cursor not yet lapped) can be
+ * true. A record never crosses the buffer's end (the transmitter pads to it), a padding record fills
+ * to the end, and none is longer than a transmitter may send. */
+static const char *aa_broadcast_record_fault(aa_broadcast_receiver_t *r, size_t offset, int32_t length, int32_t type)
+{
+    if (length < AA_RB_RECORD_HEADER_LENGTH)
+    {
+        return "a record shorter than its 8-byte header";
+    }
+    if (AA_ALIGN((size_t)length, AA_RB_ALIGNMENT) > r->capacity - offset)
+    {
+        return "a record that crosses the buffer's end";
+    }
+    if (AA_RB_PADDING_MSG_TYPE_ID == type)
+    {
+        return (size_t)length != r->capacity - offset ? "a padding record that does not fill to the buffer's end" : NULL;
+    }
+    if (type < 1)
+    {
+        return "a record of a type below 1 that is not padding";
+    }
+    if ((size_t)length - AA_RB_RECORD_HEADER_LENGTH > r->scratch_capacity)
+    {
+        return "a record longer than a transmitter may send (an eighth of the capacity)";
+    }
+    return NULL;
+}
+
+static int aa_broadcast_receiver_corrupt(aa_broadcast_receiver_t *r, const char *fault, int32_t length, int32_t type)
+{
+    AA_SET_ERR(AA_ERROR_CODE_DRIVER_CORRUPT,
+        "the to-clients buffer of the media driver's CnC file holds %s (length %d, type %d, at position %" PRId64 "): "
+        "the CnC file was written by something other than the driver", fault, length, type, r->cursor);
+    return -1;
+}
+
+/* The next record: 1 when r->record_offset and r->cursor point at it, 0 when there is none, -1 when
+ * what is there cannot be a record (error set). */
+static int aa_broadcast_receiver_receive_next(aa_broadcast_receiver_t *r)
 {
     int64_t tail = aa_get_int64_acquire(r->tail);
     int64_t cursor = r->next_record;
     if (tail <= cursor)
     {
-        return false;
+        return 0;
     }
     size_t record_offset = (size_t)cursor & r->mask;
     if (!aa_broadcast_receiver_validate_at(r, cursor))
@@ -128,39 +168,72 @@ static bool aa_broadcast_receiver_receive_next(aa_broadcast_receiver_t *r)
         record_offset = (size_t)cursor & r->mask;
     }
     r->cursor = cursor;
-    r->next_record = cursor + (int64_t)AA_ALIGN(
-        (size_t)aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, record_offset)), AA_RB_ALIGNMENT);
-    if (AA_RB_PADDING_MSG_TYPE_ID == aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, record_offset)))
+    int32_t length = aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, record_offset));
+    int32_t type = aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, record_offset));
+    const char *fault = aa_broadcast_record_fault(r, record_offset, length, type);
+    if (NULL != fault)
+    {
+        aa_acquire_fence();
+        if (!aa_broadcast_receiver_validate_at(r, cursor))
+        {
+            r->lapped_count++;    /* overwritten while read: start again from the latest */
+            r->next_record = aa_get_int64_acquire(r->latest);
+            return 0;
+        }
+        return aa_broadcast_receiver_corrupt(r, fault, length, type);
+    }
+    r->next_record = cursor + (int64_t)AA_ALIGN((size_t)length, AA_RB_ALIGNMENT);
+    if (AA_RB_PADDING_MSG_TYPE_ID == type)
     {
         record_offset = 0;
         r->cursor = r->next_record;
-        r->next_record += (int64_t)AA_ALIGN(
-            (size_t)aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, 0)), AA_RB_ALIGNMENT);
+        length = aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, 0));
+        type = aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, 0));
+        fault = AA_RB_PADDING_MSG_TYPE_ID == type ? "a padding record at the buffer's start" :
+            aa_broadcast_record_fault(r, 0, length, type);
+        if (NULL != fault)
+        {
+            aa_acquire_fence();
+            if (!aa_broadcast_receiver_validate_at(r, r->cursor))
+            {
+                r->lapped_count++;
+                r->next_record = aa_get_int64_acquire(r->latest);
+                return 0;
+            }
+            return aa_broadcast_receiver_corrupt(r, fault, length, type);
+        }
+        r->next_record += (int64_t)AA_ALIGN((size_t)length, AA_RB_ALIGNMENT);
     }
     r->record_offset = record_offset;
-    return true;
+    return 1;
 }
 
 int aa_broadcast_receiver_receive(aa_broadcast_receiver_t *r, aa_rb_handler_t handler, void *clientd)
 {
     int received = 0;
-    while (received < 16 && aa_broadcast_receiver_receive_next(r))
+    int rc;
+    while (received < 16 && (rc = aa_broadcast_receiver_receive_next(r)) != 0)
     {
+        if (rc < 0)
+        {
+            return -1;
+        }
         int32_t record_length = aa_get_int32_volatile(AA_BC_LENGTH_AT(r->buffer, r->record_offset));
         int32_t msg_type_id = aa_get_int32_volatile(AA_BC_TYPE_AT(r->buffer, r->record_offset));
-        if (record_length < AA_RB_RECORD_HEADER_LENGTH)
+        if (NULL != aa_broadcast_record_fault(r, r->record_offset, record_length, msg_type_id) ||
+            AA_RB_PADDING_MSG_TYPE_ID == msg_type_id)
         {
-            r->lapped_count++;
-            r->next_record = aa_get_int64_acquire(r->latest);
-            continue;
+            /* changed since receive_next looked: lapped (checked below), or written by someone else */
+            aa_acquire_fence();
+            if (!aa_broadcast_receiver_validate_at(r, r->cursor))
+            {
+                r->lapped_count++;
+                r->next_record = aa_get_int64_acquire(r->latest);
+                continue;
+            }
+            return aa_broadcast_receiver_corrupt(r, "a record that changed while it was read", record_length, msg_type_id);
         }
         size_t length = (size_t)record_length - AA_RB_RECORD_HEADER_LENGTH;
-        if (length > r->scratch_capacity)
-        {
-            r->lapped_count++;
-            r->next_record = aa_get_int64_acquire(r->latest);
-            continue;
-        }
         memcpy(r->scratch, r->buffer + r->record_offset + AA_RB_RECORD_HEADER_LENGTH, length);
         aa_acquire_fence();
         if (!aa_broadcast_receiver_validate_at(r, r->cursor))

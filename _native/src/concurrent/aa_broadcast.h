@@ -53,8 +53,10 @@ aa_broadcast_receiver_t;
 int aa_broadcast_receiver_init(aa_broadcast_receiver_t *r, void *buffer, size_t length);
 void aa_broadcast_receiver_close(aa_broadcast_receiver_t *r);
 
-/* Copying receive: each available record is copied out, validated against lapping, then handed to
- * the handler. Returns the number of records delivered (0 if none). */
+/* Copying receive: each available record is checked (its length, type and extent: what a transmitter
+ * writes), copied out, validated against lapping, then handed to the handler. Returns the number of
+ * records delivered (0 if none), or -1 (AA_ERROR_CODE_DRIVER_CORRUPT set) when a record that was
+ * not lapped cannot have come from a transmitter: the buffer is not the driver's any more. */
 int aa_broadcast_receiver_receive(aa_broadcast_receiver_t *r, aa_rb_handler_t handler, void *clientd);
 
 /* Whether a record was transmitted that this receiver has not received yet (a look, no receive). */

@@ -131,7 +131,11 @@ void aa_counter_set_reference_id(aa_counters_manager_t *m, int32_t counter_id, i
 void aa_counters_manager_append_to_label(aa_counters_manager_t *m, int32_t counter_id, const char *text, size_t length)
 {
     uint8_t *meta = AA_META(m, counter_id);
-    int32_t current = *(int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+    int32_t current = *(volatile int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+    if (current < 0 || current > AA_COUNTER_LABEL_MAX_LENGTH)
+    {
+        current = AA_COUNTER_LABEL_MAX_LENGTH;    /* written by another writer of the CnC file: append nothing */
+    }
     size_t room = AA_COUNTER_LABEL_MAX_LENGTH - (size_t)current;
     size_t n = length < room ? length : room;
     memcpy(meta + AA_COUNTER_LABEL_OFFSET + current, text, n);
@@ -145,7 +149,13 @@ void aa_counters_reader_init(
     r->values_length = values_length;
     r->metadata = metadata;
     r->metadata_length = metadata_length;
-    r->max_counter_id = (int32_t)(values_length / AA_COUNTER_VALUE_LENGTH) - 1;
+    /* both buffers bound the ids: a CnC header that lies about one cannot send a read past the other */
+    size_t count = values_length / AA_COUNTER_VALUE_LENGTH;
+    if (metadata_length / AA_COUNTER_METADATA_LENGTH < count)
+    {
+        count = metadata_length / AA_COUNTER_METADATA_LENGTH;
+    }
+    r->max_counter_id = (int32_t)count - 1;
 }
 
 int32_t aa_counters_reader_counter_state(aa_counters_reader_t *r, int32_t counter_id)
@@ -198,7 +208,8 @@ void aa_counters_reader_foreach(aa_counters_reader_t *r, aa_counters_foreach_fun
         if (AA_COUNTER_RECORD_ALLOCATED == state)
         {
             const uint8_t *meta = AA_META(r, id);
-            int32_t label_length = *(const int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+            int32_t label_length = *(const volatile int32_t *)(meta + AA_COUNTER_LABEL_LENGTH_OFFSET);
+            label_length = label_length < 0 || label_length > AA_COUNTER_LABEL_MAX_LENGTH ? 0 : label_length;
             func(aa_get_int64_acquire(aa_counters_reader_addr(r, id)), id, aa_counters_reader_counter_type_id(r, id),
                 meta + AA_COUNTER_KEY_OFFSET, AA_COUNTER_KEY_MAX_LENGTH, (const char *)(meta + AA_COUNTER_LABEL_OFFSET),
                 (size_t)label_length, clientd);

@@ -46,6 +46,9 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    /* ours from here on, after Aeron's so that Aeron's ids stay Aeron's (docs/security.md): tools find
+     * them by label; first, to-driver records refused (docs/security.md, The CnC file) */
+    AA_SYSTEM_COUNTER_INVALID_CLIENT_COMMANDS,
     /* ours: the driver name resolver's refusals (docs/security.md, "Name resolution (gossip)") */
     AA_SYSTEM_COUNTER_RESOLVER_SOURCE_REFUSED,
     AA_SYSTEM_COUNTER_RESOLVER_ENTRY_REFUSED,
@@ -105,6 +108,7 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "Invalid client commands",
     "Resolver frames refused: source outside the allowed networks",
     "Resolver entries refused: spoofed SELF or address outside the allowed networks",
     "Resolver entries refused: cache or neighbour cap reached",

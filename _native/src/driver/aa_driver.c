@@ -37,8 +37,8 @@ int aa_driver_is_active(const char *aeron_dir, int64_t driver_timeout_ms, int64_
     }
     aa_cnc_metadata_t *cnc = (aa_cnc_metadata_t *)mapped.addr;
     int result = 0;
-    if (AA_CNC_VERSION == aa_get_int32_acquire(&cnc->cnc_version) &&
-        (size_t)length >= AA_CNC_HEADER_LENGTH + (size_t)cnc->to_driver_buffer_length)
+    /* a header whose lengths no driver writes (docs/security.md, "The CnC file") is no live driver's */
+    if (AA_CNC_VERSION == aa_get_int32_acquire(&cnc->cnc_version) && NULL == aa_cnc_lengths_fault(cnc, (size_t)length))
     {
         aa_mpsc_rb_t rb;
         if (0 == aa_mpsc_rb_init(&rb, aa_cnc_to_driver_buffer(cnc), (size_t)cnc->to_driver_buffer_length))

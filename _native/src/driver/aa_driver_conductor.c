@@ -59,7 +59,7 @@ void aa_conductor_transmit(aa_driver_conductor_t *conductor, int32_t msg_type_id
     aa_doorbell_ring(aa_cnc_clients_doorbell(conductor->cnc)); /* a system call only if a client sleeps on it */
 }
 
-static void aa_conductor_on_error(
+static void aa_conductor_transmit_error(
     aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)
 {
     size_t message_length = strlen(message);
@@ -71,6 +71,12 @@ static void aa_conductor_on_error(
     response->error_message_length = (int32_t)message_length;
     memcpy(conductor->response + sizeof(aa_error_response_t), message, message_length);
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_ERROR, conductor->response, sizeof(*response) + message_length);
+}
+
+static void aa_conductor_on_error(
+    aa_driver_conductor_t *conductor, int64_t correlation_id, int32_t error_code, const char *message)
+{
+    aa_conductor_transmit_error(conductor, correlation_id, error_code, message);
     aa_driver_conductor_log_error(conductor, error_code, message);
 }
 
@@ -173,6 +179,35 @@ int aa_conductor_create_log(
 
 /* ---- command dispatch ---- */
 
+/* A client command the driver refuses as malformed (docs/security.md, "The CnC file"): counted in
+ * "Invalid client commands" and logged (distinct, so a flood of one kind is one entry with a count)
+ * with the client it names. */
+void aa_driver_conductor_log_invalid_command(
+    aa_driver_conductor_t *conductor, int32_t code, int64_t client_id, bool has_client_id, const char *what)
+{
+    char message[512];
+    if (has_client_id)
+    {
+        snprintf(message, sizeof(message), "invalid client command from client %" PRId64 ": %s", client_id, what);
+    }
+    else
+    {
+        snprintf(message, sizeof(message), "invalid client command (client id not readable): %s", what);
+    }
+    aa_get_and_add_int64(conductor->system_counters[AA_SYSTEM_COUNTER_INVALID_CLIENT_COMMANDS], 1);
+    aa_driver_conductor_log_error(conductor, code, message);
+}
+
+/* A record of the to-driver buffer that no client of Aeron's protocol writes, skipped by the ring
+ * buffer (concurrent/aa_mpsc_rb.h). */
+static void aa_conductor_on_invalid_record(const aa_rb_invalid_record_t *record, void *clientd)
+{
+    char what[400];
+    snprintf(what, sizeof(what), "to-driver buffer record of type %d: %s", record->msg_type_id, record->reason);
+    aa_driver_conductor_log_invalid_command(
+        clientd, AA_ERROR_CODE_MALFORMED_COMMAND, record->client_id, AA_RB_NO_CLIENT_ID != record->client_id, what);
+}
+
 typedef struct aa_command_context_stct
 {
     aa_driver_conductor_t *conductor;
@@ -271,7 +306,9 @@ static void aa_conductor_run_command(
 
     if (length < sizeof(aa_correlated_command_t))
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_MALFORMED_COMMAND, "command shorter than its header");
+        char what[128];
+        snprintf(what, sizeof(what), "command of type 0x%x shorter than its 16-byte header", msg_type_id);
+        aa_driver_conductor_log_invalid_command(conductor, AA_ERROR_CODE_MALFORMED_COMMAND, 0, false, what);
         return;
     }
     const aa_correlated_command_t *correlated = buffer;
@@ -384,6 +421,15 @@ static void aa_conductor_run_command(
     if (rc < 0)
     {
         int code = aa_errcode();
+        if (AA_ERROR_CODE_MALFORMED_COMMAND == code || AA_ERROR_CODE_UNKNOWN_COMMAND_TYPE_ID == code)
+        {
+            /* the client hears of it (ON_ERROR); the error log has it once, with the client's id */
+            char what[400];
+            snprintf(what, sizeof(what), "%s", aa_errmsg());
+            aa_conductor_transmit_error(conductor, correlation_id, code, what);
+            aa_driver_conductor_log_invalid_command(conductor, code, correlated->client_id, true, what);
+            return;
+        }
         aa_conductor_on_error(conductor, correlation_id, code > 0 && code <= 14 ? code : AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
     }
 }
@@ -576,6 +622,8 @@ int aa_driver_conductor_init(
         aa_command_queue_close(&conductor->commands);
         return -1;
     }
+
+    aa_mpsc_rb_on_invalid(&conductor->to_driver, aa_conductor_on_invalid_record, conductor);
 
     int64_t now_ms = aa_clock_epoch_time(&conductor->ctx->clock);
     for (int i = 0; i < AA_SYSTEM_COUNTER_COUNT; i++)

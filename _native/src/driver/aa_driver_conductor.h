@@ -176,6 +176,9 @@ void aa_driver_conductor_on_close(void *state);
 
 /* Records an error in the distinct error log and counts it (any driver thread). */
 void aa_driver_conductor_log_error(aa_driver_conductor_t *conductor, int32_t code, const char *message);
+/* A client command refused as malformed: counted in "Invalid client commands", logged with the client's id. */
+void aa_driver_conductor_log_invalid_command(
+    aa_driver_conductor_t *conductor, int32_t code, int64_t client_id, bool has_client_id, const char *what);
 
 /* TERMINATE_DRIVER (aa_driver_control.c): validates the request; sets termination_requested or
  * records the refusal in the error log. */

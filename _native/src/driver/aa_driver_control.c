@@ -50,7 +50,9 @@ void aa_driver_conductor_on_terminate_driver(aa_driver_conductor_t *conductor, c
     if (length < sizeof(*command) || command->token_length < 0 ||
         (size_t)command->token_length > length - sizeof(*command))
     {
-        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_MALFORMED_COMMAND,
+        aa_driver_conductor_log_invalid_command(conductor, AA_ERROR_CODE_MALFORMED_COMMAND,
+            length >= sizeof(aa_correlated_command_t) ? command->correlated.client_id : 0,
+            length >= sizeof(aa_correlated_command_t),
             "TERMINATE_DRIVER refused: malformed command (token length outside the message)");
         return;
     }

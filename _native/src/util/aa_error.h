@@ -32,6 +32,8 @@
 #define AA_ERROR_CODE_MESSAGE_TOO_LONG (-1005)
 #define AA_ERROR_CODE_TIMEOUT (-1006)
 #define AA_ERROR_CODE_CONFIGURATION (-1007)
+/* The driver's CnC file holds what no driver writes (docs/security.md, "The CnC file"). */
+#define AA_ERROR_CODE_DRIVER_CORRUPT (-1008)
 
 void aa_err_set(int errcode, const char *function, const char *filename, int line, const char *format, ...)
     __attribute__((format(printf, 5, 6)));
