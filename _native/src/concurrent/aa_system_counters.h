@@ -46,6 +46,12 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    /* ours (docs/security.md, Network: senders) */
+    AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER,
+    AA_SYSTEM_COUNTER_NAKS_OUTSIDE_RECEIVER_WINDOW,
+    AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET,
+    AA_SYSTEM_COUNTER_RECEIVERS_REFUSED,
+    AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -94,6 +100,11 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "NAKs refused, not from a receiver",
+    "NAKs refused, outside the receiver window",
+    "NAKs cut by the retransmit budget",
+    "Receivers refused, publication full",
+    "MDC destinations refused",
 };
 
 #endif
