@@ -389,10 +389,27 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     return bytes_sent;
 }
 
+/* Whether a frame of this stream's term term_id starts at term_offset: its header says so (a NAK
+ * naming an offset inside a frame would otherwise resend payload bytes as if they were frames). */
+static bool aa_network_publication_is_frame_start(
+    const aa_network_publication_t *pub, const uint8_t *term_buffer, int32_t term_id, int32_t term_offset)
+{
+    aa_data_header_t header;
+    memcpy(&header, term_buffer + term_offset, sizeof(header));
+    return header.term_offset == term_offset && header.term_id == term_id &&
+        header.session_id == pub->ids.session_id && header.stream_id == pub->ids.stream_id;
+}
+
 static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_t term_offset, size_t length)
 {
     aa_network_publication_t *pub = clientd;
     uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_term(pub->ids.initial_term_id, term_id)];
+    if (!aa_network_publication_is_frame_start(pub, term_buffer, term_id, term_offset))
+    {
+        /* docs/security.md, Network: senders */
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
     int64_t remaining = (int64_t)length;
     int32_t offset = term_offset;
     int64_t bytes_sent = 0;

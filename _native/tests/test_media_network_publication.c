@@ -604,6 +604,11 @@ static void should_honour_naks_only_from_receivers_within_their_window_and_budge
     /* below what it reported: refused, counted */
     receive_nak_from(&f, &receiver, 0, 1056, t + 1);
     AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_OUTSIDE_RECEIVER_WINDOW), 1);
+    /* an offset inside a frame: its payload is never sent as if it were frames */
+    f.media.wire.sent_count = 0;
+    receive_nak_from(&f, &receiver, 14 * 1056 + 64, 4096, t + 2);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
 
     /* a storm of large, shifted and alternating ranges for 100 ms: at most the receiver's window
      * per linger (10 ms) is resent */

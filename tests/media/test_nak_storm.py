@@ -85,9 +85,10 @@ def test_a_nak_storm_resends_at_most_the_receivers_windows_per_linger(aeron_dir:
         attacker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             before = counters(driver.aeron_dir)
+            low = offset - WINDOW
             send_storm(driver.aeron_dir, stranger, target, [
-                nak(pub.session_id, stream, term_id, 0 if i % 2 else offset // 2, 0x7FFFFFFF if i % 2 else 32)
-                for i in range(STORM)])
+                nak(pub.session_id, stream, term_id, low + FRAME, 0x7FFFFFFF) if i % 2 else
+                nak(pub.session_id, stream, term_id, low, FRAME) for i in range(STORM)])
             after = counters(driver.aeron_dir)
             assert after["NAKs refused, not from a receiver"] - before["NAKs refused, not from a receiver"] == STORM
             if after["NAKs sent"] == before["NAKs sent"]:  # the real subscriber asked for nothing meanwhile
@@ -99,12 +100,11 @@ def test_a_nak_storm_resends_at_most_the_receivers_windows_per_linger(aeron_dir:
             # stay within both receivers' windows (the subscriber's and this one's, each at most
             # termLength / 2) per linger interval, counted over the intervals that elapsed
             attacker.bind(("127.0.0.1", 0))
-            low = offset - WINDOW
             attacker.sendto(status_message(pub.session_id, stream, term_id, low, 1 << 30), target)
             time.sleep(0.05)
             before = counters(driver.aeron_dir)
-            storm = [nak(pub.session_id, stream, term_id, low, 32),
-                     nak(pub.session_id, stream, term_id, low + 64, 0x7FFFFFFF),
+            storm = [nak(pub.session_id, stream, term_id, low, FRAME),
+                     nak(pub.session_id, stream, term_id, low + FRAME, 0x7FFFFFFF),
                      nak(pub.session_id, stream, term_id, 0, 32)]
             start = time.monotonic()
             send_storm(driver.aeron_dir, attacker, target, [storm[i % 3] for i in range(STORM)])
