@@ -69,9 +69,14 @@ def test_a_nak_storm_resends_at_most_the_receivers_windows_per_linger(aeron_dir:
         def poll() -> int:
             return int(sub.poll(lambda data, header: delivered.append(len(data)), 100))
 
+        def offered(seq: int) -> bool:
+            if pub.offer(seq.to_bytes(8, "little") * (992 // 8)) > 0:
+                return True
+            poll()
+            return False
+
         for seq in range(112):
-            wait_for(lambda: pub.offer(seq.to_bytes(8, "little") * (992 // 8)) > 0 or bool(poll()) and False,
-                     timeout=10, what=f"message {seq} offered")
+            wait_for(lambda: offered(seq), timeout=10, what=f"message {seq} offered")
         wait_for(lambda: poll() >= 0 and len(delivered) == 112, timeout=10, what="every message delivered")
         position = pub.position
         assert position == 112 * FRAME
