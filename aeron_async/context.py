@@ -60,6 +60,8 @@ class DriverContext(_options.NativeContext):
     untethered_window_limit_timeout: Duration | None = None
     untethered_resting_timeout: Duration | None = None
     mdc_destination_timeout: Duration | None = None
+    mdc_max_destinations: int | None = None
+    sender_max_receivers: int | None = None
     driver_timeout: Duration | None = None
     tether_subscriptions: bool | None = None
     rejoin_stream: bool | None = None

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,9 @@ int aa_network_publication_init(
         AA_APPEND_ERR("%s", "creating the publication's retransmit handler");
         return -1;
     }
+    aa_retransmit_receivers_init(&pub->retransmit_receivers,
+        params->max_receivers > 0 ? (size_t)params->max_receivers : 0, params->connection_timeout_ns,
+        params->retransmit_linger_ns, params->ids.term_length);
     return 0;
 }
 
@@ -76,6 +80,7 @@ void aa_network_publication_free(aa_network_publication_t *pub)
             pub->flow_control->fini(pub->flow_control);
         }
         aa_retransmit_handler_fini(&pub->retransmit_handler);
+        aa_retransmit_receivers_close(&pub->retransmit_receivers);
         aa_media_services_forget_mapping(pub->services, &pub->mapped);
         aa_unmap(&pub->mapped);
         free(pub->spies);
@@ -384,10 +389,27 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     return bytes_sent;
 }
 
+/* Whether a frame of this stream's term term_id starts at term_offset: its header says so (a NAK
+ * naming an offset inside a frame would otherwise resend payload bytes as if they were frames). */
+static bool aa_network_publication_is_frame_start(
+    const aa_network_publication_t *pub, const uint8_t *term_buffer, int32_t term_id, int32_t term_offset)
+{
+    aa_data_header_t header;
+    memcpy(&header, term_buffer + term_offset, sizeof(header));
+    return header.term_offset == term_offset && header.term_id == term_id &&
+        header.session_id == pub->ids.session_id && header.stream_id == pub->ids.stream_id;
+}
+
 static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_t term_offset, size_t length)
 {
     aa_network_publication_t *pub = clientd;
     uint8_t *term_buffer = pub->log.term_buffers[aa_index_by_term(pub->ids.initial_term_id, term_id)];
+    if (!aa_network_publication_is_frame_start(pub, term_buffer, term_id, term_offset))
+    {
+        /* docs/security.md, Network: senders */
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
     int64_t remaining = (int64_t)length;
     int32_t offset = term_offset;
     int64_t bytes_sent = 0;
@@ -498,6 +520,25 @@ static void aa_network_publication_log_malformed_tag(aa_network_publication_t *p
     aa_media_services_log_error(pub->services, AA_ERROR_CODE_GENERIC_ERROR, message);
 }
 
+/* docs/security.md, Network: senders: the receivers NAKs are honoured from. */
+static void aa_network_publication_track_receiver(
+    aa_network_publication_t *pub, const aa_udp_status_message_t *sm, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns)
+{
+    int64_t position = aa_udp_compute_position(sm->header.consumption_term_id, sm->header.consumption_term_offset,
+        pub->position_bits_to_shift, pub->ids.initial_term_id);
+    aa_retransmit_receivers_sm_result_t result = aa_retransmit_receivers_on_status_message(
+        &pub->retransmit_receivers, source, source_length, position, sm->header.receiver_window, now_ns);
+    if (AA_RETRANSMIT_RECEIVERS_REFUSED == result)
+    {
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RECEIVERS_REFUSED, 1);
+    }
+    else if (AA_RETRANSMIT_RECEIVERS_NO_MEMORY == result)
+    {
+        aa_media_services_log_error(pub->services, ENOMEM, aa_errmsg());
+    }
+}
+
 bool aa_network_publication_on_status_message(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
     socklen_t source_length, int64_t now_ns)
@@ -533,6 +574,7 @@ bool aa_network_publication_on_status_message(
         changed = true;
     }
     pub->time_of_last_status_message_ns = now_ns;
+    aa_network_publication_track_receiver(pub, &sm, source, source_length, now_ns);
     pub->has_initial_connection = true;
     pub->is_setup_elicited = false;
     if (0 != (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG))
@@ -546,24 +588,56 @@ bool aa_network_publication_on_status_message(
     return changed || was_connected != pub->is_connected;
 }
 
-void aa_network_publication_on_nak(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+void aa_network_publication_on_nak(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns)
 {
+    (void)source_length;
     aa_nak_header_t nak;
     if (aa_udp_frame_decode_nak(buffer, length, &nak) < 0)
     {
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return;
     }
-    aa_retransmit_nak_result_t result = aa_retransmit_handler_on_nak(
-        &pub->retransmit_handler, nak.term_id, nak.term_offset, nak.length, aa_get_int64_volatile(pub->snd_pos),
-        now_ns, aa_network_publication_resend, pub);
-    if (AA_RETRANSMIT_NAK_INVALID == result)
+    /* docs/security.md, Network: senders */
+    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns);
+    if (NULL == receiver)
     {
-        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER, 1);
+        return;
     }
-    else if (AA_RETRANSMIT_NAK_POOL_OVERFLOW == result)
+    aa_retransmit_nak_bounds_t bounds =
     {
-        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW, 1);
+        receiver->position, aa_retransmit_receivers_budget(&pub->retransmit_receivers, receiver, now_ns)
+    };
+    aa_retransmit_nak_armed_t armed = { 0, 0, false };
+    aa_retransmit_nak_result_t result = aa_retransmit_handler_on_nak_bounded(
+        &pub->retransmit_handler, nak.term_id, nak.term_offset, nak.length, aa_get_int64_volatile(pub->snd_pos),
+        &bounds, now_ns, aa_network_publication_resend, pub, &armed);
+    switch (result)
+    {
+        case AA_RETRANSMIT_NAK_INVALID:
+            aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+            break;
+        case AA_RETRANSMIT_NAK_POOL_OVERFLOW:
+            aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW, 1);
+            break;
+        case AA_RETRANSMIT_NAK_OUTSIDE_WINDOW:
+            aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_NAKS_OUTSIDE_RECEIVER_WINDOW, 1);
+            break;
+        case AA_RETRANSMIT_NAK_OVER_BUDGET:
+            aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET, 1);
+            break;
+        case AA_RETRANSMIT_NAK_DELAYED:
+        case AA_RETRANSMIT_NAK_RESENT:
+            aa_retransmit_receivers_charge(receiver, armed.length);
+            if (armed.is_budget_limited)
+            {
+                aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET, 1);
+            }
+            break;
+        case AA_RETRANSMIT_NAK_DUPLICATE:
+            break;
     }
 }
 

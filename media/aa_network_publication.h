@@ -10,7 +10,10 @@
  * - The sender sends SETUP every 100 ms until the first status message (or while one is elicited
  *   by a SEND_SETUP SM), then DATA scanned from the log in MTU-sized batches up to snd-lmt,
  *   heartbeats after 100 ms without data (with the end-of-stream flag once the conductor says the
- *   stream ended), and resends what NAKs ask for through the retransmit handler. It runs flow
+ *   stream ended), and resends what NAKs ask for through the retransmit handler: only NAKs from a
+ *   receiver (an address its status messages came from), only from that receiver's last reported
+ *   position to snd-pos, within that receiver's retransmit budget (aa_retransmit_receivers.h;
+ *   docs/security.md, Network: senders); refused NAKs are counted. It runs flow
  *   control on status messages (snd-lmt), and alone writes the log's is_connected: connected while
  *   it has receivers (a status message within the publication connection timeout) and its flow
  *   control has the receivers it requires (min/tagged: the group min size), or, with
@@ -37,6 +40,7 @@
 #include "util/aa_fs.h"
 #include "protocols/aa_flow_control.h"
 #include "protocols/aa_retransmit_handler.h"
+#include "protocols/aa_retransmit_receivers.h"
 #include "media/aa_ipc_publication.h"   /* aa_subscriber_position_t: spies are tracked as IPC subscribers are */
 
 /* Reference 4.1 and 4.6. */
@@ -66,6 +70,8 @@ typedef struct aa_network_publication_params_stct
     int64_t connection_timeout_ns;
     int64_t retransmit_delay_ns;
     int64_t retransmit_linger_ns;
+    /* Receivers tracked for NAKs (AERON_SENDER_MAX_RECEIVERS; 0: the default). */
+    int32_t max_receivers;
     /* Multicast: a pool of max_resend retransmit actions, SETUP with the GROUP flag and ttl. */
     bool has_group_semantics;
     int32_t max_resend;
@@ -129,6 +135,7 @@ typedef struct aa_network_publication_stct
     /* Sender only. */
     aa_flow_control_strategy_t *flow_control;
     aa_retransmit_handler_t retransmit_handler;
+    aa_retransmit_receivers_t retransmit_receivers;   /* who may NAK, and their budgets */
     bool has_initial_connection;
     bool is_setup_elicited;
     bool is_connected;                    /* what the log's is_connected says */
@@ -196,8 +203,10 @@ int aa_network_publication_send(aa_network_publication_t *pub, int64_t now_ns);
 bool aa_network_publication_on_status_message(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
     socklen_t source_length, int64_t now_ns);
+/* source: where the NAK came from (only a receiver's NAKs are honoured). */
 void aa_network_publication_on_nak(
-    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    socklen_t source_length, int64_t now_ns);
 void aa_network_publication_on_rttm(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
     socklen_t source_length);

@@ -149,6 +149,12 @@ bool aa_send_channel_endpoint_on_datagram(
                 {
                     aa_media_services_log_error(services, ENOMEM, aa_errmsg());
                 }
+                else if (AA_UDP_DESTINATION_REFUSED == added)
+                {
+                    /* docs/security.md, Network: senders: neither a destination nor a receiver */
+                    aa_media_services_count(services, AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED, 1);
+                    return false;
+                }
                 if (added > 0 && NULL == pub)
                 {
                     return true;
@@ -164,7 +170,7 @@ bool aa_send_channel_endpoint_on_datagram(
             aa_media_services_count(services, AA_SYSTEM_COUNTER_NAK_MESSAGES_RECEIVED, 1);
             if (NULL != pub)
             {
-                aa_network_publication_on_nak(pub, buffer, length, now_ns);
+                aa_network_publication_on_nak(pub, buffer, length, &datagram->address, datagram->addr_len, now_ns);
             }
             break;
         case AA_UDP_FRAME_RTTM:

@@ -66,8 +66,9 @@ typedef struct aa_send_channel_endpoint_stct
 aa_send_channel_endpoint_t;
 
 /* Conductor: opens the socket for a (parsed) unicast channel; takes ownership of channel. Dynamic MDC
- * destinations time out after the default (5 s) unless the conductor sets destinations.destination_timeout_ns
- * before the sender sees the endpoint. */
+ * destinations time out after the default (5 s) and are at most the default count (64) unless the
+ * conductor sets destinations.destination_timeout_ns and destinations.max_dynamic before the sender
+ * sees the endpoint. An SM from a receiver refused by that cap goes no further (not to the publication). */
 int aa_send_channel_endpoint_create(
     aa_send_channel_endpoint_t **endpoint, aa_udp_channel_t *channel, const aa_loss_generator_settings_t *loss,
     const aa_media_services_t *services);

@@ -12,6 +12,7 @@ void aa_udp_destination_tracker_init(aa_udp_destination_tracker_t *tracker, bool
     memset(tracker, 0, sizeof(*tracker));
     tracker->is_manual = is_manual;
     tracker->destination_timeout_ns = timeout_ns > 0 ? timeout_ns : AA_UDP_DESTINATION_TIMEOUT_DEFAULT_NS;
+    tracker->max_dynamic = AA_UDP_DESTINATION_MAX_DYNAMIC_DEFAULT;
 }
 
 void aa_udp_destination_tracker_close(aa_udp_destination_tracker_t *tracker)
@@ -71,6 +72,15 @@ int aa_udp_destination_tracker_on_status_message(
                 destination->address_length = address_length;
             }
             return 0;
+        }
+    }
+    if (tracker->count >= tracker->max_dynamic)
+    {
+        /* expired ones make room first (the sender drops them every duty cycle anyway) */
+        aa_udp_destination_tracker_check_timeouts(tracker, now_ns);
+        if (tracker->count >= tracker->max_dynamic)
+        {
+            return AA_UDP_DESTINATION_REFUSED;
         }
     }
     aa_udp_destination_t *destination = aa_udp_destination_tracker_append(tracker, address, address_length, now_ns);

@@ -6,7 +6,10 @@
  * with its first status message to the control address. Destinations are keyed by the receiver id
  * of the SM (as Aeron does); a known receiver whose SMs now come from another address is sent to at
  * that address. A destination without an SM for the destination timeout (5 s by default, the
- * driver's AERON_MDC_DESTINATION_TIMEOUT) is dropped.
+ * driver's AERON_MDC_DESTINATION_TIMEOUT) is dropped. At most max_dynamic destinations are kept
+ * (AERON_MDC_MAX_DESTINATIONS, docs/security.md, Network: senders): an SM from a new receiver when
+ * that many are live is refused (the caller counts it), so nobody multiplies what the endpoint
+ * sends by adding receivers.
  * Manual control mode (control-mode=manual): the application adds and removes destinations by
  * address (add_destination / remove_destination); they never time out. Their SMs only refresh them.
  *
@@ -24,6 +27,8 @@
 
 /* Reference 11: endpoint/destination inactivity (MDC timeout). */
 #define AA_UDP_DESTINATION_TIMEOUT_DEFAULT_NS (5 * 1000 * 1000 * 1000LL)
+/* Ours: dynamic destinations an endpoint sends to at most (docs/security.md, Network: senders). */
+#define AA_UDP_DESTINATION_MAX_DYNAMIC_DEFAULT 64
 
 typedef struct aa_udp_destination_stct
 {
@@ -43,6 +48,7 @@ typedef struct aa_udp_destination_tracker_stct
     size_t capacity;
     bool is_manual;
     int64_t destination_timeout_ns;
+    size_t max_dynamic;                /* dynamic: the cap on destinations (init: the default) */
 }
 aa_udp_destination_tracker_t;
 
@@ -52,7 +58,9 @@ void aa_udp_destination_tracker_close(aa_udp_destination_tracker_t *tracker);
 
 /* A status message from receiver_id at address. Dynamic: refreshes that receiver (and moves it to
  * address) or adds it; manual: refreshes the destination at address, if any. Returns 1 when a
- * destination was added, 0 otherwise, -1 (ENOMEM, error set) when one could not be. */
+ * destination was added, 0 otherwise, 2 when a new one was refused (max_dynamic destinations live),
+ * -1 (ENOMEM, error set) when one could not be. */
+#define AA_UDP_DESTINATION_REFUSED 2
 int aa_udp_destination_tracker_on_status_message(
     aa_udp_destination_tracker_t *tracker, int64_t receiver_id, const struct sockaddr_storage *address,
     socklen_t address_length, int64_t now_ns);

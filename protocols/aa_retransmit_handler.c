@@ -111,28 +111,69 @@ aa_retransmit_nak_result_t aa_retransmit_handler_on_nak(
     aa_retransmit_handler_t *handler, int32_t term_id, int32_t term_offset, int32_t length, int64_t sender_position,
     int64_t now_ns, aa_retransmit_resend_func_t resend, void *clientd)
 {
-    if (term_offset < 0 || term_offset > handler->term_length - AA_DATA_HEADER_LENGTH || length <= 0)
+    aa_retransmit_nak_bounds_t bounds = { INT64_MIN, INT64_MAX };
+    return aa_retransmit_handler_on_nak_bounded(
+        handler, term_id, term_offset, length, sender_position, &bounds, now_ns, resend, clientd, NULL);
+}
+
+aa_retransmit_nak_result_t aa_retransmit_handler_on_nak_bounded(
+    aa_retransmit_handler_t *handler, int32_t term_id, int32_t term_offset, int32_t length, int64_t sender_position,
+    const aa_retransmit_nak_bounds_t *bounds, int64_t now_ns, aa_retransmit_resend_func_t resend, void *clientd,
+    aa_retransmit_nak_armed_t *armed)
+{
+    if (term_offset < 0 || term_offset > handler->term_length - AA_DATA_HEADER_LENGTH || length <= 0 ||
+        0 != (term_offset & (AA_LOGBUFFER_FRAME_ALIGNMENT - 1)))
     {
         return AA_RETRANSMIT_NAK_INVALID;
     }
 
+    /* The range in positions, clamped to [low position, end of its term) and to snd-pos. */
+    int64_t nak_position = aa_udp_compute_position(
+        term_id, term_offset, handler->position_bits_to_shift, handler->initial_term_id);
+    int64_t low = nak_position > bounds->low_position ? nak_position : bounds->low_position;
+    int64_t high = nak_position + length;
+    int64_t term_end = nak_position - term_offset + handler->term_length;
+    high = high < term_end ? high : term_end;
+    high = high < sender_position ? high : sender_position;
+    int64_t bottom = sender_position - (handler->term_length / 2) - handler->max_message_length;
+    if (low >= high || low < bottom)
+    {
+        return AA_RETRANSMIT_NAK_OUTSIDE_WINDOW;
+    }
+
+    /* Dedupe: a start inside an active range is a duplicate; a range running into one ends there. */
     aa_retransmit_action_t *free_action = NULL;
     for (size_t i = 0; i < handler->action_count; i++)
     {
         aa_retransmit_action_t *action = &handler->actions[i];
         if (aa_retransmit_action_is_active(action))
         {
-            if (action->term_id == term_id &&
-                action->term_offset <= term_offset &&
-                (int64_t)term_offset < (int64_t)action->term_offset + action->length)
+            if (action->position <= low && low < action->position + action->length)
             {
                 return AA_RETRANSMIT_NAK_DUPLICATE;
+            }
+            if (low < action->position && action->position < high)
+            {
+                high = action->position;
             }
         }
         else if (NULL == free_action)
         {
             free_action = action;
         }
+    }
+
+    int64_t retransmit_length = high - low;
+    retransmit_length = retransmit_length < handler->max_retransmission_length ?
+        retransmit_length : handler->max_retransmission_length;
+    bool is_budget_limited = bounds->max_length < retransmit_length;
+    if (is_budget_limited)
+    {
+        if (bounds->max_length <= 0)
+        {
+            return AA_RETRANSMIT_NAK_OVER_BUDGET;
+        }
+        retransmit_length = bounds->max_length;
     }
 
     aa_retransmit_action_t *action = free_action;
@@ -145,19 +186,16 @@ aa_retransmit_nak_result_t aa_retransmit_handler_on_nak(
         action = &handler->actions[0];
     }
 
-    int32_t retransmit_length = length;
-    if (retransmit_length > handler->max_retransmission_length)
-    {
-        retransmit_length = handler->max_retransmission_length;
-    }
-    if (retransmit_length > handler->term_length - term_offset)
-    {
-        retransmit_length = handler->term_length - term_offset;
-    }
-
+    action->position = low;
     action->term_id = term_id;
-    action->term_offset = term_offset;
-    action->length = retransmit_length;
+    action->term_offset = term_offset + (int32_t)(low - nak_position);
+    action->length = (int32_t)retransmit_length;
+    if (NULL != armed)
+    {
+        armed->position = low;
+        armed->length = action->length;
+        armed->is_budget_limited = is_budget_limited;
+    }
     if (handler->delay_ns > 0)
     {
         action->state = AA_RETRANSMIT_ACTION_DELAYED;
@@ -167,8 +205,8 @@ aa_retransmit_nak_result_t aa_retransmit_handler_on_nak(
 
     action->state = AA_RETRANSMIT_ACTION_LINGERING;
     action->expiry_ns = now_ns + handler->linger_ns;
-    return aa_retransmit_handler_resend(handler, action, sender_position, resend, clientd) ?
-        AA_RETRANSMIT_NAK_RESENT : AA_RETRANSMIT_NAK_OUTSIDE_WINDOW;
+    aa_retransmit_handler_resend(handler, action, sender_position, resend, clientd);
+    return AA_RETRANSMIT_NAK_RESENT;
 }
 
 int aa_retransmit_handler_process_timeouts(

@@ -376,8 +376,47 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
     free(memory);
 }
 
+/* docs/security.md, Network: senders: dynamic destinations are capped; a newcomer beyond the cap is
+ * refused (and counted by the endpoint, whose publication never sees its SM) until one expires. */
+static void should_refuse_dynamic_destinations_beyond_the_cap(void)
+{
+    tracker_fixture_t f;
+    tracker_fixture_init(&f, false);
+    AA_CHECK_EQ(AA_UDP_DESTINATION_MAX_DYNAMIC_DEFAULT, (int)f.tracker.max_dynamic);
+    f.tracker.max_dynamic = 2;
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 0));
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 0));
+    AA_CHECK_EQ(AA_UDP_DESTINATION_REFUSED, aa_udp_destination_tracker_on_status_message(&f.tracker, 3, &f.c, IN_LENGTH, 10 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
+    /* the known ones keep refreshing */
+    AA_CHECK_EQ(0, aa_udp_destination_tracker_on_status_message(&f.tracker, 2, &f.b, IN_LENGTH, 600 * MS));
+    /* a expired (1 s): its place is free for c */
+    AA_CHECK_EQ(1, aa_udp_destination_tracker_on_status_message(&f.tracker, 3, &f.c, IN_LENGTH, 1001 * MS));
+    AA_CHECK_EQ(2, f.tracker.count);
+    AA_CHECK_EQ(AA_UDP_DESTINATION_REFUSED, aa_udp_destination_tracker_on_status_message(&f.tracker, 1, &f.a, IN_LENGTH, 1002 * MS));
+    aa_udp_destination_tracker_close(&f.tracker);
+
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?control=127.0.0.1:40456|control-mode=dynamic");
+    aa_send_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK(0 == aa_send_channel_endpoint_create(&endpoint, m.channel, &m.transports, &m.services.services));
+    endpoint->destinations.max_dynamic = 1;
+    uint8_t sm[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    encode_sm(sm, 101);
+    aa_udp_datagram_t in = { .buffer = sm, .length = sizeof(sm), .address = f.a, .addr_len = IN_LENGTH };
+    aa_send_channel_endpoint_on_datagram(endpoint, &in, 0);
+    encode_sm(sm, 202);
+    in.address = f.b;
+    AA_CHECK(!aa_send_channel_endpoint_on_datagram(endpoint, &in, 1 * MS));
+    AA_CHECK_EQ(1, endpoint->destinations.count);
+    AA_CHECK_EQ(1, fake_count(&m.services, AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED));
+    AA_CHECK_EQ(2, fake_count(&m.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_RECEIVED));
+    aa_send_channel_endpoint_delete(endpoint);
+}
+
 int main(void)
 {
+    AA_RUN(should_refuse_dynamic_destinations_beyond_the_cap);
     AA_RUN(should_add_dynamic_destinations_on_first_status_message_and_refresh_them);
     AA_RUN(should_drop_dynamic_destinations_after_the_timeout_without_a_status_message);
     AA_RUN(should_keep_manual_destinations_until_removed);

@@ -1,7 +1,7 @@
 /* The network publication and its send channel endpoint, through a fake wire and fake media
  * services, with time moved by hand: SETUP until the first status message, status messages moving
- * the sender limit, data up to it, heartbeats after 100 ms idle, NAKs and retransmits, end of
- * stream, the connection timeout, and the endpoint's dispatch and counters. */
+ * the sender limit, data up to it, heartbeats after 100 ms idle, NAKs and retransmits (only for
+ * receivers, within their window and budget), end of stream, the connection timeout, and the endpoint's dispatch and counters. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,12 +102,19 @@ static void append(fixture_t *f, size_t length, uint8_t fill)
         f->pub->log.metadata->default_header, &iov, 1, length, 0, &term_id) > 0);
 }
 
-/* A control frame from the receiver, through the endpoint's dispatch. Returns what it returns. */
-static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+/* A control frame from source, through the endpoint's dispatch. Returns what it returns. */
+static bool receive_from(fixture_t *f, const struct sockaddr_storage *source, uint8_t *frame, int32_t length, int64_t now_ns)
 {
     AA_CHECK(length > 0);
-    aa_udp_datagram_t datagram = fake_datagram(frame, length, NULL);
+    aa_udp_datagram_t datagram = fake_datagram(frame, length, source);
     return aa_send_channel_endpoint_on_datagram(f->endpoint, &datagram, now_ns);
+}
+
+/* A control frame from the receiver (127.0.0.1:40457). */
+static bool receive(fixture_t *f, uint8_t *frame, int32_t length, int64_t now_ns)
+{
+    struct sockaddr_storage receiver = test_ipv4_address("127.0.0.1", 40457);
+    return receive_from(f, &receiver, frame, length, now_ns);
 }
 
 static bool receive_sm(fixture_t *f, uint8_t flags, int32_t session_id, int64_t position, int32_t window, int64_t now_ns)
@@ -554,6 +561,83 @@ static void should_serve_a_group_with_a_retransmit_pool(void)
     fixture_close(&f);
 }
 
+static void receive_nak_from(fixture_t *f, const struct sockaddr_storage *source, int32_t term_offset, int32_t length, int64_t now_ns)
+{
+    uint8_t frame[AA_NAK_HEADER_LENGTH];
+    int32_t frame_length = aa_udp_frame_encode_nak(
+        frame, sizeof(frame), SESSION_ID, STREAM_ID, INITIAL_TERM_ID, term_offset, length);
+    receive_from(f, source, frame, frame_length, now_ns);
+}
+
+/* docs/security.md, Network: senders: NAKs only from a receiver, only from what it reported to
+ * snd-pos, within its window per linger; each refusal counted. */
+static void should_honour_naks_only_from_receivers_within_their_window_and_budget(void)
+{
+    fixture_t f;
+    fixture_init_connected(&f, 0, T0 + 1 * MS);
+    for (int i = 0; i < 30; i++)
+    {
+        append(&f, 1000, (uint8_t)('a' + i));   /* frames of 1056 bytes */
+    }
+    for (int i = 0; i < 10; i++)
+    {
+        aa_network_publication_send(f.pub, T0 + 2 * MS);
+    }
+    AA_CHECK_EQ(aa_get_int64_volatile(f.pub->snd_pos), 30 * 1056);
+    f.media.wire.sent_count = 0;
+    struct sockaddr_storage stranger = test_ipv4_address("127.0.0.1", 40999);
+    struct sockaddr_storage receiver = test_ipv4_address("127.0.0.1", 40457);
+    int64_t t = T0 + 3 * MS;
+
+    /* a stranger's NAK: nothing resent, counted */
+    receive_nak_from(&f, &stranger, 0, 4096, t);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER), 1);
+
+    /* the receiver reports 10 frames consumed (and an 8 KiB window): a NAK from 0 is served from there */
+    const int32_t window = 8 * 1024;
+    receive_sm(&f, 0, SESSION_ID, 10 * 1056, window, t);
+    receive_nak_from(&f, &receiver, 0, 2 * 1056 + 10 * 1056, t);
+    AA_CHECK_EQ(f.media.wire.sent_count, 2);
+    AA_CHECK_EQ(sent_data_header(&f, 0).term_offset, 10 * 1056);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES), 2 * 1056);
+    /* below what it reported: refused, counted */
+    receive_nak_from(&f, &receiver, 0, 1056, t + 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_OUTSIDE_RECEIVER_WINDOW), 1);
+    /* an offset inside a frame: its payload is never sent as if it were frames */
+    f.media.wire.sent_count = 0;
+    receive_nak_from(&f, &receiver, 14 * 1056 + 64, 4096, t + 2);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_INVALID_PACKETS), 1);
+
+    /* a storm of large, shifted and alternating ranges for 100 ms: at most the receiver's window
+     * per linger (10 ms) is resent */
+    int64_t before = fake_count(&f.media.services, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES);
+    int64_t start = t + 11 * MS;
+    int64_t duration = 100 * MS;
+    for (int64_t now = start, i = 0; now < start + duration; now += 50 * 1000, i++)
+    {
+        f.media.wire.sent_count = 0;
+        int32_t offset = (int32_t)((i % 3) * 1056 * 7 + (i % 2) * 32 * 11);
+        receive_nak_from(&f, &receiver, offset, 0 == i % 2 ? INT32_MAX : 20 * 1056, now);
+        receive_nak_from(&f, &stranger, offset, INT32_MAX, now);
+        aa_network_publication_send(f.pub, now);
+    }
+    int64_t resent = fake_count(&f.media.services, AA_SYSTEM_COUNTER_RETRANSMITTED_BYTES) - before;
+    AA_CHECK(resent > 0);
+    AA_CHECK(resent <= window * (duration / (10 * MS) + 1));
+    AA_CHECK(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET) > 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER), 1 + duration / (50 * 1000));
+
+    /* silent for the connection timeout: no longer a receiver */
+    f.media.wire.sent_count = 0;
+    int64_t later = t + CONNECTION_TIMEOUT_NS + 1;
+    receive_nak_from(&f, &receiver, 20 * 1056, 1056, later);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER), 2 + duration / (50 * 1000));
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_send_setup_at_once_then_every_100ms_until_a_status_message);
@@ -566,5 +650,6 @@ int main(void)
     AA_RUN(should_connect_only_with_the_group_min_size_of_receivers_and_count_them);
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
     AA_RUN(should_serve_a_group_with_a_retransmit_pool);
+    AA_RUN(should_honour_naks_only_from_receivers_within_their_window_and_budget);
     return 0;
 }

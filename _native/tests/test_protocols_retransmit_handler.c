@@ -1,5 +1,6 @@
 /* Retransmit handler (reference 4.4): NAK validation, sizing, dedupe, unicast replacement, group
- * pool and overflow, delay and linger timers, the resend window; all with a fixed clock. */
+ * pool and overflow, delay and linger timers, the resend window, and the bounds a publication
+ * gives a receiver's NAK (docs/security.md, Network: senders); all with a fixed clock. */
 #include <string.h>
 
 #include "aa_test.h"
@@ -78,7 +79,7 @@ static void should_resend_unicast_nak_immediately_then_linger(void)
     /* Offsets inside [1024, 1024 + 1408) of term 101 are duplicates while the action lingers. */
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1024, 1408, snd_pos(), t + 1, on_resend, &r), AA_RETRANSMIT_NAK_DUPLICATE);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1056, 32, snd_pos(), t + 2, on_resend, &r), AA_RETRANSMIT_NAK_DUPLICATE);
-    AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1024 + 1407, 1, snd_pos(), t + 3, on_resend, &r), AA_RETRANSMIT_NAK_DUPLICATE);
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1024 + 1376, 1, snd_pos(), t + 3, on_resend, &r), AA_RETRANSMIT_NAK_DUPLICATE);
     AA_CHECK_EQ(r.count, 1);
 
     /* Linger 10 ms, then the action is free and the same NAK is resent again. */
@@ -104,9 +105,10 @@ static void should_replace_the_unicast_action_for_a_new_range(void)
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1024 + 1408, 64, snd_pos(), t + 1, on_resend, &r), AA_RETRANSMIT_NAK_RESENT);
     AA_CHECK_EQ(r.term_offset[1], 1024 + 1408);
     AA_CHECK_EQ(r.length[1], 64);
-    /* (Term 100 lies below the resend window here, so nothing goes out, but the action is replaced.) */
+    /* Term 100 lies below the resend window here: refused, and the action is left as it was. */
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 100, 1024 + 1408, 64, snd_pos(), t + 2, on_resend, &r), AA_RETRANSMIT_NAK_OUTSIDE_WINDOW);
-    AA_CHECK_EQ(h.actions[0].term_id, 100);
+    AA_CHECK_EQ(h.actions[0].term_id, 101);
+    AA_CHECK_EQ(h.actions[0].term_offset, 1024 + 1408);
     AA_CHECK_EQ(aa_retransmit_handler_active_count(&h), 1);
     /* The first range is no longer tracked, so it is resent at once (no waiting out its linger). */
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1024, 1408, snd_pos(), t + 3, on_resend, &r), AA_RETRANSMIT_NAK_RESENT);
@@ -221,13 +223,12 @@ static void should_resend_only_inside_the_resend_window(void)
     AA_CHECK_EQ(bottom_term, 102);
     AA_CHECK_EQ(bottom_offset, TERM - 40 * 1024 + 1024);
 
-    /* At the bottom: resent. One frame below: outside. */
+    /* At the bottom: resent. One frame below: outside, and no action is taken for it. */
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 102, bottom_offset, 64, sender, 0, on_resend, &r), AA_RETRANSMIT_NAK_RESENT);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 102, bottom_offset - 32, 32, sender, 1, on_resend, &r), AA_RETRANSMIT_NAK_OUTSIDE_WINDOW);
     AA_CHECK_EQ(r.count, 1);
-    /* The out-of-window action still lingers (and dedupes) like any other. */
     AA_CHECK_EQ(aa_retransmit_handler_active_count(&h), 1);
-    AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 102, bottom_offset - 32, 32, sender, 2, on_resend, &r), AA_RETRANSMIT_NAK_DUPLICATE);
+    AA_CHECK_EQ(h.actions[0].term_offset, bottom_offset);
 
     /* At or beyond snd-pos: nothing was sent there yet. */
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 103, 1024, 64, sender, 3, on_resend, &r), AA_RETRANSMIT_NAK_OUTSIDE_WINDOW);
@@ -262,6 +263,8 @@ static void should_reject_invalid_naks_and_parameters(void)
     resends_t r = { 0 };
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, -32, 64, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, TERM - 31, 64, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
+    /* not on the 32-byte frame alignment: no frame starts there */
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 1040, 64, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, TERM, 64, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 0, 0, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
     AA_CHECK_EQ(aa_retransmit_handler_on_nak(&h, 101, 0, -5, snd_pos(), 0, on_resend, &r), AA_RETRANSMIT_NAK_INVALID);
@@ -294,6 +297,57 @@ static void should_reject_invalid_naks_and_parameters(void)
     aa_retransmit_handler_fini(&h);
 }
 
+/* docs/security.md, Network: senders: the bounds a publication gives one receiver's NAK. */
+static void should_clamp_to_the_bounds_and_cut_at_active_ranges(void)
+{
+    aa_retransmit_handler_params_t p;
+    aa_retransmit_handler_params_default(&p, TERM, INITIAL_TERM_ID);
+    p.has_group_semantics = true;
+    aa_retransmit_handler_t h;
+    AA_CHECK_EQ(aa_retransmit_handler_init(&h, &p), 0);
+    resends_t r = { 0 };
+    int32_t bits = aa_position_bits_to_shift(TERM);
+    int64_t term_101 = aa_compute_position(101, 0, bits, INITIAL_TERM_ID);
+    aa_retransmit_nak_armed_t armed;
+
+    /* the receiver reported position term 101 + 4096: a NAK from 1024 starts there */
+    aa_retransmit_nak_bounds_t bounds = { term_101 + 4096, INT64_MAX };
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 1024, 8192, snd_pos(), &bounds, 0, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_RESENT);
+    AA_CHECK_EQ(r.term_offset[0], 4096);
+    AA_CHECK_EQ(r.length[0], 1024 + 8192 - 4096);
+    AA_CHECK_EQ(armed.position, term_101 + 4096);
+    AA_CHECK(!armed.is_budget_limited);
+    /* entirely below what the receiver reported: refused, nothing armed */
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 0, 4096, snd_pos(), &bounds, 1, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_OUTSIDE_WINDOW);
+    AA_CHECK_EQ(aa_retransmit_handler_active_count(&h), 1);
+
+    /* a shifted range over the active one: its start inside it is a duplicate... */
+    bounds.low_position = term_101;
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 4096 + 32, 30000, snd_pos(), &bounds, 2, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_DUPLICATE);
+    /* ...and one starting below it is cut where it begins: no byte is resent twice in a linger */
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 0, 30000, snd_pos(), &bounds, 3, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_RESENT);
+    AA_CHECK_EQ(r.term_offset[1], 0);
+    AA_CHECK_EQ(r.length[1], 4096);
+
+    /* the budget: cut to what is left, refused when nothing is */
+    bounds.max_length = 1000;
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 16384, 8192, snd_pos(), &bounds, 4, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_RESENT);
+    AA_CHECK_EQ(r.length[2], 1000);
+    AA_CHECK_EQ(armed.length, 1000);
+    AA_CHECK(armed.is_budget_limited);
+    bounds.max_length = 0;
+    AA_CHECK_EQ(aa_retransmit_handler_on_nak_bounded(&h, 101, 24576, 64, snd_pos(), &bounds, 5, on_resend, &r, &armed),
+        AA_RETRANSMIT_NAK_OVER_BUDGET);
+    AA_CHECK_EQ(r.count, 3);
+    AA_CHECK_EQ(aa_retransmit_handler_active_count(&h), 3);
+    aa_retransmit_handler_fini(&h);
+}
+
 int main(void)
 {
     AA_RUN(should_compute_the_retransmission_estimate);
@@ -304,5 +358,6 @@ int main(void)
     AA_RUN(should_clamp_length_to_estimate_and_term_end);
     AA_RUN(should_resend_only_inside_the_resend_window);
     AA_RUN(should_reject_invalid_naks_and_parameters);
+    AA_RUN(should_clamp_to_the_bounds_and_cut_at_active_ranges);
     return 0;
 }

@@ -60,6 +60,12 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_SETUPS_REFUSED_TERM_LENGTH,
     /* ours: DATA, heartbeats, SETUPs and RTT replies for an image from another address than its SETUP's */
     AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE,
+    /* ours (docs/security.md, Network: senders) */
+    AA_SYSTEM_COUNTER_NAKS_NOT_FROM_A_RECEIVER,
+    AA_SYSTEM_COUNTER_NAKS_OUTSIDE_RECEIVER_WINDOW,
+    AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET,
+    AA_SYSTEM_COUNTER_RECEIVERS_REFUSED,
+    AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -117,6 +123,11 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "SETUPs refused: receiver image limit",
     "SETUPs refused: term length above receiver maximum",
     "Image frames dropped from a foreign source",
+    "NAKs refused, not from a receiver",
+    "NAKs refused, outside the receiver window",
+    "NAKs cut by the retransmit budget",
+    "Receivers refused, publication full",
+    "MDC destinations refused",
 };
 
 #endif

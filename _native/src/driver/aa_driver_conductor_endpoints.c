@@ -208,6 +208,7 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     }
     *udp = NULL;
     endpoint->destinations.destination_timeout_ns = conductor->ctx->mdc_destination_timeout_ns;
+    endpoint->destinations.max_dynamic = (size_t)conductor->ctx->mdc_max_destinations;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
         conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
     endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :

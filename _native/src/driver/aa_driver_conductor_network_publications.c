@@ -91,6 +91,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .connection_timeout_ns = ctx->publication_connection_timeout_ns,
         .retransmit_delay_ns = ctx->retransmit_unicast_delay_ns,
         .retransmit_linger_ns = ctx->retransmit_unicast_linger_ns,
+        .max_receivers = ctx->sender_max_receivers,
         .has_group_semantics = params->has_group_semantics,
         .max_resend = params->max_resend,
         .multicast_ttl = params->multicast_ttl,

@@ -248,6 +248,14 @@ static const aa_option_t aa_driver_options[] =
         "a dynamic multi-destination-cast destination without a status message this long is dropped (this driver's "
         "option; Aeron's timeout is a fixed 5 s)",
         .unit_ns = 1 },
+    { "mdc_max_destinations", "AERON_MDC_MAX_DESTINATIONS", "aeron.mdc.max.destinations",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(mdc_max_destinations), "64",
+        "ours: dynamic multi-destination-cast destinations one endpoint sends to at most; a status message from a "
+        "new receiver beyond them is dropped and counted ('MDC destinations refused', docs/security.md)" },
+    { "sender_max_receivers", "AERON_SENDER_MAX_RECEIVERS", "aeron.sender.max.receivers",
+        AA_OPTION_INT32, AA_DRIVER_FIELD(sender_max_receivers), "1024",
+        "ours: receivers (addresses that sent status messages) a network publication honours NAKs from; a new "
+        "one beyond them gets no retransmits and is counted ('Receivers refused, publication full', docs/security.md)" },
     { "driver_timeout", "AERON_DRIVER_TIMEOUT", "aeron.driver.timeout",
         AA_OPTION_DURATION, AA_DRIVER_FIELD(driver_timeout_ms), "10s",
         "a driver whose heartbeat is older than this is considered dead (also used to detect a live driver on start); "
@@ -641,6 +649,13 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_MDC_DESTINATION_TIMEOUT must be positive (e.g. 5s, the default)");
+        return -1;
+    }
+    if (ctx->mdc_max_destinations < 1 || ctx->sender_max_receivers < 1)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_MDC_MAX_DESTINATIONS=%" PRId32 " and AERON_SENDER_MAX_RECEIVERS=%" PRId32 " must be at least 1 "
+            "(the defaults are 64 and 1024)", ctx->mdc_max_destinations, ctx->sender_max_receivers);
         return -1;
     }
     if (ctx->status_message_timeout_ns <= 0 || ctx->nak_unicast_retry_delay_ratio < 1 ||

@@ -63,6 +63,8 @@ typedef struct aa_driver_context_stct
     int64_t untethered_window_limit_timeout_ns;
     int64_t untethered_resting_timeout_ns;
     int64_t mdc_destination_timeout_ns;
+    int32_t mdc_max_destinations;        /* dynamic MDC destinations per endpoint (docs/security.md) */
+    int32_t sender_max_receivers;        /* receivers a network publication honours NAKs from */
     int64_t driver_timeout_ms;
     bool tether_subscriptions;
     bool rejoin_stream;
