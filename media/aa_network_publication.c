@@ -670,7 +670,16 @@ void aa_network_publication_on_rttm(
     }
 }
 
-void aa_network_publication_on_error(aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns)
+void aa_network_publication_on_error(
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    int64_t now_ns)
 {
+    /* docs/security.md, Network: senders: an ERR frame makes flow control drop the receiver it names, so
+     * only a receiver (an address that sent status messages) may send one */
+    if (NULL == aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns))
+    {
+        aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER, 1);
+        return;
+    }
     pub->flow_control->on_error(pub->flow_control->state, buffer, length, now_ns);
 }

@@ -210,7 +210,9 @@ void aa_network_publication_on_nak(
 void aa_network_publication_on_rttm(
     aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
     socklen_t source_length);
+/* source: where the ERR frame came from (only a receiver's are passed to flow control). */
 void aa_network_publication_on_error(
-    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, int64_t now_ns);
+    aa_network_publication_t *pub, const uint8_t *buffer, size_t length, const struct sockaddr_storage *source,
+    int64_t now_ns);
 
 #endif

@@ -183,7 +183,7 @@ bool aa_send_channel_endpoint_on_datagram(
             aa_media_services_count(services, AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED, 1);
             if (NULL != pub)
             {
-                aa_network_publication_on_error(pub, buffer, length, now_ns);
+                aa_network_publication_on_error(pub, buffer, length, &datagram->address, now_ns);
             }
             break;
         default:

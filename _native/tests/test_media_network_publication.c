@@ -438,9 +438,18 @@ static void should_connect_only_with_the_group_min_size_of_receivers_and_count_t
     AA_CHECK(NULL != strstr(f.media.services.last_error, "status message of 40 bytes from receiver 1"));
     AA_CHECK_EQ(fc_receivers, 2);
 
-    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more */
+    /* the same ERR from an address that never sent a status message changes nothing (docs/security.md,
+     * Network: senders) */
     uint8_t err[64];
     int32_t err_length = aa_udp_frame_encode_error(err, sizeof(err), SESSION_ID, STREAM_ID, 2, NULL, 13, "no", 2);
+    struct sockaddr_storage stranger = test_ipv4_address("127.0.0.9", 40457);
+    receive_from(&f, &stranger, err, err_length, T0 + 5 * MS);
+    aa_network_publication_send(f.pub, T0 + 5 * MS);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER), 1);
+    AA_CHECK_EQ(fc_receivers, 2);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+
+    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more */
     receive(&f, err, err_length, T0 + 5 * MS);
     aa_network_publication_send(f.pub, T0 + 6 * MS);
     AA_CHECK_EQ(fc_receivers, 1);

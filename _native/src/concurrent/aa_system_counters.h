@@ -66,6 +66,7 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_NAKS_OVER_RETRANSMIT_BUDGET,
     AA_SYSTEM_COUNTER_RECEIVERS_REFUSED,
     AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED,
+    AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -128,6 +129,7 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "NAKs cut by the retransmit budget",
     "Receivers refused, publication full",
     "MDC destinations refused",
+    "Error frames refused, not from a receiver",
 };
 
 #endif
