@@ -254,12 +254,12 @@ static int aa_driver_init_locked(aa_driver_t *driver)
         return -1;
     }
     snprintf(path, sizeof(path), "%s/publications", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    if (aa_fs_prepare_dir(path, &driver->ctx.dir_access, AA_DRIVER_DIR_OPTION) < 0)
     {
         return -1;
     }
     snprintf(path, sizeof(path), "%s/images", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    if (aa_fs_prepare_dir(path, &driver->ctx.dir_access, AA_DRIVER_DIR_OPTION) < 0)
     {
         return -1;
     }
@@ -311,7 +311,8 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx, bool *join
 
     /* One launcher at a time decides whether a driver runs here and, if none does, creates the CnC
      * file: launchers racing on one directory end with one driver, the others seeing it alive. */
-    driver->lock_fd = aa_lock_file_in_dir(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE);
+    aa_fs_access_t read_access = aa_driver_read_access(&driver->ctx);
+    driver->lock_fd = aa_lock_file_in_dir(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE, &read_access, AA_DRIVER_DIR_OPTION);
     if (driver->lock_fd < 0)
     {
         AA_APPEND_ERR("preparing the aeron directory %s", driver->ctx.aeron_dir);

@@ -154,7 +154,7 @@ int aa_conductor_create_log(
     snprintf(log_path, log_path_length, "%s/%s/%" PRId64 ".logbuffer", ctx->aeron_dir, folder, params->correlation_id);
     size_t log_length = aa_logbuffer_compute_log_length(params->term_length, params->page_size);
     if (aa_conductor_check_storage(conductor, log_length) < 0 ||
-        aa_map_new_file(mapped, log_path, log_length, params->sparse) < 0)
+        aa_map_new_file(mapped, log_path, log_length, params->sparse, &ctx->dir_access) < 0)
     {
         return -1;
     }
@@ -490,7 +490,8 @@ static int aa_driver_conductor_map_loss_report(aa_driver_conductor_t *conductor)
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_LOSS_REPORT_FILE);
     size_t length = AA_ALIGN((size_t)ctx->loss_report_buffer_length, (size_t)ctx->file_page_size);
-    if (aa_map_new_file(&conductor->loss_report_file, path, length, false) < 0 ||
+    aa_fs_access_t read_access = aa_driver_read_access(ctx);
+    if (aa_map_new_file(&conductor->loss_report_file, path, length, false, &read_access) < 0 ||
         aa_loss_reporter_init(&conductor->loss_reporter, conductor->loss_report_file.addr, length) < 0)
     {
         AA_APPEND_ERR("%s", "creating the loss report file");
@@ -531,7 +532,7 @@ int aa_driver_conductor_init(
     size_t cnc_length = aa_cnc_computed_length(total, (size_t)ctx->file_page_size);
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_CNC_FILE);
-    if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, false) < 0)
+    if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, false, &ctx->dir_access) < 0)
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);
