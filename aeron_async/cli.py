@@ -73,7 +73,7 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     if args.terminate or args.info:
         from .driver_control import command as control_command
 
-        return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout)
+        return control_command(args.terminate, args.info, args.aeron_dir, args.token, args.timeout, args.token_file)
     overrides = _overrides("driver", DRIVER, native_options, args, (45, 10))
     if isinstance(overrides, int):
         return overrides
@@ -268,8 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.add_argument("--terminate", action="store_true", help="ask the driver running in --aeron-dir to stop "
                    "(TERMINATE_DRIVER; it must allow it: AERON_DRIVER_TERMINATION_VALIDATOR=token or allow)")
-    p.add_argument("--token", help="with --terminate: the token the driver expects "
-                   "(default $AERON_DRIVER_TERMINATION_TOKEN)")
+    p.add_argument("--token", help="with --terminate: the token the driver expects (default "
+                   "$AERON_DRIVER_TERMINATION_TOKEN, else the file --token-file names); `ps` shows it: prefer the file")
+    p.add_argument("--token-file", metavar="PATH", help="with --terminate: a file whose first line is the token "
+                   "(default $AERON_DRIVER_TERMINATION_TOKEN_FILE)")
     p.add_argument("--timeout", type=float, default=5.0, help="with --terminate: seconds to wait for the answer")
     p.add_argument("--info", action="store_true", help="print the running driver's pid, start time, version, "
                    "directory and options")

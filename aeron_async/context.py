@@ -105,6 +105,7 @@ class DriverContext(_options.NativeContext):
     # driver control: who may stop the driver with TERMINATE_DRIVER (`aeron-async driver --terminate`)
     driver_termination_validator: str | None = None
     driver_termination_token: str | None = None
+    driver_termination_token_file: str | None = None
     # the loss report (`aeron-async loss`)
     loss_report_buffer_length: Size | None = None
     # name resolution

@@ -5,7 +5,8 @@
 Termination is Aeron's TERMINATE_DRIVER command (0x0E) with a token, written into the driver's CnC
 file. The driver validates it by its `AERON_DRIVER_TERMINATION_VALIDATOR` option: `deny` (the
 default: nobody may stop it this way), `allow` (any request), or `token` (a request carrying
-`AERON_DRIVER_TERMINATION_TOKEN`). An accepted request makes the driver's owner close it the
+`AERON_DRIVER_TERMINATION_TOKEN`, or the first line of the file `AERON_DRIVER_TERMINATION_TOKEN_FILE`
+names, so that `ps` does not show it; `--token-file` on the requesting side). An accepted request makes the driver's owner close it the
 ordinary way (the CnC file marked closed, clients told); a refused one is recorded in the driver's
 error log, where the requester reads the reason.
 """
@@ -20,7 +21,7 @@ import attrs
 from ._ffi import ffi, lib
 from .counters import SYSTEM_COUNTER_VERSION, TYPE_SYSTEM
 from .driver import is_driver_active
-from .errors import DriverNotFoundError, TerminationRefusedError, TerminationTimeoutError, check
+from .errors import ConfigurationError, DriverNotFoundError, TerminationRefusedError, TerminationTimeoutError, check
 from .monitor import CncReader
 
 # <aeron_dir>/OPTIONS_FILE: the options a driver of this library runs with, written at its start
@@ -154,7 +155,21 @@ def format_info(info: DriverInfo) -> str:
     return "\n".join(lines)
 
 
-def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | None, timeout: float) -> int:
+def read_token_file(path: str) -> str:
+    """The termination token in a file: its first line, without the line end (as the driver reads
+    AERON_DRIVER_TERMINATION_TOKEN_FILE)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.readline().rstrip("\r\n")
+    except OSError as exc:
+        raise ConfigurationError(f"the termination token file {path} cannot be read: {exc.strerror}") from exc
+    if not token:
+        raise ConfigurationError(f"the termination token file {path} holds no token on its first line")
+    return token
+
+
+def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | None, timeout: float,
+            token_file: str | None = None) -> int:
     """`aeron-async driver --terminate | --info`: the exit status (0 done, 1 refused or failed)."""
     import sys
 
@@ -165,8 +180,13 @@ def command(terminate: bool, info: bool, aeron_dir: str | None, token: str | Non
             print(format_info(driver_info(aeron_dir)))
             return 0
         if terminate:
-            if token is None:
+            if token is None and token_file is None:
                 token = os.environ.get("AERON_DRIVER_TERMINATION_TOKEN")
+                token_file = None if token is not None else os.environ.get("AERON_DRIVER_TERMINATION_TOKEN_FILE")
+            if token_file is not None:
+                if token is not None:
+                    raise ConfigurationError("both --token and --token-file are given; give one")
+                token = read_token_file(token_file)
             request_termination(aeron_dir, token, timeout)
             print(f"aeron-async driver: the driver in {aeron_dir or os.environ.get('AERON_DIR') or default_aeron_dir()} "
                   "has terminated")

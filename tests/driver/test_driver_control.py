@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,30 @@ def test_terminate_with_the_token_stops_a_standalone_driver_cleanly(aeron_dir: s
             stop_driver(proc)
 
 
+def test_the_token_can_come_from_a_file_that_ps_does_not_show(aeron_dir: str, tmp_path: Any) -> None:
+    """docs/security.md: the token in a file on both sides (a mounted Secret), never on a command line."""
+    token_file = tmp_path / "token"
+    token_file.write_text("f1le-s3cret\n")
+    os.chmod(token_file, 0o600)
+    proc = start_driver(aeron_dir, "-o", "AERON_DRIVER_TERMINATION_VALIDATOR=token",
+                        "-o", f"AERON_DRIVER_TERMINATION_TOKEN_FILE={token_file}")
+    try:
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+            assert b"f1le-s3cret" not in f.read()
+        assert "f1le-s3cret" not in driver_cli("--info", "--aeron-dir", aeron_dir).stdout
+        wrong = tmp_path / "wrong"
+        wrong.write_text("not-it\n")
+        refused = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(wrong))
+        assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
+        done = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(token_file))
+        assert done.returncode == 0, done.stderr
+        out, _ = proc.communicate(timeout=15)
+        assert proc.returncode == 0 and "terminated by a TERMINATE_DRIVER request" in out, out
+    finally:
+        if proc.poll() is None:
+            stop_driver(proc)
+
+
 def test_terminate_is_refused_by_default(driver: aeron_async.MediaDriver) -> None:
     result = driver_cli("--terminate", "--aeron-dir", driver.aeron_dir, "--token", "anything")
     assert result.returncode == 1
@@ -92,6 +117,10 @@ def test_an_embedded_driver_that_allows_termination_is_closed_by_its_owner(aeron
 @pytest.mark.parametrize("options, message", [
     ({"driver_termination_validator": "token"}, "needs AERON_DRIVER_TERMINATION_TOKEN"),
     ({"driver_termination_token": "t"}, "AERON_DRIVER_TERMINATION_VALIDATOR=deny does not use it"),
+    ({"driver_termination_validator": "token", "driver_termination_token_file": "/nonexistent/token"},
+     "AERON_DRIVER_TERMINATION_TOKEN_FILE=/nonexistent/token cannot be read"),
+    ({"driver_termination_validator": "token", "driver_termination_token": "t",
+      "driver_termination_token_file": "/dev/null"}, "set only one"),
     ({"driver_termination_validator": "sometimes"}, "use deny (the default), allow or token"),
 ])
 def test_termination_options_are_checked(aeron_dir: str, options: dict[str, str], message: str) -> None:

@@ -421,6 +421,10 @@ static const aa_option_t aa_driver_options[] =
         "the token a TERMINATE_DRIVER request must carry with AERON_DRIVER_TERMINATION_VALIDATOR=token "
         "(never written to driver-options.properties)",
         .secret = true },
+    { "driver_termination_token_file", "AERON_DRIVER_TERMINATION_TOKEN_FILE", "aeron.driver.termination.token.file",
+        AA_OPTION_STRING, AA_DRIVER_FIELD(termination_token_file), "",
+        "a file holding that token (its first line), instead of AERON_DRIVER_TERMINATION_TOKEN where `ps` or the "
+        "environment would show it (docs/security.md)" },
     /* the loss report (docs/architecture.md, The loss report) */
     { "loss_report_buffer_length", "AERON_LOSS_REPORT_BUFFER_LENGTH", "aeron.loss.report.buffer.length",
         AA_OPTION_SIZE, AA_DRIVER_FIELD(loss_report_buffer_length), "1m",
@@ -500,6 +504,8 @@ static int aa_config_error(const char *name)
     AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: %s", name, cause);
     return -1;
 }
+
+static int aa_driver_context_load_termination_token(aa_driver_context_t *ctx);
 
 int aa_driver_context_validate(aa_driver_context_t *ctx)
 {
@@ -650,7 +656,7 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
             ctx->ipc_publication_term_window_length);
         return -1;
     }
-    if (aa_driver_context_check_termination(ctx) < 0)
+    if (aa_driver_context_load_termination_token(ctx) < 0 || aa_driver_context_check_termination(ctx) < 0)
     {
         return -1;
     }
@@ -658,6 +664,44 @@ int aa_driver_context_validate(aa_driver_context_t *ctx)
 }
 
 /* driver control (docs/architecture.md, Operations) */
+
+/* AERON_DRIVER_TERMINATION_TOKEN_FILE: the token is the file's first line (its line end dropped). */
+static int aa_driver_context_load_termination_token(aa_driver_context_t *ctx)
+{
+    const char *path = ctx->termination_token_file;
+    if ('\0' == path[0] || ctx->termination_token_from_file)
+    {
+        return 0;
+    }
+    if ('\0' != ctx->termination_token[0])
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
+            "both AERON_DRIVER_TERMINATION_TOKEN and AERON_DRIVER_TERMINATION_TOKEN_FILE are set; set only one");
+        return -1;
+    }
+    FILE *file = fopen(path, "re");
+    if (NULL == file)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "AERON_DRIVER_TERMINATION_TOKEN_FILE=%s cannot be read: %s", path,
+            strerror(errno));
+        return -1;
+    }
+    char line[sizeof(ctx->termination_token) + 1];
+    bool read = NULL != fgets(line, sizeof(line), file);
+    fclose(file);
+    size_t length = read ? strcspn(line, "\r\n") : 0;
+    if (0 == length || length >= sizeof(ctx->termination_token))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_DRIVER_TERMINATION_TOKEN_FILE=%s: its first line must hold the token, 1 to %zu bytes", path,
+            sizeof(ctx->termination_token) - 1);
+        return -1;
+    }
+    memcpy(ctx->termination_token, line, length);
+    ctx->termination_token[length] = '\0';
+    ctx->termination_token_from_file = true;
+    return 0;
+}
 
 aa_termination_validator_t aa_driver_context_termination_validator(const aa_driver_context_t *ctx)
 {
@@ -687,7 +731,7 @@ int aa_driver_context_check_termination(const aa_driver_context_t *ctx)
     {
         AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s",
             "AERON_DRIVER_TERMINATION_VALIDATOR=token needs AERON_DRIVER_TERMINATION_TOKEN, the token a request must "
-            "carry; set it (e.g. -o AERON_DRIVER_TERMINATION_TOKEN=<secret>)");
+            "carry; set it, or AERON_DRIVER_TERMINATION_TOKEN_FILE to a file holding it");
         return -1;
     }
     if (AA_TERMINATION_TOKEN != aa_driver_context_termination_validator(ctx) && has_token)

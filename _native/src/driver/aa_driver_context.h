@@ -125,6 +125,10 @@ typedef struct aa_driver_context_stct
     /* Driver control (TERMINATE_DRIVER, aa_driver_control.c): "deny", "allow" or "token". */
     char termination_validator[16];
     char termination_token[256];
+    /* AERON_DRIVER_TERMINATION_TOKEN_FILE: the token read from this file at validate (not shown by
+     * `ps`, e.g. a mounted Secret); termination_token_from_file once it was read */
+    char termination_token_file[1024];
+    bool termination_token_from_file;
     /* The loss report (<aeron_dir>/loss-report.dat, aa_loss_reporter.h): its length, rounded up to
      * file_page_size as Aeron does. */
     int64_t loss_report_buffer_length;
