@@ -35,6 +35,37 @@ uint32_t aa_fs_file_mode(const aa_fs_access_t *access)
     return access->group_writes ? 0660 : 0640;
 }
 
+/* A group by name (name not NULL) or gid: 0 with *gid / the name in out set, 1 when there is none,
+ * else an errno (a group with many members needs a larger buffer: grown up to 1 MiB). */
+static int aa_fs_group_lookup(const char *name, uint32_t *gid, char *out, size_t length)
+{
+    for (size_t size = 16384; size <= 1048576; size *= 4)
+    {
+        char *buf = malloc(size);
+        if (NULL == buf)
+        {
+            return ENOMEM;
+        }
+        struct group gr, *found = NULL;
+        int rc = NULL != name ? getgrnam_r(name, &gr, buf, size, &found) :
+            getgrgid_r((gid_t)*gid, &gr, buf, size, &found);
+        if (0 == rc && NULL != found)
+        {
+            *gid = (uint32_t)found->gr_gid;
+            if (NULL != out)
+            {
+                snprintf(out, length, "%s", found->gr_name);
+            }
+        }
+        free(buf);
+        if (ERANGE != rc)
+        {
+            return 0 != rc ? rc : (NULL == found ? 1 : 0);
+        }
+    }
+    return ERANGE;
+}
+
 int aa_fs_access_parse(aa_fs_access_t *access, const char *group, bool group_writes, const char *env_name)
 {
     memset(access, 0, sizeof(*access));
@@ -48,18 +79,17 @@ int aa_fs_access_parse(aa_fs_access_t *access, const char *group, bool group_wri
     unsigned long long gid = strtoull(group, &end, 10);
     if ('\0' != *end || end == group || 0 != errno || gid > UINT32_MAX - 1 || '-' == group[0])
     {
-        struct group gr, *found = NULL;
-        char buf[4096];
-        int rc = getgrnam_r(group, &gr, buf, sizeof(buf), &found);
-        if (0 != rc || NULL == found)
+        uint32_t found = 0;
+        int rc = aa_fs_group_lookup(group, &found, NULL, 0);
+        if (0 != rc)
         {
             AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
                 "%s=%s: no such group%s%s; give the name or the numeric gid of an existing group whose members may "
                 "use the directory (`getent group`), or leave it empty for the owner only",
-                env_name, group, 0 != rc ? ": " : "", 0 != rc ? strerror(rc) : "");
+                env_name, group, 1 != rc ? ": " : "", 1 != rc ? strerror(rc) : "");
             return -1;
         }
-        gid = found->gr_gid;
+        gid = found;
     }
     access->group = true;
     access->gid = (uint32_t)gid;
@@ -72,11 +102,11 @@ int aa_fs_access_format(const aa_fs_access_t *access, char *out, size_t length)
     {
         return snprintf(out, length, "%s", "");
     }
-    struct group gr, *found = NULL;
-    char buf[4096];
-    if (0 == getgrgid_r((gid_t)access->gid, &gr, buf, sizeof(buf), &found) && NULL != found)
+    uint32_t gid = access->gid;
+    char name[256];
+    if (0 == aa_fs_group_lookup(NULL, &gid, name, sizeof(name)))
     {
-        return snprintf(out, length, "%s", found->gr_name);
+        return snprintf(out, length, "%s", name);
     }
     return snprintf(out, length, "%" PRIu32, access->gid);
 }
