@@ -72,7 +72,7 @@ def test_a_squatted_aeron_dir_is_refused_and_left_alone(aeron_dir: str) -> None:
     with pytest.raises(ConfigurationError) as refused:
         aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS)
     assert "mode 0777 lets its group or others write it" in str(refused.value), str(refused.value)
-    assert f"`chmod 0700` it" in str(refused.value)
+    assert "`chmod 0700` it" in str(refused.value)
     os.chmod(aeron_dir, 0o700)
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver:
         assert driver.aeron_dir == aeron_dir
