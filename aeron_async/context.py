@@ -30,6 +30,7 @@ class DriverContext(_options.NativeContext):
     aeron_dir: str | None = None
     dir_delete_on_start: bool | None = None
     dir_delete_on_shutdown: bool | None = None
+    dir_group: str | int | None = None
     threading_mode: str | None = None
     conductor_idle_strategy: str | None = None
     sender_idle_strategy: str | None = None

@@ -141,7 +141,7 @@ static void should_record_resolutions_and_count_changes(void)
     char dir[] = "/tmp/aa_resolutions_XXXXXX";
     AA_CHECK(NULL != mkdtemp(dir));
     aa_name_resolutions_t table;
-    AA_CHECK_EQ(aa_name_resolutions_init(&table, dir, "csv_table", 1000), 0);
+    AA_CHECK_EQ(aa_name_resolutions_init(&table, dir, NULL, "csv_table", 1000), 0);
     struct sockaddr_storage a, b;
     AA_CHECK_EQ(aa_udp_channel_resolve_host("endpoint", "10.1.1.1", 40123, AF_UNSPEC, &a), 0);
     AA_CHECK_EQ(aa_udp_channel_resolve_host("endpoint", "10.1.1.2", 40123, AF_UNSPEC, &b), 0);

@@ -65,7 +65,7 @@ static void should_lock_exclusively_between_descriptors(void)
 {
     char dir[128], path[256];
     make_test_dir(dir, sizeof(dir));
-    int fd = aa_lock_file_in_dir(dir, "driver.lock"); /* creates the directory and the file */
+    int fd = aa_lock_file_in_dir(dir, "driver.lock", NULL, "the test directory"); /* creates the directory and the file */
     AA_CHECK(fd >= 0);
     snprintf(path, sizeof(path), "%s/driver.lock", dir);
     AA_CHECK_EQ(try_lock(path), EWOULDBLOCK);
@@ -87,7 +87,7 @@ locker_t;
 static void *lock_in_thread(void *arg)
 {
     locker_t *locker = arg;
-    locker->fd = aa_lock_file_in_dir(locker->dir, "driver.lock");
+    locker->fd = aa_lock_file_in_dir(locker->dir, "driver.lock", NULL, "the test directory");
     return NULL;
 }
 
@@ -96,7 +96,7 @@ static void should_lock_the_new_file_when_the_directory_is_deleted_under_the_loc
     char dir[128], path[256];
     make_test_dir(dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/driver.lock", dir);
-    int holder = aa_lock_file_in_dir(dir, "driver.lock");
+    int holder = aa_lock_file_in_dir(dir, "driver.lock", NULL, "the test directory");
     AA_CHECK(holder >= 0);
     locker_t locker = { dir, -1 };
     pthread_t thread;
@@ -119,10 +119,10 @@ static void should_delete_all_but_the_kept_entry(void)
 {
     char dir[128], path[256];
     make_test_dir(dir, sizeof(dir));
-    int fd = aa_lock_file_in_dir(dir, "driver.lock");
+    int fd = aa_lock_file_in_dir(dir, "driver.lock", NULL, "the test directory");
     AA_CHECK(fd >= 0);
     snprintf(path, sizeof(path), "%s/publications/sub", dir);
-    AA_CHECK_EQ(aa_mkdirs(path), 0);
+    AA_CHECK_EQ(aa_fs_prepare_dir(path, NULL, "the test directory"), 0);
     snprintf(path, sizeof(path), "%s/publications/sub/1.logbuffer", dir);
     close(open(path, O_CREAT | O_WRONLY, 0644));
     snprintf(path, sizeof(path), "%s/cnc.dat", dir);

@@ -41,6 +41,7 @@ class ArchiveContext(_options.NativeContext):
     archive_dir: str | None = None
     aeron_dir: str | None = None
     dir_delete_on_start: bool | None = None
+    dir_group: str | int | None = None
     archive_id: int | None = None
     control_channel: str | None = None
     control_stream_id: int | None = None

@@ -81,9 +81,17 @@ class Catalog(ClosedOnExit):
     """An archive directory's catalog, opened through the native catalog (read-only by default)."""
 
     def __init__(self, archive_dir: str, *, writable: bool = False, create: bool = False) -> None:
-        if not create and not os.path.exists(os.path.join(archive_dir, "archive.catalog")):
-            raise ConfigurationError(f"{archive_dir} has no archive.catalog: give the archive directory "
-                                     "(the archive's archive_dir, AERON_ARCHIVE_DIR)")
+        if not create:
+            try:
+                os.stat(os.path.join(archive_dir, "archive.catalog"))
+            except PermissionError as exc:
+                raise ConfigurationError(
+                    f"no access to the archive directory {archive_dir}: {exc.strerror}; an archive's directory is "
+                    "its user's only (docs/security.md, Files): run as that user, or have the archive started with "
+                    "AERON_ARCHIVE_DIR_GROUP set to a group of this user") from exc
+            except OSError as exc:
+                raise ConfigurationError(f"{archive_dir} has no archive.catalog: give the archive directory "
+                                         "(the archive's archive_dir, AERON_ARCHIVE_DIR)") from exc
         flags = (0 if writable else lib.AA_ARCHIVE_CATALOG_READ_ONLY) | (lib.AA_ARCHIVE_CATALOG_CREATE if create else 0)
         out = ffi.new("aa_archive_catalog_t **")
         check(lib.aa_archive_catalog_open(out, archive_dir.encode(), 0, 0, lib.AA_ARCHIVE_CHECKSUM_NONE, flags),
@@ -209,7 +217,8 @@ def migrate(source_dir: str, destination_dir: str, recording_ids: list[int] | No
         if _archive_running(directory):
             raise ConfigurationError(f"the archive in {directory} is running (its mark file was updated in the last "
                                      f"{ACTIVE_WITHIN_MS // 1000} s): stop it before migrating")
-    os.makedirs(destination_dir, exist_ok=True)
+    # owner only when created, an existing one checked as the archive checks its own (docs/security.md, "Files")
+    check(lib.aa_archive_dir_prepare(destination_dir.encode()), ConfigurationError)
     moved: dict[int, int] = {}
     with Catalog(source_dir, writable=move) as source, Catalog(destination_dir, writable=True, create=True) as dest:
         entries = {e.descriptor.recording_id: e for e in source.entries()}
@@ -228,10 +237,15 @@ def migrate(source_dir: str, destination_dir: str, recording_ids: list[int] | No
             descriptor = entries[recording_id].descriptor
             new_id = dest.add(descriptor)
             for segment in segment_files(source_dir, recording_id):
-                target = os.path.join(destination_dir, f"{new_id}-{segment.base_position}.rec")
-                shutil.copyfile(segment.path, target)
-                with open(target, "rb+") as f:
-                    os.fsync(f.fileno())
+                # created natively: the destination directory's mode and group, never through a link
+                fd = check(lib.aa_archive_segment_open(
+                    destination_dir.encode(), new_id, segment.base_position, _segment_length(descriptor),
+                    lib.AA_ARCHIVE_SEGMENT_CREATE, 0), ConfigurationError)
+                with os.fdopen(fd, "r+b") as copy, open(segment.path, "rb") as original:
+                    shutil.copyfileobj(original, copy, 1 << 20)
+                    copy.truncate(segment.size)
+                    copy.flush()
+                    os.fsync(copy.fileno())
             moved[recording_id] = new_id
         dest_fd = os.open(destination_dir, os.O_RDONLY)
         try:

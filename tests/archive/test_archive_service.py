@@ -170,7 +170,8 @@ def test_sigkill_mid_recording_then_restart_recovers_the_stop_position(archive_d
 def small_tmpfs(size: str) -> Iterator[str]:
     path = tempfile.mkdtemp(prefix="aa-tmpfs-")
     try:
-        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+        # mode=0700: the archive refuses a directory others may write (docs/security.md, Files), as a tmpfs's root is
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", path],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip() or result.returncode}); needs root")

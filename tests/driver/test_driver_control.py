@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from typing import Any
 
 import pytest
 
@@ -69,10 +70,16 @@ def test_termination_tokens_from_files_and_the_environment_stay_off_command_line
         with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
             assert secret.encode() not in f.read()
         assert secret not in "".join(read_driver_options(aeron_dir).values())
-        # the requester: a wrong token from the environment is refused, so the driver did read its file
+        assert secret not in driver_cli("--info", "--aeron-dir", aeron_dir).stdout
+        # the requester: a wrong token, from the environment or from a file, is refused, so the driver did read its
+        # file
         refused = subprocess.run([PYTHON, "-m", "aeron_async", "driver", "--terminate", "--aeron-dir", aeron_dir],
                                  env=dict(python_env(), AERON_DRIVER_TERMINATION_TOKEN="wrong"),
                                  capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
+        wrong = tmp_path / "wrong"
+        wrong.write_text("not-it\n")
+        refused = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(wrong))
         assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
         both = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token", "x", "--token-file", str(token_file))
         assert both.returncode == 1 and "not both" in both.stderr, both.stderr
@@ -110,6 +117,15 @@ def test_terminate_with_a_token_file_stops_an_embedded_driver(aeron_dir: str, tm
             driver.close()
             out, _ = requester.communicate(timeout=30)
     assert requester.returncode == 0, out
+
+
+def test_a_token_and_a_token_file_that_differ_are_refused(aeron_dir: str, tmp_path: Any) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("from-the-file\n")
+    settings = dict(TEST_DRIVER_SETTINGS, driver_termination_validator="token", driver_termination_token="t",
+                    driver_termination_token_file=str(token_file))
+    with pytest.raises(aeron_async.ConfigurationError, match="are both set; set one of them"):
+        aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings)
 
 
 def test_terminate_is_refused_by_default(driver: aeron_async.MediaDriver) -> None:

@@ -75,6 +75,8 @@ def _value_for(option: NativeOption) -> tuple[object, Callable[[str], bool]]:
         return 1001, lambda held: held == "1001"
     if option.type == lib.AA_OPTION_CUSTOM and option.env.endswith("_CHECKSUM"):
         return "crc-32c", lambda held: held == "crc-32c"
+    if option.type == lib.AA_OPTION_CUSTOM and option.env.endswith("_DIR_GROUP"):
+        return 54321, lambda held: held == "54321"   # a gid no group is named for reads back as the number
     if option.type == lib.AA_OPTION_CUSTOM:
         return "drop:data:5%", lambda held: held == "drop:data:5%"
     return option.default, lambda held: held.lower() == option.default.lower()

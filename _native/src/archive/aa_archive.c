@@ -80,10 +80,10 @@ static int aa_archive_mark_file_open(aa_archive_t *archive)
 {
     char path[AA_ARCHIVE_PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", archive->ctx.archive_dir, AA_ARCHIVE_MARK_FILE_NAME);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = aa_fs_open_file(path, O_RDWR | O_CREAT, &archive->ctx.dir_access);
     if (fd < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "could not open the archive's mark file %s: %s", path, strerror(errno));
+        AA_APPEND_ERR("opening the archive's mark file %s", path);
         return -1;
     }
     if (aa_archive_mark_file_check(archive, path, fd) < 0)
@@ -287,9 +287,9 @@ int aa_archive_launch(aa_archive_t **out, aa_archive_context_t *ctx)
         aa_archive_free(archive);
         return -1;
     }
-    if (aa_mkdirs(archive->ctx.archive_dir) < 0)
+    if (aa_fs_prepare_dir(archive->ctx.archive_dir, &archive->ctx.dir_access, "aeron.archive.dir (AERON_ARCHIVE_DIR)") < 0)
     {
-        AA_APPEND_ERR("could not create the archive directory %s", archive->ctx.archive_dir);
+        AA_APPEND_ERR("preparing the archive directory %s", archive->ctx.archive_dir);
         aa_archive_free(archive);
         return -1;
     }

@@ -13,6 +13,7 @@
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
+#include "util/aa_fs.h"
 #include "util/aa_bytes.h"
 #include "util/aa_fs.h"
 
@@ -342,11 +343,18 @@ int aa_archive_catalog_open(
     }
 
     bool create = !catalog->read_only && 0 != (flags & AA_ARCHIVE_CATALOG_CREATE);
-    catalog->fd = open(catalog->path, (catalog->read_only ? O_RDONLY : O_RDWR) | (create ? O_CREAT : 0) | O_CLOEXEC, 0644);
+    /* a writer gives the catalog the directory's access (docs/security.md, "Files"); never through a link */
+    aa_fs_access_t access;
+    if (!catalog->read_only && aa_fs_dir_access(archive_dir, false, &access) < 0)
+    {
+        goto fail;
+    }
+    catalog->fd = aa_fs_open_file(
+        catalog->path, (catalog->read_only ? O_RDONLY : O_RDWR) | (create ? O_CREAT : 0), catalog->read_only ? NULL : &access);
     if (catalog->fd < 0)
     {
-        AA_SET_ERR(errno, "cannot open the archive catalog %s: %s%s", catalog->path, strerror(errno),
-            ENOENT == errno && !create ? " (no archive here: give the archive directory)" : "");
+        AA_APPEND_ERR("cannot open the archive catalog %s%s", catalog->path,
+            ENOENT == aa_errcode() && !create ? " (no archive here: give the archive directory)" : "");
         goto fail;
     }
     struct stat st;

@@ -35,6 +35,18 @@ static int aa_checksum_option_format(const void *ctx, const aa_option_t *opt, ch
     return snprintf(out, length, "%s", NULL == name ? "?" : name);
 }
 
+/* AERON_ARCHIVE_DIR_GROUP: "" (owner only), a group name or a gid (docs/security.md, "Files"). */
+static int aa_archive_dir_group_parse(void *ctx, const aa_option_t *opt, const char *value)
+{
+    return aa_fs_access_parse(&((aa_archive_context_t *)ctx)->dir_access, value, false, opt->env_name);
+}
+
+static int aa_archive_dir_group_format(const void *ctx, const aa_option_t *opt, char *out, size_t length)
+{
+    (void)opt;
+    return aa_fs_access_format(&((const aa_archive_context_t *)ctx)->dir_access, out, length);
+}
+
 /* in the order of AA_ARCHIVE_THREADING_* */
 static const char *const aa_archive_threading_mode_names[] = { "DEDICATED", "SHARED", "INVOKER" };
 static const aa_option_enum_t aa_archive_threading_modes =
@@ -76,6 +88,11 @@ static const aa_option_t aa_archive_options[] =
     { "dir_delete_on_start", "AERON_ARCHIVE_DIR_DELETE_ON_START", "aeron.archive.dir.delete.on.start",
         AA_OPTION_BOOL, AA_ARCHIVE_FIELD(delete_archive_on_start), "false",
         "delete the archive directory's contents on start" },
+    { "dir_group", "AERON_ARCHIVE_DIR_GROUP", "aeron.archive.dir.group",
+        AA_OPTION_CUSTOM, AA_ARCHIVE_FIELD(dir_access), "",
+        "a group (name or gid) whose members may read the archive directory (tools: list, verify): it 2750, its "
+        "files 0640 with that group (docs/security.md, Files); empty, the default: the archive's user only (0700 and 0600)",
+        .parse = aa_archive_dir_group_parse, .format = aa_archive_dir_group_format },
     { "archive_id", "AERON_ARCHIVE_ID", "aeron.archive.id",
         AA_OPTION_INT64, AA_ARCHIVE_FIELD(archive_id), "-1",
         "the archive's id; -1: the id of its client of the media driver (not stable across restarts)" },

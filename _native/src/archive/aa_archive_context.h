@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "archive/aa_archive_checksum.h"
+#include "util/aa_fs.h"
 #include "util/aa_options.h"
 
 #define AA_ARCHIVE_THREADING_DEDICATED 0
@@ -25,6 +26,9 @@ typedef struct aa_archive_context_stct
     char archive_dir[AA_ARCHIVE_PATH_MAX];
     char aeron_dir[AA_ARCHIVE_PATH_MAX];
     bool delete_archive_on_start;
+    /* AERON_ARCHIVE_DIR_GROUP: who besides the archive's user may read the archive directory
+     * (docs/security.md, "Files"); all zero, the default, is the owner only. */
+    aa_fs_access_t dir_access;
     int64_t archive_id;
     char control_channel[AA_ARCHIVE_CHANNEL_MAX];
     int32_t control_stream_id;

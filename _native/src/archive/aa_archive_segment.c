@@ -15,6 +15,7 @@
 
 #include "archive/aa_archive_segment.h"
 #include "util/aa_error.h"
+#include "util/aa_fs.h"
 #include "protocols/aa_udp_protocol.h"
 #include "util/aa_bytes.h"
 
@@ -173,6 +174,11 @@ int aa_archive_dir_sync(const char *dir)
     return 0;
 }
 
+int aa_archive_dir_prepare(const char *dir)
+{
+    return aa_fs_prepare_dir(dir, NULL, "destination directory");
+}
+
 int aa_archive_segment_open(
     const char *dir, int64_t recording_id, int64_t base_position, int32_t segment_length, int32_t flags,
     int32_t sync_level)
@@ -189,7 +195,7 @@ int aa_archive_segment_open(
         return -1;
     }
     bool read_only = 0 != (flags & AA_ARCHIVE_SEGMENT_READ_ONLY);
-    int fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    int fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 || ENOENT != errno || read_only || 0 == (flags & AA_ARCHIVE_SEGMENT_CREATE))
     {
         if (fd < 0)
@@ -202,11 +208,11 @@ int aa_archive_segment_open(
     {
         return -1;
     }
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
+    /* the directory's access (docs/security.md, "Files"), a new file never through a link */
+    aa_fs_access_t access;
+    if (aa_fs_dir_access(dir, false, &access) < 0 || (fd = aa_fs_create_file(path, O_RDWR, &access)) < 0)
     {
-        AA_SET_ERR(ENOSPC == errno || EDQUOT == errno ? AA_ERROR_CODE_STORAGE_SPACE : errno,
-            "cannot create segment file %s: %s", path, strerror(errno));
+        AA_APPEND_ERR("%s", "creating a segment file");
         return -1;
     }
     /* sparse at full length: the blocks are allocated as frames are written */

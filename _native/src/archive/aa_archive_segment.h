@@ -103,6 +103,11 @@ int64_t aa_archive_segment_read(int fd, int64_t file_offset, uint8_t *buffer, si
 int aa_archive_segment_sync(int fd, int32_t sync_level);
 /* fsync of a directory (after creating, renaming or deleting files in it). */
 int aa_archive_dir_sync(const char *dir);
+/* An archive directory a tool writes into (migrate's destination; docs/security.md, "Files"):
+ * created with its missing parents, owner only (0700), or an existing one checked as the archive
+ * checks its own (a real directory of this user that no one else may write), its mode and group
+ * kept. 0, or -1 naming the directory, its owner, its mode and the fix. */
+int aa_archive_dir_prepare(const char *dir);
 
 /* The base positions of a recording's segment files, ascending, into bases (at most capacity);
  * returns how many files there are (may exceed capacity), or -1. */

@@ -450,6 +450,15 @@ int aa_client_connect_with_clock(
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", client->aeron_dir, AA_CNC_FILE);
     int64_t length = aa_file_length(path);
+    if (length < 0 && EACCES == errno)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "no access to the media driver's %s: %s; a driver's directory is its user's only (docs/security.md, "
+            "Files): run this client as that user, or have the driver started with AERON_DIR_GROUP set to a group "
+            "of this user", path, strerror(EACCES));
+        free(client);
+        return -1;
+    }
     if (length < AA_CNC_HEADER_LENGTH)
     {
         AA_SET_ERR(AA_ERROR_CODE_DRIVER_NOT_FOUND,

@@ -248,18 +248,22 @@ static int aa_driver_network_do_work(void *state)
 static int aa_driver_init_locked(aa_driver_t *driver)
 {
     char path[PATH_MAX];
+    if (aa_fs_prepare_dir(driver->ctx.aeron_dir, &driver->ctx.dir_access, AA_DRIVER_DIR_OPTION) < 0)
+    {
+        return -1;
+    }
     if (aa_delete_dir_contents(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE) < 0)
     {
         AA_APPEND_ERR("preparing the aeron directory %s", driver->ctx.aeron_dir);
         return -1;
     }
     snprintf(path, sizeof(path), "%s/publications", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    if (aa_fs_prepare_dir(path, &driver->ctx.dir_access, AA_DRIVER_DIR_OPTION) < 0)
     {
         return -1;
     }
     snprintf(path, sizeof(path), "%s/images", driver->ctx.aeron_dir);
-    if (aa_mkdirs(path) < 0)
+    if (aa_fs_prepare_dir(path, &driver->ctx.dir_access, AA_DRIVER_DIR_OPTION) < 0)
     {
         return -1;
     }
@@ -311,7 +315,9 @@ int aa_driver_init(aa_driver_t **out, const aa_driver_context_t *ctx, bool *join
 
     /* One launcher at a time decides whether a driver runs here and, if none does, creates the CnC
      * file: launchers racing on one directory end with one driver, the others seeing it alive. */
-    driver->lock_fd = aa_lock_file_in_dir(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE);
+    /* the directory checked (docs/security.md, Files), its mode and group left to the driver that
+     * starts in it (aa_driver_init_locked): a launcher that finds a live one changes nothing there */
+    driver->lock_fd = aa_lock_file_in_dir(driver->ctx.aeron_dir, AA_DRIVER_LOCK_FILE, NULL, AA_DRIVER_DIR_OPTION);
     if (driver->lock_fd < 0)
     {
         AA_APPEND_ERR("preparing the aeron directory %s", driver->ctx.aeron_dir);

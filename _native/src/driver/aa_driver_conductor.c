@@ -168,7 +168,7 @@ int aa_conductor_create_log(
     char what[128];
     aa_conductor_log_what(folder, params, what, sizeof(what));
     if (aa_conductor_check_storage(conductor, log_path, log_length, what) < 0 ||
-        aa_map_new_file(mapped, log_path, log_length, what, AA_CONDUCTOR_LOG_FIX) < 0)
+        aa_map_new_file(mapped, log_path, log_length, what, AA_CONDUCTOR_LOG_FIX, &ctx->dir_access) < 0)
     {
         return -1;
     }
@@ -544,8 +544,9 @@ static int aa_driver_conductor_map_loss_report(aa_driver_conductor_t *conductor)
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_LOSS_REPORT_FILE);
     size_t length = AA_ALIGN((size_t)ctx->loss_report_buffer_length, (size_t)ctx->file_page_size);
+    aa_fs_access_t read_access = aa_driver_read_access(ctx);
     if (aa_map_new_file(&conductor->loss_report_file, path, length, "loss report file",
-            "lower AERON_LOSS_REPORT_BUFFER_LENGTH") < 0 ||
+            "lower AERON_LOSS_REPORT_BUFFER_LENGTH", &read_access) < 0 ||
         aa_loss_reporter_init(&conductor->loss_reporter, conductor->loss_report_file.addr, length) < 0)
     {
         AA_APPEND_ERR("%s", "creating the loss report file");
@@ -587,7 +588,8 @@ int aa_driver_conductor_init(
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", ctx->aeron_dir, AA_CNC_FILE);
     if (aa_map_new_file(&conductor->cnc_file, path, cnc_length, "CnC file",
-            "lower the CnC's buffer lengths (AERON_COUNTERS_BUFFER_LENGTH, AERON_ERROR_BUFFER_LENGTH...)") < 0)
+            "lower the CnC's buffer lengths (AERON_COUNTERS_BUFFER_LENGTH, AERON_ERROR_BUFFER_LENGTH...)",
+            &ctx->dir_access) < 0)
     {
         AA_APPEND_ERR("%s", "creating the CnC file");
         aa_command_queue_close(&conductor->commands);

@@ -123,7 +123,8 @@ int aa_conductor_resolution_init(aa_driver_conductor_t *conductor, int64_t now_m
         }
         supplier = "driver";
     }
-    if (aa_name_resolutions_init(&conductor->name_resolutions, ctx->aeron_dir, supplier, now_ms) < 0)
+    aa_fs_access_t read_access = aa_driver_read_access(ctx);
+    if (aa_name_resolutions_init(&conductor->name_resolutions, ctx->aeron_dir, &read_access, supplier, now_ms) < 0)
     {
         return -1;
     }

@@ -112,6 +112,18 @@ static int aa_receiver_group_tag_format(const void *ctx, const aa_option_t *opt,
         snprintf(out, length, "%" PRId64, driver_ctx->receiver_group_tag) : snprintf(out, length, "%s", "");
 }
 
+/* AERON_DIR_GROUP: "" (owner only), a group name or a gid (docs/security.md, "Files"). */
+static int aa_dir_group_parse(void *ctx, const aa_option_t *opt, const char *value)
+{
+    return aa_fs_access_parse(&((aa_driver_context_t *)ctx)->dir_access, value, true, opt->env_name);
+}
+
+static int aa_dir_group_format(const void *ctx, const aa_option_t *opt, char *out, size_t length)
+{
+    (void)opt;
+    return aa_fs_access_format(&((const aa_driver_context_t *)ctx)->dir_access, out, length);
+}
+
 /* in the order of aa_threading_mode_t, which the engine stores as an int32 (AA_OPTION_ENUM) */
 _Static_assert(sizeof(aa_threading_mode_t) == sizeof(int32_t), "an enum option's field is an int32");
 static const char *const aa_driver_threading_mode_names[] = { "DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER" };
@@ -134,6 +146,11 @@ static const aa_option_t aa_driver_options[] =
     { "dir_delete_on_shutdown", "AERON_DIR_DELETE_ON_SHUTDOWN", "aeron.dir.delete.on.shutdown",
         AA_OPTION_BOOL, AA_DRIVER_FIELD(dir_delete_on_shutdown), "false",
         "delete the aeron directory when the driver closes" },
+    { "dir_group", "AERON_DIR_GROUP", "aeron.dir.group",
+        AA_OPTION_CUSTOM, AA_DRIVER_FIELD(dir_access), "",
+        "a group (name or gid) whose members' clients may use the driver: the aeron directory 2750 and its files "
+        "0660 with that group (docs/security.md, Files); empty, the default: the driver's user only (0700 and 0600)",
+        .parse = aa_dir_group_parse, .format = aa_dir_group_format },
     { "threading_mode", "AERON_THREADING_MODE", "aeron.threading.mode",
         AA_OPTION_ENUM, AA_DRIVER_FIELD(threading_mode), "DEDICATED",
         "DEDICATED, SHARED_NETWORK, SHARED or INVOKER",

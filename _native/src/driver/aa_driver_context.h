@@ -15,6 +15,7 @@
 #include "media/aa_loss_generator.h"
 #include "util/aa_options.h"
 #include "util/aa_clock.h"
+#include "util/aa_fs.h"
 
 typedef enum aa_threading_mode_enum
 {
@@ -30,6 +31,10 @@ typedef struct aa_driver_context_stct
     char aeron_dir[1024];
     bool dir_delete_on_start;
     bool dir_delete_on_shutdown;
+    /* AERON_DIR_GROUP: who besides the driver's user may use the aeron directory (docs/security.md,
+     * "Files"); all zero, the default, is the owner only. The group writes the files (clients write
+     * the CnC's to-driver buffer and counters and append to publication logs). */
+    aa_fs_access_t dir_access;
     aa_threading_mode_t threading_mode;
     char conductor_idle_strategy[128];
     char sender_idle_strategy[128];
@@ -167,6 +172,18 @@ int aa_driver_context_validate(aa_driver_context_t *ctx);
 /* The longest term a SETUP may ask an image for: AERON_RECEIVER_MAX_TERM_LENGTH, or when 0 the larger
  * of the network and IPC term lengths (at most Aeron's 1 GiB). */
 int32_t aa_driver_context_receiver_max_term_length(const aa_driver_context_t *ctx);
+
+/* The setting a refused aeron directory's error names as the way to choose another. */
+#define AA_DRIVER_DIR_OPTION "aeron.dir (AERON_DIR)"
+
+/* The access of the aeron directory's files that clients only read (the lock, the options file,
+ * the loss report, the name resolutions): the group of AERON_DIR_GROUP reads them, never writes. */
+static inline aa_fs_access_t aa_driver_read_access(const aa_driver_context_t *ctx)
+{
+    aa_fs_access_t access = ctx->dir_access;
+    access.group_writes = false;
+    return access;
+}
 
 /* TERMINATE_DRIVER validation (aa_driver_control.c) */
 typedef enum aa_termination_validator_enum

@@ -16,10 +16,12 @@
  * (property=value lines, the token hidden) for `aeron-async driver --info`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aeron_async.h"
 #include "driver/aa_driver.h"
@@ -27,6 +29,7 @@
 #include "protocols/aa_control_protocol.h"
 #include "concurrent/aa_atomic.h"
 #include "util/aa_error.h"
+#include "util/aa_fs.h"
 #include "util/aa_version.h"
 
 static bool aa_termination_token_matches(const char *expected, const uint8_t *token, int32_t token_length)
@@ -89,10 +92,22 @@ int aa_driver_write_options_file(aa_driver_t *driver)
     char temporary[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", driver->ctx.aeron_dir, AA_DRIVER_OPTIONS_FILE);
     snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-    FILE *out = fopen(temporary, "w");
+    /* a new file, never through a link (docs/security.md, "Files"): one a crash left is removed first */
+    if (unlink(temporary) < 0 && ENOENT != errno)
+    {
+        AA_SET_ERR(errno, "could not remove %s: %s", temporary, strerror(errno));
+        return -1;
+    }
+    aa_fs_access_t read_access = aa_driver_read_access(&driver->ctx);
+    int fd = aa_fs_create_file(temporary, O_WRONLY, &read_access);
+    FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
     if (NULL == out)
     {
-        AA_SET_ERR(errno, "could not create %s: %s", temporary, strerror(errno));
+        if (fd >= 0)
+        {
+            AA_SET_ERR(errno, "could not write %s: %s", temporary, strerror(errno));
+            close(fd);
+        }
         return -1;
     }
     aa_cnc_metadata_t *cnc = driver->conductor.cnc;

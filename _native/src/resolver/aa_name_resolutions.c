@@ -24,13 +24,16 @@ static aa_name_resolution_entry_t *aa_name_resolutions_entry(aa_name_resolutions
         (size_t)index * AA_NAME_RESOLUTIONS_ENTRY_LENGTH);
 }
 
-int aa_name_resolutions_init(aa_name_resolutions_t *table, const char *aeron_dir, const char *resolver_name, int64_t now_ms)
+int aa_name_resolutions_init(
+    aa_name_resolutions_t *table, const char *aeron_dir, const aa_fs_access_t *access, const char *resolver_name,
+    int64_t now_ms)
 {
     char path[PATH_MAX];
     memset(table, 0, sizeof(*table));
     snprintf(path, sizeof(path), "%s/%s", aeron_dir, AA_NAME_RESOLUTIONS_FILE);
     size_t length = AA_NAME_RESOLUTIONS_HEADER_LENGTH + (size_t)AA_NAME_RESOLUTIONS_CAPACITY * AA_NAME_RESOLUTIONS_ENTRY_LENGTH;
-    if (aa_map_new_file(&table->file, path, length, "name resolutions table", "give the aeron directory more room") < 0)
+    if (aa_map_new_file(&table->file, path, length, "name resolutions table", "give the aeron directory more room",
+            access) < 0)
     {
         AA_APPEND_ERR("%s", "creating the name resolutions table");
         return -1;

@@ -63,8 +63,11 @@ struct aa_name_resolutions_stct
     int32_t evictions;      /* entries overwritten when the table was full (oldest first) */
 };
 
-/* Creates (replaces) <aeron_dir>/name-resolutions.dat naming the driver's resolver. */
-int aa_name_resolutions_init(aa_name_resolutions_t *table, const char *aeron_dir, const char *resolver_name, int64_t now_ms);
+/* Creates <aeron_dir>/name-resolutions.dat (a new file: mode and group from access) naming the
+ * driver's resolver. */
+int aa_name_resolutions_init(
+    aa_name_resolutions_t *table, const char *aeron_dir, const aa_fs_access_t *access, const char *resolver_name,
+    int64_t now_ms);
 void aa_name_resolutions_close(aa_name_resolutions_t *table);
 
 /* Records that name (for URI parameter or resolver key key) resolved to address (port included,

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <ftw.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,327 @@
 
 #include "util/aa_fs.h"
 #include "util/aa_error.h"
+
+/* ---- modes and owners (docs/security.md, "Files") ---- */
+
+uint32_t aa_fs_dir_mode(const aa_fs_access_t *access)
+{
+    return NULL != access && access->group ? (S_ISGID | 0750) : 0700;
+}
+
+uint32_t aa_fs_file_mode(const aa_fs_access_t *access)
+{
+    if (NULL == access || !access->group)
+    {
+        return 0600;
+    }
+    return access->group_writes ? 0660 : 0640;
+}
+
+/* A group by name (name not NULL) or gid: 0 with *gid / the name in out set, 1 when there is none,
+ * else an errno (a group with many members needs a larger buffer: grown up to 1 MiB). */
+static int aa_fs_group_lookup(const char *name, uint32_t *gid, char *out, size_t length)
+{
+    for (size_t size = 16384; size <= 1048576; size *= 4)
+    {
+        char *buf = malloc(size);
+        if (NULL == buf)
+        {
+            return ENOMEM;
+        }
+        struct group gr, *found = NULL;
+        int rc = NULL != name ? getgrnam_r(name, &gr, buf, size, &found) :
+            getgrgid_r((gid_t)*gid, &gr, buf, size, &found);
+        if (0 == rc && NULL != found)
+        {
+            *gid = (uint32_t)found->gr_gid;
+            if (NULL != out)
+            {
+                snprintf(out, length, "%s", found->gr_name);
+            }
+        }
+        free(buf);
+        if (ERANGE != rc)
+        {
+            return 0 != rc ? rc : (NULL == found ? 1 : 0);
+        }
+    }
+    return ERANGE;
+}
+
+int aa_fs_access_parse(aa_fs_access_t *access, const char *group, bool group_writes, const char *env_name)
+{
+    memset(access, 0, sizeof(*access));
+    access->group_writes = group_writes;
+    if (NULL == group || '\0' == group[0])
+    {
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long gid = strtoull(group, &end, 10);
+    if ('\0' != *end || end == group || 0 != errno || gid > UINT32_MAX - 1 || '-' == group[0])
+    {
+        uint32_t found = 0;
+        int rc = aa_fs_group_lookup(group, &found, NULL, 0);
+        if (0 != rc)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+                "%s=%s: no such group%s%s; give the name or the numeric gid of an existing group whose members may "
+                "use the directory (`getent group`), or leave it empty for the owner only",
+                env_name, group, 1 != rc ? ": " : "", 1 != rc ? strerror(rc) : "");
+            return -1;
+        }
+        gid = found;
+    }
+    access->group = true;
+    access->gid = (uint32_t)gid;
+    return 0;
+}
+
+int aa_fs_access_format(const aa_fs_access_t *access, char *out, size_t length)
+{
+    if (!access->group)
+    {
+        return snprintf(out, length, "%s", "");
+    }
+    uint32_t gid = access->gid;
+    char name[256];
+    if (0 == aa_fs_group_lookup(NULL, &gid, name, sizeof(name)))
+    {
+        return snprintf(out, length, "%s", name);
+    }
+    return snprintf(out, length, "%" PRIu32, access->gid);
+}
+
+int aa_fs_dir_access(const char *dir, bool group_writes, aa_fs_access_t *access)
+{
+    struct stat st;
+    memset(access, 0, sizeof(*access));
+    access->group_writes = group_writes;
+    if (stat(dir, &st) < 0)
+    {
+        AA_SET_ERR(errno, "could not stat the directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (0 != (st.st_mode & S_IRWXG))
+    {
+        access->group = true;
+        access->gid = (uint32_t)st.st_gid;
+    }
+    return 0;
+}
+
+static void aa_fs_user_name(uid_t uid, char *out, size_t length)
+{
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    if (0 == getpwuid_r(uid, &pw, buf, sizeof(buf), &found) && NULL != found)
+    {
+        snprintf(out, length, "%s", found->pw_name);
+    }
+    else
+    {
+        snprintf(out, length, "%s", "(no user name)");
+    }
+}
+
+/* Refuses the directory at path as st says, naming its owner, its mode and the fix. */
+static int aa_fs_refuse_dir(const char *path, const struct stat *st, const char *option)
+{
+    char owner[256], me[256];
+    uid_t uid = geteuid();
+    aa_fs_user_name(st->st_uid, owner, sizeof(owner));
+    aa_fs_user_name(uid, me, sizeof(me));
+    unsigned mode = (unsigned)(st->st_mode & 07777);
+    if (S_ISLNK(st->st_mode))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "refusing the directory %s: it is a symbolic link (owner %s, uid %u, mode 0%03o), and no link is "
+            "followed there, as whoever made it could point it at files to overwrite or read; remove the link and "
+            "let the directory be created, give the real directory's path, or choose another %s",
+            path, owner, (unsigned)st->st_uid, mode, option);
+    }
+    else if (!S_ISDIR(st->st_mode))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "refusing the directory %s: it is not a directory (owner %s, uid %u, mode 0%03o); remove it or choose "
+            "another %s", path, owner, (unsigned)st->st_uid, mode, option);
+    }
+    else if (st->st_uid != uid)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "refusing the directory %s: it is owned by %s (uid %u), not by this process's user %s (uid %u), and has "
+            "mode 0%03o, so its owner could read or replace every file in it; remove it, or `chown %s` and "
+            "`chmod 0700` it, or choose another %s",
+            path, owner, (unsigned)st->st_uid, me, (unsigned)uid, mode, me, option);
+    }
+    else
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "refusing the directory %s: owner %s (uid %u), mode 0%03o lets its group or others write it, so another "
+            "user could plant or replace files in it; `chmod 0700` it (or remove it), or choose another %s",
+            path, owner, (unsigned)st->st_uid, mode, option);
+    }
+    return -1;
+}
+
+/* Opens path as a directory without following a link and checks it is ours and writable by no one
+ * else (a directory created just now is checked the same: a replacement raced in is refused). */
+static int aa_fs_open_checked_dir(const char *path, const char *option)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+    {
+        int err = errno;
+        if ((ELOOP == err || ENOTDIR == err) && 0 == lstat(path, &st))
+        {
+            return aa_fs_refuse_dir(path, &st, option);
+        }
+        AA_SET_ERR(err, "could not open the directory %s: %s", path, strerror(err));
+        return -1;
+    }
+    if (fstat(fd, &st) < 0)
+    {
+        int err = errno;
+        close(fd);
+        AA_SET_ERR(err, "could not stat the directory %s: %s", path, strerror(err));
+        return -1;
+    }
+    if (st.st_uid != geteuid() || 0 != (st.st_mode & (S_IWGRP | S_IWOTH)))
+    {
+        close(fd);
+        return aa_fs_refuse_dir(path, &st, option);
+    }
+    return fd;
+}
+
+/* Sets the mode and the group of a directory or file of ours as access says. */
+static int aa_fs_set_access(int fd, const char *path, uint32_t mode, const aa_fs_access_t *access)
+{
+    if (NULL != access && access->group && fchown(fd, (uid_t)-1, (gid_t)access->gid) < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "could not give %s the group %" PRIu32 ": %s; run as a member of that group (or as root), or choose "
+            "another group", path, access->gid, strerror(errno));
+        return -1;
+    }
+    if (fchmod(fd, (mode_t)mode) < 0)
+    {
+        AA_SET_ERR(errno, "could not set the mode of %s to 0%o: %s", path, (unsigned)mode, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int aa_fs_prepare_dir(const char *path, const aa_fs_access_t *access, const char *option)
+{
+    char tmp[4096];
+    size_t len = strlen(path);
+    if (0 == len || len >= sizeof(tmp))
+    {
+        AA_SET_ERR(ENAMETOOLONG, "directory path too long or empty: '%s'", path);
+        return -1;
+    }
+    memcpy(tmp, path, len + 1);
+    while (len > 1 && '/' == tmp[len - 1])
+    {
+        tmp[--len] = '\0';
+    }
+    uint32_t mode = aa_fs_dir_mode(access);
+    for (char *p = tmp + 1;; p++)
+    {
+        bool last = '\0' == *p;
+        if (!last && '/' != *p)
+        {
+            continue;
+        }
+        *p = '\0';
+        bool created = 0 == mkdir(tmp, 0700);
+        if (!created && EEXIST != errno)
+        {
+            AA_SET_ERR(errno, "could not create the directory %s: %s", tmp, strerror(errno));
+            return -1;
+        }
+        if (created || last)
+        {
+            /* one we created (checked: no link raced in) or the directory itself (checked always) */
+            int fd = aa_fs_open_checked_dir(tmp, option);
+            if (fd < 0)
+            {
+                return -1;
+            }
+            int rc = created || NULL != access ? aa_fs_set_access(fd, tmp, mode, access) : 0;
+            close(fd);
+            if (rc < 0)
+            {
+                return -1;
+            }
+        }
+        if (last)
+        {
+            return 0;
+        }
+        *p = '/';
+    }
+}
+
+int aa_fs_create_file(const char *path, int flags, const aa_fs_access_t *access)
+{
+    int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+    {
+        int err = errno;
+        AA_SET_ERR(ENOSPC == err || EDQUOT == err ? AA_ERROR_CODE_STORAGE_SPACE : err, "could not create %s: %s%s",
+            path, strerror(err), EEXIST == err ? " (a file or link of that name is there already)" : "");
+        return -1;
+    }
+    if (aa_fs_set_access(fd, path, aa_fs_file_mode(access), access) < 0)
+    {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
+int aa_fs_open_file(const char *path, int flags, const aa_fs_access_t *access)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+    {
+        int err = errno;
+        AA_SET_ERR(err, "could not open %s: %s%s", path, strerror(err),
+            ELOOP == err ? " (it is a symbolic link, which is not followed: remove it)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+    {
+        int err = errno;
+        close(fd);
+        AA_SET_ERR(err, "could not stat %s: %s", path, strerror(err));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || (NULL != access && st.st_uid != geteuid()))
+    {
+        close(fd);
+        char owner[256];
+        aa_fs_user_name(st.st_uid, owner, sizeof(owner));
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "refusing %s: %s (owner %s, uid %u, mode 0%03o); remove it", path,
+            !S_ISREG(st.st_mode) ? "not a regular file" : "not owned by this process's user", owner,
+            (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    if (NULL != access && aa_fs_set_access(fd, path, aa_fs_file_mode(access), access) < 0)
+    {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
 
 /* "48 MiB", "192 KiB", "1.5 GiB" or "100 bytes" */
 static void aa_fs_format_size(uint64_t length, char *out, size_t out_length)
@@ -137,12 +459,17 @@ int aa_fs_allocate_range(int fd, const char *path, size_t offset, size_t length,
     return 0;
 }
 
-int aa_map_new_file(aa_mapped_file_t *mapped, const char *path, size_t length, const char *what, const char *fix)
+int aa_map_new_file(
+    aa_mapped_file_t *mapped,
+    const char *path,
+    size_t length,
+    const char *what,
+    const char *fix,
+    const aa_fs_access_t *access)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    int fd = aa_fs_create_file(path, O_RDWR, access);
     if (fd < 0)
     {
-        AA_SET_ERR(errno, "could not create %s: %s", path, strerror(errno));
         return -1;
     }
     if (aa_fs_allocate_range(fd, path, 0, length, what, fix) < 0)
@@ -175,7 +502,7 @@ static bool aa_file_is_allocated(int fd)
 
 int aa_map_existing_file(aa_mapped_file_t *mapped, const char *path, size_t length)
 {
-    int fd = open(path, O_RDWR);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
     {
         AA_SET_ERR(errno, "could not open %s: %s", path, strerror(errno));
@@ -237,37 +564,6 @@ int aa_unmap(aa_mapped_file_t *mapped)
     return 0;
 }
 
-int aa_mkdirs(const char *path)
-{
-    char tmp[4096];
-    size_t len = strlen(path);
-    if (len >= sizeof(tmp))
-    {
-        AA_SET_ERR(ENAMETOOLONG, "path too long: %s", path);
-        return -1;
-    }
-    memcpy(tmp, path, len + 1);
-    for (char *p = tmp + 1; *p; p++)
-    {
-        if ('/' == *p)
-        {
-            *p = '\0';
-            if (mkdir(tmp, 0777) < 0 && EEXIST != errno)
-            {
-                AA_SET_ERR(errno, "could not create directory %s: %s", tmp, strerror(errno));
-                return -1;
-            }
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, 0777) < 0 && EEXIST != errno)
-    {
-        AA_SET_ERR(errno, "could not create directory %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 static int aa_unlink_cb(const char *fpath, const struct stat *sb, int typeflag, struct FTW *ftwbuf)
 {
     (void)sb;
@@ -321,7 +617,7 @@ int aa_delete_dir_contents(const char *path, const char *keep)
     return rc;
 }
 
-int aa_lock_file_in_dir(const char *dir, const char *name)
+int aa_lock_file_in_dir(const char *dir, const char *name, const aa_fs_access_t *access, const char *option)
 {
     char path[4096];
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
@@ -331,18 +627,18 @@ int aa_lock_file_in_dir(const char *dir, const char *name)
     }
     for (;;)
     {
-        if (aa_mkdirs(dir) < 0)
+        if (aa_fs_prepare_dir(dir, access, option) < 0)
         {
             return -1;
         }
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        int fd = aa_fs_open_file(path, O_RDWR | O_CREAT, access);
         if (fd < 0)
         {
-            if (ENOENT == errno)
+            if (ENOENT == aa_errcode())
             {
                 continue; /* the directory was deleted between mkdir and open */
             }
-            AA_SET_ERR(errno, "could not open the lock file %s: %s", path, strerror(errno));
+            AA_APPEND_ERR("opening the lock file %s", path);
             return -1;
         }
         if (aa_lock_fd(fd) < 0)
