@@ -50,8 +50,10 @@ def _launch(command: str, launch: Callable[[], Any]) -> Any:
 def _overrides(command: str, kind: int, table: Callable[[], Any], args: argparse.Namespace,
                widths: tuple[int, int]) -> dict[str, str] | int:
     """The context keywords of a driver's or archive's command line (-o NAME=VALUE, --aeron-dir), or
-    its exit status: 0 after --help-options printed the option table, 2 for a malformed -o."""
-    from ._options import field_name
+    its exit status: 0 after --help-options printed the option table, 2 for a malformed -o or an
+    unknown option (the closest valid names printed)."""
+    from ._options import keywords
+    from .errors import ConfigurationError
 
     if args.help_options:
         _print_options(table(), args.markdown, *widths)
@@ -59,7 +61,11 @@ def _overrides(command: str, kind: int, table: Callable[[], Any], args: argparse
     options = _name_values(command, args.option)
     if options is None:
         return 2
-    overrides = {field_name(kind, name): value for name, value in options}
+    try:
+        overrides = keywords(kind, dict(options))
+    except ConfigurationError as exc:
+        print(f"aeron-async {command}: -o: {exc}", file=sys.stderr)
+        return 2
     if args.aeron_dir:
         overrides["aeron_dir"] = args.aeron_dir
     return overrides
@@ -257,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--aeron-dir", help="aeron directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
     p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER"])
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
-                   help="any driver option, e.g. -o AERON_IPC_TERM_BUFFER_LENGTH=1m")
+                   help="any driver option by its property name, environment name or DriverContext keyword, "
+                   "e.g. -o aeron.ipc.term.buffer.length=1m (every option: --help-options)")
     p.add_argument("--flow-control", action="append", metavar="NAME=module:Class",
                    help="register a flow-control strategy written in Python (a subclass of "
                    "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
@@ -282,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="launch a media driver in this process (in --aeron-dir) instead of using a running one")
     p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED", "INVOKER"])
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
-                   help="any archive option, e.g. -o AERON_ARCHIVE_FILE_SYNC_LEVEL=1")
+                   help="any archive option by its property name, environment name or ArchiveContext keyword, "
+                   "e.g. -o aeron.archive.file.sync.level=1 (every option: --help-options)")
     p.add_argument("--help-options", action="store_true", help="list every archive option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_archive)
