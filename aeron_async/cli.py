@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -322,4 +324,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     args.bench_argv = argv[1:]
-    return int(args.func(args))
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a container being stopped) as Ctrl-C: every command ends at once, its `with`
+        # blocks closing what it opened; the long-running ones (driver, archive, exporter) install
+        # their own stop flag instead (aeron_async/_stop.py)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"aeron-async {args.command}: stopped by a signal", file=sys.stderr)
+        return 130

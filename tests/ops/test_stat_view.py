@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -124,3 +125,18 @@ def test_the_live_view_lists_every_counter_when_not_in_a_terminal(stream: str) -
                             capture_output=True, text=True, timeout=60, env=python_env())
     assert result.returncode == 0, result.stderr
     assert "pub-pos" in result.stdout and os.path.basename(stream) in result.stdout
+
+
+def test_the_live_view_ends_on_sigterm_leaving_the_terminal_as_it_was(stream: str) -> None:
+    terminal = Terminal([sys.executable, "-m", "aeron_async", "stat", "--aeron-dir", stream, "--interval", "0.2"])
+    try:
+        shows(terminal, 1)
+        pid = int(terminal.tmux(["display-message", "-p", "-t", "stat", "#{pane_pid}"]).strip())
+        os.kill(pid, signal.SIGTERM)
+        wait_for(terminal.dead, timeout=10, interval=0.05, what="stat ended on SIGTERM")
+        screen = "\n".join(terminal.screen())
+        assert "Traceback" not in screen and "rows 1-" not in screen, screen   # the alternate screen left
+        status = terminal.tmux(["display-message", "-p", "-t", "stat", "#{pane_dead_status}:#{pane_dead_signal}"])
+        assert status.strip() in ("0:", "130:"), status
+    finally:
+        terminal.close()
