@@ -343,3 +343,44 @@ async def test_async_connect_by_directory(anyio_backend: Any, running: Any) -> N
         assert await archive.archive_id() == running.archive_id
         client = archive.aeron.client
     assert client.is_closed
+
+
+@pytest.mark.parametrize("key", ["channel", "subscription_id", "recording_id"])
+def test_list_recording_right_after_stop_recording_shows_the_stop(key: str, client: aeron_async.Aeron,
+                                                                  archive: AeronArchive) -> None:
+    """stop_recording answers once the catalog holds the stop position and time (docs/api.md,
+    Archive): no wait for the STOP signal before list_recording."""
+    channel, stream_id = "aeron:ipc?term-length=64k", 5001 + ["channel", "subscription_id", "recording_id"].index(key)
+    with client.add_exclusive_publication(channel, stream_id) as publication:
+        subscription_id, recording_id = record(archive, channel, stream_id)
+        end = offer_all(publication, b"stop me")
+        wait_recorded(archive, recording_id, end)
+        before = time.time()
+        if key == "channel":
+            archive.stop_recording(channel, stream_id)
+        elif key == "subscription_id":
+            archive.stop_recording(subscription_id=subscription_id)
+        else:
+            archive.stop_recording(recording_id=recording_id)
+        descriptor = archive.list_recording(recording_id)
+    assert descriptor.stop_position == end
+    assert descriptor.stop_timestamp >= int(before * 1000) - 1000, descriptor
+    assert archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id).position == end
+
+
+@pytest.mark.anyio
+async def test_async_list_recording_right_after_stop_recording_shows_the_stop(anyio_backend: Any,
+                                                                              running: Any) -> None:
+    async with aeron_async.connect(running.aeron_dir) as aeron:
+        async with archive_aio.connect(aeron, timeout=10.0) as archive:
+            publication = await aeron.add_exclusive_publication("aeron:ipc", 5011)
+            subscription_id = await archive.start_recording("aeron:ipc", 5011)
+            started = await archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
+            end = await publication.offer(b"stop me")
+            with anyio.fail_after(30):
+                while await archive.max_recorded_position(started.recording_id) < end:
+                    await anyio.sleep(0.01)
+            await archive.stop_recording(subscription_id=subscription_id)
+            descriptor = await archive.list_recording(started.recording_id)
+            assert (descriptor.stop_position, descriptor.stop_timestamp > 0) == (end, True), descriptor
+            publication.close()
