@@ -87,6 +87,9 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         return overrides
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
+    from .strategies import registered_names, write_registrations
+
+    built_in = registered_names()
     for item in args.flow_control or []:
         name, sep, spec = item.partition("=")
         if not sep or not name.strip() or not spec.strip():
@@ -113,6 +116,8 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     if driver is None:
         return 1
     with driver:
+        if registered_names() != built_in:   # `aeron-async strategies` in another process lists them
+            write_registrations(driver.aeron_dir, built_in)
         print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
         while not stop.wait(0.1):
             if driver.termination_requested:
@@ -182,12 +187,20 @@ def _cmd_loss(args: argparse.Namespace) -> int:
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
     from . import strategies
+    from .driver import is_driver_active
+    from .driver_control import default_aeron_dir
 
+    aeron_dir = args.aeron_dir or default_aeron_dir()
+    # the ones the running driver there registered itself (`aeron-async driver --flow-control ...`)
+    theirs = strategies.read_registrations(aeron_dir) if is_driver_active(aeron_dir) else []
     for kind in strategies.StrategyKind:
         print(f"{kind.name.lower().replace('_', ' ')}:")
-        for s in strategies.entries(kind):
+        for s in strategies.listed(kind):
             what = f"alias of {s.target}" + (f" with '{s.options}'" if s.options else "") if s.is_alias else s.description
             print(f"  {s.name:<28} {what}")
+        for theirs_kind, name, what in theirs:
+            if theirs_kind == kind:
+                print(f"  {name:<28} {what} (registered by the driver in {aeron_dir})")
     return 0
 
 
@@ -310,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("strategies", help="list the registered flow control, congestion control, name resolver and "
                        "idle strategies (the names fc=, cc=, AERON_NAME_RESOLVER_SUPPLIER and *_IDLE_STRATEGY take)")
+    p.add_argument("--aeron-dir", help="also list what the driver running there registered itself (its "
+                   "--flow-control and --name-resolver; default $AERON_DIR or /dev/shm/aeron-<user>)")
     p.set_defaults(func=_cmd_strategies)
 
     p = sub.add_parser("bench", help="benchmarks against pyzmq and asyncio UDP (throughput, round trip, memory, idle)",
