@@ -51,6 +51,7 @@ async def main(args: argparse.Namespace) -> None:
     # SIGINT or SIGTERM ends the run at once, closing cleanly
     async with aeron_async.cancel_on_signals() as stopping:
         async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+            print(f"a server and {args.clients} clients in {client.aeron_dir}", flush=True)
             ready = anyio.Event()
             ids = itertools.count(1)
             async with anyio.create_task_group() as outer:
