@@ -66,7 +66,7 @@ static int64_t message_end(int64_t start, size_t length)
 }
 
 /* Row `row` holds the message of `length` bytes and reserved value `tag` appended at `start`; its
- * position is the message's end (as a polled message's position: docs/spark.md, Columns). */
+ * position is the message's end (as a polled message's position: docs/spark.md, Reading). */
 static void check_message(test_columns_t *c, int32_t row, size_t length, uint8_t tag, int64_t start)
 {
     AA_CHECK_EQ(c->offsets[row + 1] - c->offsets[row], (int32_t)length);

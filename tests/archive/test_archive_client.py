@@ -348,8 +348,8 @@ async def test_async_connect_by_directory(anyio_backend: Any, running: Any) -> N
 @pytest.mark.parametrize("key", ["channel", "subscription_id", "recording_id"])
 def test_list_recording_right_after_stop_recording_shows_the_stop(key: str, client: aeron_async.Aeron,
                                                                   archive: AeronArchive) -> None:
-    """stop_recording answers once the catalog holds the stop position and time (docs/api.md,
-    Archive): no wait for the STOP signal before list_recording."""
+    """stop_recording answers once the catalog holds the stop position and time (README.md,
+    "Recording and replay"): no wait for the STOP signal before list_recording."""
     channel, stream_id = "aeron:ipc?term-length=64k", 5001 + ["channel", "subscription_id", "recording_id"].index(key)
     with client.add_exclusive_publication(channel, stream_id) as publication:
         subscription_id, recording_id = record(archive, channel, stream_id)

@@ -1,6 +1,6 @@
 """The live `aeron-async stat` view in a real terminal (tmux, 80x24, read back with capture-pane):
 the first screen shows the streams' counters before the system counters, one line each, and the
-keys scroll (docs/api.md, Monitoring; aeron_async/stat.py)."""
+keys scroll (README.md, Tools; aeron_async/stat.py)."""
 
 from __future__ import annotations
 
