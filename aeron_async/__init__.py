@@ -25,6 +25,7 @@ from .client import (
     Subscription,
 )
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
+from ._stop import cancel_on_signals
 from .context import DriverContext
 from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
@@ -51,6 +52,26 @@ from .errors import (
 )
 
 from . import _ffi
+
+# The submodules the documentation names (`aeron_async.loss.read_loss_report(...)`) are attributes of
+# the package after a plain `import aeron_async`: imported on first use, so that importing the package
+# stays quick and the optional extras (spark, monitor) load only when asked for.
+_LAZY_SUBMODULES = frozenset({
+    "archive", "bench", "cli", "driver_control", "exporter", "extras", "loss", "monitor", "ready", "resolve",
+    "spark", "stat",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBMODULES)
 
 # The native core's version (AA_VERSION_STRING of _native/src/util/aa_version.h, which setup.py also
 # puts in the package metadata): one source, so the two cannot disagree.
@@ -107,6 +128,7 @@ __all__ = (
     "Subscription",
     "TaggedFlowControl",
     "UsedAfterForkError",
+    "cancel_on_signals",
     "connect",
     "is_driver_active",
 )

@@ -9,8 +9,9 @@ rest from here through `context_fields`: a field's metadata holds its option's `
 
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
 import attrs
@@ -22,6 +23,7 @@ DRIVER: int = lib.AA_OPTIONS_DRIVER
 ARCHIVE: int = lib.AA_OPTIONS_ARCHIVE
 
 _Context = TypeVar("_Context")
+_Self = TypeVar("_Self", bound="NativeContext")
 
 
 @attrs.frozen
@@ -69,21 +71,75 @@ def context_fields(kind: int) -> Callable[[type, list[attrs.Attribute[Any]]], li
     return transform
 
 
+_KIND_NAMES = {DRIVER: ("driver", "aeron_async.DriverContext", "aeron-async driver --help-options"),
+               ARCHIVE: ("archive", "aeron_async.archive.ArchiveContext", "aeron-async archive --help-options")}
+
+
+def _normalised(name: str) -> str:
+    return name.strip().lower().replace(".", "_").replace("-", "_")
+
+
+@functools.cache
+def spellings(kind: int) -> dict[str, str]:
+    """Every accepted spelling of every option of a table, normalised (lower case, dots and dashes as
+    underscores), to the context's keyword: the keyword, the environment name, the property name,
+    and either of those two without its `aeron.` or `aeron.archive.` prefix (docs/configuration.md)."""
+    table = native_table(kind)
+    out: dict[str, str] = {}
+    for option in table:      # the full names first: a shortened one never hides another option
+        for name in (option.name, option.env, option.property):
+            out.setdefault(_normalised(name), option.name)
+    for option in table:
+        for full in (_normalised(option.env), _normalised(option.property)):
+            for prefix in ("aeron_archive_", "aeron_"):
+                if full.startswith(prefix):
+                    out.setdefault(full[len(prefix):], option.name)
+    return out
+
+
+def unknown_option(kind: int, name: str) -> ConfigurationError:
+    """The error for an option no table has: the closest valid names, spelt as `name` is (a
+    property name, an environment name or a keyword), and where every option is listed."""
+    what, context, listing_command = _KIND_NAMES[kind]
+    table = native_table(kind)
+    if "." in name:
+        candidates = {option.property: option for option in table}
+    elif name.strip().isupper():
+        candidates = {option.env: option for option in table}
+    else:
+        candidates = {option.name: option for option in table}
+    by_normalised = {_normalised(spelt): spelt for spelt in candidates}
+    close = difflib.get_close_matches(_normalised(name), list(by_normalised), n=3, cutoff=0.6)
+    names = [by_normalised[c] for c in close]
+    hint = f"did you mean {', '.join(names[:-1]) + ' or ' if len(names) > 1 else ''}{names[-1]}? " if names else ""
+    return ConfigurationError(
+        f"unknown {what} option {name!r}: {hint}every option is listed by `{listing_command}` "
+        f"(docs/configuration.md); it may be given as a property name (aeron.term.buffer.length), an "
+        f"environment name (AERON_TERM_BUFFER_LENGTH) or a keyword of {context} (term_buffer_length)")
+
+
 def field_name(kind: int, name: str) -> str:
     """The context's keyword for an option given by environment name (AERON_TERM_BUFFER_LENGTH),
     property name (aeron.term.buffer.length), either without its aeron. or aeron.archive. prefix, or
-    keyword (any case); the name in lower case, dots as underscores, when no option has it."""
-    normalised = name.strip().upper().replace(".", "_")
-    envs = (normalised, "AERON_" + normalised, "AERON_ARCHIVE_" + normalised)
-    table = native_table(kind)
-    for candidate in envs:
-        for option in table:
-            if option.env == candidate:
-                return option.name
-    for option in table:
-        if option.name == normalised.lower():
-            return option.name
-    return normalised.lower()
+    keyword (any case); ConfigurationError, naming the closest valid names, when no option has it."""
+    found = spellings(kind).get(_normalised(name))
+    if found is None:
+        raise unknown_option(kind, name)
+    return found
+
+
+def keywords(kind: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` by the context's keywords (each name as field_name takes it); ConfigurationError
+    names an unknown one, or two names of one option."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for name, value in options.items():
+        field = field_name(kind, name)
+        if field in out:
+            raise ConfigurationError(f"{given[field]!r} and {name!r} name the same {_KIND_NAMES[kind][0]} "
+                                     f"option ({field}): give it once")
+        out[field], given[field] = value, name
+    return out
 
 
 def native_value(field: attrs.Attribute[Any], value: object) -> str:
@@ -108,16 +164,31 @@ def items(context: Any) -> list[tuple[str, str]]:
     return out
 
 
-def evolve(context: _Context, overrides: dict[str, Any], kind: str, see: str) -> _Context:
-    """`context` with the fields of `overrides` set; ConfigurationError names an unknown one (an
-    option of the `kind` settings, documented by `see`)."""
+def evolve(context: _Context, overrides: Mapping[str, Any], kind: int) -> _Context:
+    """`context` with the options of `overrides` set (each named as field_name takes it);
+    ConfigurationError names an unknown one with the closest valid names."""
     if not overrides:
         return context
-    try:
-        evolved: _Context = attrs.evolve(cast(Any, context), **overrides)  # an attrs context
-        return evolved
-    except TypeError as exc:
-        raise ConfigurationError(f"unknown {kind} option: {exc}; see {see}") from exc
+    evolved: _Context = attrs.evolve(cast(Any, context), **keywords(kind, overrides))  # an attrs context
+    return evolved
+
+
+def accepting_option_names(kind: int) -> Callable[[type[_Context]], type[_Context]]:
+    """A class decorator for an attrs context: its constructor takes every spelling of an option
+    that field_name takes (a property name through `**{"aeron.term.buffer.length": "1m"}`), and an
+    unknown keyword raises ConfigurationError naming the closest valid ones (not attrs' TypeError)."""
+
+    def decorate(cls: type[_Context]) -> type[_Context]:
+        attrs_init = cls.__init__
+
+        @functools.wraps(attrs_init)
+        def __init__(self: Any, **options: Any) -> None:
+            attrs_init(self, **keywords(kind, options))
+
+        setattr(cls, "__init__", __init__)
+        return cls
+
+    return decorate
 
 
 def to_native(context: Any, new: Callable[[], Any], set_option: Callable[[Any, bytes, bytes], int],
@@ -141,6 +212,7 @@ class NativeContext:
 
     __slots__ = ()
     _NATIVE_PREFIX: ClassVar[str]   # aa_driver_context, aa_archive_context
+    _KIND: ClassVar[int]            # DRIVER, ARCHIVE
 
     def items(self) -> list[tuple[str, str]]:
         """(environment variable, native value) for every field that is set."""
@@ -150,6 +222,17 @@ class NativeContext:
         prefix = self._NATIVE_PREFIX
         return to_native(self, getattr(lib, f"{prefix}_new"), getattr(lib, f"{prefix}_set"),
                          getattr(lib, f"{prefix}_free"))
+
+    @classmethod
+    def from_options(cls: type[_Self], options: Mapping[str, Any]) -> _Self:
+        """A context from a mapping whose keys name options any way field_name takes them (a
+        property name such as "aeron.term.buffer.length", an environment name, a keyword);
+        ConfigurationError names an unknown one with the closest valid names."""
+        return cls(**options)
+
+    def with_options(self: _Self, options: Mapping[str, Any]) -> _Self:
+        """A copy of this context with the options of `options` (named as from_options takes them) set."""
+        return evolve(self, options, self._KIND)
 
 
 def listing(kind: int) -> list[tuple[str, str, str, str]]:

@@ -1,4 +1,5 @@
-"""The stop flag of the long-running commands (`aeron-async driver`, `archive`, `exporter`).
+"""The stop flag of the long-running commands (`aeron-async driver`, `archive`, `exporter`), and
+`cancel_on_signals`, which ends an async program's work on SIGINT or SIGTERM (the examples, a service).
 
 SIGINT and SIGTERM set a plain attribute. A `threading.Event` set from a signal handler can
 deadlock: Python runs the handler in the main thread between two bytecodes, possibly while that
@@ -8,9 +9,14 @@ forever (the driver then never stops on Ctrl-C). Setting an attribute takes no l
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
+from collections.abc import AsyncIterator
 from types import FrameType
+
+import anyio
+import anyio.abc
 
 
 class StopOnSignal:
@@ -33,3 +39,33 @@ class StopOnSignal:
         if not self.stopped:
             time.sleep(timeout)
         return self.stopped
+
+
+@contextlib.asynccontextmanager
+async def cancel_on_signals(*signums: signal.Signals) -> AsyncIterator[anyio.CancelScope]:
+    """Runs the body of `async with` until it ends or SIGINT or SIGTERM (or `signums`) arrives: the
+    first signal cancels the body, whose `async with` blocks then close their publications,
+    subscriptions, client and embedded driver as on any exit; a further signal while they close
+    changes nothing (no KeyboardInterrupt in the middle of the clean-up). The yielded scope's
+    `cancelled_caught` says, after the block, whether a signal ended it. For a service that a
+    process manager stops (Kubernetes sends SIGTERM, then SIGKILL after the grace period):
+
+        async with aeron_async.connect() as client, aeron_async.cancel_on_signals():
+            ...  # runs until done or stopped
+    """
+    signums = signums or (signal.SIGINT, signal.SIGTERM)
+    scope = anyio.CancelScope()
+
+    async def watch(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        with anyio.open_signal_receiver(*signums) as signals:
+            task_status.started()
+            async for _ in signals:
+                scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        await group.start(watch)
+        try:
+            with scope:
+                yield scope
+        finally:
+            group.cancel_scope.cancel()

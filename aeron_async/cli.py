@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -50,8 +52,10 @@ def _launch(command: str, launch: Callable[[], Any]) -> Any:
 def _overrides(command: str, kind: int, table: Callable[[], Any], args: argparse.Namespace,
                widths: tuple[int, int]) -> dict[str, str] | int:
     """The context keywords of a driver's or archive's command line (-o NAME=VALUE, --aeron-dir), or
-    its exit status: 0 after --help-options printed the option table, 2 for a malformed -o."""
-    from ._options import field_name
+    its exit status: 0 after --help-options printed the option table, 2 for a malformed -o or an
+    unknown option (the closest valid names printed)."""
+    from ._options import keywords
+    from .errors import ConfigurationError
 
     if args.help_options:
         _print_options(table(), args.markdown, *widths)
@@ -59,7 +63,11 @@ def _overrides(command: str, kind: int, table: Callable[[], Any], args: argparse
     options = _name_values(command, args.option)
     if options is None:
         return 2
-    overrides = {field_name(kind, name): value for name, value in options}
+    try:
+        overrides = keywords(kind, dict(options))
+    except ConfigurationError as exc:
+        print(f"aeron-async {command}: -o: {exc}", file=sys.stderr)
+        return 2
     if args.aeron_dir:
         overrides["aeron_dir"] = args.aeron_dir
     return overrides
@@ -79,6 +87,9 @@ def _cmd_driver(args: argparse.Namespace) -> int:
         return overrides
     if args.threading_mode:
         overrides["threading_mode"] = args.threading_mode
+    from .strategies import registered_names, write_registrations
+
+    built_in = registered_names()
     for item in args.flow_control or []:
         name, sep, spec = item.partition("=")
         if not sep or not name.strip() or not spec.strip():
@@ -105,6 +116,8 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     if driver is None:
         return 1
     with driver:
+        if registered_names() != built_in:   # `aeron-async strategies` in another process lists them
+            write_registrations(driver.aeron_dir, built_in)
         print(f"aeron-async driver running in {driver.aeron_dir} (Ctrl-C to stop)", flush=True)
         while not stop.wait(0.1):
             if driver.termination_requested:
@@ -174,12 +187,20 @@ def _cmd_loss(args: argparse.Namespace) -> int:
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
     from . import strategies
+    from .driver import is_driver_active
+    from .driver_control import default_aeron_dir
 
+    aeron_dir = args.aeron_dir or default_aeron_dir()
+    # the ones the running driver there registered itself (`aeron-async driver --flow-control ...`)
+    theirs = strategies.read_registrations(aeron_dir) if is_driver_active(aeron_dir) else []
     for kind in strategies.StrategyKind:
         print(f"{kind.name.lower().replace('_', ' ')}:")
-        for s in strategies.entries(kind):
+        for s in strategies.listed(kind):
             what = f"alias of {s.target}" + (f" with '{s.options}'" if s.options else "") if s.is_alias else s.description
             print(f"  {s.name:<28} {what}")
+        for theirs_kind, name, what in theirs:
+            if theirs_kind == kind:
+                print(f"  {name:<28} {what} (registered by the driver in {aeron_dir})")
     return 0
 
 
@@ -257,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--aeron-dir", help="aeron directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
     p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED_NETWORK", "SHARED", "INVOKER"])
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
-                   help="any driver option, e.g. -o AERON_IPC_TERM_BUFFER_LENGTH=1m")
+                   help="any driver option by its property name, environment name or DriverContext keyword, "
+                   "e.g. -o aeron.ipc.term.buffer.length=1m (every option: --help-options)")
     p.add_argument("--flow-control", action="append", metavar="NAME=module:Class",
                    help="register a flow-control strategy written in Python (a subclass of "
                    "aeron_async.FlowControlStrategy) as NAME, for fc=NAME on publication channels; repeatable")
@@ -284,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="launch a media driver in this process (in --aeron-dir) instead of using a running one")
     p.add_argument("--threading-mode", choices=["DEDICATED", "SHARED", "INVOKER"])
     p.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
-                   help="any archive option, e.g. -o AERON_ARCHIVE_FILE_SYNC_LEVEL=1")
+                   help="any archive option by its property name, environment name or ArchiveContext keyword, "
+                   "e.g. -o aeron.archive.file.sync.level=1 (every option: --help-options)")
     p.add_argument("--help-options", action="store_true", help="list every archive option with its default")
     p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
     p.set_defaults(func=_cmd_archive)
@@ -302,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("strategies", help="list the registered flow control, congestion control, name resolver and "
                        "idle strategies (the names fc=, cc=, AERON_NAME_RESOLVER_SUPPLIER and *_IDLE_STRATEGY take)")
+    p.add_argument("--aeron-dir", help="also list what the driver running there registered itself (its "
+                   "--flow-control and --name-resolver; default $AERON_DIR or /dev/shm/aeron-<user>)")
     p.set_defaults(func=_cmd_strategies)
 
     p = sub.add_parser("bench", help="benchmarks against pyzmq and asyncio UDP (throughput, round trip, memory, idle)",
@@ -316,4 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     args.bench_argv = argv[1:]
-    return int(args.func(args))
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a container being stopped) as Ctrl-C: every command ends at once, its `with`
+        # blocks closing what it opened; the long-running ones (driver, archive, exporter) install
+        # their own stop flag instead (aeron_async/_stop.py)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"aeron-async {args.command}: stopped by a signal", file=sys.stderr)
+        return 130

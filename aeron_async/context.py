@@ -21,11 +21,13 @@ Size = int | str
 Duration = float | int | str
 
 
+@_options.accepting_option_names(_options.DRIVER)
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.DRIVER))
 class DriverContext(_options.NativeContext):
     """Settings of a media driver. Unset fields use `AERON_*` environment variables, then defaults."""
 
     _NATIVE_PREFIX = "aa_driver_context"
+    _KIND = _options.DRIVER
 
     aeron_dir: str | None = None
     dir_delete_on_start: bool | None = None

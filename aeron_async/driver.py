@@ -119,8 +119,7 @@ class MediaDriver(_NativeService):
 
     @classmethod
     def _launch(cls, context: DriverContext | None, overrides: dict[str, Any], join: bool) -> MediaDriver | None:
-        context = _options.evolve(DriverContext() if context is None else context, overrides, "driver",
-                                  "aeron_async.DriverContext")
+        context = _options.evolve(DriverContext() if context is None else context, overrides, _options.DRIVER)
         native_ctx = context._to_native()
         try:
             aeron_dir = ffi.string(lib.aa_driver_context_aeron_dir(native_ctx)).decode()

@@ -30,7 +30,9 @@ def check_ready(aeron_dir: str | None, max_age_ms: int = DEFAULT_MAX_AGE_MS) -> 
             info = reader.info()
     except AeronError as exc:
         return False, f"no media driver: {exc}"
-    where = aeron_dir or "the default aeron directory"
+    from .driver_control import default_aeron_dir
+
+    where = aeron_dir or default_aeron_dir()   # $AERON_DIR when set, as CncReader found it
     age = info["driver_heartbeat_age_ms"]
     if age < 0:
         return False, f"the media driver (pid {info['pid']}) in {where} has closed"

@@ -211,3 +211,57 @@ def register_name_resolver(name: str, cls: Any, *, description: str = "") -> Str
 
     name_resolver.register(name, cls, description=description)
     return lookup(StrategyKind.NAME_RESOLVER, name)
+
+
+# --- what `aeron-async strategies` lists (docs/api.md, Strategies) ------------------------------
+
+# The strategies a standalone `aeron-async driver` registered itself (--flow-control, --name-resolver),
+# which live in that process's registry only: the driver writes them here, in its aeron directory, so
+# that `aeron-async strategies` in another process lists them too. One line each: kind, name, what.
+REGISTRATIONS_FILE = "driver-strategies.txt"
+
+
+def listed(kind: StrategyKind | int) -> list[Strategy]:
+    """The strategies of a kind a user chooses by name: the registry's, less the aliases named
+    after the C functions (aa_...), which are there for Aeron's supplier-style option values."""
+    return [s for s in entries(kind) if not (s.is_alias and s.name.startswith("aa_"))]
+
+
+def registered_names() -> set[tuple[int, str]]:
+    """(kind, name) of every strategy registered now."""
+    return {(int(kind), name) for kind in StrategyKind for name in names(kind)}
+
+
+def write_registrations(aeron_dir: str, before: set[tuple[int, str]]) -> None:
+    """Writes the strategies registered since `before` (registered_names()) into the driver's aeron
+    directory, readable as its CnC file is."""
+    import os
+
+    lines = []
+    for kind in StrategyKind:
+        for s in entries(kind):
+            if (int(kind), s.name) not in before:
+                what = f"alias of {s.target}" if s.is_alias else (s.description or "registered by the driver")
+                lines.append(f"{kind.name}\t{s.name}\t{' '.join(what.split())}\n")
+    path = os.path.join(aeron_dir, REGISTRATIONS_FILE)
+    try:
+        mode = os.stat(os.path.join(aeron_dir, "cnc.dat")).st_mode & 0o666
+    except OSError:
+        mode = 0o600
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    os.replace(path + ".tmp", path)
+
+
+def read_registrations(aeron_dir: str) -> list[tuple[StrategyKind, str, str]]:
+    """(kind, name, what) of each strategy the driver of `aeron_dir` registered itself; [] when it
+    wrote none."""
+    import os
+
+    try:
+        with open(os.path.join(aeron_dir, REGISTRATIONS_FILE), encoding="utf-8") as f:
+            rows = [line.rstrip("\n").split("\t") for line in f]
+    except OSError:
+        return []
+    return [(StrategyKind[row[0]], row[1], row[2]) for row in rows if len(row) == 3 and row[0] in StrategyKind.__members__]

@@ -18,13 +18,18 @@ from sample_configuration import stream_arguments
 
 
 async def main(args: argparse.Namespace) -> None:
-    async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
-        async with await client.add_publication(args.channel, args.stream) as publication:
-            with anyio.fail_after(args.timeout):  # offer waits while not connected; bound the wait
-                for i in range(args.count):
-                    position = await publication.offer(f"hello {i}".encode())
-                    print(f"sent 'hello {i}' at position {position}", flush=True)
-                    await anyio.sleep(args.interval)
+    # SIGINT or SIGTERM ends the run at once (even an offer waiting for a subscriber), closing cleanly
+    async with aeron_async.cancel_on_signals() as stopping:
+        async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+            async with await client.add_publication(args.channel, args.stream) as publication:
+                print(f"publishing on {args.channel} stream {args.stream} in {client.aeron_dir}", flush=True)
+                with anyio.fail_after(args.timeout):  # offer waits while not connected; bound the wait
+                    for i in range(args.count):
+                        position = await publication.offer(f"hello {i}".encode())
+                        print(f"sent 'hello {i}' at position {position}", flush=True)
+                        await anyio.sleep(args.interval)
+    if stopping.cancelled_caught:
+        print("stopped by a signal", flush=True)
 
 
 if __name__ == "__main__":

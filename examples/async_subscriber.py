@@ -18,18 +18,20 @@ from sample_configuration import stream_arguments
 
 
 async def main(args: argparse.Namespace) -> None:
-    async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
-        async with await client.add_subscription(args.channel, args.stream) as subscription:
-            print(f"subscribed to {args.channel} stream {args.stream} in {client.aeron_dir}", flush=True)
-            received = 0
-            with anyio.fail_after(args.timeout):
-                async for message in subscription:
-                    received += 1
-                    print(f"{received:4d}: {message.data.decode(errors='replace')!r} from session "
-                          f"{message.session_id} at position {message.position}", flush=True)
-                    if received == args.count:
-                        break
-    print(f"received {received} messages")
+    received = 0
+    # SIGINT or SIGTERM ends the run at once, closing cleanly
+    async with aeron_async.cancel_on_signals() as stopping:
+        async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+            async with await client.add_subscription(args.channel, args.stream) as subscription:
+                print(f"subscribed to {args.channel} stream {args.stream} in {client.aeron_dir}", flush=True)
+                with anyio.fail_after(args.timeout):
+                    async for message in subscription:
+                        received += 1
+                        print(f"{received:4d}: {message.data.decode(errors='replace')!r} from session "
+                              f"{message.session_id} at position {message.position}", flush=True)
+                        if received == args.count:
+                            break
+    print(f"received {received} messages" + (" (stopped by a signal)" if stopping.cancelled_caught else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,17 @@ import aeron_async
 
 
 async def run(args: argparse.Namespace) -> None:
+    # SIGINT or SIGTERM ends the run at once, closing cleanly
+    async with aeron_async.cancel_on_signals() as stopping:
+        await demo(args)
+    if stopping.cancelled_caught:
+        print("stopped by a signal", flush=True)
+
+
+async def demo(args: argparse.Namespace) -> None:
     size = max(8, args.size)
     base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    aeron_dir = os.path.join(base, f"aeron-demo-{os.getpid()}")
+    aeron_dir = os.environ.get("AERON_DIR") or os.path.join(base, f"aeron-demo-{os.getpid()}")
     async with aeron_async.connect(aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
         subscription = await client.add_subscription(args.channel, 1001)
         publication = await client.add_publication(args.channel, 1001)

@@ -9,6 +9,7 @@ arrived complete and in order.
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 import time
 from collections import defaultdict
@@ -30,11 +31,21 @@ async def publish(client: aeron_async.AsyncAeron, index: int, messages: int) -> 
 
 
 async def main(args: argparse.Namespace) -> None:
+    # SIGINT or SIGTERM ends the run at once, closing cleanly
+    async with aeron_async.cancel_on_signals() as stopping:
+        await fan_in(args)
+    if stopping.cancelled_caught:
+        print("stopped by a signal", flush=True)
+
+
+async def fan_in(args: argparse.Namespace) -> None:
     total = args.publishers * args.messages
     async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
         subscription = await client.add_subscription(CHANNEL, STREAM)
         next_sequence: dict[int, int] = defaultdict(int)
         sessions: dict[int, set[int]] = defaultdict(set)
+        print(f"{args.publishers} publishers sending {args.messages:,} messages each to one subscriber in "
+              f"{client.aeron_dir}", flush=True)
         started = time.perf_counter()
         async with anyio.create_task_group() as tg:
             for index in range(args.publishers):
@@ -63,7 +74,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--publishers", type=int, default=4)
     parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--aeron-dir", default="/dev/shm/aeron-async-fan-in")
+    parser.add_argument("--aeron-dir", default=os.environ.get("AERON_DIR") or "/dev/shm/aeron-async-fan-in",
+                        help="the media driver's directory (default $AERON_DIR, else /dev/shm/aeron-async-fan-in)")
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     ns = parser.parse_args()
     anyio.run(main, ns, backend=ns.backend)

@@ -15,6 +15,7 @@ PYTHONPATH).
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import tempfile
 import time
@@ -120,4 +121,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM as Ctrl-C: the with blocks close
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("stopped by a signal", flush=True)

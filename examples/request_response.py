@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import time
 
 import anyio
@@ -47,17 +48,23 @@ async def run_client(client: aeron_async.AsyncAeron, name: str, count: int, ids:
 
 
 async def main(args: argparse.Namespace) -> None:
-    async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
-        ready = anyio.Event()
-        ids = itertools.count(1)
-        async with anyio.create_task_group() as outer:
-            outer.start_soon(server, client, ready)
-            await ready.wait()
-            with anyio.fail_after(60):
-                async with anyio.create_task_group() as clients:
-                    for c in range(args.clients):
-                        clients.start_soon(run_client, client, f"client-{c}", args.requests, ids)
-            outer.cancel_scope.cancel()
+    # SIGINT or SIGTERM ends the run at once, closing cleanly
+    async with aeron_async.cancel_on_signals() as stopping:
+        async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
+            print(f"a server and {args.clients} clients in {client.aeron_dir}", flush=True)
+            ready = anyio.Event()
+            ids = itertools.count(1)
+            async with anyio.create_task_group() as outer:
+                outer.start_soon(server, client, ready)
+                await ready.wait()
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as clients:
+                        for c in range(args.clients):
+                            clients.start_soon(run_client, client, f"client-{c}", args.requests, ids)
+                outer.cancel_scope.cancel()
+    if stopping.cancelled_caught:
+        print("stopped by a signal", flush=True)
+        return
     print(f"{args.clients * args.requests} requests answered")
 
 
@@ -65,7 +72,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=3)
     parser.add_argument("--requests", type=int, default=5)
-    parser.add_argument("--aeron-dir", default="/dev/shm/aeron-async-request-response")
+    parser.add_argument("--aeron-dir", default=os.environ.get("AERON_DIR") or "/dev/shm/aeron-async-request-response",
+                        help="the media driver's directory (default $AERON_DIR, else /dev/shm/aeron-async-request-response)")
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     ns = parser.parse_args()
     anyio.run(main, ns, backend=ns.backend)

@@ -25,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -125,11 +126,12 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
 
 def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 2.0, max_per_trigger: int = 20_000,
         aeron_dir: str | None = None, archive_options: dict[str, str] | None = None,
-        results: tuple[str, int] = RESULTS, show: Callable[[str], None] = print, timeout: float = 300.0) -> Outcome:
+        results: tuple[str, int] = RESULTS, show: Callable[[str], None] | None = None, timeout: float = 300.0) -> Outcome:
     """Run the pipeline once, bounded: embedded driver + archive unless `aeron_dir` names a running
     driver with its archive. `archive_options` go to the source (controlChannel, responseChannel,
     replayChannel, ...); `results` is where the job publishes (a UDP endpoint of this host on a
     cluster, since the executors publish from theirs)."""
+    show = show or _show
     workdir = tempfile.mkdtemp(prefix="aeron-spark-pipeline-")
     archive: Any = None
     if aeron_dir is None:
@@ -170,6 +172,8 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
                 if time.monotonic() > deadline:
                     raise TimeoutError("the trades recording did not start")
                 time.sleep(0.02)
+            show(f"recording the trades in {aeron_dir}; starting the Spark job (results print as each {window:g} s "
+                 f"window closes)")
             query = start_job(spark, aeron_dir, window, max_per_trigger, os.path.join(workdir, "checkpoint"),
                               archive_options or {}, results)
             published.wait(timeout)
@@ -195,6 +199,11 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
     return outcome
 
 
+def _show(line: str) -> None:
+    """A line of the run, on stdout at once (also when stdout is a pipe or a file)."""
+    print(line, flush=True)
+
+
 def _archive_kwargs(options: dict[str, str]) -> dict[str, Any]:
     names = {"controlChannel": "control_channel", "controlStreamId": "control_stream_id",
              "responseChannel": "response_channel", "responseStreamId": "response_stream_id"}
@@ -216,6 +225,10 @@ def main() -> int:
     parser.add_argument("--results-channel", default=RESULTS[0],
                         help="where the job publishes its results (on a cluster: a UDP endpoint of this host)")
     args = parser.parse_args()
+    # SIGTERM as Ctrl-C: the run's `finally` blocks stop the query, the archive and Spark
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    _show(f"starting Spark ({args.master or 'local'}): the first results come once the job runs and the first "
+          f"window closes")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -231,6 +244,9 @@ def main() -> int:
         outcome = run(spark, seconds=args.seconds, rate=args.rate, window=args.window,
                       max_per_trigger=args.max_per_trigger, aeron_dir=args.aeron_dir, archive_options=archive_options,
                       results=(args.results_channel, RESULTS[1]))
+    except KeyboardInterrupt:
+        print("stopped by a signal", flush=True)
+        return 130
     finally:
         spark.stop()
     windows = len({key[0] for key in outcome.last})

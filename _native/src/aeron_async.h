@@ -572,8 +572,8 @@ const char *aa_loss_report_file_name(void);
 
 /* ---- columnar polling (the Spark source, docs/architecture.md "Spark"; src/client/aa_columns.c) ----
  * Whole messages of one image into caller-owned column buffers: data bytes back to back with
- * Arrow's int32 offsets (offsets[0] = 0, offsets[i + 1] = end of message i), each message's START
- * position and reserved value. Fragmented messages are reassembled in place. Messages starting
+ * Arrow's int32 offsets (offsets[0] = 0, offsets[i + 1] = end of message i), each message's
+ * position (its END, as a polled message's: the position after it) and reserved value. Fragmented messages are reassembled in place. Messages starting
  * before from_position are skipped; once the image stands at or past to_position between messages,
  * done is set; when the next message does not fit, full. The subscriber position moves only to message boundaries (position: the last one). */
 typedef struct aa_columns_stct

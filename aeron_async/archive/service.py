@@ -32,11 +32,13 @@ from ..errors import ConfigurationError, check
 from .auth import PYTHON_PREFIX, AuthenticatorWorker, load_authenticator
 
 
+@_options.accepting_option_names(_options.ARCHIVE)
 @attrs.define(slots=True, kw_only=True, field_transformer=_options.context_fields(_options.ARCHIVE))
 class ArchiveContext(_options.NativeContext):
     """Settings of an archive. Unset fields use `AERON_ARCHIVE_*` environment variables, then defaults."""
 
     _NATIVE_PREFIX = "aa_archive_context"
+    _KIND = _options.ARCHIVE
 
     archive_dir: str | None = None
     aeron_dir: str | None = None
@@ -152,8 +154,7 @@ class Archive(_NativeService):
         this process first, in the context's aeron_dir, with spies simulating a connection so
         that local recordings of unconnected UDP publications advance. Refuses
         (ConfigurationError) when another archive is active on the archive directory."""
-        context = _options.evolve(ArchiveContext() if context is None else context, overrides, "archive",
-                                  "aeron_async.archive.ArchiveContext")
+        context = _options.evolve(ArchiveContext() if context is None else context, overrides, _options.ARCHIVE)
         driver: MediaDriver | None = None
         if embedded_driver is not False:
             driver_context = embedded_driver if isinstance(embedded_driver, DriverContext) else DriverContext()

@@ -133,7 +133,7 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
         F.concat(F.unhex(F.lpad(F.hex("id"), 16, "0")), F.lit(bytes(24))).alias("data"),
         F.lit(recording.recording_id).cast("long").alias("recording_id"),
         F.lit(recording.session_id).cast("int").alias("session_id"),
-        F.lit(TRADES[1]).cast("int").alias("stream_id"), (F.col("id") * 64).alias("position"),
+        F.lit(TRADES[1]).cast("int").alias("stream_id"), ((F.col("id") + 1) * 64).alias("position"),
         F.lit(0).cast("long").alias("reserved_value"), F.lit(TRADES[0]).alias("channel"))
      .write.mode("overwrite").parquet(parquet_dir))
     parquet = spark.read.parquet(parquet_dir)

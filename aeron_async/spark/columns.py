@@ -1,6 +1,7 @@
 """Arrow record batches built natively from a replay: the archive replays a recording's range to
 the task's own subscription and `aa_columns_poll` (_native/src/client/aa_columns.c) writes whole
-messages straight into Arrow buffers (data bytes + int32 offsets, start positions, reserved values):
+messages straight into Arrow buffers (data bytes + int32 offsets, positions: each message's end, as
+Message.position, reserved values):
 no Python object per message. The columns that are the same for the whole recording (its id,
 session id, stream id and channel) are Arrow's own repeated scalars.
 

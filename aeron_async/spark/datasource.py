@@ -77,10 +77,17 @@ class AeronDataSource(DataSource):
         return AeronBatchReader(attrs.evolve(parse_read_options(self.options, streaming=False), columns=columns))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from .stream_reader import AeronStreamReader
+        from .stream_reader import AeronStreamReader, RefusedStreamReader
 
-        columns = check_read_schema(schema)
-        return AeronStreamReader(attrs.evolve(parse_read_options(self.options, streaming=True), columns=columns))
+        try:
+            columns = check_read_schema(schema)
+            options = parse_read_options(self.options, streaming=True)
+        except OptionError as exc:
+            # pyspark's streaming source runner calls reader.stop() in a `finally` that an error raised
+            # here leaves without a reader: its UnboundLocalError traceback would follow our message.
+            # The reader raises our error at its first call instead, alone.
+            return RefusedStreamReader(exc)
+        return AeronStreamReader(attrs.evolve(options, columns=columns))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         writer: DataSourceWriter = _sink().AeronBatchWriter(self.options, schema, overwrite)

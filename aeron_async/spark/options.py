@@ -58,6 +58,7 @@ recording is in exactly one partition and one micro-batch, whatever the position
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -200,7 +201,9 @@ def _lookup(options: Mapping[str, str], known: tuple[str, ...]) -> dict[str, str
         if name is None:
             if key.lower() in IGNORED_BY_SPARK and not value:
                 continue
-            raise OptionError(f"unknown option {key!r}; the options here are: {', '.join(known)}")
+            close = difflib.get_close_matches(key.lower(), list(canonical), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(canonical[c] for c in close)}? " if close else ""
+            raise OptionError(f"unknown option {key!r}; {hint}the options here are: {', '.join(known)}")
         found[name] = value
     return found
 

@@ -68,6 +68,39 @@ def share(budget: int, amounts: dict[int, int]) -> dict[int, int]:
     return shares
 
 
+class RefusedStreamReader(DataSourceStreamReader):
+    """The stream reader of a query whose options were refused: each call raises that error (the
+    first one, initialOffset, at query start), stop() does nothing (datasource.py says why)."""
+
+    def __init__(self, error: OptionError) -> None:
+        self.error = error
+
+    def _refuse(self) -> Any:
+        raise OptionError(str(self.error)) from None
+
+    def initialOffset(self) -> dict[str, int]:
+        result: dict[str, int] = self._refuse()
+        return result
+
+    def latestOffset(self, start: dict[str, int] | None = None, limit: Any = None) -> dict[str, int]:
+        result: dict[str, int] = self._refuse()
+        return result
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        result: Sequence[InputPartition] = self._refuse()
+        return result
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        result: Iterator[Any] = self._refuse()
+        return result
+
+    def commit(self, end: dict[str, int]) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
 class AeronStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming source: offsets, limits and partitions on the driver, reads on the executors."""
 

@@ -9,6 +9,7 @@ throughput (that is `aeron-async bench`).
 
 from __future__ import annotations
 
+import signal
 import tempfile
 import time
 
@@ -58,4 +59,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM as Ctrl-C: the with blocks close
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("stopped by a signal", flush=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import time
 
@@ -40,62 +39,63 @@ async def add_with_retry(client: aeron_async.AsyncAeron, kind: str, channel: str
             await anyio.sleep(1.0)
 
 
-async def publish(client: aeron_async.AsyncAeron, args: argparse.Namespace, stop: anyio.Event) -> None:
+async def publish(client: aeron_async.AsyncAeron, args: argparse.Namespace) -> None:
     publication = await add_with_retry(client, "publish", args.channel, args.stream, args.retry_for)
     assert isinstance(publication, aeron_async.AsyncPublication)
-    async with publication:
-        print(f"publishing on {args.channel} stream {args.stream} at {args.rate} messages/s", flush=True)
-        sent, last_report, n = 0, time.monotonic(), 0
-        interval = 1.0 / args.rate
-        while not stop.is_set() and (args.count is None or n < args.count):
-            await publication.offer(f"message {n} from {os.uname().nodename}".encode())
-            n += 1
-            sent += 1
-            now = time.monotonic()
-            if now - last_report >= 1.0:
-                print(f"sent {sent} messages in {now - last_report:.1f} s (total {n})", flush=True)
-                sent, last_report = 0, now
-            await anyio.sleep(interval)
-    print(f"published {n} messages", flush=True)
+    n = 0
+    try:
+        async with publication:
+            print(f"publishing on {args.channel} stream {args.stream} at {args.rate} messages/s", flush=True)
+            sent, last_report = 0, time.monotonic()
+            interval = 1.0 / args.rate
+            while args.count is None or n < args.count:
+                await publication.offer(f"message {n} from {os.uname().nodename}".encode())  # waits for a subscriber
+                n += 1
+                sent += 1
+                now = time.monotonic()
+                if now - last_report >= 1.0:
+                    print(f"sent {sent} messages in {now - last_report:.1f} s (total {n})", flush=True)
+                    sent, last_report = 0, now
+                await anyio.sleep(interval)
+    finally:  # also when a signal cancelled the loop
+        print(f"published {n} messages", flush=True)
 
 
-async def subscribe(client: aeron_async.AsyncAeron, args: argparse.Namespace, stop: anyio.Event) -> None:
+async def subscribe(client: aeron_async.AsyncAeron, args: argparse.Namespace) -> None:
     subscription = await add_with_retry(client, "subscribe", args.channel, args.stream, args.retry_for)
     assert isinstance(subscription, aeron_async.AsyncSubscription)
-    async with subscription:
-        print(f"subscribed to {args.channel} stream {args.stream}", flush=True)
-        received, total, last_report, last = 0, 0, time.monotonic(), b""
-        while not stop.is_set() and (args.count is None or total < args.count):
-            with anyio.move_on_after(1.0):
-                async for batch in subscription.batches(max_messages=1024):
-                    for message in batch:
-                        last = message.data
-                    received += len(batch)
-                    total += len(batch)
-                    if args.count is not None and total >= args.count:
-                        break
-                    if time.monotonic() - last_report >= 1.0:
-                        break
-            now = time.monotonic()
-            print(f"received {received} messages in {now - last_report:.1f} s (total {total}, last {last!r})", flush=True)
-            received, last_report = 0, now
-    print(f"received {total} messages", flush=True)
+    total = 0
+    try:
+        async with subscription:
+            print(f"subscribed to {args.channel} stream {args.stream}", flush=True)
+            received, last_report, last = 0, time.monotonic(), b""
+            while args.count is None or total < args.count:
+                with anyio.move_on_after(1.0):
+                    async for batch in subscription.batches(max_messages=1024):
+                        for message in batch:
+                            last = message.data
+                        received += len(batch)
+                        total += len(batch)
+                        if args.count is not None and total >= args.count:
+                            break
+                        if time.monotonic() - last_report >= 1.0:
+                            break
+                now = time.monotonic()
+                print(f"received {received} messages in {now - last_report:.1f} s (total {total}, last {last!r})",
+                      flush=True)
+                received, last_report = 0, now
+    finally:  # also when a signal cancelled the loop
+        print(f"received {total} messages", flush=True)
 
 
 async def main(args: argparse.Namespace) -> None:
-    stop = anyio.Event()
-    async with aeron_async.connect(args.aeron_dir) as client:  # the pod's driver, started before this container
-        async with anyio.create_task_group() as tg:
-            async def on_signals() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        stop.set()
-                        return
-
-            tg.start_soon(on_signals)
-            await (publish if args.mode == "publish" else subscribe)(client, args, stop)
-            tg.cancel_scope.cancel()
-
+    # SIGTERM (a pod being stopped) or SIGINT cancels the work at once, even an offer waiting for an
+    # absent subscriber; the publication, subscription and client then close as on any exit.
+    async with aeron_async.cancel_on_signals() as stopping:
+        async with aeron_async.connect(args.aeron_dir) as client:  # the pod's driver, started before this container
+            await (publish if args.mode == "publish" else subscribe)(client, args)
+    if stopping.cancelled_caught:
+        print("stopped by a signal; closed", flush=True)
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -343,3 +343,66 @@ async def test_async_connect_by_directory(anyio_backend: Any, running: Any) -> N
         assert await archive.archive_id() == running.archive_id
         client = archive.aeron.client
     assert client.is_closed
+
+
+ROUNDS = 3
+
+
+@pytest.fixture
+def slow_recorder(aeron_dir: str, archive_dir: str) -> Iterator[Any]:
+    """An archive whose recorder runs on its own thread and sleeps 10 ms when idle: it notices a stop
+    well after the conductor has handled the request (the window in which an archive answering at
+    once would list the recording without its stop)."""
+    with archive_beside_driver(aeron_dir, archive_dir, threading_mode="DEDICATED",
+                               idle_strategy="sleeping:10ms") as service:
+        yield service
+
+
+@pytest.mark.parametrize("key", ["channel", "subscription_id", "recording_id"])
+def test_list_recording_right_after_stop_recording_shows_the_stop(key: str, slow_recorder: Any) -> None:
+    """stop_recording answers once the catalog holds the stop position and time (README.md,
+    "Recording and replay"): no wait for the STOP signal before list_recording."""
+    channel = "aeron:ipc?term-length=64k"
+    with aeron_async.Aeron.connect(slow_recorder.aeron_dir, driver_timeout=5.0) as client, \
+            AeronArchive.connect(client, timeout=10.0) as archive:
+        for round_ in range(ROUNDS):
+            stop_and_list(client, archive, channel, key, round_)
+
+
+def stop_and_list(client: aeron_async.Aeron, archive: AeronArchive, channel: str, key: str, round_: int) -> None:
+    """One recording, stopped by `key`, then listed at once: it shows the stop."""
+    stream_id = 5001 + 10 * ["channel", "subscription_id", "recording_id"].index(key) + round_
+    with client.add_exclusive_publication(channel, stream_id) as publication:
+        subscription_id, recording_id = record(archive, channel, stream_id)
+        end = offer_all(publication, b"stop me")
+        wait_recorded(archive, recording_id, end)
+        before = time.time()
+        if key == "channel":
+            archive.stop_recording(channel, stream_id)
+        elif key == "subscription_id":
+            archive.stop_recording(subscription_id=subscription_id)
+        else:
+            archive.stop_recording(recording_id=recording_id)
+        descriptor = archive.list_recording(recording_id)
+    assert descriptor.stop_position == end, (round_, descriptor)
+    assert descriptor.stop_timestamp >= int(before * 1000) - 1000, (round_, descriptor)
+    assert archive.wait_for_signal(RecordingSignal.STOP, recording_id=recording_id).position == end
+
+
+@pytest.mark.anyio
+async def test_async_list_recording_right_after_stop_recording_shows_the_stop(anyio_backend: Any,
+                                                                              slow_recorder: Any) -> None:
+    async with aeron_async.connect(slow_recorder.aeron_dir) as aeron:
+        async with archive_aio.connect(aeron, timeout=10.0) as archive:
+            for round_ in range(ROUNDS):
+                publication = await aeron.add_exclusive_publication("aeron:ipc", 5041 + round_)
+                subscription_id = await archive.start_recording("aeron:ipc", 5041 + round_)
+                started = await archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id)
+                end = await publication.offer(b"stop me")
+                with anyio.fail_after(30):
+                    while await archive.max_recorded_position(started.recording_id) < end:
+                        await anyio.sleep(0.01)
+                await archive.stop_recording(subscription_id=subscription_id)
+                descriptor = await archive.list_recording(started.recording_id)
+                assert (descriptor.stop_position, descriptor.stop_timestamp > 0) == (end, True), (round_, descriptor)
+                publication.close()

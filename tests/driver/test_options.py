@@ -17,6 +17,7 @@ from aeron_async._ffi import ffi, lib
 from aeron_async._options import ARCHIVE, DRIVER, NativeOption, field_name, native_table
 from aeron_async.archive.service import ArchiveContext
 from aeron_async.context import DriverContext
+from aeron_async.errors import ConfigurationError
 from conftest import REPO
 
 KINDS = {
@@ -112,7 +113,49 @@ def test_the_cli_names_reach_every_option(which: str) -> None:
         assert {field_name(kind, name) for name in names} == {option.name}, names
     assert field_name(DRIVER, "term.buffer.length") == "term_buffer_length"
     assert field_name(ARCHIVE, "segment.file.length") == "segment_file_length"
-    assert field_name(DRIVER, "AERON_NO_SUCH_OPTION") == "aeron_no_such_option"
+    with pytest.raises(ConfigurationError, match="unknown driver option 'AERON_NO_SUCH_OPTION'"):
+        field_name(DRIVER, "AERON_NO_SUCH_OPTION")
+
+
+@pytest.mark.parametrize(("typo", "suggested"), [
+    ("aeron.term.bufer.length", "aeron.term.buffer.length"),     # spelt as a property: properties suggested
+    ("AERON_TERM_BUFER_LENGTH", "AERON_TERM_BUFFER_LENGTH"),     # as an environment name: those
+    ("term_bufer_length", "term_buffer_length"),                 # as a keyword: keywords
+])
+def test_an_unknown_option_is_refused_with_the_closest_valid_names(typo: str, suggested: str) -> None:
+    for make in (lambda: DriverContext(**{typo: "1m"}), lambda: DriverContext.from_options({typo: "1m"}),
+                 lambda: DriverContext().with_options({typo: "1m"}), lambda: field_name(DRIVER, typo)):
+        with pytest.raises(ConfigurationError, match=f"unknown driver option '{typo}': did you mean {suggested}[ ,]"):
+            make()
+    with pytest.raises(ConfigurationError, match="did you mean segment_file_length"):
+        ArchiveContext(segment_file_lenght="1m")
+
+
+@pytest.mark.parametrize("which", sorted(KINDS))
+def test_a_context_takes_every_name_of_every_option(which: str) -> None:
+    """`DriverContext(**{"aeron.term.buffer.length": "1m"})`, `from_options` and `with_options` take
+    the property name, the environment name and the keyword, as `-o` does."""
+    kind, context, _get, _free = KINDS[which]
+    for option in native_table(kind):
+        for name in (option.property, option.env, option.name):
+            made = context.from_options({name: "x"})
+            assert getattr(made, option.name) == "x", name
+            assert getattr(context(**{name: "x"}), option.name) == "x", name
+            assert getattr(context().with_options({name: "x"}), option.name) == "x", name
+    with pytest.raises(ConfigurationError, match="give it once"):
+        context.from_options({native_table(kind)[0].env: "a", native_table(kind)[0].property: "b"})
+
+
+def test_the_cli_takes_property_names_and_refuses_a_typo_naming_the_fix() -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p))
+    result = subprocess.run([sys.executable, "-m", "aeron_async", "driver", "-o", "aeron.term.bufer.length=1m"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2
+    assert "unknown driver option 'aeron.term.bufer.length': did you mean aeron.term.buffer.length" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, "-m", "aeron_async", "archive", "-o", "AERON_ARCHIVE_SEGMENT_FILE_LENGHT=1m"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2 and "did you mean AERON_ARCHIVE_SEGMENT_FILE_LENGTH" in result.stderr
 
 
 @pytest.mark.parametrize("which", sorted(KINDS))

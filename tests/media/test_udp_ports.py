@@ -119,3 +119,31 @@ async def test_async_subscription_on_port_0(aeron_dir: str) -> None:
         pub = await aclient.add_publication(f"aeron:udp?endpoint={address}", 50)
         await pub.offer(b"async to port 0")
         assert (await sub.receive()).data == b"async to port 0"
+
+
+def test_the_same_drivers_closing_endpoint_is_named_when_it_still_holds_the_port(aeron_dir: str) -> None:
+    """A subscription with control= closed, then the plain endpoint added at once: while the closing
+    endpoint still holds the port the refusal names this driver's own endpoint and when it is free
+    (not "another socket, perhaps another driver"), and the add succeeds after that."""
+    from conftest import free_udp_port
+
+    port, control = free_udp_port(), free_udp_port()
+    # a long timer interval keeps the closing endpoint for the first add (it closes on a timer tick)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **{**UDP_SETTINGS, "timer_interval": "2s"}), \
+            aeron_async.Aeron.connect(aeron_dir) as client:
+        client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:{control}", 48).close()
+        with pytest.raises(aeron_async.RegistrationError) as refused:
+            client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 48)
+        text = str(refused.value)
+        assert "perhaps another driver" not in text, text
+        assert f"port {port} is still held by this driver's own receive endpoint" in text, text
+        assert "within about 4000 ms" in text and "add the subscription again after that" in text, text
+
+        def added() -> aeron_async.Subscription | None:
+            try:
+                return client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 48)
+            except aeron_async.RegistrationError:
+                return None
+
+        subscription = wait_for(added, timeout=15, interval=0.1, what="the port free again")
+        subscription.close()

@@ -222,8 +222,8 @@ def test_the_dockerfile_builds_the_project_as_the_readme_says() -> None:
     version = re.fullmatch(r"python:(\d+)\.(\d+)-slim-\w+", base)
     assert version and tuple(map(int, version.groups())) >= least, base
     # the build tools `./dev setup` installs (less the tests' tools: iproute2 and nftables for the
-    # namespace tests, prometheus for promtool)
-    test_tools = {"iproute2", "nftables", "prometheus"}
+    # namespace tests, prometheus for promtool, tmux for the live stat view's terminal)
+    test_tools = {"iproute2", "nftables", "prometheus", "tmux"}
     dev_packages = set(re.search(r"for pkg in ([^;]+);", dev).group(1).split()) - test_tools  # type: ignore[union-attr]
     runs = [shlex.split(arg) for op, arg in steps if op == "RUN"]
     apt = next(words for words in runs if "apt-get" in words and "install" in words)
@@ -277,6 +277,17 @@ def test_ready_checks_the_driver_heartbeat(aeron_dir: str) -> None:
         assert code == 2 and "--max-age" in text
     code, text = ready()
     assert code == 1 and "has closed" in text, text
+
+
+def test_ready_names_the_directory_of_aeron_dir(aeron_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With $AERON_DIR (a pod's environment) and no --aeron-dir, the answer names that directory."""
+    monkeypatch.setenv("AERON_DIR", aeron_dir)
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli.main(["ready"]) == 0
+    assert f"in {aeron_dir} is alive" in out.getvalue(), out.getvalue()
+    assert "default" not in out.getvalue()
 
 
 def test_app_publishes_and_subscribes_through_the_pods_driver(aeron_dir: str) -> None:

@@ -164,3 +164,21 @@ def test_no_comment_cites_an_issue_number() -> None:
 def test_the_issue_number_pattern(text: str, cites: bool) -> None:
     text = text.format(i="issue", I="Issue", s="issues")
     assert bool(ISSUE_NUMBER.search(text)) is cites
+
+
+def test_the_documented_submodules_are_attributes_after_import_aeron_async() -> None:
+    """`aeron_async.loss.read_loss_report(...)` after a plain `import aeron_async` (docs/api.md), in a
+    fresh interpreter, where nothing else has imported the submodule yet."""
+    code = ("import sys, aeron_async\n"
+            "assert 'aeron_async.loss' not in sys.modules\n"
+            "print(aeron_async.loss.read_loss_report.__name__, aeron_async.monitor.CncReader.__name__,\n"
+            "      aeron_async.archive.AeronArchive.__name__, aeron_async.stat.__name__, 'loss' in dir(aeron_async))\n"
+            "try:\n"
+            "    aeron_async.no_such_thing\n"
+            "except AttributeError as exc:\n"
+            "    print(exc)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["read_loss_report CncReader AeronArchive aeron_async.stat True",
+                                          "module 'aeron_async' has no attribute 'no_such_thing'"]

@@ -81,7 +81,7 @@ def read_slowly(recording: Recording, start: int, end: int) -> list[tuple[int, b
         for columns in poll_range(archive, part, options, batch_rows=BATCH_ROWS):
             batch = columns.take(part)
             rows.extend(zip(batch.column("position").to_pylist(), batch.column("data").to_pylist()))
-            if rows[-1][0] + FRAME >= pause_at:
+            if rows[-1][0] >= pause_at:   # a row's position is its message's end
                 time.sleep(0.25)
                 pause_at = 1 << 62
     return rows
@@ -89,7 +89,8 @@ def read_slowly(recording: Recording, start: int, end: int) -> list[tuple[int, b
 
 def expected(start: int, end: int) -> list[tuple[int, bytes]]:
     first = -(-start // FRAME)
-    return [(i * FRAME, message(i)) for i in range(first, min(COUNT, -(-end // FRAME)))]
+    # (position: the message's end, as Message.position; data) of the messages starting in [start, end)
+    return [((i + 1) * FRAME, message(i)) for i in range(first, min(COUNT, -(-end // FRAME)))]
 
 
 @pytest.mark.parametrize("start_terms, end", [

@@ -101,6 +101,14 @@ def test_options_and_schema_errors_name_the_fix() -> None:
     assert parse_read_options(source, streaming=False).drop_repeats
     with pytest.raises(ConfigurationError, match="dropRepeats applies to spark.read only"):
         parse_read_options(source, streaming=True)
+    # readStream: the refusal comes from the reader's first call, and stop() (which pyspark's runner
+    # calls in a `finally`) works, so no UnboundLocalError of pyspark's follows our message
+    from aeron_async.spark.datasource import SCHEMA, AeronDataSource
+
+    reader = AeronDataSource(source).streamReader(SCHEMA)
+    with pytest.raises(ConfigurationError, match="dropRepeats applies to spark.read only"):
+        reader.initialOffset()
+    reader.stop()
     data = StructField("data", BinaryType())
     assert sink.check_schema(StructType([data])) == (False, False)
     assert sink.check_schema(StructType([StructField("data", StringType()),

@@ -3,7 +3,7 @@ SparkSession (the shared `spark` fixture) over an archive beside a driver.
 
 The module's recordings are made once: 1,000,000 small messages (8 bytes: their index) over IPC,
 and 12,000 of mixed sizes, fragmented ones included. Every check compares what Spark
-returns with what was published: bytes, start positions, reserved values, each message once.
+returns with what was published: bytes, positions (each message's end), reserved values, each message once.
 """
 
 from __future__ import annotations
@@ -103,7 +103,9 @@ def test_a_million_messages_are_read_once_each_with_their_positions(spark: Any, 
     assert len(plan) == 4  # 64 MB in four ranges of 16 MB: four tasks read the one recording
     table = load(spark, options).toArrow().sort_by("position")
     assert table.num_rows == MILLION
-    assert table.column("position").combine_chunks().equals(pa.array(range(0, MILLION * FRAME, FRAME), pa.int64()))
+    # each message's end (as Message.position): the start of the next
+    assert table.column("position").combine_chunks().equals(
+        pa.array(range(FRAME, (MILLION + 1) * FRAME, FRAME), pa.int64()))
     assert table.column("data").combine_chunks().equals(
         pa.array([i.to_bytes(8, "little") for i in range(MILLION)], pa.binary()))
     assert table.column("reserved_value").combine_chunks().equals(pa.array(recorded.big_reserved, pa.int64()))
@@ -130,12 +132,12 @@ def start_of(stream: Stream, index: int) -> int:
 
 
 def expected_messages(stream: Stream, start: int, end: int) -> list[tuple[int, bytes]]:
-    """(start position, bytes) of the messages of `stream` whose start position is in [start, end)."""
+    """(position, bytes) of the messages of `stream` whose start position is in [start, end): the
+    position column holds each message's end, as Message.position (what its offer returned)."""
     found = []
     for i in range(len(stream)):
-        position = start_of(stream, i)
-        if start <= position < end:
-            found.append((position, stream.blob[stream.offsets[i]:stream.offsets[i + 1]]))
+        if start <= start_of(stream, i) < end:
+            found.append((stream.positions[i], stream.blob[stream.offsets[i]:stream.offsets[i + 1]]))
     return found
 
 
@@ -174,7 +176,9 @@ def test_partitions_split_a_recording_exactly_at_whole_terms(recorded: Recorded)
         for partition in partitions:
             for batch in reader.read(partition):
                 part_rows = rows_of(pa.Table.from_batches([batch]))
-                assert all(partition.part.start <= position < partition.part.end for position, _ in part_rows)
+                # each message starts in its partition's range (its position is its end)
+                assert all(partition.part.start <= position - framed_length(len(data)) < partition.part.end
+                           for position, data in part_rows)
                 got.extend(part_rows)
         assert sorted(got) == expected_messages(stream, low, high)
 
@@ -344,7 +348,7 @@ def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
         assert len(batches) >= 3 and all(n <= 12_000 for n in batches), batches
         assert end >= before and end % FRAME == 0
         table = spark.read.parquet(sink).toArrow().sort_by("position")
-        assert table.column("position").to_pylist() == list(range(0, end, FRAME))
+        assert table.column("position").to_pylist() == list(range(FRAME, end + FRAME, FRAME))
         assert table.column("data").to_pylist() == [i.to_bytes(8, "little") for i in range(end // FRAME)]
         assert recorded.archive.max_recorded_position(live) > end  # the publisher went on past it
     finally:
@@ -376,6 +380,18 @@ def test_a_stream_of_an_unknown_recording_fails_at_start(spark: Any, recorded: R
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     with pytest.raises(Exception, match="987654"):
         query.awaitTermination(60)
+
+
+def test_a_stream_with_a_batch_only_option_fails_with_our_message_alone(spark: Any, recorded: Recorded,
+                                                                         tmp_path: Any) -> None:
+    """readStream with dropRepeats: our message, not followed by pyspark's UnboundLocalError."""
+    with pytest.raises(Exception, match="dropRepeats applies to spark.read only") as failed:
+        query = (spark.readStream.format("aeron").options(**recorded.options(recordingIds=recorded.mixed,
+                                                                             dropRepeats="true")).load()
+                 .writeStream.format("parquet").option("path", str(tmp_path / "out"))
+                 .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+        query.awaitTermination(60)
+    assert "UnboundLocalError" not in str(failed.value)
 
 
 # --- without Spark: options, offsets, limits, data loss ------------------------------------------
@@ -489,7 +505,7 @@ def test_a_truncated_range_fails_or_is_read_as_far_as_it_is_left(recorded: Recor
     with pytest.raises(DataLossError, match="now stops at 2560 \\(truncated\\).*failOnDataLoss=false"):
         list(strict.read(partition))
     rows = [row for batch in lenient.read(partition) for row in rows_of(pa.Table.from_batches([batch]))]
-    assert rows == [(i * FRAME, i.to_bytes(8, "little")) for i in range(40)]
+    assert rows == [((i + 1) * FRAME, i.to_bytes(8, "little")) for i in range(40)]  # positions: ends
 
 
 def test_a_stream_picks_up_new_recordings_from_their_start(recorded: Recorded) -> None:
@@ -522,7 +538,7 @@ def test_a_stream_picks_up_new_recordings_from_their_start(recorded: Recorded) -
         assert list(later) == [str(recording), str(newer)] and later[str(newer)] == 5 * FRAME
         rows = [row for p in reader.partitions(end, later) for batch in reader.read(p)
                 for row in rows_of(pa.Table.from_batches([batch]))]
-        assert rows == [(i * FRAME, b"new" + bytes([i])) for i in range(5)]
+        assert rows == [((i + 1) * FRAME, b"new" + bytes([i])) for i in range(5)]
     finally:
         reader.stop()
         recorded.archive.stop_recording(subscription_id=subscription_id)
@@ -559,6 +575,6 @@ def test_a_remote_archive_answers_and_replays_to_each_executor_address(tmp_path:
             partitions = reader.partitions()
             assert len(partitions) == 3
             rows = [row for p in partitions for batch in reader.read(p) for row in rows_of(pa.Table.from_batches([batch]))]
-            assert rows == [(i * FRAME, i.to_bytes(8, "little")) for i in range(3000)]
+            assert rows == [((i + 1) * FRAME, i.to_bytes(8, "little")) for i in range(3000)]
     finally:
         shutil.rmtree(aeron_dir, ignore_errors=True)

@@ -8,6 +8,7 @@ TaggedFlowControl, fed made-up status messages."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -265,6 +266,15 @@ def test_a_standalone_driver_runs_strategies_given_with_flow_control(aeron_dir: 
                 pub = client.add_publication(f"{channel}|fc={name}", stream_id)
                 wait_for(lambda: pub.is_connected, timeout=5, what=f"fc={name} connected")
                 stream(client, pub, sub, 20_000)
+        # `aeron-async strategies` in another process lists what that driver registered, and only the
+        # names users type (not the C supplier aliases)
+        listing = subprocess.run([PYTHON, "-m", "aeron_async", "strategies", "--aeron-dir", aeron_dir],
+                                 env=python_env(), capture_output=True, text=True, timeout=30).stdout
+        flow_control = listing.split("congestion control:")[0]
+        for name in ("slow2", "boom"):
+            assert re.search(rf"^  {name} .*\(registered by the driver in {re.escape(aeron_dir)}\)$", flow_control,
+                             re.M), listing
+        assert "unicast" in flow_control and "aa_" not in listing, listing
         out = subprocess.run([PYTHON, "-m", "aeron_async", "errors", "--aeron-dir", aeron_dir], env=python_env(),
                              capture_output=True, text=True, timeout=30).stdout
         assert "flow control 'boom'" in out and "RaisesOnThirdStatusMessage raised RuntimeError" in out, out

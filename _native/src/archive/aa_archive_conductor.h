@@ -61,6 +61,11 @@ typedef struct aa_archive_recording_subscription_stct
     int64_t control_session_id;
     int64_t correlation_id;
     int32_t recording_count;
+    /* the OK of a stop request, sent once its recordings have stopped and the catalog holds their stop
+     * positions (README.md, "Recording and replay": a list_recording right after shows them); -1: none */
+    int64_t stop_reply_session_id;
+    int64_t stop_reply_correlation_id;
+    int64_t stop_reply_relevant_id;
 }
 aa_archive_recording_subscription_t;
 

@@ -265,6 +265,12 @@ int aa_archive_conductor_check_recordings(aa_archive_conductor_t *c)
             {
                 aa_subscription_close(rs->subscription);
             }
+            aa_archive_control_session_t *stopper = rs->stop_reply_correlation_id >= 0 ?
+                aa_archive_find_session(c, rs->stop_reply_session_id) : NULL;
+            if (NULL != stopper) /* its recordings stopped: the catalog has their stop positions */
+            {
+                aa_archive_send_ok(c, stopper, rs->stop_reply_correlation_id, rs->stop_reply_relevant_id);
+            }
             c->subscriptions[i] = c->subscriptions[--c->subscription_count];
             free(rs->original_channel);
             free(rs->stripped_channel);

@@ -183,6 +183,7 @@ static void aa_start_recording(aa_archive_conductor_t *c, aa_archive_control_ses
     rs->extend_recording_id = extend_recording_id;
     rs->control_session_id = s->id;
     rs->correlation_id = correlation_id;
+    rs->stop_reply_correlation_id = -1;
     rs->subscription_id = -1;
     rs->async_id = aa_client_async_add_subscription(c->client, subscribe, stream_id);
     if (rs->async_id < 0)
@@ -198,8 +199,23 @@ static void aa_start_recording(aa_archive_conductor_t *c, aa_archive_control_ses
     c->subscriptions[c->subscription_count++] = rs;
 }
 
-static void aa_stop_subscription(aa_archive_conductor_t *c, aa_archive_recording_subscription_t *rs)
+/* Stops a recording subscription's recordings; the OK of the request (s, correlation_id, relevant_id)
+ * goes once they have stopped and the catalog holds their stop positions (the conductor's duty cycle
+ * sends it as it lets the subscription go: aa_archive_lifecycles.c), or now when another stop
+ * request already waits for that. */
+static void aa_stop_subscription(aa_archive_conductor_t *c, aa_archive_recording_subscription_t *rs,
+    aa_archive_control_session_t *s, int64_t correlation_id, int64_t relevant_id)
 {
+    if (rs->stop_reply_correlation_id >= 0)
+    {
+        aa_archive_send_ok(c, s, correlation_id, relevant_id);
+    }
+    else
+    {
+        rs->stop_reply_session_id = s->id;
+        rs->stop_reply_correlation_id = correlation_id;
+        rs->stop_reply_relevant_id = relevant_id;
+    }
     rs->stop_requested = true;
     for (size_t i = 0; i < c->recording_count; i++)
     {
@@ -224,8 +240,7 @@ static void aa_on_stop_recording(aa_archive_conductor_t *c, aa_archive_control_s
     }
     else
     {
-        aa_stop_subscription(c, rs);
-        aa_archive_send_ok(c, s, req->correlation_id, 0);
+        aa_stop_subscription(c, rs, s, req->correlation_id, 0);
     }
     free(original);
     free(stripped);
@@ -239,8 +254,7 @@ static void aa_on_stop_recording_subscription(aa_archive_conductor_t *c, aa_arch
         aa_archive_recording_subscription_t *rs = c->subscriptions[i];
         if (rs->subscription_id == subscription_id && !rs->stop_requested)
         {
-            aa_stop_subscription(c, rs);
-            aa_archive_send_ok(c, s, correlation_id, 0);
+            aa_stop_subscription(c, rs, s, correlation_id, 0);
             return;
         }
     }
@@ -302,15 +316,20 @@ static void aa_on_stop_recording_by_identity(aa_archive_conductor_t *c, aa_archi
         aa_archive_send_ok(c, s, correlation_id, 0);
         return;
     }
+    bool replied = false;
     for (size_t i = 0; i < c->subscription_count; i++)
     {
-        if (c->subscriptions[i]->subscription_id == r->subscription_id)
+        if (c->subscriptions[i]->subscription_id == r->subscription_id && !replied)
         {
-            aa_stop_subscription(c, c->subscriptions[i]);
+            aa_stop_subscription(c, c->subscriptions[i], s, correlation_id, 1);
+            replied = true;
         }
     }
     aa_put_int32_release(&r->work.stop_requested, 1);
-    aa_archive_send_ok(c, s, correlation_id, 1);
+    if (!replied)
+    {
+        aa_archive_send_ok(c, s, correlation_id, 1);
+    }
 }
 
 static void aa_on_extend(aa_archive_conductor_t *c, aa_archive_control_session_t *s, int64_t correlation_id,

@@ -1,8 +1,9 @@
 /*
  * Columnar polling: whole messages of one image written straight into column buffers (the data
- * bytes back to back with Arrow's int32 offsets, the messages' start positions and reserved
- * values), so a caller can wrap them as Arrow arrays without an object per message. The Spark
- * source (aeron_async/spark/) reads replays through it.
+ * bytes back to back with Arrow's int32 offsets, the messages' positions, each message's end as
+ * Message.position (docs/spark.md, Reading), and reserved values), so a caller can wrap them as
+ * Arrow arrays without an object per message. The Spark source (aeron_async/spark/) reads replays
+ * through it.
  *
  * A message's fragments are copied one after the other into the data column, so a fragmented
  * message is reassembled in place, with no assembly buffer. The subscriber position is stored
@@ -150,7 +151,7 @@ int32_t aa_columns_poll(aa_image_t *image, aa_columns_t *columns)
             committed = term_begin + offset;
             if (!skipping)
             {
-                columns->positions[rows] = message_start;
+                columns->positions[rows] = committed; /* the message's end, as a polled message's position */
                 columns->reserved_values[rows] = reserved_value;
                 columns->offsets[rows + 1] = (int32_t)data_length;
                 rows++;

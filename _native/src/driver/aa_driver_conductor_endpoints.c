@@ -3,7 +3,9 @@
  * what this driver does not carry), and the send and receive channel endpoints (sockets) shared by
  * the publications and subscriptions of one channel (one canonical form), closed when the last one goes.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -245,6 +247,37 @@ void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_sen
         AA_CHANNEL_ENDPOINT_STATUS_CLOSING);
 }
 
+static int aa_conductor_sockaddr_port(const struct sockaddr_storage *address)
+{
+    return AF_INET == address->ss_family ? ntohs(((const struct sockaddr_in *)address)->sin_port) :
+        AF_INET6 == address->ss_family ? ntohs(((const struct sockaddr_in6 *)address)->sin6_port) : -1;
+}
+
+/* A bind refused (EADDRINUSE) because this very driver's receive endpoint of another form of the
+ * channel (`control=` added or dropped), whose last subscription closed just now, still holds the
+ * port: the error says so, and when it will be free, instead of blaming another socket. */
+static void aa_conductor_explain_own_closing_endpoint(aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp)
+{
+    if (udp->is_multicast || NULL == strstr(aa_errmsg(), strerror(EADDRINUSE)))
+    {
+        return;
+    }
+    int port = aa_conductor_sockaddr_port(&udp->remote_data);
+    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (endpoint->is_closing && port > 0 && aa_conductor_sockaddr_port(&endpoint->transport.bound_address) == port)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_CHANNEL_ENDPOINT_ERROR, "channel %s: its port %d is still held by this driver's "
+                "own receive endpoint of %s, whose last subscription closed just now: the endpoint closes once its "
+                "images have lingered and the receiver has let go of it, within about %" PRId64 " ms (twice the "
+                "driver's timer interval, AERON_TIMER_INTERVAL); add the subscription again after that",
+                udp->uri.text, port, endpoint->channel->canonical_form, 2 * conductor->ctx->timer_interval_ns / 1000000);
+            return;
+        }
+    }
+}
+
 /* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
  * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
@@ -320,6 +353,7 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     aa_loss_generator_settings_t loss = aa_conductor_loss_settings(conductor);
     if (aa_receive_channel_endpoint_create(&endpoint, *udp, &params, &loss, &conductor->services) < 0)
     {
+        aa_conductor_explain_own_closing_endpoint(conductor, *udp);
         return NULL;
     }
     *udp = NULL;
