@@ -244,14 +244,22 @@ def write_registrations(aeron_dir: str, before: set[tuple[int, str]]) -> None:
                 what = f"alias of {s.target}" if s.is_alias else (s.description or "registered by the driver")
                 lines.append(f"{kind.name}\t{s.name}\t{' '.join(what.split())}\n")
     path = os.path.join(aeron_dir, REGISTRATIONS_FILE)
+    # owner-only, or readable by the directory's group when the CnC file is (AERON_DIR_GROUP): never
+    # writable by anyone but the driver, and no link followed (docs/security.md, Files)
     try:
-        mode = os.stat(os.path.join(aeron_dir, "cnc.dat")).st_mode & 0o666
+        mode = os.stat(os.path.join(aeron_dir, "cnc.dat"), follow_symlinks=False).st_mode & 0o640
     except OSError:
         mode = 0o600
-    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    tmp = path + ".tmp"
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, mode | 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.writelines(lines)
-    os.replace(path + ".tmp", path)
+    os.replace(tmp, path)
 
 
 def read_registrations(aeron_dir: str) -> list[tuple[StrategyKind, str, str]]:
