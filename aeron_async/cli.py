@@ -166,15 +166,21 @@ def _cmd_errors(args: argparse.Namespace) -> int:
     from .monitor import CncReader
 
     try:
-        with CncReader(args.aeron_dir) as reader:
-            errors = reader.errors()
+        if args.archive_dir is not None:
+            from .archive.service import read_archive_mark
+
+            errors = [(e.observation_count, e.first_observation_ms, e.last_observation_ms, e.text)
+                      for e in read_archive_mark(args.archive_dir).errors]
+        else:
+            with CncReader(args.aeron_dir) as reader:
+                errors = [(e.count, e.first_ms, e.last_ms, e.text) for e in reader.errors()]
     except AeronError as exc:
         print(f"aeron-async errors: {exc}", file=sys.stderr)
         return 1
-    for e in errors:
-        first = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.first_ms / 1000))
-        last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_ms / 1000))
-        print(f"{e.count} observations from {first} to {last}:\n  {e.text}")
+    for count, first_ms, last_ms, text in errors:
+        first = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(first_ms / 1000))
+        last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last_ms / 1000))
+        print(f"{count} observations from {first} to {last}:\n  {text}")
     print(f"{len(errors)} distinct errors")
     return 0
 
@@ -314,8 +320,9 @@ def main(argv: list[str] | None = None) -> int:
 
     _add_module_commands(sub, ("stat", "exporter"))
 
-    p = sub.add_parser("errors", help="print a driver's distinct error log")
+    p = sub.add_parser("errors", help="print a driver's (or, with --archive-dir, an archive's) distinct error log")
     p.add_argument("--aeron-dir")
+    p.add_argument("--archive-dir", help="print this archive's error log (its archive-mark.dat) instead of a driver's")
     p.set_defaults(func=_cmd_errors)
 
     p = sub.add_parser("loss", help="print a driver's loss report (every image's loss, as Aeron's LossStat)")

@@ -150,6 +150,12 @@ def test_a_full_filesystem_under_a_driver_and_an_archive_is_an_error_not_a_crash
             assert any(text.startswith("could not add a recording to the catalog: no space left on "
                                        f"{root} for a ") and "archive catalog's next chunk" in text
                        for text in archive_errors), archive_errors
+            # the operator's view of the same log (docs/security.md: `aeron-async errors --archive-dir`)
+            listed = subprocess.run([sys.executable, "-m", "aeron_async", "errors", "--archive-dir", archive_dir],
+                                    capture_output=True, text=True, timeout=60)
+            assert listed.returncode == 0, listed.stderr
+            assert "archive catalog's next chunk" in listed.stdout, listed.stdout
+            assert f"{len(archive_errors)} distinct errors" in listed.stdout, listed.stdout
             assert client.ask("quit") == {"ok": True}
         finally:
             if client is not None:
