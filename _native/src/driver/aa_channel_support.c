@@ -88,9 +88,11 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "response-correlation-id", ALL, 0, NULL, "response channels are not supported by this driver yet" },
     { "response-endpoint", UDP, 0, NULL, "response channels are not supported by this driver yet" },
     /* timestamps written into DATA frames (media/aa_timestamps.h): by the sender, by the receiver, by the kernel */
-    { "channel-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL, "timestamps are written into UDP datagrams only" },
+    { "channel-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL,
+        "timestamps are written into UDP datagrams as a network subscription receives them; a spy reads the log as it is" },
     { "channel-snd-ts-offset", UDP_PUB, UDP_PUB, NULL, "timestamps are written into UDP datagrams only" },
-    { "media-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL, "timestamps are written into UDP datagrams only" },
+    { "media-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL,
+        "timestamps are written into UDP datagrams as a network subscription receives them; a spy reads the log as it is" },
     /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl,
      * which a multi-destination-cast publication receives status messages on; on a subscription, the
      * multi-destination-cast publisher's control address its status messages go to */
