@@ -52,6 +52,8 @@ int aa_receive_channel_endpoint_create(
     endpoint->params = *params;
     endpoint->services = services;
     endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
+    endpoint->has_receive_timestamps = aa_udp_channel_has_receive_timestamps(channel);
+    endpoint->timestamp_clock = aa_timestamps_realtime_ns;
     if (channel->has_explicit_control && !channel->is_multicast && !endpoint->is_multi_destination)
     {
         aa_uri_address_t parts;
@@ -101,6 +103,8 @@ int aa_receive_destination_create(
         AA_SET_ERR(ENOMEM, "%s", "out of memory creating a receive destination");
         return -1;
     }
+    /* the kernel's timestamps are the subscription channel's to ask for, on every destination's socket */
+    channel->media_rcv_timestamp_offset = endpoint->channel->media_rcv_timestamp_offset;
     if (aa_loss_generator_transport_open(
         &destination->transport, &destination->loss_bindings, channel, AA_UDP_TRANSPORT_ROLE_RECEIVE, loss) < 0)
     {
@@ -461,6 +465,13 @@ static void aa_receive_channel_endpoint_on_data(
         {
             aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_FRAMES_FROM_ANOTHER_SOURCE, 1);
             return;
+        }
+        if (endpoint->has_receive_timestamps && !is_heartbeat)
+        {
+            aa_timestamps_stamp_received(datagram->buffer, datagram->length,
+                endpoint->channel->channel_rcv_timestamp_offset, endpoint->timestamp_clock,
+                endpoint->timestamp_clock_clientd, endpoint->channel->media_rcv_timestamp_offset,
+                0 != datagram->media_rcv_timestamp_ns, datagram->media_rcv_timestamp_ns);
         }
         aa_publication_image_insert_packet(image, datagram->buffer, datagram->length, is_heartbeat, now_ns);
         return;

@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "media/aa_timestamps.h"
 #include "media/aa_udp_channel.h"
 #include "media/aa_udp_transport.h"
 #include "media/aa_loss_generator.h"
@@ -147,6 +148,11 @@ typedef struct aa_receive_channel_endpoint_stct
     /* Set at creation, then read-only. */
     bool is_multi_destination;           /* control-mode=manual: no socket of its own, destinations */
     bool is_control_named;               /* unicast control= names a host: re-resolved when silent */
+    /* channel-rcv-ts-offset= or media-rcv-ts-offset= (media/aa_timestamps.h): DATA datagrams are stamped
+     * before they are copied into the image; the clock is CLOCK_REALTIME unless a test stands in */
+    bool has_receive_timestamps;
+    aa_timestamps_clock_t timestamp_clock;
+    void *timestamp_clock_clientd;
 
     /* Conductor only. */
     int32_t refcnt;

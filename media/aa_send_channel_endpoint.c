@@ -41,6 +41,8 @@ int aa_send_channel_endpoint_create(
         endpoint->is_endpoint_named = NULL != value && 0 == aa_uri_parse_address("endpoint", value, false, false, &parts) &&
             !aa_name_resolver_is_literal(parts.host);
     }
+    endpoint->has_send_timestamps = AA_UDP_CHANNEL_TIMESTAMP_OFF != channel->channel_snd_timestamp_offset;
+    endpoint->timestamp_clock = aa_timestamps_realtime_ns;
     aa_udp_destination_tracker_init(&endpoint->destinations,
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == channel->control_mode, 0);
     *out = endpoint;
@@ -254,8 +256,24 @@ static int aa_send_channel_endpoint_send_to_destinations(
     return least;
 }
 
+/* channel-snd-ts-offset: one clock read for the batch, written in place (in the term buffer for DATA) */
+static void aa_send_channel_endpoint_apply_timestamps(
+    aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)
+{
+    int64_t now_ns = endpoint->timestamp_clock(endpoint->timestamp_clock_clientd);
+    for (size_t i = 0; i < count; i++)
+    {
+        aa_timestamps_stamp_sent(
+            datagrams[i].buffer, datagrams[i].length, endpoint->channel->channel_snd_timestamp_offset, now_ns);
+    }
+}
+
 int aa_send_channel_endpoint_send(aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagrams, size_t count)
 {
+    if (__builtin_expect(endpoint->has_send_timestamps, 0))
+    {
+        aa_send_channel_endpoint_apply_timestamps(endpoint, datagrams, count);
+    }
     if (endpoint->is_mdc && count > 0 && 0 == datagrams[0].addr_len)
     {
         int sent = aa_send_channel_endpoint_send_to_destinations(endpoint, datagrams, count);

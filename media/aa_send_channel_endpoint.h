@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "media/aa_timestamps.h"
 #include "media/aa_udp_channel.h"
 #include "media/aa_udp_transport.h"
 #include "media/aa_network_publication.h"
@@ -45,6 +46,11 @@ typedef struct aa_send_channel_endpoint_stct
     /* Set at creation, then read-only. */
     bool is_mdc;                          /* control-mode=dynamic or manual */
     bool is_endpoint_named;               /* unicast endpoint= names a host: re-resolved when silent */
+    /* channel-snd-ts-offset= (media/aa_timestamps.h): every datagram is stamped just before it leaves;
+     * the clock is CLOCK_REALTIME unless a test stands in */
+    bool has_send_timestamps;
+    aa_timestamps_clock_t timestamp_clock;
+    void *timestamp_clock_clientd;
 
     /* Conductor only. */
     int32_t refcnt;

@@ -188,7 +188,7 @@ static int aa_udp_channel_canonicalise(aa_udp_channel_t *channel)
     {
         return -1;
     }
-    if (channel->has_wildcard_port)
+    if (channel->has_unique_suffix)
     {
         if (channel->has_tag)
         {
@@ -201,6 +201,63 @@ static int aa_udp_channel_canonicalise(aa_udp_channel_t *channel)
     }
     snprintf(channel->canonical_form, sizeof(channel->canonical_form), "UDP-%s-%s%s", local, remote, suffix);
     return 0;
+}
+
+static int aa_udp_channel_timestamp_offset(const aa_uri_t *uri, const char *key, int32_t *offset)
+{
+    const char *text = aa_uri_find_param(uri, key);
+    *offset = AA_UDP_CHANNEL_TIMESTAMP_OFF;
+    if (NULL == text)
+    {
+        return 0;
+    }
+    if (0 == strcmp(text, "reserved"))
+    {
+        *offset = AA_UDP_CHANNEL_TIMESTAMP_RESERVED;
+        return 0;
+    }
+    int32_t value = 0;
+    if (aa_uri_get_int32(uri, key, &value) < 0 || value < 0)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "Invalid %s: %s; give a byte offset into the payload (>= 0) or "
+            "'reserved' (the header's reserved value)", key, text);
+        return -1;
+    }
+    *offset = value;
+    return 0;
+}
+
+/* Two stamps whose 8 bytes would overlap (C driver: aeron_udp_channel_verify_timestamp_offsets_do_not_overlap). */
+static int aa_udp_channel_check_overlap(int32_t a, const char *a_key, int32_t b, const char *b_key)
+{
+    if (AA_UDP_CHANNEL_TIMESTAMP_OFF != a && AA_UDP_CHANNEL_TIMESTAMP_OFF != b && abs(a - b) < (int32_t)sizeof(int64_t))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s and %s overlap; give offsets at least 8 bytes apart", a_key, b_key);
+        return -1;
+    }
+    return 0;
+}
+
+static int aa_udp_channel_read_timestamp_offsets(aa_udp_channel_t *channel)
+{
+    if (aa_udp_channel_timestamp_offset(&channel->uri, "media-rcv-ts-offset", &channel->media_rcv_timestamp_offset) < 0 ||
+        aa_udp_channel_timestamp_offset(&channel->uri, "channel-rcv-ts-offset", &channel->channel_rcv_timestamp_offset) < 0 ||
+        aa_udp_channel_timestamp_offset(&channel->uri, "channel-snd-ts-offset", &channel->channel_snd_timestamp_offset) < 0)
+    {
+        return -1;
+    }
+    return aa_udp_channel_check_overlap(channel->media_rcv_timestamp_offset, "media-rcv-ts-offset",
+            channel->channel_rcv_timestamp_offset, "channel-rcv-ts-offset") < 0 ||
+        aa_udp_channel_check_overlap(channel->media_rcv_timestamp_offset, "media-rcv-ts-offset",
+            channel->channel_snd_timestamp_offset, "channel-snd-ts-offset") < 0 ||
+        aa_udp_channel_check_overlap(channel->channel_rcv_timestamp_offset, "channel-rcv-ts-offset",
+            channel->channel_snd_timestamp_offset, "channel-snd-ts-offset") < 0 ? -1 : 0;
+}
+
+const char *aa_udp_channel_timestamp_offset_info(int32_t offset)
+{
+    return AA_UDP_CHANNEL_TIMESTAMP_OFF == offset ? "(not specified)" :
+        (AA_UDP_CHANNEL_TIMESTAMP_RESERVED == offset ? "(reserved)" : "");
 }
 
 static int aa_udp_channel_read_settings(aa_udp_channel_t *channel, const aa_udp_channel_defaults_t *defaults)
@@ -233,7 +290,7 @@ static int aa_udp_channel_read_settings(aa_udp_channel_t *channel, const aa_udp_
     }
     channel->has_tag = tags.has_channel_tag;
     channel->tag_id = tags.channel_tag;
-    return 0;
+    return aa_udp_channel_read_timestamp_offsets(channel);
 }
 
 static int aa_udp_channel_resolve(aa_udp_channel_t *channel, aa_name_resolver_t *resolver)
@@ -312,6 +369,13 @@ static int aa_udp_channel_resolve(aa_udp_channel_t *channel, aa_name_resolver_t 
 
     channel->has_wildcard_port = 0 == aa_udp_address_port(&channel->remote_data) ||
         (channel->has_explicit_control && 0 == aa_udp_address_port(&channel->local_control));
+    /* As Aeron's canonical form: a suffix (#<tag>, else a unique -<n>) only without endpoint= and control=,
+     * or with port 0 in either; never for a multicast group. So an ephemeral-port channel is shared only
+     * through its tag (reference wave 3, section 2). */
+    channel->has_unique_suffix = !channel->is_multicast &&
+        ((!channel->has_explicit_endpoint && !channel->has_explicit_control) ||
+        (channel->has_explicit_endpoint && 0 == aa_udp_address_port(&channel->remote_data)) ||
+        (channel->has_explicit_control && 0 == aa_udp_address_port(&channel->local_control)));
     return 0;
 }
 
@@ -395,4 +459,35 @@ void aa_udp_channel_delete(aa_udp_channel_t *channel)
 bool aa_udp_channel_equals(const aa_udp_channel_t *a, const aa_udp_channel_t *b)
 {
     return a == b || (NULL != a && NULL != b && 0 == strcmp(a->canonical_form, b->canonical_form));
+}
+
+static bool aa_udp_channel_is_wildcard(const aa_udp_channel_t *channel)
+{
+    return aa_udp_address_is_wildcard(&channel->remote_data) && 0 == aa_udp_address_port(&channel->remote_data) &&
+        aa_udp_address_is_wildcard(&channel->local_data) && 0 == aa_udp_address_port(&channel->local_data);
+}
+
+int aa_udp_channel_matches_tag(const aa_udp_channel_t *channel, const aa_udp_channel_t *endpoint_channel, bool *matches)
+{
+    *matches = false;
+    if (!channel->has_tag || !endpoint_channel->has_tag || channel->tag_id != endpoint_channel->tag_id)
+    {
+        return 0;
+    }
+    if (AA_UDP_CHANNEL_CONTROL_MODE_NONE != channel->control_mode && channel->control_mode != endpoint_channel->control_mode)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "matching tag %" PRId64 " has mismatched control-mode: %s <> %s",
+            channel->tag_id, channel->uri.text, endpoint_channel->uri.text);
+        return -1;
+    }
+    if (!aa_udp_channel_is_wildcard(channel) &&
+        (!aa_udp_address_equals(&channel->remote_data, &endpoint_channel->remote_data) ||
+        !aa_udp_address_equals(&channel->local_data, &endpoint_channel->local_data)))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "matching tag %" PRId64 " has mismatched endpoint or control: %s <> %s",
+            channel->tag_id, channel->uri.text, endpoint_channel->uri.text);
+        return -1;
+    }
+    *matches = true;
+    return 0;
 }

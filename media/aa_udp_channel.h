@@ -39,6 +39,12 @@
 /* "UDP-" + two addresses as written in the URI (at most 255 characters each) + "#<tag>" or "-<n>" */
 #define AA_UDP_CHANNEL_CANONICAL_FORM_MAX_LENGTH 560
 
+/* Timestamp offsets (reference wave 3, section 3): bytes from the payload start (frame + 32) where an
+ * int64 of epoch nanoseconds is written, AA_UDP_CHANNEL_TIMESTAMP_RESERVED for the header's reserved
+ * value (bytes 24-31), AA_UDP_CHANNEL_TIMESTAMP_OFF when the channel does not ask. */
+#define AA_UDP_CHANNEL_TIMESTAMP_OFF (-1)
+#define AA_UDP_CHANNEL_TIMESTAMP_RESERVED (-8)
+
 typedef enum aa_udp_channel_control_mode_enum
 {
     AA_UDP_CHANNEL_CONTROL_MODE_NONE,
@@ -66,8 +72,12 @@ typedef struct aa_udp_channel_stct
     bool has_explicit_interface;
     bool is_multicast;
     bool has_wildcard_port;
-    bool has_tag;
+    bool has_unique_suffix;             /* the canonical form ends in #<tag> or -<n> */
+    bool has_tag;                       /* tags=<channel tag>[,...]: endpoints match by it first */
     int64_t tag_id;
+    int32_t channel_snd_timestamp_offset;   /* channel-snd-ts-offset= (AA_UDP_CHANNEL_TIMESTAMP_*) */
+    int32_t channel_rcv_timestamp_offset;   /* channel-rcv-ts-offset= */
+    int32_t media_rcv_timestamp_offset;     /* media-rcv-ts-offset= */
     bool is_remote_unresolved;          /* endpoint= waits for its name: remote_data is a placeholder */
     aa_udp_channel_control_mode_t control_mode;
     struct sockaddr_storage remote_data;
@@ -93,5 +103,23 @@ int aa_udp_channel_parse(aa_udp_channel_t **channel, const char *uri, const aa_u
 void aa_udp_channel_delete(aa_udp_channel_t *channel);
 /* Channels with equal canonical forms share one receive endpoint. */
 bool aa_udp_channel_equals(const aa_udp_channel_t *a, const aa_udp_channel_t *b);
+
+/* Whether channel (a new publication's or subscription's) reaches the endpoint of endpoint_channel through
+ * its channel tag (reference wave 3, section 2; Aeron's aeron_udp_channel_matches_tag): both tagged
+ * with the same tag, the control mode unset or equal, and every address channel gives the wildcard or
+ * the endpoint's. Returns 0 with *matches, or -1 (no match) when the tag matches but the control mode
+ * ("matching tag N has mismatched control-mode") or an address ("... mismatched endpoint or control")
+ * differs. */
+int aa_udp_channel_matches_tag(const aa_udp_channel_t *channel, const aa_udp_channel_t *endpoint_channel, bool *matches);
+
+/* Whether the channel asks for any receive timestamp (channel-rcv-ts-offset=, media-rcv-ts-offset=). */
+static inline bool aa_udp_channel_has_receive_timestamps(const aa_udp_channel_t *channel)
+{
+    return AA_UDP_CHANNEL_TIMESTAMP_OFF != channel->channel_rcv_timestamp_offset ||
+        AA_UDP_CHANNEL_TIMESTAMP_OFF != channel->media_rcv_timestamp_offset;
+}
+
+/* "(not specified)", "(reserved)" or "": how an offset is shown in errors, as Aeron shows it. */
+const char *aa_udp_channel_timestamp_offset_info(int32_t offset);
 
 #endif

@@ -1,10 +1,12 @@
 #include <errno.h>
+#include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "media/aa_udp_transport.h"
@@ -173,6 +175,18 @@ static int aa_udp_socket_init(
     {
         goto error;
     }
+    /* media-rcv-ts-offset (reference wave 3, section 3): as the C driver, SO_TIMESTAMPNS for the kernel's
+     * software receive time and SO_TIMESTAMPING asking for hardware ones */
+    if (params->media_rcv_timestamps)
+    {
+        if (aa_udp_socket_option(transport, SOL_SOCKET, SO_TIMESTAMPNS, 1, "setsockopt(SO_TIMESTAMPNS)") < 0 ||
+            aa_udp_socket_option(transport, SOL_SOCKET, SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_HARDWARE,
+                "setsockopt(SO_TIMESTAMPING)") < 0)
+        {
+            goto error;
+        }
+        transport->media_rcv_timestamps = true;
+    }
     if (0 != params->destination.ss_family)
     {
         transport->destination = params->destination;
@@ -272,6 +286,71 @@ static int aa_udp_socket_send(
     return (int)sent;
 }
 
+/* A failed recvmmsg: nothing to read, or an error. */
+static int aa_udp_socket_recv_failed(aa_udp_transport_t *transport)
+{
+    if (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)
+    {
+        return 0;
+    }
+    if (ECONNREFUSED == errno)
+    {
+        transport->refused_datagrams++;
+        return 0;
+    }
+    return aa_udp_transport_error(transport, "recvmmsg", errno);
+}
+
+/* recvmmsg with a control buffer per datagram for SCM_TIMESTAMPNS (media-rcv-ts-offset); the plain path
+ * below stays as it is for every other transport. */
+static int aa_udp_socket_recv_timestamped(
+    aa_udp_transport_t *transport, struct mmsghdr *messages, aa_udp_datagram_t *datagrams, size_t n,
+    aa_udp_transport_recv_handler_t handler, void *clientd)
+{
+    union
+    {
+        char buffer[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    }
+    control[AA_UDP_TRANSPORT_MAX_BATCH];
+    for (size_t i = 0; i < n; i++)
+    {
+        messages[i].msg_hdr.msg_control = control[i].buffer;
+        messages[i].msg_hdr.msg_controllen = sizeof(control[i].buffer);
+    }
+    int rc = recvmmsg(transport->fd, messages, (unsigned int)n, MSG_DONTWAIT, NULL);
+    if (rc < 0)
+    {
+        return aa_udp_socket_recv_failed(transport);
+    }
+    int delivered = 0;
+    for (int i = 0; i < rc; i++)
+    {
+        if (0 != (messages[i].msg_hdr.msg_flags & MSG_TRUNC))
+        {
+            transport->truncated_datagrams++;
+            continue;
+        }
+        datagrams[i].media_rcv_timestamp_ns = 0;
+        for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&messages[i].msg_hdr); NULL != cmsg;
+            cmsg = CMSG_NXTHDR(&messages[i].msg_hdr, cmsg))
+        {
+            if (SOL_SOCKET == cmsg->cmsg_level && SCM_TIMESTAMPNS == cmsg->cmsg_type &&
+                CMSG_LEN(sizeof(struct timespec)) == cmsg->cmsg_len)
+            {
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(cmsg), sizeof(ts));
+                datagrams[i].media_rcv_timestamp_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+            }
+        }
+        datagrams[i].length = messages[i].msg_len;
+        datagrams[i].addr_len = messages[i].msg_hdr.msg_namelen;
+        handler(clientd, transport, &datagrams[i]);
+        delivered++;
+    }
+    return delivered;
+}
+
 static int aa_udp_socket_recv(
     const aa_udp_transport_bindings_t *self, aa_udp_transport_t *transport, aa_udp_datagram_t *datagrams, size_t count,
     aa_udp_transport_recv_handler_t handler, void *clientd)
@@ -289,6 +368,10 @@ static int aa_udp_socket_recv(
         messages[i].msg_hdr.msg_iovlen = 1;
         messages[i].msg_hdr.msg_name = &datagrams[i].address;
         messages[i].msg_hdr.msg_namelen = sizeof(datagrams[i].address);
+    }
+    if (transport->media_rcv_timestamps)
+    {
+        return aa_udp_socket_recv_timestamped(transport, messages, datagrams, n, handler, clientd);
     }
     int rc = recvmmsg(transport->fd, messages, (unsigned int)n, MSG_DONTWAIT, NULL);
     if (rc < 0)
@@ -338,6 +421,8 @@ void aa_udp_transport_params_from_channel(
     params->socket_sndbuf_length = channel->socket_sndbuf_length;
     params->multicast_ttl = channel->multicast_ttl;
     params->multicast_loop = true;
+    params->media_rcv_timestamps = AA_UDP_TRANSPORT_ROLE_RECEIVE == role &&
+        AA_UDP_CHANNEL_TIMESTAMP_OFF != channel->media_rcv_timestamp_offset;
     if (channel->is_multicast)
     {
         bool is_send = AA_UDP_TRANSPORT_ROLE_SEND == role;

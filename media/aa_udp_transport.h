@@ -42,6 +42,8 @@ typedef struct aa_udp_datagram_stct
     size_t capacity;                /* receive: room in buffer */
     struct sockaddr_storage address; /* send: destination (addr_len 0: the transport's default); receive: source */
     socklen_t addr_len;
+    /* receive, on a transport with media_rcv_timestamps: the kernel's receive time (epoch ns), 0 when none */
+    int64_t media_rcv_timestamp_ns;
 }
 aa_udp_datagram_t;
 
@@ -59,6 +61,7 @@ typedef struct aa_udp_transport_params_stct
     bool multicast_loop;
     int32_t socket_rcvbuf_length;               /* 0: OS default */
     int32_t socket_sndbuf_length;               /* 0: OS default */
+    bool media_rcv_timestamps;                  /* SO_TIMESTAMPNS: each datagram's kernel receive time */
 }
 aa_udp_transport_params_t;
 
@@ -101,6 +104,7 @@ struct aa_udp_transport_stct
     int32_t socket_sndbuf_length;
     uint64_t truncated_datagrams;               /* received datagrams longer than the buffer, dropped */
     uint64_t refused_datagrams;                 /* ECONNREFUSED seen while sending or receiving */
+    bool media_rcv_timestamps;                  /* receives read the kernel's timestamp (params) */
     void *clientd;                              /* for the owner (e.g. the receive channel endpoint) */
 };
 

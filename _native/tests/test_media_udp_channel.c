@@ -152,6 +152,92 @@ static void should_make_wildcard_channels_unique_unless_tagged(void)
     aa_udp_channel_delete(b);
 }
 
+/* Reference wave 3, section 2: the suffix only without endpoint= and control=, or with port 0 in either. */
+static void should_suffix_only_channels_without_addresses_or_with_port_zero(void)
+{
+    check_canonical("aeron:udp?control=127.0.0.1:40457", "UDP-127.0.0.1:40457-0.0.0.0:0");
+    check_canonical("aeron:udp?control=127.0.0.1:40457|tags=5", "UDP-127.0.0.1:40457-0.0.0.0:0");
+    check_canonical("aeron:udp?tags=7", "UDP-0.0.0.0:0-0.0.0.0:0#7");
+    check_canonical("aeron:udp?tags=7|endpoint=127.0.0.1:40456", "UDP-0.0.0.0:0-127.0.0.1:40456");
+    check_canonical("aeron:udp?tags=7|endpoint=224.0.1.1:0", "UDP-0.0.0.0:0-224.0.1.1:0");
+    check_canonical_prefix("aeron:udp?control=127.0.0.1:0|control-mode=dynamic", "UDP-127.0.0.1:0-0.0.0.0:0-");
+}
+
+static void check_tag_match(const char *uri, const char *endpoint_uri, int expected_rc, bool expected, const char *error)
+{
+    aa_udp_channel_t *channel = parse_ok(uri, NULL);
+    aa_udp_channel_t *endpoint = parse_ok(endpoint_uri, NULL);
+    bool matches = !expected;
+    int rc = aa_udp_channel_matches_tag(channel, endpoint, &matches);
+    if (rc != expected_rc || matches != expected || (NULL != error && NULL == strstr(aa_errmsg(), error)))
+    {
+        fprintf(stderr, "%s against %s: rc %d matches %d (%s)\n", uri, endpoint_uri, rc, matches, aa_errmsg());
+        AA_CHECK(0);
+    }
+    aa_udp_channel_delete(channel);
+    aa_udp_channel_delete(endpoint);
+}
+
+static void should_match_endpoints_by_channel_tag(void)
+{
+    const char *tagged = "aeron:udp?endpoint=127.0.0.1:40456|control=127.0.0.1:0|tags=1001";
+    check_tag_match("aeron:udp?tags=1001", tagged, 0, true, NULL);
+    check_tag_match("aeron:udp?tags=1001,7", tagged, 0, true, NULL);
+    check_tag_match("aeron:udp?endpoint=127.0.0.1:40456|control=127.0.0.1:0|tags=1001", tagged, 0, true, NULL);
+    check_tag_match("aeron:udp?tags=1002", tagged, 0, false, NULL);
+    check_tag_match("aeron:udp?endpoint=127.0.0.1:40456|control=127.0.0.1:0", tagged, 0, false, NULL);
+    check_tag_match("aeron:udp?tags=1001", "aeron:udp?endpoint=127.0.0.1:40456", 0, false, NULL);
+    check_tag_match("aeron:udp?tags=1001|control-mode=manual", tagged, -1, false,
+        "matching tag 1001 has mismatched control-mode: aeron:udp?tags=1001|control-mode=manual <> " );
+    check_tag_match("aeron:udp?tags=1001|endpoint=127.0.0.1:40999", tagged, -1, false,
+        "matching tag 1001 has mismatched endpoint or control: aeron:udp?tags=1001|endpoint=127.0.0.1:40999 <> ");
+    check_tag_match("aeron:udp?tags=9|control-mode=manual", "aeron:udp?tags=9|control-mode=manual", 0, true, NULL);
+}
+
+static void check_offsets(const char *uri, int32_t snd, int32_t rcv, int32_t media)
+{
+    aa_udp_channel_t *channel = parse_ok(uri, NULL);
+    AA_CHECK_EQ(channel->channel_snd_timestamp_offset, snd);
+    AA_CHECK_EQ(channel->channel_rcv_timestamp_offset, rcv);
+    AA_CHECK_EQ(channel->media_rcv_timestamp_offset, media);
+    aa_udp_channel_delete(channel);
+}
+
+static void check_channel_rejected(const char *uri, const char *error)
+{
+    aa_udp_channel_t *channel = NULL;
+    AA_CHECK_EQ(aa_udp_channel_parse(&channel, uri, NULL), -1);
+    if (NULL == strstr(aa_errmsg(), error))
+    {
+        fprintf(stderr, "%s: '%s' lacks '%s'\n", uri, aa_errmsg(), error);
+        AA_CHECK(0);
+    }
+}
+
+static void should_read_timestamp_offsets_and_refuse_overlaps(void)
+{
+    const char *endpoint = "aeron:udp?endpoint=127.0.0.1:40456|";
+    char uri[256];
+    check_offsets("aeron:udp?endpoint=127.0.0.1:40456", AA_UDP_CHANNEL_TIMESTAMP_OFF, AA_UDP_CHANNEL_TIMESTAMP_OFF,
+        AA_UDP_CHANNEL_TIMESTAMP_OFF);
+    snprintf(uri, sizeof(uri), "%schannel-snd-ts-offset=0|channel-rcv-ts-offset=8|media-rcv-ts-offset=reserved", endpoint);
+    check_offsets(uri, 0, 8, AA_UDP_CHANNEL_TIMESTAMP_RESERVED);
+    aa_udp_channel_t *stamped = parse_ok(uri, NULL);
+    aa_udp_channel_t *plain = parse_ok("aeron:udp?endpoint=127.0.0.1:40456|channel-snd-ts-offset=0", NULL);
+    AA_CHECK(aa_udp_channel_has_receive_timestamps(stamped));
+    AA_CHECK(!aa_udp_channel_has_receive_timestamps(plain));
+    aa_udp_channel_delete(stamped);
+    aa_udp_channel_delete(plain);
+    snprintf(uri, sizeof(uri), "%schannel-snd-ts-offset=0|channel-rcv-ts-offset=7", endpoint);
+    check_channel_rejected(uri, "channel-rcv-ts-offset and channel-snd-ts-offset overlap");
+    snprintf(uri, sizeof(uri), "%smedia-rcv-ts-offset=16|channel-rcv-ts-offset=20", endpoint);
+    check_channel_rejected(uri, "media-rcv-ts-offset and channel-rcv-ts-offset overlap");
+    snprintf(uri, sizeof(uri), "%smedia-rcv-ts-offset=reserved|channel-snd-ts-offset=reserved", endpoint);
+    check_channel_rejected(uri, "media-rcv-ts-offset and channel-snd-ts-offset overlap");
+    check_channel_rejected("aeron:udp?endpoint=127.0.0.1:40456|tags=10x", "could not parse channel tag string: 10x");
+    check_channel_rejected("aeron:udp?endpoint=127.0.0.1:40456|tags=-1", "could not parse channel tag string: -1");
+}
+
 static void should_compare_by_canonical_form(void)
 {
     aa_udp_channel_t *a = parse_ok("aeron:udp?endpoint=localhost:9090", NULL);
@@ -475,6 +561,9 @@ int main(void)
     AA_RUN(should_resolve_unicast_addresses);
     AA_RUN(should_canonicalise_unicast);
     AA_RUN(should_make_wildcard_channels_unique_unless_tagged);
+    AA_RUN(should_suffix_only_channels_without_addresses_or_with_port_zero);
+    AA_RUN(should_match_endpoints_by_channel_tag);
+    AA_RUN(should_read_timestamp_offsets_and_refuse_overlaps);
     AA_RUN(should_compare_by_canonical_form);
     AA_RUN(should_detect_multicast_and_derive_control);
     AA_RUN(should_resolve_interfaces_by_prefix);

@@ -99,7 +99,9 @@ static void should_reject_bad_values_when_parsing(void)
     check_rejected("aeron:ipc?max-resend=0", "1 to 256");
     check_rejected("aeron:ipc?max-resend=257", "1 to 256");
     check_rejected("aeron:ipc?group=maybe", "true, false or infer");
-    check_rejected("aeron:ipc?tags=abc", "channel tag");
+    check_rejected("aeron:ipc?tags=abc", "could not parse channel tag string: abc");
+    check_rejected("aeron:udp?endpoint=localhost:40123|tags=1001,x", "could not parse channel tag string: 1001,x");
+    check_rejected("aeron:udp?endpoint=localhost:40123|tags=-5", "could not parse channel tag string: -5");
     check_rejected("aeron:ipc?term-length=64k|pub-wnd=64k", "pub-wnd");
     check_rejected("aeron:ipc?mtu=8k|pub-wnd=4k", "at least the mtu");
     check_rejected("aeron:udp?endpoint=localhost", "host:port");

@@ -320,7 +320,6 @@ NOT_APPLIED = [
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc and spies only", "only tether=true"]),
     ("sub", "aeron:ipc?group=true", ["group=true", "sends no NAKs", "group=false or group=infer"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|response-endpoint=127.0.0.1:40998", ["response-endpoint", "response channels"]),
-    ("pub", "aeron:udp?endpoint=127.0.0.1:40999|tags=1001", ["tags=1001", "tagged channels"]),
     ("sub", "aeron:ipc?rejoin=false", ["rejoin=false", "only rejoin=true"]),
     ("sub", "aeron:ipc?reliable=false", ["reliable=false", "never has gaps"]),
     ("pub", "aeron:ipc?ssc=true", ["ssc=true", "only ssc=false"]),

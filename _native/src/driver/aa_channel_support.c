@@ -72,7 +72,10 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "group", SUB, UDP_SUB, aa_group_as_done, "an aeron:ipc or spy subscription sends no NAKs" },
     { "ssc", PUB, UDP_PUB, aa_false, "spies read network publications only; an aeron:ipc publication has none" },
     { "spies-simulate-connection", PUB, 0, aa_false, "the channel parameter is ssc=true" },
-    { "tags", ALL, 0, NULL, "tagged channels and entities (reference 7.1) are not supported by this driver yet" },
+    /* UDP: the channel tag finds the endpoint to share (media/aa_udp_channel.h); publications: the entity tag
+     * names the publication (log metadata entity_tag, session-id=tag:<n>); aeron:ipc channel tags are parsed
+     * only, as in Aeron's C driver */
+    { "tags", ALL, ALL, NULL, NULL },
     /* multicast and multi-destination-cast only: refused on other unicast channels when the channel is resolved */
     { "max-resend", UDP_PUB, UDP_PUB, NULL, NULL },
     { "untethered-window-limit-timeout", SUB, 0, NULL,
@@ -84,9 +87,12 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "stream-id", ALL, 0, NULL, "response channels and archive replays are not supported by this driver yet" },
     { "response-correlation-id", ALL, 0, NULL, "response channels are not supported by this driver yet" },
     { "response-endpoint", UDP, 0, NULL, "response channels are not supported by this driver yet" },
-    { "channel-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
-    { "channel-snd-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
-    { "media-rcv-ts-offset", ALL, 0, NULL, "this driver writes no timestamps into messages" },
+    /* timestamps written into DATA frames (media/aa_timestamps.h): by the sender, by the receiver, by the kernel */
+    { "channel-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL,
+        "timestamps are written into UDP datagrams as a network subscription receives them; a spy reads the log as it is" },
+    { "channel-snd-ts-offset", UDP_PUB, UDP_PUB, NULL, "timestamps are written into UDP datagrams only" },
+    { "media-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL,
+        "timestamps are written into UDP datagrams as a network subscription receives them; a spy reads the log as it is" },
     /* on a publication, the local address its socket binds (port 0: a free one), as Aeron's localControl,
      * which a multi-destination-cast publication receives status messages on; on a subscription, the
      * multi-destination-cast publisher's control address its status messages go to */

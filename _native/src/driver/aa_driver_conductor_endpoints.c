@@ -101,7 +101,7 @@ int aa_conductor_udp_channel(
             "remove endpoint= (dynamic: receivers subscribe with control=<this control address>; manual: "
             "add_destination)";
     }
-    else if (!is_mdc && !udp->has_explicit_endpoint)
+    else if (!is_mdc && !udp->has_explicit_endpoint && !udp->has_tag)
     {
         problem = "a UDP channel needs endpoint=host:port (or, for multi-destination-cast, "
             "control=host:port|control-mode=dynamic or control-mode=manual on a publication)";
@@ -129,7 +129,8 @@ int aa_conductor_udp_channel(
         *out = NULL;
         return -1;
     }
-    if (is_publication && !is_mdc && 0 == aa_udp_address_port(&udp->remote_data))
+    /* a tagged channel may take the address of the endpoint its tag finds (checked when none does) */
+    if (is_publication && !is_mdc && !udp->has_tag && 0 == aa_udp_address_port(&udp->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
@@ -179,24 +180,102 @@ int32_t aa_conductor_allocate_local_sockaddr_counter(
     return id;
 }
 
-/* The send endpoint of a channel: an open one with the same canonical form, else a new socket. Takes
- * ownership of *udp (NULL afterwards when the endpoint kept it). */
+/* The open send endpoint a publication channel shares (reference wave 3, section 2; Aeron's
+ * find_existing_send_channel_endpoint): a tagged channel first takes the endpoint with its tag (or
+ * fails on a mismatched control mode or address); a tagged channel that finds none must be complete
+ * enough to create one; otherwise the endpoint of the same canonical form, unless it carries another
+ * tag. Returns 0 with *found (NULL: none), or -1. */
+int aa_conductor_find_send_endpoint(
+    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_send_channel_endpoint_t **found)
+{
+    *found = NULL;
+    if (udp->has_tag)
+    {
+        for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+        {
+            aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+            bool matches = false;
+            if (endpoint->is_closing)
+            {
+                continue;
+            }
+            if (aa_udp_channel_matches_tag(udp, endpoint->channel, &matches) < 0)
+            {
+                return -1;
+            }
+            if (matches)
+            {
+                *found = endpoint;
+                return 0;
+            }
+        }
+        if (!udp->has_explicit_control && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL != udp->control_mode &&
+            !udp->has_explicit_endpoint)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "URI must have explicit control, endpoint, or be manual control-mode when original: channel=%s; no "
+                "send endpoint has tag %" PRId64 " yet: add a publication with endpoint=host:port|tags=%" PRId64
+                " first", udp->uri.text, udp->tag_id, udp->tag_id);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+    {
+        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
+        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, udp) &&
+            !(endpoint->channel->has_tag && udp->has_tag && endpoint->channel->tag_id != udp->tag_id))
+        {
+            *found = endpoint;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* A channel sharing an endpoint keeps its timestamp offsets (Aeron's words, then the fix). */
+static int aa_conductor_check_timestamp_offset(
+    const char *key, int32_t offset, int32_t existing, const aa_udp_channel_t *udp, const aa_udp_channel_t *endpoint)
+{
+    if (offset == existing)
+    {
+        return 0;
+    }
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+        "option conflicts with existing subscription: %s=%" PRId32 " %s existingChannel=%s channel=%s; give both "
+        "channels the same %s", key, offset, aa_udp_channel_timestamp_offset_info(offset), endpoint->uri.text,
+        udp->uri.text, key);
+    return -1;
+}
+
+/* The send endpoint of a channel: the open one aa_conductor_find_send_endpoint finds, else a new socket.
+ * Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
 {
     const char *channel = (*udp)->uri.text;
-    for (size_t i = 0; i < conductor->send_endpoints_count; i++)
+    aa_send_channel_endpoint_t *found = NULL;
+    if (aa_conductor_find_send_endpoint(conductor, *udp, &found) < 0)
     {
-        aa_send_channel_endpoint_t *endpoint = conductor->send_endpoints[i];
-        if (!endpoint->is_closing && aa_udp_channel_equals(endpoint->channel, *udp))
+        return NULL;
+    }
+    if (NULL != found)
+    {
+        if (aa_conductor_check_timestamp_offset("channel-snd-ts-offset", (*udp)->channel_snd_timestamp_offset,
+                found->channel->channel_snd_timestamp_offset, *udp, found->channel) < 0 ||
+            aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &found->channel->uri,
+                found->channel->canonical_form, aa_channel_send_endpoint_keys, "send endpoint") < 0)
         {
-            if (aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &endpoint->channel->uri,
-                endpoint->channel->canonical_form, aa_channel_send_endpoint_keys, "send endpoint") < 0)
-            {
-                return NULL;
-            }
-            return endpoint;
+            return NULL;
         }
+        return found;
+    }
+    const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == (*udp)->control_mode ||
+        AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == (*udp)->control_mode;
+    if (!is_mdc && 0 == aa_udp_address_port(&(*udp)->remote_data))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
+        return NULL;
     }
     if (AA_ARRAY_ENSURE(conductor->send_endpoints, aa_send_channel_endpoint_t *) < 0)
     {
@@ -278,38 +357,78 @@ static void aa_conductor_explain_own_closing_endpoint(aa_driver_conductor_t *con
     }
 }
 
-/* The receive endpoint of a subscription channel: an open one with the same canonical form, else a
+/* The receive endpoint a subscription channel shares, as aa_conductor_find_send_endpoint (Aeron's
+ * find_existing_receive_channel_endpoint): by tag first, then by canonical form unless it carries another
+ * tag. A closing endpoint is found too (its socket is still bound). */
+static int aa_conductor_find_receive_endpoint(
+    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_receive_channel_endpoint_t **found)
+{
+    *found = NULL;
+    for (size_t i = 0; udp->has_tag && i < conductor->receive_endpoints_count; i++)
+    {
+        bool matches = false;
+        if (aa_udp_channel_matches_tag(udp, conductor->receive_endpoints[i]->channel, &matches) < 0)
+        {
+            return -1;
+        }
+        if (matches)
+        {
+            *found = conductor->receive_endpoints[i];
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    {
+        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
+        if (aa_udp_channel_equals(endpoint->channel, udp) &&
+            !(endpoint->channel->has_tag && udp->has_tag && endpoint->channel->tag_id != udp->tag_id))
+        {
+            *found = endpoint;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* The receive endpoint of a subscription channel: the one aa_conductor_find_receive_endpoint finds, else a
  * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
 {
     const char *channel = (*udp)->uri.text;
     aa_driver_context_t *ctx = conductor->ctx;
-    for (size_t i = 0; i < conductor->receive_endpoints_count; i++)
+    aa_receive_channel_endpoint_t *found = NULL;
+    if (aa_conductor_find_receive_endpoint(conductor, *udp, &found) < 0)
     {
-        aa_receive_channel_endpoint_t *endpoint = conductor->receive_endpoints[i];
-        if (aa_udp_channel_equals(endpoint->channel, *udp))
+        return NULL;
+    }
+    if (NULL != found)
+    {
+        aa_receive_channel_endpoint_t *endpoint = found;
+        const aa_udp_channel_t *existing = endpoint->channel;
+        if (aa_conductor_check_timestamp_offset("media-rcv-ts-offset", (*udp)->media_rcv_timestamp_offset,
+                existing->media_rcv_timestamp_offset, *udp, existing) < 0 ||
+            aa_conductor_check_timestamp_offset("channel-rcv-ts-offset", (*udp)->channel_rcv_timestamp_offset,
+                existing->channel_rcv_timestamp_offset, *udp, existing) < 0 ||
+            aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &endpoint->channel->uri,
+            endpoint->channel->canonical_form, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
         {
-            if (aa_channel_check_shared(conductor->ctx, &(*udp)->uri, &endpoint->channel->uri,
-                endpoint->channel->canonical_form, aa_channel_receive_endpoint_keys, "receive endpoint") < 0)
+            return NULL;
+        }
+        if (endpoint->is_closing)
+        {
+            /* Closing, but its socket is still bound: take it back rather than fail to bind the
+             * port again. The receiver gets it back after the removal (its queue is in order). */
+            if (aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
             {
                 return NULL;
             }
-            if (endpoint->is_closing)
-            {
-                /* Closing, but its socket is still bound: take it back rather than fail to bind the
-                 * port again. The receiver gets it back after the removal (its queue is in order). */
-                if (aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
-                {
-                    return NULL;
-                }
-                endpoint->is_closing = false;
-                aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
-                aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, endpoint->local_sockaddr_counter_id),
-                    AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
-            }
-            return endpoint;
+            endpoint->is_closing = false;
+            aa_put_int64_release(endpoint->status, AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
+            aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, endpoint->local_sockaddr_counter_id),
+                AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
         }
+        return endpoint;
     }
     aa_receive_channel_endpoint_params_t params =
     {

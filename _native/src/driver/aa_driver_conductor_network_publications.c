@@ -25,9 +25,17 @@ void aa_conductor_link_spy(
     int64_t now_ns, int64_t now_ms)
 {
     if (NULL == link->spy_channel || AA_NETWORK_PUBLICATION_STATE_ACTIVE != pub->state ||
-        link->stream_id != pub->ids.stream_id || (link->has_session_id && link->session_id != pub->ids.session_id) ||
-        !aa_udp_channel_equals(pub->endpoint->channel, link->spy_channel) ||
-        NULL != aa_network_publication_find_spy(pub, link->registration_id))
+        link->stream_id != pub->ids.stream_id || NULL != aa_network_publication_find_spy(pub, link->registration_id))
+    {
+        return;
+    }
+    /* aeron-spy:aeron:udp?tags=T reads every publication of the stream whose send channel has tag T, whatever
+     * its canonical form and session (reference wave 3, section 2; Aeron's spy_subscription_link_matches) */
+    const aa_udp_channel_t *sent_on = pub->endpoint->channel;
+    const bool is_same_channel_tag = link->spy_channel->has_tag && sent_on->has_tag &&
+        link->spy_channel->tag_id == sent_on->tag_id;
+    if (!is_same_channel_tag && ((link->has_session_id && link->session_id != pub->ids.session_id) ||
+        !aa_udp_channel_equals(sent_on, link->spy_channel)))
     {
         return;
     }

@@ -128,6 +128,8 @@ typedef struct aa_publication_params_stct
     int32_t term_offset;
     bool has_session_id;
     int32_t session_id;
+    bool is_session_id_from_tag;    /* session-id=tag:<n>: copied from that publication, so not checked for use */
+    int64_t entity_tag;             /* tags=<channel tag>,<entity tag>; -1 when none (log metadata entity_tag) */
     int64_t linger_timeout_ns;
     int64_t term_window_length;
     bool sparse;
@@ -228,8 +230,12 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
  * without parsing it again, and rejects what this driver does not carry. */
 int aa_conductor_udp_channel(
     aa_driver_conductor_t *conductor, const aa_uri_t *uri, bool is_publication, aa_udp_channel_t **out);
-/* The endpoints of a channel: an open one with the same canonical form (whose settings the channel must
- * repeat), else a new one that takes *udp (NULL afterwards). */
+/* The open send endpoint a channel shares: by its channel tag first, then by canonical form (reference
+ * wave 3, section 2). Returns 0 with *found (NULL: none), or -1 (a tag's mismatch, an incomplete channel). */
+int aa_conductor_find_send_endpoint(
+    aa_driver_conductor_t *conductor, const aa_udp_channel_t *udp, aa_send_channel_endpoint_t **found);
+/* The endpoints of a channel: the open one it shares (by tag, else canonical form; the channel must repeat
+ * its settings and timestamp offsets), else a new one that takes *udp (NULL afterwards). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms);
 void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint);

@@ -87,6 +87,34 @@ static int64_t aa_conductor_term_window_length(int64_t configured, int32_t term_
     return 0 == configured ? half : (configured < half ? configured : half);
 }
 
+/* The network publication whose entity tag session-id=tag:<n> names, or NULL with Aeron's error. */
+static const aa_network_publication_t *aa_conductor_find_network_publication_by_tag(
+    aa_driver_conductor_t *conductor, const char *session_text)
+{
+    char *end = NULL;
+    errno = 0;
+    long long tag = strtoll(session_text + 4, &end, 10);
+    if (0 != errno || end == session_text + 4 || '\0' != *end)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "could not parse session-id=%s as int64_t in URI; give "
+            "session-id=tag:<entity tag of a network publication>", session_text);
+        return NULL;
+    }
+    for (size_t i = 0; i < conductor->network_publications_count; i++)
+    {
+        const aa_network_publication_t *p = conductor->network_publications[i];
+        aa_uri_tags_t tags;
+        if (AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && 1 == aa_uri_get_tags(p->channel, &tags) &&
+            tags.has_entity_tag && tags.entity_tag == tag)
+        {
+            return p;
+        }
+    }
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "session-id=%s must reference a network publication; no active "
+        "network publication of this driver has entity tag %lld (tags=<channel tag>,%lld)", session_text, tag, tag);
+    return NULL;
+}
+
 static int aa_conductor_parse_publication_params(
     aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_publication_params_t *params)
 {
@@ -94,6 +122,27 @@ static int aa_conductor_parse_publication_params(
     bool is_udp = AA_URI_MEDIA_UDP == uri->media;
     int64_t term_length = is_udp ? ctx->term_buffer_length : ctx->ipc_term_buffer_length;
     int64_t mtu = is_udp ? ctx->mtu_length : ctx->ipc_mtu_length;
+    aa_uri_tags_t tags;
+    if (aa_uri_get_tags(uri, &tags) < 0)
+    {
+        return -1;
+    }
+    params->entity_tag = tags.has_entity_tag ? tags.entity_tag : -1;
+    /* session-id=tag:<n> (reference wave 3, section 2, the C driver): the session id, mtu and term length of
+     * the network publication with entity tag n; term-length= and mtu= may still say otherwise */
+    const char *session_text = aa_uri_find_param(uri, "session-id");
+    if (NULL != session_text && 0 == strncmp(session_text, "tag:", 4))
+    {
+        const aa_network_publication_t *tagged = aa_conductor_find_network_publication_by_tag(conductor, session_text);
+        if (NULL == tagged)
+        {
+            return -1;
+        }
+        params->is_session_id_from_tag = true;
+        params->session_id = tagged->ids.session_id;
+        term_length = tagged->ids.term_length;
+        mtu = tagged->ids.mtu_length;
+    }
     params->linger_timeout_ns = ctx->publication_linger_timeout_ns;
     params->sparse = ctx->term_buffer_sparse_file;
     params->signal_eos = true;
@@ -143,12 +192,19 @@ static int aa_conductor_parse_publication_params(
         params->term_window_length = publication_window;
     }
 
-    int rc_session = aa_uri_get_int32(uri, "session-id", &params->session_id);
-    if (rc_session < 0)
+    if (params->is_session_id_from_tag)
     {
-        return -1;
+        params->has_session_id = true;
     }
-    params->has_session_id = 1 == rc_session;
+    else
+    {
+        int rc_session = aa_uri_get_int32(uri, "session-id", &params->session_id);
+        if (rc_session < 0)
+        {
+            return -1;
+        }
+        params->has_session_id = 1 == rc_session;
+    }
     if (is_udp && aa_flow_control_strategy_select_with_defaults(
         false, aa_uri_find_param(uri, "fc"), ctx->unicast_flow_control_strategy, NULL, &params->flow_control) < 0)
     {
@@ -239,6 +295,7 @@ aa_logbuffer_init_params_t aa_conductor_publication_log_params(
         .group = false,
         .spies_simulate_connection = params->spies_simulate_connection,
         .max_resend = AA_MAX_RESEND_DEFAULT,
+        .entity_tag = params->entity_tag,
     };
     return init;
 }
@@ -316,13 +373,18 @@ static int aa_conductor_apply_group_params(
 }
 
 /* The live publication a non-exclusive one joins: not exclusive, the same stream, the same channel
- * (IPC; UDP: its send endpoint's canonical form) and session-id= when given. Sets *ipc or *network
+ * (IPC; UDP: the send endpoint the channel shares, by tag or canonical form) and session-id= when given. Sets *ipc or *network
  * (neither: none to join) and returns 0, or -1 when the channel asks for other settings than the
  * publication keeps: term-length and mtu as resolved, the rest compared on both parsed channels. */
 static int aa_conductor_find_shared_publication(
     aa_driver_conductor_t *conductor, int32_t stream_id, const aa_uri_t *uri, const aa_publication_params_t *params,
     const aa_udp_channel_t *udp, aa_ipc_publication_t **ipc, aa_network_publication_t **network)
 {
+    aa_send_channel_endpoint_t *endpoint = NULL;
+    if (NULL != udp && aa_conductor_find_send_endpoint(conductor, udp, &endpoint) < 0)
+    {
+        return -1;
+    }
     int32_t term_length = 0;
     int32_t mtu_length = 0;
     const aa_uri_t *existing = NULL;
@@ -343,7 +405,7 @@ static int aa_conductor_find_shared_publication(
     {
         aa_network_publication_t *p = conductor->network_publications[i];
         if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && p->ids.stream_id == stream_id &&
-            !p->endpoint->is_closing && aa_udp_channel_equals(p->endpoint->channel, udp) &&
+            NULL != endpoint && p->endpoint == endpoint &&
             (!params->has_session_id || params->session_id == p->ids.session_id))
         {
             *network = p;
@@ -419,7 +481,8 @@ int aa_conductor_on_add_publication(
         aa_conductor_find_shared_publication(conductor, stream_id, uri, &params, udp, &ipc, &network);
     if (0 == rc && NULL == ipc && NULL == network)
     {
-        if (params.has_session_id && aa_conductor_session_id_in_use(conductor, stream_id, params.session_id))
+        if (params.has_session_id && !params.is_session_id_from_tag &&
+            aa_conductor_session_id_in_use(conductor, stream_id, params.session_id))
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
                 "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, uri->text, params.session_id,

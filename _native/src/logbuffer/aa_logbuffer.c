@@ -87,7 +87,7 @@ void aa_logbuffer_metadata_init(aa_mapped_log_t *log, const aa_logbuffer_init_pa
     m->receiver_window_length = params->receiver_window_length;
     m->max_resend = params->max_resend;
     aa_logbuffer_fill_default_header(m->default_header, params->session_id, params->stream_id, params->initial_term_id);
-    m->entity_tag = 0;
+    m->entity_tag = params->entity_tag;
     m->response_correlation_id = -1;
     m->linger_timeout_ns = params->linger_timeout_ns;
     m->untethered_window_limit_timeout_ns = params->untethered_window_limit_timeout_ns;

@@ -271,6 +271,7 @@ typedef struct aa_logbuffer_init_params_stct
     bool group;
     bool spies_simulate_connection;
     int32_t max_resend;
+    int64_t entity_tag;       /* a publication's tags=<channel tag>,<entity tag> (Aeron: -1 when none) */
 }
 aa_logbuffer_init_params_t;
 

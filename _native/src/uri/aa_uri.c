@@ -350,6 +350,12 @@ int aa_uri_parse_address(
     return 0;
 }
 
+/* A tag: an unsigned decimal (reference wave 3, section 2: aeron_uri_parse_tag). */
+static bool aa_uri_text_to_tag(const char *text, int64_t *value)
+{
+    return '\0' != text[0] && strspn(text, "0123456789") == strlen(text) && aa_uri_text_to_int64(text, value);
+}
+
 static bool aa_uri_check_tags(const char *text, aa_uri_tags_t *tags)
 {
     char copy[AA_URI_MAX_VALUE_LENGTH];
@@ -359,21 +365,33 @@ static bool aa_uri_check_tags(const char *text, aa_uri_tags_t *tags)
     if (NULL != comma)
     {
         *comma = '\0';
-        if (!aa_uri_text_to_int64(comma + 1, &tags->entity_tag))
+        if ('\0' != comma[1])
         {
-            return false;
+            if (!aa_uri_text_to_tag(comma + 1, &tags->entity_tag))
+            {
+                return false;
+            }
+            tags->has_entity_tag = true;
         }
-        tags->has_entity_tag = true;
     }
     if ('\0' != copy[0])
     {
-        if (!aa_uri_text_to_int64(copy, &tags->channel_tag))
+        if (!aa_uri_text_to_tag(copy, &tags->channel_tag))
         {
             return false;
         }
         tags->has_channel_tag = true;
     }
     return tags->has_channel_tag || tags->has_entity_tag;
+}
+
+/* Aeron's words first (aeron_udp_channel.c), then the accepted form. */
+static int aa_uri_tags_error(const char *channel, const char *value)
+{
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+        "could not parse channel tag string: %s; channel %s: expected tags=<channel tag>[,<entity tag>] as unsigned "
+        "integers (e.g. tags=1001 or tags=1001,7)", value, channel);
+    return -1;
 }
 
 int aa_uri_get_tags(const aa_uri_t *uri, aa_uri_tags_t *tags)
@@ -386,7 +404,7 @@ int aa_uri_get_tags(const aa_uri_t *uri, aa_uri_tags_t *tags)
     }
     if (!aa_uri_check_tags(text, tags))
     {
-        return aa_uri_bad_value("tags", text, "<channel tag>[,<entity tag>] as integers (e.g. tags=1001 or tags=1001,7)");
+        return aa_uri_tags_error(uri->text, text);
     }
     return 1;
 }
@@ -559,8 +577,7 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
             return aa_uri_text_is_one_of(value, groups) ? 0 : aa_uri_value_error(channel, key, value, "true, false or infer");
 
         case AA_URI_VALUE_TAGS:
-            return aa_uri_check_tags(value, &tags) ?
-                0 : aa_uri_value_error(channel, key, value, "<channel tag>[,<entity tag>] as integers (e.g. tags=1001 or tags=1001,7)");
+            return aa_uri_check_tags(value, &tags) ? 0 : aa_uri_tags_error(channel, value);
 
         case AA_URI_VALUE_MAX_RESEND:
             return aa_uri_text_in_range(value, 1, 256, &v) ? 0 : aa_uri_value_error(channel, key, value, "an integer from 1 to 256");
