@@ -22,6 +22,7 @@ from .client import (
     Message,
     OfferResult,
     Publication,
+    PublicationErrorFrame,
     Subscription,
 )
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
@@ -122,6 +123,7 @@ __all__ = (
     "NameResolverParams",
     "OfferResult",
     "Publication",
+    "PublicationErrorFrame",
     "RegistrationError",
     "StatusMessage",
     "StorageSpaceError",

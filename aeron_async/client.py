@@ -136,7 +136,7 @@ class Aeron(ClosedOnExit):
     """
 
     __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "_forked_from",
-                 "_counters_reader", "__weakref__")
+                 "_counters_reader", "on_publication_error", "__weakref__")
 
     def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
         self._ptr = ptr
@@ -147,6 +147,8 @@ class Aeron(ClosedOnExit):
         self._resources: list[Publication | Subscription | Counter] = []
         self._forked_from = 0
         self._counters_reader: CountersReader | None = None
+        # called by poll_publication_errors (Aeron's publicationErrorFrameHandler)
+        self.on_publication_error: Callable[[PublicationErrorFrame], None] | None = None
         _live_clients.add(self)
 
     @classmethod
@@ -334,6 +336,27 @@ class Aeron(ClosedOnExit):
         if rc < 0:
             raise last_error(RegistrationError)
         return True
+
+    # ---- publication errors (aeron-wave3.md 4.2) ----
+
+    def poll_publication_errors(self) -> list[PublicationErrorFrame]:
+        """The publication errors of this client's publications since the last call, oldest first:
+        a receiver rejected one of their images (`Image.reject`; its ERR frame, or an IPC reject). Each is
+        handed to `on_publication_error` (Aeron's publication error frame handler) when that is set, in
+        the calling thread; the list is returned too. The client keeps the last 64 between calls."""
+        ptr = self._checked_ptr()
+        frames: list[PublicationErrorFrame] = []
+        out = ffi.new("aa_publication_error_info_t[16]")
+        while True:
+            n = lib.aa_client_take_publication_errors(ptr, out, 16, ffi.NULL)
+            frames.extend(PublicationErrorFrame._from_native(out[i]) for i in range(n))
+            if n < 16:
+                break
+        handler = self.on_publication_error
+        if handler is not None:
+            for frame in frames:
+                handler(frame)
+        return frames
 
     # ---- counters ----
 
@@ -615,6 +638,52 @@ class ExclusivePublication(Publication):
 
     __slots__ = ()
 
+    def revoke(self) -> None:
+        """Close the publication and have the driver end its stream at once where the publisher is,
+        without draining (Aeron's `revoke`, aeron-wave3.md 4.1): every subscriber's image goes
+        unavailable with `Image.is_publication_revoked` true, and what they had not received is lost."""
+        self.revoke_on_close()
+        self.close()
+
+    def revoke_on_close(self) -> None:
+        """Make `close` revoke the publication (see `revoke`), as Aeron's `revokeOnClose`."""
+        check(lib.aa_publication_set_revoke_on_close(self._checked(), True))
+
+
+class PublicationErrorFrame:
+    """A receiver's rejection of a publication's image (Aeron's PublicationErrorFrame): the
+    publication (`registration_id`), its session and stream, the receiver (`receiver_id`, -1 for IPC),
+    its group tag (-1: none), where it came from (`source_address` "host:port"; IPC: 127.0.0.1:0), the
+    error code (13, IMAGE_REJECTED) and the reason given to `Image.reject` (`error_message`)."""
+
+    __slots__ = ("registration_id", "destination_registration_id", "session_id", "stream_id", "receiver_id",
+                 "group_tag", "source_address", "error_code", "error_message")
+
+    def __init__(self, registration_id: int, destination_registration_id: int, session_id: int, stream_id: int,
+                 receiver_id: int, group_tag: int, source_address: str, error_code: int, error_message: str) -> None:
+        self.registration_id = registration_id
+        self.destination_registration_id = destination_registration_id
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self.receiver_id = receiver_id
+        self.group_tag = group_tag
+        self.source_address = source_address
+        self.error_code = error_code
+        self.error_message = error_message
+
+    @classmethod
+    def _from_native(cls, info: Any) -> PublicationErrorFrame:
+        host = ffi.string(info.source_address).decode()
+        return cls(info.registration_id, info.destination_registration_id, info.session_id, info.stream_id,
+                   info.receiver_id, info.group_tag, f"[{host}]:{info.source_port}" if ":" in host
+                   else f"{host}:{info.source_port}", info.error_code,
+                   ffi.string(info.error_text).decode("utf-8", "replace"))
+
+    def __repr__(self) -> str:
+        return (f"<PublicationErrorFrame registration_id={self.registration_id} session={self.session_id} "
+                f"stream={self.stream_id} from={self.source_address} code={self.error_code} "
+                f"message={self.error_message!r}>")
+
 
 class BufferClaim:
     """A claimed frame in the log: write into `data`, then `commit()` (or `abort()`)."""
@@ -706,6 +775,28 @@ class Image:
     @property
     def end_of_stream_position(self) -> int:
         return lib.aa_image_end_of_stream_position(self._checked())
+
+    @property
+    def is_publication_revoked(self) -> bool:
+        """Its publication was revoked (`ExclusivePublication.revoke`): the stream ended early."""
+        return bool(lib.aa_image_is_publication_revoked(self._checked()))
+
+    def async_reject(self, reason: str) -> int:
+        """Start rejecting this image (see `reject`); returns a correlation id for `Aeron.poll_destination`."""
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, not {type(reason).__name__}")
+        return check(lib.aa_image_async_reject(self._checked(), reason.encode()), InvalidArgumentError)
+
+    def reject(self, reason: str) -> None:
+        """Reject this image (Aeron's `Image.reject`, aeron-wave3.md 4.2): the driver drops its data from
+        now on and tells the publisher (its `on_publication_error`, with `reason`); the image goes
+        unavailable at its liveness timeout (IPC: at once, for every subscriber, for an image liveness
+        timeout). Not permanent: the publication may come back as a new image. Returns once the driver
+        applied it. Raises InvalidArgumentError for a spy's image ("spies can not reject images") and a
+        reason over 1023 bytes, RegistrationError when the driver no longer has the image."""
+        correlation_id = self.async_reject(reason)
+        client = self._subscription._client
+        client._await_registration(lambda: client.poll_destination(correlation_id))
 
     def _park(self) -> None:
         """Have the subscription's notify fd (aeron_async.aio) written when this image has data."""
