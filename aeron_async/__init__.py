@@ -22,9 +22,9 @@ from .client import (
     Message,
     OfferResult,
     Publication,
-    PublicationErrorFrame,
     Subscription,
 )
+from .publication_errors import PublicationErrorFrame
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from ._stop import cancel_on_signals
 from .context import DriverContext

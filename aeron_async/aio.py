@@ -45,13 +45,13 @@ from .client import (
     Image,
     Message,
     Publication,
-    PublicationErrorFrame,
     Subscription,
     check_wake_spin,
 )
 from .context import DriverContext
 from .counters import Counter, CountersReader
 from .driver import MediaDriver
+from .publication_errors import PublicationErrorFrame
 from .errors import (
     AeronError,
     ClientTimeoutError,

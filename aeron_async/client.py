@@ -19,6 +19,7 @@ from . import _speedups
 from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
+from .publication_errors import PublicationErrorFrame
 from .errors import (
     AeronError,
     ClientTimeoutError,
@@ -648,41 +649,6 @@ class ExclusivePublication(Publication):
     def revoke_on_close(self) -> None:
         """Make `close` revoke the publication (see `revoke`), as Aeron's `revokeOnClose`."""
         check(lib.aa_publication_set_revoke_on_close(self._checked(), True))
-
-
-class PublicationErrorFrame:
-    """A receiver's rejection of a publication's image (Aeron's PublicationErrorFrame): the
-    publication (`registration_id`), its session and stream, the receiver (`receiver_id`, -1 for IPC),
-    its group tag (-1: none), where it came from (`source_address` "host:port"; IPC: 127.0.0.1:0), the
-    error code (13, IMAGE_REJECTED) and the reason given to `Image.reject` (`error_message`)."""
-
-    __slots__ = ("registration_id", "destination_registration_id", "session_id", "stream_id", "receiver_id",
-                 "group_tag", "source_address", "error_code", "error_message")
-
-    def __init__(self, registration_id: int, destination_registration_id: int, session_id: int, stream_id: int,
-                 receiver_id: int, group_tag: int, source_address: str, error_code: int, error_message: str) -> None:
-        self.registration_id = registration_id
-        self.destination_registration_id = destination_registration_id
-        self.session_id = session_id
-        self.stream_id = stream_id
-        self.receiver_id = receiver_id
-        self.group_tag = group_tag
-        self.source_address = source_address
-        self.error_code = error_code
-        self.error_message = error_message
-
-    @classmethod
-    def _from_native(cls, info: Any) -> PublicationErrorFrame:
-        host = ffi.string(info.source_address).decode()
-        return cls(info.registration_id, info.destination_registration_id, info.session_id, info.stream_id,
-                   info.receiver_id, info.group_tag, f"[{host}]:{info.source_port}" if ":" in host
-                   else f"{host}:{info.source_port}", info.error_code,
-                   ffi.string(info.error_text).decode("utf-8", "replace"))
-
-    def __repr__(self) -> str:
-        return (f"<PublicationErrorFrame registration_id={self.registration_id} session={self.session_id} "
-                f"stream={self.stream_id} from={self.source_address} code={self.error_code} "
-                f"message={self.error_message!r}>")
 
 
 class BufferClaim:
