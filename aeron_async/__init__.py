@@ -24,6 +24,7 @@ from .client import (
     Publication,
     Subscription,
 )
+from .publication_errors import PublicationErrorFrame
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from ._stop import cancel_on_signals
 from .context import DriverContext
@@ -122,6 +123,7 @@ __all__ = (
     "NameResolverParams",
     "OfferResult",
     "Publication",
+    "PublicationErrorFrame",
     "RegistrationError",
     "StatusMessage",
     "StorageSpaceError",

@@ -41,6 +41,7 @@ from .client import (
     DEFAULT_WAKE_SPIN,
     MAX_POSITION_EXCEEDED,
     Aeron,
+    ExclusivePublication,
     Image,
     Message,
     Publication,
@@ -50,7 +51,15 @@ from .client import (
 from .context import DriverContext
 from .counters import Counter, CountersReader
 from .driver import MediaDriver
-from .errors import AeronError, ClientTimeoutError, ClosedError, DriverNotFoundError, DriverTimeoutError
+from .publication_errors import PublicationErrorFrame
+from .errors import (
+    AeronError,
+    ClientTimeoutError,
+    ClosedError,
+    DriverNotFoundError,
+    DriverTimeoutError,
+    InvalidArgumentError,
+)
 
 # A task whose operations complete without waiting yields to the loop (and notices cancellation)
 # once per this many of them: the await cost is paid per batch, not per message.
@@ -348,6 +357,21 @@ class AsyncPublication(anyio.abc.ObjectSendStream[bytes]):
         self.publication.close()
         self._waker.close()
 
+    def revoke(self) -> None:
+        """Close an exclusive publication, revoking it (see `ExclusivePublication.revoke`): the stream ends
+        at once for every subscriber. Raises InvalidArgumentError for a concurrent publication."""
+        self.revoke_on_close()
+        self.close()
+
+    def revoke_on_close(self) -> None:
+        """Make `close` revoke this exclusive publication (see `ExclusivePublication.revoke_on_close`)."""
+        publication = self.publication
+        if not isinstance(publication, ExclusivePublication):
+            raise InvalidArgumentError(
+                f"publication {self.registration_id} is not exclusive: only an exclusive publication can be "
+                "revoked (add it with add_exclusive_publication)")
+        publication.revoke_on_close()
+
     async def aclose(self) -> None:
         self.close()
         await anyio.lowlevel.checkpoint()
@@ -560,6 +584,16 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
     def session_id(self) -> int:
         return self.image.session_id
 
+    @property
+    def is_publication_revoked(self) -> bool:
+        return self.image.is_publication_revoked
+
+    async def reject(self, reason: str) -> None:
+        """Reject this image (see `Image.reject`); returns once the driver applied it."""
+        image = self.image
+        client = self._owner.subscription._client
+        await _await_driver(client, lambda: image.async_reject(reason), client.poll_destination)
+
     def _poll(self, max_messages: int) -> list[Message]:
         return self.image.poll_messages(max_messages)
 
@@ -662,6 +696,24 @@ class AsyncAeron:
     def counters_reader(self) -> CountersReader:
         """A reader of the driver's counters (see `Aeron.counters_reader`)."""
         return self.client.counters_reader
+
+    @property
+    def on_publication_error(self) -> Callable[[PublicationErrorFrame], None] | None:
+        """Called with each `PublicationErrorFrame` by `poll_publication_errors` (see `Aeron`)."""
+        return self.client.on_publication_error
+
+    @on_publication_error.setter
+    def on_publication_error(self, handler: Callable[[PublicationErrorFrame], None] | None) -> None:
+        self.client.on_publication_error = handler
+
+    def poll_publication_errors(self) -> list[PublicationErrorFrame]:
+        """The publication errors since the last call, each handed to `on_publication_error` too
+        (see `Aeron.poll_publication_errors`); never waits."""
+        return self.client.poll_publication_errors()
+
+    async def reject_image(self, image: Image, reason: str) -> None:
+        """Reject an image of one of this client's subscriptions (see `Image.reject`)."""
+        await _await_driver(self.client, lambda: image.async_reject(reason), self.client.poll_destination)
 
     def _track(self, resource: _R) -> _R:
         self._resources = [r for r in self._resources if not r.is_closed]

@@ -19,6 +19,7 @@ from . import _speedups
 from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
+from .publication_errors import PublicationErrorFrame
 from .errors import (
     AeronError,
     ClientTimeoutError,
@@ -136,7 +137,7 @@ class Aeron(ClosedOnExit):
     """
 
     __slots__ = ("_ptr", "_lock", "_invoker", "aeron_dir", "driver_timeout", "_resources", "_forked_from",
-                 "_counters_reader", "__weakref__")
+                 "_counters_reader", "on_publication_error", "__weakref__")
 
     def __init__(self, ptr: Any, invoker: bool, driver_timeout: float) -> None:
         self._ptr = ptr
@@ -147,6 +148,8 @@ class Aeron(ClosedOnExit):
         self._resources: list[Publication | Subscription | Counter] = []
         self._forked_from = 0
         self._counters_reader: CountersReader | None = None
+        # called by poll_publication_errors (Aeron's publicationErrorFrameHandler)
+        self.on_publication_error: Callable[[PublicationErrorFrame], None] | None = None
         _live_clients.add(self)
 
     @classmethod
@@ -334,6 +337,27 @@ class Aeron(ClosedOnExit):
         if rc < 0:
             raise last_error(RegistrationError)
         return True
+
+    # ---- publication errors (aeron-wave3.md 4.2) ----
+
+    def poll_publication_errors(self) -> list[PublicationErrorFrame]:
+        """The publication errors of this client's publications since the last call, oldest first:
+        a receiver rejected one of their images (`Image.reject`; its ERR frame, or an IPC reject). Each is
+        handed to `on_publication_error` (Aeron's publication error frame handler) when that is set, in
+        the calling thread; the list is returned too. The client keeps the last 64 between calls."""
+        ptr = self._checked_ptr()
+        frames: list[PublicationErrorFrame] = []
+        out = ffi.new("aa_publication_error_info_t[16]")
+        while True:
+            n = lib.aa_client_take_publication_errors(ptr, out, 16, ffi.NULL)
+            frames.extend(PublicationErrorFrame._from_native(out[i]) for i in range(n))
+            if n < 16:
+                break
+        handler = self.on_publication_error
+        if handler is not None:
+            for frame in frames:
+                handler(frame)
+        return frames
 
     # ---- counters ----
 
@@ -615,6 +639,17 @@ class ExclusivePublication(Publication):
 
     __slots__ = ()
 
+    def revoke(self) -> None:
+        """Close the publication and have the driver end its stream at once where the publisher is,
+        without draining (Aeron's `revoke`, aeron-wave3.md 4.1): every subscriber's image goes
+        unavailable with `Image.is_publication_revoked` true, and what they had not received is lost."""
+        self.revoke_on_close()
+        self.close()
+
+    def revoke_on_close(self) -> None:
+        """Make `close` revoke the publication (see `revoke`), as Aeron's `revokeOnClose`."""
+        check(lib.aa_publication_set_revoke_on_close(self._checked(), True))
+
 
 class BufferClaim:
     """A claimed frame in the log: write into `data`, then `commit()` (or `abort()`)."""
@@ -706,6 +741,28 @@ class Image:
     @property
     def end_of_stream_position(self) -> int:
         return lib.aa_image_end_of_stream_position(self._checked())
+
+    @property
+    def is_publication_revoked(self) -> bool:
+        """Its publication was revoked (`ExclusivePublication.revoke`): the stream ended early."""
+        return bool(lib.aa_image_is_publication_revoked(self._checked()))
+
+    def async_reject(self, reason: str) -> int:
+        """Start rejecting this image (see `reject`); returns a correlation id for `Aeron.poll_destination`."""
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, not {type(reason).__name__}")
+        return check(lib.aa_image_async_reject(self._checked(), reason.encode()), InvalidArgumentError)
+
+    def reject(self, reason: str) -> None:
+        """Reject this image (Aeron's `Image.reject`, aeron-wave3.md 4.2): the driver drops its data from
+        now on and tells the publisher (its `on_publication_error`, with `reason`); the image goes
+        unavailable at its liveness timeout (IPC: at once, for every subscriber, for an image liveness
+        timeout). Not permanent: the publication may come back as a new image. Returns once the driver
+        applied it. Raises InvalidArgumentError for a spy's image ("spies can not reject images") and a
+        reason over 1023 bytes, RegistrationError when the driver no longer has the image."""
+        correlation_id = self.async_reject(reason)
+        client = self._subscription._client
+        client._await_registration(lambda: client.poll_destination(correlation_id))
 
     def _park(self) -> None:
         """Have the subscription's notify fd (aeron_async.aio) written when this image has data."""

@@ -62,6 +62,7 @@ class DriverContext(_options.NativeContext):
     counters_free_to_reuse_timeout: Duration | None = None
     untethered_window_limit_timeout: Duration | None = None
     untethered_resting_timeout: Duration | None = None
+    untethered_linger_timeout: Duration | None = None
     mdc_destination_timeout: Duration | None = None
     mdc_max_destinations: int | None = None
     sender_max_receivers: int | None = None

@@ -76,7 +76,7 @@ SYSTEM_COUNTER_NAMES: dict[int, str] = dict(enumerate((
     "sender_cycle_time_threshold_exceeded", "receiver_max_cycle_time_ns", "receiver_cycle_time_threshold_exceeded",
     "name_resolver_max_time_ns", "name_resolver_time_threshold_exceeded", "version", "bytes_currently_mapped",
     "retransmitted_bytes", "retransmit_overflow", "error_frames_received", "error_frames_sent",
-    "invalid_client_commands",
+    "publications_revoked", "publication_images_revoked", "images_rejected", "invalid_client_commands",
 )))
 SYSTEM_GAUGES = frozenset({22, 26, 28, 30, 32, 34, 35})
 SYSTEM_COUNTER_VERSION = 34

@@ -33,6 +33,16 @@ typedef enum aa_subscriber_state_enum
 }
 aa_subscriber_state_t;
 
+/* A stream's untethered timeouts (aeron-wave3.md 5): per stream, from the channel of the publication
+ * (IPC subscribers, spies), else the driver's. */
+typedef struct aa_untethered_timeouts_stct
+{
+    int64_t window_limit_ns;   /* behind the window this long: dropped (LINGER) */
+    int64_t linger_ns;         /* then lingering this long: RESTING */
+    int64_t resting_ns;        /* then resting this long: rejoins (ACTIVE) */
+}
+aa_untethered_timeouts_t;
+
 typedef struct aa_subscriber_position_stct
 {
     int64_t subscription_registration_id;
@@ -94,12 +104,13 @@ typedef struct aa_ipc_publication_stct
     int64_t clean_position;
     int64_t unblock_timeout_ns;
     int64_t linger_timeout_ns;
-    int64_t untethered_window_limit_timeout_ns;
-    int64_t untethered_resting_timeout_ns;
+    aa_untethered_timeouts_t untethered;
 
     aa_ipc_publication_state_t state;
     int64_t time_of_last_state_change_ns;
     int32_t refcnt;
+    /* rejected (aeron-wave3.md 4.2): no subscriber links until then; 0 when not cooling down */
+    int64_t reject_cool_down_deadline_ns;
 
     aa_subscriber_position_t *subscribers;
     size_t subscribers_count;

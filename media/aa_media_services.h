@@ -19,7 +19,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include "concurrent/aa_atomic.h"
 #include "concurrent/aa_loss_reporter.h"
@@ -27,6 +30,7 @@
 #include "concurrent/aa_system_counters.h"
 #include "util/aa_fs.h"
 #include "protocols/aa_udp_protocol.h"
+#include "protocols/aa_control_protocol.h"
 
 struct aa_receive_channel_endpoint_stct;
 
@@ -49,6 +53,11 @@ typedef struct aa_media_services_stct
      * endpoint fell silent (reference 8.3): ask the conductor to resolve it again; address is the one
      * in use. Queued, never blocks; NULL where there is no conductor (unit tests). */
     void (*request_re_resolution)(void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address);
+    /* An ERR frame from a receiver (or an IPC reject) for a publication: its clients are told
+     * (ON_PUBLICATION_ERROR, aeron-wave3.md 4.2). Any driver thread; copied and queued to the
+     * conductor, never blocks (dropped and counted when the queue is full); NULL where there is no
+     * conductor (unit tests). */
+    void (*on_publication_error)(void *clientd, const aa_publication_error_t *error, const uint8_t *text);
     /* The driver's host of flow control strategies that run off the sender (strategies written in
      * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
      * where there is none (unit tests). */
@@ -93,6 +102,34 @@ static inline void aa_media_services_request_re_resolution(
     if (NULL != services->request_re_resolution)
     {
         services->request_re_resolution(services->clientd, is_sender, endpoint, address);
+    }
+}
+
+/* ON_PUBLICATION_ERROR's address: type (1 IPv4, 2 IPv6), port and the raw address bytes. */
+static inline void aa_publication_error_set_address(aa_publication_error_t *message, const struct sockaddr_storage *address)
+{
+    if (AF_INET6 == address->ss_family)
+    {
+        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)address;
+        message->address_type = AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV6;
+        message->address_port = ntohs(a6->sin6_port);
+        memcpy(message->address, &a6->sin6_addr, 16);
+    }
+    else
+    {
+        const struct sockaddr_in *a4 = (const struct sockaddr_in *)address;
+        message->address_type = AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV4;
+        message->address_port = ntohs(a4->sin_port);
+        memcpy(message->address, &a4->sin_addr, 4);
+    }
+}
+
+static inline void aa_media_services_on_publication_error(
+    const aa_media_services_t *services, const aa_publication_error_t *error, const uint8_t *text)
+{
+    if (NULL != services->on_publication_error)
+    {
+        services->on_publication_error(services->clientd, error, text);
     }
 }
 

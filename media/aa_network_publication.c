@@ -175,6 +175,16 @@ void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_
     pub->time_of_last_snd_pos_change_ns = now_ns;
 }
 
+void aa_network_publication_revoke(aa_network_publication_t *pub, int64_t now_ns)
+{
+    aa_logbuffer_end_stream_at(pub->log.metadata, pub->pub_lmt, aa_network_publication_producer_position(pub));
+    aa_put_int32_release(&pub->is_revoked, 1);
+    aa_put_int32_release(&pub->is_end_of_stream, 1);
+    aa_logbuffer_set_connected(pub->log.metadata, false);
+    pub->state = AA_NETWORK_PUBLICATION_STATE_LINGER;
+    pub->time_of_last_state_change_ns = now_ns;
+}
+
 bool aa_network_publication_is_drained(aa_network_publication_t *pub)
 {
     int64_t producer_position = aa_network_publication_producer_position(pub);
@@ -256,8 +266,10 @@ static void aa_network_publication_set_connected(aa_network_publication_t *pub, 
 static void aa_network_publication_update_connected(aa_network_publication_t *pub)
 {
     aa_flow_control_strategy_t *fc = pub->flow_control;
-    aa_network_publication_set_connected(pub, (pub->has_receivers && fc->has_required_receivers(fc->state)) ||
-        (pub->spies_simulate_connection && 1 == aa_get_int32_acquire(&pub->has_spies)));
+    /* a revoked publication is never connected again (aeron-wave3.md 4.1) */
+    aa_network_publication_set_connected(pub, 0 == aa_get_int32_acquire(&pub->is_revoked) &&
+        ((pub->has_receivers && fc->has_required_receivers(fc->state)) ||
+        (pub->spies_simulate_connection && 1 == aa_get_int32_acquire(&pub->has_spies))));
 }
 
 static int aa_network_publication_send_one(aa_network_publication_t *pub, uint8_t *buffer, size_t length)
@@ -305,10 +317,16 @@ static int aa_network_publication_heartbeat_check(aa_network_publication_t *pub,
     }
     uint8_t frame[AA_DATA_HEADER_LENGTH];
     int32_t bits = pub->position_bits_to_shift;
-    bool end_of_stream = pub->signal_eos && 1 == aa_get_int32_acquire(&pub->is_end_of_stream);
+    /* a revoked stream's heartbeats carry EOS and REVOKED (flags 0xF0) whatever eos= says (aeron-wave3.md 4.1) */
+    bool revoked = 1 == aa_get_int32_acquire(&pub->is_revoked);
+    bool end_of_stream = revoked || (pub->signal_eos && 1 == aa_get_int32_acquire(&pub->is_end_of_stream));
     int32_t length = aa_udp_frame_encode_heartbeat(
         frame, sizeof(frame), aa_compute_term_offset_from_position(snd_pos, bits), pub->ids.session_id, pub->ids.stream_id,
         aa_compute_term_id_from_position(snd_pos, bits, pub->ids.initial_term_id), end_of_stream);
+    if (length > 0 && revoked)
+    {
+        frame[5] |= AA_DATA_HEADER_REVOKED_FLAG;
+    }
     if (length > 0 && 1 == aa_network_publication_send_one(pub, frame, (size_t)length))
     {
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_HEARTBEATS_SENT, 1);
@@ -681,5 +699,25 @@ void aa_network_publication_on_error(
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER, 1);
         return;
     }
+    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns);
     pub->flow_control->on_error(pub->flow_control->state, buffer, length, now_ns);
+    aa_udp_error_t error;
+    if (receiver->has_reported_error || aa_udp_frame_decode_error(buffer, length, &error) < 0)
+    {
+        return;
+    }
+    /* the clients hear of a receiver's first ERR only (aeron-wave3.md 4.2) */
+    receiver->has_reported_error = true;
+    aa_publication_error_t message;
+    memset(&message, 0, sizeof(message));
+    message.registration_id = pub->registration_id;
+    message.destination_registration_id = -1;
+    message.session_id = error.header.session_id;
+    message.stream_id = error.header.stream_id;
+    message.receiver_id = error.header.receiver_id;
+    message.group_tag = error.has_group_tag ? error.header.group_tag : -1;
+    aa_publication_error_set_address(&message, source);
+    message.error_code = error.header.error_code;
+    message.error_message_length = (int32_t)error.text_length;
+    aa_media_services_on_publication_error(pub->services, &message, error.text);
 }

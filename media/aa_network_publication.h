@@ -125,6 +125,7 @@ typedef struct aa_network_publication_stct
 
     /* Shared: the conductor sets is_end_of_stream, the sender sets the others. */
     volatile int32_t is_end_of_stream;
+    volatile int32_t is_revoked;          /* with is_end_of_stream: heartbeats carry REVOKED too */
     volatile int32_t has_received_unicast_eos;
     volatile int32_t has_sender_released;
 
@@ -148,6 +149,7 @@ typedef struct aa_network_publication_stct
     /* Conductor only. */
     aa_network_publication_state_t state;
     int32_t refcnt;
+    aa_untethered_timeouts_t untethered;   /* its spies' (aeron-wave3.md 5) */
     int64_t time_of_last_state_change_ns;
     int64_t clean_position;
     int64_t last_snd_pos;
@@ -175,6 +177,10 @@ int aa_network_publication_update_pub_pos_and_lmt(aa_network_publication_t *pub)
 bool aa_network_publication_check_for_blocked_publisher(aa_network_publication_t *pub, int64_t now_ns);
 /* Conductor: the last client link went away. The publisher limit stops at the producer position. */
 void aa_network_publication_begin_draining(aa_network_publication_t *pub, int64_t now_ns);
+/* Conductor: a revoked publication (aeron-wave3.md 4.1) ends its stream at the producer position now:
+ * the publisher limit stops there, the log reads not connected, the sender's heartbeats carry EOS and
+ * REVOKED, and it goes straight to LINGER. */
+void aa_network_publication_revoke(aa_network_publication_t *pub, int64_t now_ns);
 /* Conductor, DRAINING: true once everything was sent (or nobody listens); then sets the
  * end-of-stream flag the sender puts into its heartbeats. */
 bool aa_network_publication_is_drained(aa_network_publication_t *pub);

@@ -146,9 +146,26 @@ bool aa_publication_image_is_drained(aa_publication_image_t *image)
 
 /* ---- receiver ---- */
 
+void aa_publication_image_reject(aa_publication_image_t *image, const char *reason, size_t reason_length)
+{
+    if (0 != image->is_rejected)
+    {
+        return;
+    }
+    reason_length = reason_length < AA_REJECT_IMAGE_REASON_MAX_LENGTH ? reason_length : AA_REJECT_IMAGE_REASON_MAX_LENGTH;
+    memcpy(image->reject_reason, reason, reason_length);
+    image->reject_reason[reason_length] = '\0';
+    image->reject_reason_length = (int32_t)reason_length;
+    aa_put_int32_release(&image->is_rejected, 1);
+}
+
 void aa_publication_image_insert_packet(
     aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns)
 {
+    if (1 == aa_get_int32_acquire(&image->is_rejected))
+    {
+        return;   /* rejected: every later packet is dropped, heartbeats too (aeron-wave3.md 4.2) */
+    }
     aa_data_header_t header;
     memcpy(&header, buffer, sizeof(header));
     const aa_media_services_t *services = image->services;
@@ -177,6 +194,16 @@ void aa_publication_image_insert_packet(
         {
             image->has_end_of_stream_heartbeat = true;
             image->end_of_stream_position = position;
+        }
+        if (aa_udp_data_flags_is_revoked(header.frame_header.flags) && 0 == image->is_revoked)
+        {
+            /* aeron-wave3.md 4.1: the stream ends here, now; what was not received is lost (no NAKs) */
+            aa_logbuffer_set_publication_revoked(image->log.metadata);
+            aa_put_int64_release(&image->log.metadata->end_of_stream_position, position);
+            aa_put_int32_release(&image->is_revoked, 1);
+            aa_put_int32_release(&image->is_end_of_stream, 1);
+            aa_doorbell_ring(aa_logbuffer_doorbell(image->log.metadata));
+            aa_media_services_count(services, AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED, 1);
         }
     }
     else
@@ -283,6 +310,21 @@ static void aa_publication_image_send_status_message(aa_publication_image_t *ima
     }
 }
 
+/* A rejected image answers with an ERR frame where it would send a status message (aeron-wave3.md 4.2). */
+static void aa_publication_image_send_error(aa_publication_image_t *image)
+{
+    uint8_t frame[AA_ERROR_HEADER_LENGTH + AA_REJECT_IMAGE_REASON_MAX_LENGTH];
+    const aa_receive_channel_endpoint_params_t *endpoint_params = &image->endpoint->params;
+    int32_t length = aa_udp_frame_encode_error(
+        frame, sizeof(frame), image->ids.session_id, image->ids.stream_id, image->endpoint->receiver_id,
+        endpoint_params->has_group_tag ? &endpoint_params->group_tag : NULL, AA_ERROR_CODE_IMAGE_REJECTED,
+        image->reject_reason, (size_t)image->reject_reason_length);
+    if (length > 0 && aa_publication_image_send_control(image, frame, (size_t)length))
+    {
+        aa_media_services_count(image->services, AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT, 1);
+    }
+}
+
 /* An RTT measurement asking for a reply (REPLY flag), stamped with the receiver's clock (reference 1.8). */
 static void aa_publication_image_send_rttm(aa_publication_image_t *image, int64_t now_ns)
 {
@@ -349,7 +391,11 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     if (loss.send_nak)
     {
         aa_publication_image_report_loss(image, loss.length);
-        if (image->is_reliable)
+        if (1 == image->is_revoked)
+        {
+            /* a revoked stream is not repaired (aeron-wave3.md 4.1) */
+        }
+        else if (image->is_reliable)
         {
             aa_publication_image_send_nak(image, &loss);
         }
@@ -398,7 +444,14 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
     aa_receiver_window_sm_t sm;
     if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))
     {
-        aa_publication_image_send_status_message(image, &sm); /* feedback, no work of its own */
+        if (1 == aa_get_int32_acquire(&image->is_rejected))
+        {
+            aa_publication_image_send_error(image);
+        }
+        else
+        {
+            aa_publication_image_send_status_message(image, &sm); /* feedback, no work of its own */
+        }
     }
     if (aa_congestion_control_should_measure_rtt(&image->congestion_control, now_ns))
     {

@@ -37,6 +37,7 @@
 #include "protocols/aa_congestion_control.h"
 #include "protocols/aa_loss_detector.h"
 #include "protocols/aa_receiver_window.h"
+#include "protocols/aa_control_protocol.h"
 
 struct aa_receive_channel_endpoint_stct;
 struct aa_udp_transport_stct;
@@ -125,6 +126,11 @@ typedef struct aa_publication_image_stct
     /* Receiver -> conductor. */
     volatile int64_t time_of_last_packet_ns;
     volatile int32_t is_end_of_stream;
+    volatile int32_t is_revoked;   /* its publication was revoked (aeron-wave3.md 4.1): no drain */
+    /* Conductor -> receiver: rejected (aeron-wave3.md 4.2); the reason is written once, before the flag. */
+    volatile int32_t is_rejected;
+    int32_t reject_reason_length;
+    char reject_reason[AA_REJECT_IMAGE_REASON_MAX_LENGTH + 1];
     volatile int32_t has_receiver_released;
 
     /* Receiver only. */
@@ -213,5 +219,11 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
 /* Receiver: the answer (flags 0) to an RTT measurement this image sent: rtt = now - echo - delta. */
 void aa_publication_image_on_rttm_reply(
     aa_publication_image_t *image, int64_t echo_timestamp_ns, int64_t reception_delta_ns, int64_t now_ns);
+
+/* Conductor: REJECT_IMAGE (aeron-wave3.md 4.2). From now on the receiver drops every packet of the
+ * image (so it reaches its liveness timeout) and sends an ERR frame (IMAGE_REJECTED, the reason)
+ * instead of each status message, to every connection's control address. A second reject keeps the
+ * first reason. reason_length: at most AA_REJECT_IMAGE_REASON_MAX_LENGTH. */
+void aa_publication_image_reject(aa_publication_image_t *image, const char *reason, size_t reason_length);
 
 #endif

@@ -298,7 +298,9 @@ void aa_receive_channel_endpoint_remove_image(
     {
         session->state = AA_RECEIVE_SESSION_COOL_DOWN;
         session->image = NULL;
-        session->expiry_ns = now_ns + AA_RECEIVE_SESSION_COOL_DOWN_NS;
+        /* a rejected image's publisher may come back at once as a new image: reject is not permanent
+         * (aeron-wave3.md 4.2, the cool-down lifted on LINGER) */
+        session->expiry_ns = 1 == aa_get_int32_acquire(&image->is_rejected) ? now_ns : now_ns + AA_RECEIVE_SESSION_COOL_DOWN_NS;
     }
 }
 

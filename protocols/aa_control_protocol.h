@@ -5,6 +5,7 @@
 #ifndef AA_CONTROL_PROTOCOL_H
 #define AA_CONTROL_PROTOCOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define AA_COMMAND_ADD_PUBLICATION 0x01
@@ -21,6 +22,7 @@
 #define AA_COMMAND_ADD_RCV_DESTINATION 0x0C
 #define AA_COMMAND_REMOVE_RCV_DESTINATION 0x0D
 #define AA_COMMAND_TERMINATE_DRIVER 0x0E
+#define AA_COMMAND_REJECT_IMAGE 0x10
 
 #define AA_RESPONSE_ON_ERROR 0x0F01
 #define AA_RESPONSE_ON_AVAILABLE_IMAGE 0x0F02
@@ -32,6 +34,12 @@
 #define AA_RESPONSE_ON_COUNTER_READY 0x0F08
 #define AA_RESPONSE_ON_UNAVAILABLE_COUNTER 0x0F09
 #define AA_RESPONSE_ON_CLIENT_TIMEOUT 0x0F0A
+#define AA_RESPONSE_ON_PUBLICATION_ERROR 0x0F0C
+
+/* REMOVE_PUBLICATION's flags (aeron-wave3.md 4.1): revoke the publication (an exclusive one). */
+#define AA_REMOVE_PUBLICATION_FLAG_REVOKE ((uint64_t)0x1)
+/* The longest reason REJECT_IMAGE takes (aeron-wave3.md 4.2). */
+#define AA_REJECT_IMAGE_REASON_MAX_LENGTH 1023
 
 #pragma pack(push)
 #pragma pack(4)
@@ -57,6 +65,47 @@ typedef struct aa_remove_command_stct
     int64_t registration_id;
 }
 aa_remove_command_t;
+
+/* REMOVE_PUBLICATION with flags (Aeron 1.48): flags is read only when the command is this long. */
+typedef struct aa_remove_publication_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t registration_id;
+    uint64_t flags;
+}
+aa_remove_publication_command_t;
+
+/* REJECT_IMAGE (aeron-wave3.md 4.2): position is unused by Aeron's drivers and ours. */
+typedef struct aa_reject_image_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t image_correlation_id;
+    int64_t position;
+    int32_t reason_length;
+    /* ASCII reason follows */
+}
+aa_reject_image_command_t;
+
+/* ON_PUBLICATION_ERROR (aeron-wave3.md 4.2): an ERR frame (or an IPC reject) reached a publication. */
+typedef struct aa_publication_error_stct
+{
+    int64_t registration_id;
+    int64_t destination_registration_id;
+    int32_t session_id;
+    int32_t stream_id;
+    int64_t receiver_id;
+    int64_t group_tag;
+    int16_t address_type;
+    uint16_t address_port;
+    uint8_t address[16];
+    int32_t error_code;
+    int32_t error_message_length;
+    /* error text follows */
+}
+aa_publication_error_t;
+
+#define AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV4 1
+#define AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV6 2
 
 typedef struct aa_subscription_command_stct
 {
@@ -167,6 +216,11 @@ aa_client_timeout_t;
 #pragma pack(pop)
 
 _Static_assert(sizeof(aa_correlated_command_t) == 16, "correlated command is 16 bytes");
+_Static_assert(sizeof(aa_remove_publication_command_t) == 32, "remove publication with flags is 32 bytes");
+_Static_assert(sizeof(aa_reject_image_command_t) == 36, "reject image is 36 bytes before the reason");
+_Static_assert(offsetof(aa_publication_error_t, address_type) == 40, "address_type @40");
+_Static_assert(offsetof(aa_publication_error_t, error_code) == 60, "error_code @60");
+_Static_assert(sizeof(aa_publication_error_t) == 68, "publication error is 68 bytes before the text");
 _Static_assert(sizeof(aa_publication_buffers_ready_t) == 36, "publication ready is 36 bytes");
 _Static_assert(sizeof(aa_image_buffers_ready_t) == 32, "image ready is 32 bytes");
 _Static_assert(sizeof(aa_destination_command_t) == 28, "destination command is 28 bytes");

@@ -35,6 +35,7 @@ typedef struct aa_retransmit_receiver_stct
     int64_t time_of_last_sm_ns;
     int64_t budget_interval_start_ns;
     int64_t budget_used;                /* resent bytes charged in the current interval */
+    bool has_reported_error;            /* its first ERR frame reached the publication's clients */
 }
 aa_retransmit_receiver_t;
 

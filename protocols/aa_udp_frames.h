@@ -76,6 +76,12 @@ static inline bool aa_udp_data_flags_is_end_of_stream(uint8_t flags)
     return 0 != (flags & AA_DATA_HEADER_EOS_FLAG);
 }
 
+/* A revoked publication's end-of-stream heartbeat (flags 0xF0). */
+static inline bool aa_udp_data_flags_is_revoked(uint8_t flags)
+{
+    return 0 != (flags & AA_DATA_HEADER_EOS_FLAG) && 0 != (flags & AA_DATA_HEADER_REVOKED_FLAG);
+}
+
 /* The stream position of (term_id, term_offset) as reference 3 computes it (wrapping term count),
  * but defined for term ids before the initial term too: wire input can carry any term id, and
  * left-shifting the negative term count (as aa_compute_position does) is undefined behaviour. */

@@ -156,6 +156,23 @@ typedef struct aa_image_info_stct
 }
 aa_image_info_t;
 
+/* ON_PUBLICATION_ERROR (aeron-wave3.md 4.2): a receiver rejected the image of one of this client's
+ * publications (an ERR frame; IPC: a reject, receiver_id and group_tag -1, address 127.0.0.1). */
+typedef struct aa_publication_error_info_stct
+{
+    int64_t registration_id;
+    int64_t destination_registration_id;
+    int64_t receiver_id;
+    int64_t group_tag;
+    int32_t session_id;
+    int32_t stream_id;
+    int32_t error_code;
+    int32_t source_port;
+    char source_address[64];
+    char error_text[1024];
+}
+aa_publication_error_info_t;
+
 typedef struct aa_counter_info_stct
 {
     int64_t value;
@@ -404,6 +421,11 @@ void aa_publication_describe(aa_publication_t *pub, int64_t *registration_id, in
     int32_t *max_message_length, int32_t *max_payload_length, int32_t *term_length, int32_t *initial_term_id,
     int32_t *position_limit_counter_id);
 int aa_publication_close(aa_publication_t *pub);
+/* Revoke (aeron-wave3.md 4.1), exclusive publications only: closes at once and the driver ends the
+ * stream where the publisher is, without draining (subscribers' images go unavailable, what they had
+ * not received is lost). set_revoke_on_close makes a later close revoke. -1 for a concurrent one. */
+int aa_publication_revoke(aa_publication_t *pub);
+int aa_publication_set_revoke_on_close(aa_publication_t *pub, bool revoke);
 /* The id of the channel endpoint's status counter (snd-channel), -1 for IPC. */
 int32_t aa_publication_channel_status_id(aa_publication_t *pub);
 
@@ -456,6 +478,18 @@ int64_t aa_image_position(aa_image_t *image);
 bool aa_image_is_closed(aa_image_t *image);
 bool aa_image_is_end_of_stream(aa_image_t *image);
 int64_t aa_image_end_of_stream_position(aa_image_t *image);
+/* Its publication was revoked (aeron-wave3.md 4.1). */
+bool aa_image_is_publication_revoked(aa_image_t *image);
+/* Reject the image (aeron-wave3.md 4.2): its publisher is told and the image goes (a network one at
+ * its liveness timeout); returns a correlation id for aa_client_async_destination_poll, -1 with the
+ * error set (a spy's image: "spies can not reject images"; a reason over 1023 bytes). */
+int64_t aa_image_async_reject(aa_image_t *image, const char *reason);
+/* The publication errors of this client's publications since the last call, oldest first, at most
+ * max (the client keeps the last AA_PUBLICATION_ERRORS_KEPT; older ones are dropped and counted in
+ * *dropped when not NULL). */
+#define AA_PUBLICATION_ERRORS_KEPT 64
+int32_t aa_client_take_publication_errors(
+    aa_client_t *client, aa_publication_error_info_t *out, int32_t max, int64_t *dropped);
 void aa_image_describe(aa_image_t *image, aa_image_info_t *info);
 
 /* ---- async waiting: park, then wait for notify_fd (an eventfd) to become readable ----

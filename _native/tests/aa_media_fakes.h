@@ -49,6 +49,9 @@ typedef struct fake_services_stct
     int forgotten_mappings;
 
     int image_requests;
+    int publication_errors;                   /* on_publication_error calls, the last one below */
+    aa_publication_error_t last_publication_error;
+    char last_publication_error_text[1024];
     struct aa_receive_channel_endpoint_stct *last_request_endpoint;
     aa_setup_header_t last_request_setup;
     struct sockaddr_storage last_request_source;
@@ -82,6 +85,18 @@ static inline void fake_services_request_image(
     fake->last_request_source = *source;
 }
 
+static inline void fake_services_on_publication_error(
+    void *clientd, const aa_publication_error_t *error, const uint8_t *text)
+{
+    fake_services_t *fake = clientd;
+    fake->publication_errors++;
+    fake->last_publication_error = *error;
+    size_t length = (size_t)error->error_message_length < sizeof(fake->last_publication_error_text) - 1 ?
+        (size_t)error->error_message_length : sizeof(fake->last_publication_error_text) - 1;
+    memcpy(fake->last_publication_error_text, text, length);
+    fake->last_publication_error_text[length] = '\0';
+}
+
 static inline void fake_services_init(fake_services_t *fake)
 {
     memset(fake, 0, sizeof(*fake));
@@ -94,6 +109,7 @@ static inline void fake_services_init(fake_services_t *fake)
     fake->services.log_error = fake_services_log_error;
     fake->services.forget_mapping = fake_services_forget_mapping;
     fake->services.request_image = fake_services_request_image;
+    fake->services.on_publication_error = fake_services_on_publication_error;
 }
 
 static inline int64_t fake_count(const fake_services_t *fake, int counter)

@@ -291,6 +291,34 @@ static void should_send_a_heartbeat_after_100ms_without_data(void)
     fixture_close(&f);
 }
 
+/* Revoked (aeron-wave3.md 4.1): the stream ends at the producer position at once, the log reads not
+ * connected, and heartbeats carry EOS and REVOKED (0xF0) even on an eos=false channel. */
+static void should_end_a_revoked_stream_with_revoked_heartbeats(void)
+{
+    fixture_t f;
+    fixture_init_connected(&f, 0, T0 + 10 * MS);
+    f.pub->signal_eos = false;
+    append(&f, 100, 'a');
+    int64_t data_time = T0 + 20 * MS;
+    AA_CHECK(aa_network_publication_send(f.pub, data_time) > 0);
+    AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
+
+    aa_network_publication_revoke(f.pub, data_time + 1 * MS);
+    AA_CHECK_EQ(f.pub->state, AA_NETWORK_PUBLICATION_STATE_LINGER);
+    AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.pub->log.metadata), 160);
+    AA_CHECK_EQ(*f.pub->pub_lmt, 160);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
+    f.media.wire.sent_count = 0;
+    aa_network_publication_send(f.pub, data_time + 100 * MS);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
+    aa_data_header_t heartbeat = sent_data_header(&f, 0);
+    AA_CHECK_EQ(heartbeat.frame_header.flags, 0xF0);
+    AA_CHECK_EQ(heartbeat.term_offset, 160);
+    receive_sm(&f, 0, SESSION_ID, 160, RECEIVER_WINDOW, data_time + 101 * MS);
+    AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));   /* status messages do not connect it again */
+    fixture_close(&f);
+}
+
 static void should_retransmit_what_a_nak_asks_for_once_per_linger(void)
 {
     fixture_t f;
@@ -449,8 +477,21 @@ static void should_connect_only_with_the_group_min_size_of_receivers_and_count_t
     AA_CHECK_EQ(fc_receivers, 2);
     AA_CHECK(aa_logbuffer_is_connected(f.pub->log.metadata));
 
-    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more */
+    AA_CHECK_EQ(f.media.services.publication_errors, 0);
+
+    /* receiver 2 rejects the image (ERR with its id): gone at the next idle, not connected any more;
+     * its clients hear of it once (ON_PUBLICATION_ERROR, aeron-wave3.md 4.2), not at every ERR */
     receive(&f, err, err_length, T0 + 5 * MS);
+    AA_CHECK_EQ(f.media.services.publication_errors, 1);
+    AA_CHECK_EQ(f.media.services.last_publication_error.registration_id, 1);
+    AA_CHECK_EQ(f.media.services.last_publication_error.receiver_id, 2);
+    AA_CHECK_EQ(f.media.services.last_publication_error.group_tag, -1);
+    AA_CHECK_EQ(f.media.services.last_publication_error.session_id, SESSION_ID);
+    AA_CHECK_EQ(f.media.services.last_publication_error.error_code, 13);
+    AA_CHECK_EQ(f.media.services.last_publication_error.address_type, AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV4);
+    AA_CHECK(0 == strcmp(f.media.services.last_publication_error_text, "no"));
+    receive(&f, err, err_length, T0 + 5 * MS);
+    AA_CHECK_EQ(f.media.services.publication_errors, 1);
     aa_network_publication_send(f.pub, T0 + 6 * MS);
     AA_CHECK_EQ(fc_receivers, 1);
     AA_CHECK(!aa_logbuffer_is_connected(f.pub->log.metadata));
@@ -657,6 +698,7 @@ int main(void)
     AA_RUN(should_flag_end_of_stream_in_heartbeats_once_drained);
     AA_RUN(should_disconnect_when_no_status_message_came_for_the_connection_timeout);
     AA_RUN(should_connect_only_with_the_group_min_size_of_receivers_and_count_them);
+    AA_RUN(should_end_a_revoked_stream_with_revoked_heartbeats);
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
     AA_RUN(should_serve_a_group_with_a_retransmit_pool);
     AA_RUN(should_honour_naks_only_from_receivers_within_their_window_and_budget);

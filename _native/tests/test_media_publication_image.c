@@ -641,6 +641,77 @@ static void should_cool_a_removed_image_session_down_for_a_second(void)
     fixture_close(&f);
 }
 
+/* ---- revoked publications and rejected images (aeron-wave3.md 4.1, 4.2) ---- */
+
+/* A heartbeat with EOS and REVOKED (0xF0) ends the stream there at once: the log reads revoked with
+ * that end, the image is at end of stream (so the conductor lingers it without a drain), it is
+ * counted, and the gap before it is never NAKed. */
+static void should_end_a_revoked_stream_at_once_without_naks(void)
+{
+    fixture_t f;
+    fixture_init_with_a_gap(&f, true);
+    uint8_t frame[AA_DATA_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_heartbeat(frame, sizeof(frame), 480, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, true);
+    frame[5] |= AA_DATA_HEADER_REVOKED_FLAG;
+    AA_CHECK_EQ(frame[5], 0xF0);
+    receive(&f, frame, length, T0 + 2 * MS);
+
+    AA_CHECK(aa_logbuffer_is_publication_revoked(f.image->log.metadata));
+    AA_CHECK_EQ(aa_logbuffer_end_of_stream_position(f.image->log.metadata), 480);
+    AA_CHECK_EQ(f.image->is_revoked, 1);
+    AA_CHECK_EQ(f.image->is_end_of_stream, 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED), 1);
+    receive(&f, frame, length, T0 + 3 * MS);   /* counted once */
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED), 1);
+
+    f.media.wire.sent_count = 0;
+    aa_publication_image_track_rebuild(f.image, T0 + 10 * MS);
+    aa_publication_image_track_rebuild(f.image, T0 + 100 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_NAK), 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_NAK_MESSAGES_SENT), 0);
+    fixture_close(&f);
+}
+
+/* Rejected: every later packet is dropped (heartbeats too), each status message becomes an ERR frame
+ * (IMAGE_REJECTED, the reason) to the image's control address, and the session's cool-down is lifted
+ * when the image goes, so the publisher may come back as a new image. */
+static void should_send_error_frames_instead_of_status_messages_once_rejected(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    aa_publication_image_track_rebuild(f.image, T0);
+    receive_data(&f, SESSION_ID, 0, 'a', T0 + 1 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 132);
+
+    int64_t sms_before = fake_count(&f.media.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT);
+    aa_publication_image_reject(f.image, "not for us", strlen("not for us"));
+    aa_publication_image_reject(f.image, "second reason", strlen("second reason"));   /* the first stays */
+    receive_data(&f, SESSION_ID, 160, 'b', T0 + 2 * MS);
+    receive_heartbeat(&f, 320, false, T0 + 2 * MS);
+    AA_CHECK_EQ(f.rcv_hwm, 132);
+    AA_CHECK_EQ(f.image->time_of_last_packet_ns, T0 + 1 * MS);   /* so it reaches its liveness timeout */
+
+    f.media.wire.sent_count = 0;
+    aa_publication_image_track_rebuild(f.image, T0 + 2 * MS + SM_TIMEOUT_NS);
+    AA_CHECK_EQ(f.media.wire.sent_count, 1);
+    AA_CHECK_EQ(fake_wire_sent_type(&f.media.wire, 0), AA_HDR_TYPE_ERR);
+    AA_CHECK(aa_udp_address_equals(&f.media.wire.sent[0].address, &f.source));
+    aa_udp_error_t error;
+    AA_CHECK(0 == aa_udp_frame_decode_error(f.media.wire.sent[0].data, f.media.wire.sent[0].length, &error));
+    AA_CHECK_EQ(error.header.error_code, AA_ERROR_CODE_IMAGE_REJECTED);
+    AA_CHECK_EQ(error.header.session_id, SESSION_ID);
+    AA_CHECK_EQ(error.text_length, strlen("not for us"));
+    AA_CHECK(0 == memcmp(error.text, "not for us", error.text_length));
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT), 1);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_STATUS_MESSAGES_SENT), sms_before);
+
+    aa_receive_channel_endpoint_remove_image(f.endpoint, f.image, T0 + 3 * SM_TIMEOUT_NS);
+    receive_setup(&f, SESSION_ID, STREAM_ID, TERM_LENGTH, T0 + 3 * SM_TIMEOUT_NS + 1 * MS);
+    AA_CHECK_EQ(f.media.services.image_requests, 1);
+    fixture_close(&f);
+}
+
 /* ---- bounds on what the network may ask for (docs/security.md, Network: receivers) ---- */
 
 /* Sessions beyond the endpoint's or a stream's image limit are refused: no image requested, each
@@ -885,6 +956,8 @@ int main(void)
     AA_RUN(should_log_once_and_keep_nakking_when_the_report_is_full);
     AA_RUN(should_end_the_stream_once_everything_before_the_eos_heartbeat_arrived);
     AA_RUN(should_cool_a_removed_image_session_down_for_a_second);
+    AA_RUN(should_end_a_revoked_stream_at_once_without_naks);
+    AA_RUN(should_send_error_frames_instead_of_status_messages_once_rejected);
     AA_RUN(should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames);
     AA_RUN(should_refuse_setups_beyond_the_image_limits);
     AA_RUN(should_refuse_a_setup_whose_term_is_longer_than_the_maximum);

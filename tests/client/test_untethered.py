@@ -3,6 +3,8 @@ behind is dropped (its image goes unavailable, the publisher runs on), rests, an
 
 from __future__ import annotations
 
+import os
+import struct
 import time
 from collections.abc import Iterator
 
@@ -67,3 +69,101 @@ def test_an_untethered_subscriber_is_dropped_and_rejoins(client: aeron_async.Aer
     image = slow.images[0]
     assert image.join_position > dropped_at
     assert events == ["available", "unavailable", "available"]
+
+
+# ---- untethered timeouts on the channel (reference aeron-wave3.md 5): per stream, from the
+# publication's channel, stored in its log's metadata ----
+
+CHANNEL_TIMEOUTS = "untethered-window-limit-timeout=300ms|untethered-linger-timeout=200ms|untethered-resting-timeout=600ms"
+
+
+@pytest.fixture
+def default_client(aeron_dir: str) -> Iterator[aeron_async.Aeron]:
+    """A driver with Aeron's default untethered timeouts (5 s, 10 s): only a channel's make it quick."""
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **TEST_DRIVER_SETTINGS) as driver:
+        with aeron_async.Aeron.connect(driver.aeron_dir, driver_timeout=5.0) as c:
+            yield c
+
+
+def log_metadata(client: aeron_async.Aeron, registration_id: int) -> bytes:
+    with open(os.path.join(client.aeron_dir, "publications", f"{registration_id}.logbuffer"), "rb") as f:
+        f.seek(-4096, os.SEEK_END)
+        return f.read(4096)
+
+
+@pytest.mark.parametrize("kind", ["ipc", "spy"])
+def test_the_publications_channel_sets_its_untethered_timeouts(default_client: aeron_async.Aeron, kind: str) -> None:
+    client = default_client
+    if kind == "ipc":
+        stream = 83
+        fast = client.add_subscription("aeron:ipc", stream)
+        channel = f"aeron:ipc?term-length=64k|{CHANNEL_TIMEOUTS}"
+        slow_channel = "aeron:ipc?tether=false"
+    else:
+        stream = 84
+        fast = client.add_subscription("aeron:udp?endpoint=127.0.0.1:0", stream)
+        endpoint = fast.local_socket_addresses[0]
+        channel = f"aeron:udp?endpoint={endpoint}|term-length=64k|{CHANNEL_TIMEOUTS}"
+        slow_channel = f"aeron-spy:aeron:udp?endpoint={endpoint}|tether=false"
+    events: list[str] = []
+    slow = client.add_subscription(
+        slow_channel, stream,
+        on_available_image=lambda image: events.append("available"),
+        on_unavailable_image=lambda image: events.append("unavailable"))
+    pub = client.add_publication(channel, stream)
+    metadata = log_metadata(client, pub.registration_id)
+    window_limit, resting = struct.unpack_from("<qq", metadata, 472)
+    (linger,) = struct.unpack_from("<q", metadata, 500)
+    assert (window_limit, resting, linger) == (300_000_000, 600_000_000, 200_000_000)
+    wait_for(lambda: pub.is_connected and slow.images and fast.images, timeout=5, what="both subscribers")
+    slow.poll_messages()
+
+    def run(until: float) -> None:
+        while time.monotonic() < until:
+            pub.offer(bytes(1000))
+            fast.poll_messages()
+
+    # dropped after the channel's 300 ms (the driver's 5 s would time the waits below out), rejoins
+    # after its linger and resting timeouts (the driver's 10 s likewise)
+    deadline = time.monotonic() + 3
+    while events.count("available") < 2:
+        run(time.monotonic() + 0.01)
+        slow.images  # noqa: B018 - dispatches image events
+        assert time.monotonic() < deadline, f"the untethered subscriber was not dropped and back in time: {events}"
+    assert events == ["available", "unavailable", "available"]
+
+
+def test_the_driver_keeps_its_untethered_timeouts_for_other_channels(default_client: aeron_async.Aeron) -> None:
+    pub = default_client.add_publication("aeron:ipc", 85)
+    metadata = log_metadata(default_client, pub.registration_id)
+    window_limit, resting = struct.unpack_from("<qq", metadata, 472)
+    (linger,) = struct.unpack_from("<q", metadata, 500)
+    # AERON_UNTETHERED_LINGER_TIMEOUT unset: the window-limit timeout
+    assert (window_limit, resting, linger) == (5_000_000_000, 10_000_000_000, 5_000_000_000)
+
+
+@pytest.mark.parametrize(("param", "java_name"), [
+    ("untethered-window-limit-timeout", "untetheredWindowLimitTimeoutNs"),
+    ("untethered-linger-timeout", "untetheredLingerTimeoutNs"),
+    ("untethered-resting-timeout", "untetheredRestingTimeoutNs"),
+])
+def test_a_channel_timeout_must_be_above_the_timer_interval(
+    default_client: aeron_async.Aeron, param: str, java_name: str
+) -> None:
+    # the test driver's timer interval is 50 ms
+    with pytest.raises(aeron_async.InvalidChannelError, match=f"{java_name}=50000000 <= timerIntervalNs=50000000"):
+        default_client.add_publication(f"aeron:ipc?{param}=50ms", 86)
+    default_client.add_publication(f"aeron:ipc?{param}=51ms", 86).close()
+
+
+def test_a_subscriptions_untethered_timeouts_are_refused_as_per_stream(default_client: aeron_async.Aeron) -> None:
+    with pytest.raises(aeron_async.InvalidChannelError, match="per stream: give it on the publication's channel"):
+        default_client.add_subscription("aeron:ipc?tether=false|untethered-linger-timeout=2s", 87)
+
+
+def test_a_shared_publication_keeps_its_streams_untethered_timeouts(default_client: aeron_async.Aeron) -> None:
+    first = default_client.add_publication("aeron:ipc?untethered-window-limit-timeout=300ms", 88)
+    with pytest.raises(aeron_async.InvalidChannelError, match="untethered-window-limit-timeout"):
+        default_client.add_publication("aeron:ipc?untethered-window-limit-timeout=400ms", 88)
+    same = default_client.add_publication("aeron:ipc?untethered-window-limit-timeout=300000us", 88)
+    assert same.session_id == first.session_id

@@ -634,6 +634,7 @@ int aa_client_close(aa_client_t *client)
         free(client->added_counters[i]);
     }
     free(client->added_counters);
+    free(client->publication_errors);
     for (size_t i = 0; i < client->registrations_count; i++)
     {
         free(client->registrations[i].error_message);
@@ -820,6 +821,38 @@ int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlati
     return aa_client_async_poll(client, correlation_id, (void **)subscription);
 }
 
+/* REMOVE_PUBLICATION with its flags (aeron-wave3.md 4.1: REVOKE). */
+static int aa_client_send_remove_publication(aa_client_t *client, int64_t registration_id, uint64_t flags)
+{
+    aa_remove_publication_command_t command = {
+        .correlated = { .client_id = client->client_id, .correlation_id = aa_mpsc_rb_next_correlation_id(&client->to_driver) },
+        .registration_id = registration_id,
+        .flags = flags,
+    };
+    return aa_client_send(client, AA_COMMAND_REMOVE_PUBLICATION, &command, sizeof(command));
+}
+
+int aa_publication_set_revoke_on_close(aa_publication_t *pub, bool revoke)
+{
+    if (!pub->is_exclusive)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "publication %" PRId64 " is not exclusive: only an exclusive "
+            "publication can be revoked (add it with add_exclusive_publication)", pub->registration_id);
+        return -1;
+    }
+    pub->revoke_on_close = revoke;
+    return 0;
+}
+
+int aa_publication_revoke(aa_publication_t *pub)
+{
+    if (aa_publication_set_revoke_on_close(pub, true) < 0)
+    {
+        return -1;
+    }
+    return aa_publication_close(pub);
+}
+
 int aa_publication_close(aa_publication_t *pub)
 {
     aa_client_t *client = pub->client;
@@ -833,7 +866,8 @@ int aa_publication_close(aa_publication_t *pub)
             client->publications[i] = client->publications[--client->publications_count];
             if (AA_CLIENT_STATE_ACTIVE == client->state)
             {
-                aa_client_send_remove(client, AA_COMMAND_REMOVE_PUBLICATION, pub->registration_id);
+                aa_client_send_remove_publication(
+                    client, pub->registration_id, pub->revoke_on_close ? AA_REMOVE_PUBLICATION_FLAG_REVOKE : 0);
             }
             aa_client_linger(client, pub, AA_LINGER_PUBLICATION);
             break;

@@ -49,6 +49,7 @@ typedef struct aa_publication_stct
     int32_t term_length;
     int64_t max_possible_position;
     volatile int32_t is_closed;
+    bool revoke_on_close;   /* exclusive publications: close revokes (aeron-wave3.md 4.1) */
     /* exclusive publications only: single-writer state */
     int32_t term_offset;
     int32_t term_id;
@@ -91,6 +92,7 @@ typedef struct aa_image_stct
     /* the log's end of stream position when the image closed: the mapping is let go of after the
      * client's resource linger, and an image's owner may ask later (an event not yet taken, say) */
     int64_t closed_end_of_stream_position;
+    bool closed_is_publication_revoked;
     int64_t retire_deadline_ns;
     uint8_t *assembly;
     size_t assembly_capacity;
@@ -256,6 +258,12 @@ struct aa_client_stct
     int64_t wake_spin_until_ns;
     int64_t wake_spin_last_signal_ns;
 
+    /* ON_PUBLICATION_ERROR of its publications (aa_client_take_publication_errors): a ring */
+    struct aa_publication_error_info_stct *publication_errors;   /* aeron_async.h */
+    int64_t publication_errors_head;
+    int64_t publication_errors_tail;
+    int64_t publication_errors_dropped;
+
     /* counters this client added (aa_client_counters.c) */
     aa_counter_t **added_counters;
     size_t added_counters_count;
@@ -269,6 +277,9 @@ struct aa_client_stct
 #define AA_LINGER_IMAGE 3
 #define AA_LINGER_SUBSCRIPTION 4
 #define AA_LINGER_COUNTER 5
+
+/* ON_PUBLICATION_ERROR (aa_client_responses.c), with the client lock held. */
+void aa_client_on_publication_error(aa_client_t *client, const uint8_t *buffer, size_t length);
 
 #define AA_GROW(c, name) aa_array_ensure_capacity((void **)&(c)->name, &(c)->name##_capacity, (c)->name##_count, sizeof(*(c)->name))
 

@@ -4,6 +4,7 @@
  * subscription. Each is a registration the driver answers with ON_OPERATION_SUCCESS or ON_ERROR,
  * polled with aa_client_async_destination_poll. The command names the publication by the driver's
  * registration id of it (Aeron's originalRegistrationId) and the subscription by its own.
+ * REJECT_IMAGE (aeron-wave3.md 4.2) is answered the same way and polled alike.
  */
 #include <string.h>
 
@@ -88,4 +89,37 @@ int aa_client_async_destination_poll(aa_client_t *client, int64_t correlation_id
 {
     void *unused = NULL;
     return aa_client_async_poll(client, correlation_id, &unused);
+}
+
+int64_t aa_image_async_reject(aa_image_t *image, const char *reason)
+{
+    aa_subscription_t *sub = image->subscription;
+    if (aa_client_check_open(&sub->is_closed, "subscription") < 0)
+    {
+        return -1;
+    }
+    if (NULL != sub->channel && 0 == strncmp(sub->channel, "aeron-spy:", strlen("aeron-spy:")))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s", "spies can not reject images");
+        return -1;
+    }
+    size_t reason_length = NULL == reason ? 0 : strlen(reason);
+    if (reason_length > AA_REJECT_IMAGE_REASON_MAX_LENGTH)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "%s", "Invalidation reason_text must be 1023 bytes or less");
+        return -1;
+    }
+    uint8_t buffer[sizeof(aa_reject_image_command_t) + AA_REJECT_IMAGE_REASON_MAX_LENGTH];
+    int64_t correlation_id = aa_client_registration_begin(sub->client);
+    if (correlation_id < 0)
+    {
+        return -1;
+    }
+    aa_reject_image_command_t *command = (aa_reject_image_command_t *)buffer;
+    command->image_correlation_id = image->correlation_id;
+    command->position = aa_image_position(image);
+    command->reason_length = (int32_t)reason_length;
+    memcpy(buffer + sizeof(*command), reason, reason_length);
+    return aa_client_registration_send(
+        sub->client, correlation_id, AA_COMMAND_REJECT_IMAGE, buffer, sizeof(*command) + reason_length, 0, NULL);
 }

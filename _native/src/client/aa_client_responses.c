@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include "client/aa_client.h"
@@ -352,6 +353,7 @@ static void aa_client_retire_image(aa_client_t *client, aa_subscription_t *sub, 
 {
     image->final_position = aa_get_int64_acquire(image->subscriber_position);
     image->closed_end_of_stream_position = aa_logbuffer_end_of_stream_position(image->log.metadata);
+    image->closed_is_publication_revoked = aa_logbuffer_is_publication_revoked(image->log.metadata);
     aa_put_int32_release(&image->is_closed, 1);
     aa_client_unpark(&image->parked, client);
     if (0 == aa_array_ensure_capacity((void **)&sub->retired, &sub->retired_capacity, sub->retired_count, sizeof(aa_image_t *)))
@@ -403,6 +405,57 @@ static void aa_client_on_unavailable_image(aa_client_t *client, const uint8_t *b
             return;
         }
     }
+}
+
+void aa_client_on_publication_error(aa_client_t *client, const uint8_t *buffer, size_t length)
+{
+    aa_publication_error_t message;
+    int32_t text_length;
+    if (aa_response_too_short(client, "ON_PUBLICATION_ERROR", length, sizeof(message)) ||
+        !aa_response_field(client, "ON_PUBLICATION_ERROR", "error text", buffer, length,
+            offsetof(aa_publication_error_t, error_message_length), &text_length))
+    {
+        return;
+    }
+    memcpy(&message, buffer, sizeof(message));
+    bool ours = false;   /* only the errors of this client's publications, as Aeron's client */
+    for (size_t i = 0; !ours && i < client->publications_count; i++)
+    {
+        ours = client->publications[i]->original_registration_id == message.registration_id;
+    }
+    if (!ours)
+    {
+        return;
+    }
+    if (NULL == client->publication_errors)
+    {
+        client->publication_errors = calloc(AA_PUBLICATION_ERRORS_KEPT, sizeof(aa_publication_error_info_t));
+        if (NULL == client->publication_errors)
+        {
+            return;
+        }
+    }
+    if (client->publication_errors_tail - client->publication_errors_head >= AA_PUBLICATION_ERRORS_KEPT)
+    {
+        client->publication_errors_head++;
+        client->publication_errors_dropped++;
+    }
+    aa_publication_error_info_t *info =
+        &client->publication_errors[client->publication_errors_tail % AA_PUBLICATION_ERRORS_KEPT];
+    memset(info, 0, sizeof(*info));
+    info->registration_id = message.registration_id;
+    info->destination_registration_id = message.destination_registration_id;
+    info->receiver_id = message.receiver_id;
+    info->group_tag = message.group_tag;
+    info->session_id = message.session_id;
+    info->stream_id = message.stream_id;
+    info->error_code = message.error_code;
+    info->source_port = message.address_port;
+    inet_ntop(AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV6 == message.address_type ? AF_INET6 : AF_INET,
+        message.address, info->source_address, sizeof(info->source_address));
+    size_t copy = (size_t)text_length < sizeof(info->error_text) - 1 ? (size_t)text_length : sizeof(info->error_text) - 1;
+    memcpy(info->error_text, buffer + sizeof(message), copy);
+    aa_put_int64_release(&client->publication_errors_tail, client->publication_errors_tail + 1);
 }
 
 void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t length, void *clientd)
@@ -466,6 +519,9 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
             }
             break;
         }
+        case AA_RESPONSE_ON_PUBLICATION_ERROR:
+            aa_client_on_publication_error(client, b, length);
+            break;
         case AA_RESPONSE_ON_CLIENT_TIMEOUT:
         {
             const aa_client_timeout_t *response = buffer;
@@ -482,4 +538,26 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
         default:
             break;
     }
+}
+
+int32_t aa_client_take_publication_errors(
+    aa_client_t *client, aa_publication_error_info_t *out, int32_t max, int64_t *dropped)
+{
+    if (client->use_invoker)
+    {
+        aa_client_do_work(client);
+    }
+    pthread_mutex_lock(&client->lock);
+    int32_t n = 0;
+    while (client->publication_errors_head < client->publication_errors_tail && n < max)
+    {
+        out[n++] = client->publication_errors[client->publication_errors_head++ % AA_PUBLICATION_ERRORS_KEPT];
+    }
+    if (NULL != dropped)
+    {
+        *dropped = client->publication_errors_dropped;
+    }
+    client->publication_errors_dropped = 0;
+    pthread_mutex_unlock(&client->lock);
+    return n;
 }

@@ -49,6 +49,15 @@ int64_t aa_image_end_of_stream_position(aa_image_t *image)
     return aa_logbuffer_end_of_stream_position(image->log.metadata);
 }
 
+bool aa_image_is_publication_revoked(aa_image_t *image)
+{
+    if (aa_get_int32_acquire(&image->is_closed))
+    {
+        return image->closed_is_publication_revoked; /* its log may be unmapped by now */
+    }
+    return aa_logbuffer_is_publication_revoked(image->log.metadata);
+}
+
 void aa_image_describe(aa_image_t *image, aa_image_info_t *info)
 {
     info->correlation_id = image->correlation_id;

@@ -46,6 +46,10 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RETRANSMIT_OVERFLOW,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_RECEIVED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_SENT,
+    /* Aeron's (1.48): revoked publications and images, rejected images (aeron-wave3.md 4.1, 4.2) */
+    AA_SYSTEM_COUNTER_PUBLICATIONS_REVOKED,
+    AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED,
+    AA_SYSTEM_COUNTER_IMAGES_REJECTED,
     /* ours from here on, after Aeron's so that Aeron's ids stay Aeron's (docs/security.md): tools find
      * them by label; first, to-driver records refused (docs/security.md, The CnC file) */
     AA_SYSTEM_COUNTER_INVALID_CLIENT_COMMANDS,
@@ -115,6 +119,9 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Retransmit Pool Overflow count",
     "Error Frames received",
     "Error Frames sent",
+    "Publications Revoked",
+    "Publication Images Revoked",
+    "Images rejected",
     "Invalid client commands",
     "Resolver frames refused: source outside the allowed networks",
     "Resolver entries refused: spoofed SELF or address outside the allowed networks",

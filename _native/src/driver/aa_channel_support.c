@@ -78,12 +78,17 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "tags", ALL, ALL, NULL, NULL },
     /* multicast and multi-destination-cast only: refused on other unicast channels when the channel is resolved */
     { "max-resend", UDP_PUB, UDP_PUB, NULL, NULL },
-    { "untethered-window-limit-timeout", SUB, 0, NULL,
-        "set the driver's AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT instead (per-subscription timeouts are not applied)" },
-    { "untethered-resting-timeout", SUB, 0, NULL,
-        "set the driver's AERON_UNTETHERED_RESTING_TIMEOUT instead (per-subscription timeouts are not applied)" },
-    { "untethered-linger-timeout", SUB, 0, NULL,
-        "an untethered subscriber lingers for the publication's linger timeout (per-subscription timeouts are not applied)" },
+    /* per stream, from the publication's channel (aeron-wave3.md 5): an IPC publication's for its
+     * subscribers, a network publication's for its spies; a network image's subscribers are tethered here */
+    { "untethered-window-limit-timeout", ALL, PUB, NULL,
+        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
+        "AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT" },
+    { "untethered-resting-timeout", ALL, PUB, NULL,
+        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
+        "AERON_UNTETHERED_RESTING_TIMEOUT" },
+    { "untethered-linger-timeout", ALL, PUB, NULL,
+        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
+        "AERON_UNTETHERED_LINGER_TIMEOUT" },
     { "stream-id", ALL, 0, NULL, "response channels and archive replays are not supported by this driver yet" },
     { "response-correlation-id", ALL, 0, NULL, "response channels are not supported by this driver yet" },
     { "response-endpoint", UDP, 0, NULL, "response channels are not supported by this driver yet" },
@@ -273,7 +278,8 @@ const char *const aa_channel_send_endpoint_keys[] = { "so-sndbuf", "so-rcvbuf", 
 /* Besides term-length and mtu, which the conductor compares on the values it resolved. */
 static const char *const aa_channel_shared_publication_keys[] =
 {
-    "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", NULL
+    "fc", "pub-wnd", "linger", "eos", "sparse", "max-resend", "untethered-window-limit-timeout",
+    "untethered-linger-timeout", "untethered-resting-timeout", NULL
 };
 
 #define AA_CHANNEL_SHARED_KEYS_MAX 12
@@ -352,6 +358,18 @@ int aa_channel_check_shared(
         else if (0 == strcmp(key, "linger"))
         {
             snprintf(d, 32, "%" PRId64 "ns", ctx->publication_linger_timeout_ns);
+        }
+        else if (0 == strcmp(key, "untethered-window-limit-timeout"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->untethered_window_limit_timeout_ns);
+        }
+        else if (0 == strcmp(key, "untethered-linger-timeout"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", aa_driver_context_untethered_linger_timeout_ns(ctx));
+        }
+        else if (0 == strcmp(key, "untethered-resting-timeout"))
+        {
+            snprintf(d, 32, "%" PRId64 "ns", ctx->untethered_resting_timeout_ns);
         }
         else if (0 == strcmp(key, "eos"))
         {

@@ -159,8 +159,19 @@ int aa_conductor_create_log(
 {
     aa_driver_context_t *ctx = conductor->ctx;
     params->page_size = (int32_t)ctx->file_page_size;
-    params->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
-    params->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
+    /* a stream's own untethered timeouts (its channel's, aeron-wave3.md 5), else the driver's */
+    if (0 == params->untethered_window_limit_timeout_ns)
+    {
+        params->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
+    }
+    if (0 == params->untethered_resting_timeout_ns)
+    {
+        params->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
+    }
+    if (0 == params->untethered_linger_timeout_ns)
+    {
+        params->untethered_linger_timeout_ns = aa_driver_context_untethered_linger_timeout_ns(ctx);
+    }
     params->rejoin = ctx->rejoin_stream;
     snprintf(log_path, log_path_length, "%s/%s/%" PRId64 ".logbuffer", ctx->aeron_dir, folder, params->correlation_id);
     size_t log_length = aa_logbuffer_compute_log_length(params->term_length, params->page_size);
@@ -349,7 +360,10 @@ static void aa_conductor_run_command(
                 rc = rc < 0 ? -1 : 0;
                 break;
             }
-            rc = aa_conductor_on_remove_publication(conductor, buffer, cc->now_ns);
+            /* flags (REVOKE) only when the command carries them, as Aeron reads them (aeron-wave3.md 4.1) */
+            rc = aa_conductor_on_remove_publication(conductor, buffer,
+                length >= sizeof(aa_remove_publication_command_t) ?
+                    ((const aa_remove_publication_command_t *)buffer)->flags : 0, cc->now_ns);
             break;
 
         case AA_COMMAND_ADD_SUBSCRIPTION:
@@ -374,6 +388,10 @@ static void aa_conductor_run_command(
             break;
 
         case AA_COMMAND_CLIENT_KEEPALIVE:
+            break;
+
+        case AA_COMMAND_REJECT_IMAGE:
+            rc = aa_conductor_on_reject_image(conductor, buffer, length, cc->now_ns, cc->now_ms);
             break;
 
         case AA_COMMAND_ADD_DESTINATION:
@@ -570,6 +588,7 @@ int aa_driver_conductor_init(
     conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
     conductor->services.request_image = aa_conductor_services_request_image;
     conductor->services.request_re_resolution = aa_conductor_services_request_re_resolution;
+    conductor->services.on_publication_error = aa_conductor_services_on_publication_error;
     if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
     {
         return -1;

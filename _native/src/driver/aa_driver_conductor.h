@@ -136,7 +136,7 @@ typedef struct aa_driver_conductor_stct
     struct aa_name_resolution_request_stct *replaying;  /* the command being run again, or NULL */
     bool replaying_allows_placeholder;
     bool replaying_used_placeholder;
-    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests) */
+    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests, publication errors) */
     aa_command_channel_t command_channel;   /* the channel of the command being taken */
     int64_t next_reresolution_check_ns;
 

@@ -300,6 +300,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .publication_window_length = 0,
         .receiver_window_length = window_length,
         .linger_timeout_ns = ctx->publication_linger_timeout_ns,
+        .type = 2,
         .sparse = sparse,
         .tether = true,
         .reliable = endpoint->params.is_reliable,
@@ -412,7 +413,8 @@ void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns,
                 break;
 
             case AA_PUBLICATION_IMAGE_STATE_DRAINING:
-                if (0 == image->subscribers_count ||
+                /* a revoked image does not wait for its subscribers to drain (aeron-wave3.md 4.1) */
+                if (0 == image->subscribers_count || 1 == aa_get_int32_acquire(&image->is_revoked) ||
                     (aa_publication_image_is_drained(image) && now_ns > image->time_of_last_state_change_ns + drain_linger_ns) ||
                     now_ns > image->time_of_last_state_change_ns + liveness_timeout_ns)
                 {

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "driver/aa_driver_conductor_private.h"
@@ -46,9 +47,9 @@ void aa_conductor_link_subscriber(
     {
         return;
     }
-    if (NULL != aa_ipc_publication_find_subscriber(pub, link->registration_id))
+    if (0 != pub->reject_cool_down_deadline_ns || NULL != aa_ipc_publication_find_subscriber(pub, link->registration_id))
     {
-        return;
+        return;   /* linked already, or a rejected publication cooling down (aeron-wave3.md 4.2) */
     }
     const aa_conductor_log_reader_t reader =
     {
@@ -89,13 +90,13 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);
     pub->unblock_timeout_ns = ctx->publication_unblock_timeout_ns;
     pub->linger_timeout_ns = params->linger_timeout_ns;
-    pub->untethered_window_limit_timeout_ns = ctx->untethered_window_limit_timeout_ns;
-    pub->untethered_resting_timeout_ns = ctx->untethered_resting_timeout_ns;
+    pub->untethered = params->untethered;
     pub->term_window_length = params->term_window_length;
 
     int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_logbuffer_init_params_t init = aa_conductor_publication_log_params(
         conductor, params, registration_id, pub->session_id, stream_id, initial_term_id);
+    init.type = is_exclusive ? 1 : 0;
     if (aa_conductor_create_log(
         conductor, "publications", &init, pub->log_path, sizeof(pub->log_path), &pub->mapped, &pub->log) < 0)
     {
@@ -192,6 +193,60 @@ static const aa_untethered_ops_t aa_conductor_ipc_untethered_ops =
     aa_conductor_ipc_join_position, aa_conductor_ipc_subscriber_dropped, aa_conductor_ipc_subscriber_rejoined
 };
 
+void aa_conductor_ipc_publication_reject(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, const char *reason, size_t reason_length,
+    int64_t now_ns, int64_t now_ms)
+{
+    /* the publisher hears of it as of an ERR frame: no receiver, no group tag, the loopback address */
+    aa_publication_error_t error;
+    memset(&error, 0, sizeof(error));
+    error.registration_id = pub->registration_id;
+    error.destination_registration_id = -1;
+    error.session_id = pub->session_id;
+    error.stream_id = pub->stream_id;
+    error.receiver_id = -1;
+    error.group_tag = -1;
+    error.address_type = AA_PUBLICATION_ERROR_ADDRESS_TYPE_IPV4;
+    error.address[0] = 127;
+    error.address[3] = 1;
+    error.error_code = AA_ERROR_CODE_IMAGE_REJECTED;
+    error.error_message_length = (int32_t)reason_length;
+    aa_conductor_send_publication_error(conductor, &error, (const uint8_t *)reason);
+    if (0 == pub->reject_cool_down_deadline_ns)
+    {
+        for (size_t s = 0; s < pub->subscribers_count; s++)
+        {
+            if (AA_SUBSCRIBER_STATE_ACTIVE == pub->subscribers[s].state)
+            {
+                aa_conductor_on_unavailable_image(conductor, pub, pub->subscribers[s].subscription_registration_id);
+            }
+            aa_conductor_free_counter(conductor, pub->subscribers[s].counter_id, now_ms);
+        }
+        pub->subscribers_count = 0;
+        aa_ipc_publication_update_connected(pub);
+    }
+    /* re-linked once the cool-down (of image liveness length) passes, restarted by another reject */
+    pub->reject_cool_down_deadline_ns = now_ns + conductor->ctx->image_liveness_timeout_ns;
+}
+
+/* Revoked (aeron-wave3.md 4.1): the stream ends where the publisher is, at once; every subscriber's
+ * image goes unavailable, and the publication lingers without draining. */
+static void aa_conductor_ipc_publication_revoke(aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, int64_t now_ns)
+{
+    aa_logbuffer_end_stream_at(pub->log.metadata, pub->pub_lmt, aa_ipc_publication_producer_position(pub));
+    pub->state = AA_IPC_PUBLICATION_STATE_LINGER;
+    pub->time_of_last_state_change_ns = now_ns;
+    aa_logbuffer_set_connected(pub->log.metadata, false);
+    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_PUBLICATIONS_REVOKED, 1);
+    for (size_t s = 0; s < pub->subscribers_count; s++)
+    {
+        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->subscribers[s].state)
+        {
+            aa_conductor_on_unavailable_image(conductor, pub, pub->subscribers[s].subscription_registration_id);
+        }
+    }
+}
+
 void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
 {
     for (size_t i = conductor->ipc_publications_count; i-- > 0;)
@@ -200,8 +255,22 @@ void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t n
         switch (pub->state)
         {
             case AA_IPC_PUBLICATION_STATE_ACTIVE:
+                if (aa_logbuffer_is_publication_revoked(pub->log.metadata))
+                {
+                    aa_conductor_ipc_publication_revoke(conductor, pub, now_ns);
+                    break;
+                }
+                if (0 != pub->reject_cool_down_deadline_ns && now_ns >= pub->reject_cool_down_deadline_ns)
+                {
+                    /* the cool-down of a reject passed: every matching subscription links again */
+                    pub->reject_cool_down_deadline_ns = 0;
+                    for (size_t l = 0; l < conductor->subscription_links_count; l++)
+                    {
+                        aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[l], now_ns, now_ms);
+                    }
+                }
                 aa_conductor_check_untethered(conductor, pub, pub->subscribers, pub->subscribers_count,
-                    pub->consumer_position, pub->term_window_length, pub->linger_timeout_ns,
+                    pub->consumer_position, pub->term_window_length, &pub->untethered,
                     &aa_conductor_ipc_untethered_ops, now_ns);
                 if (aa_ipc_publication_check_for_blocked_publisher(pub, now_ns))
                 {

@@ -117,9 +117,11 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         return NULL;
     }
     pub->endpoint = endpoint;
+    pub->untethered = params->untethered;
 
     aa_logbuffer_init_params_t log_params = aa_conductor_publication_log_params(
         conductor, params, registration_id, session_id, stream_id, initial_term_id);
+    log_params.type = is_exclusive ? 1 : 0;
     log_params.group = params->has_group_semantics;
     if (params->has_group_semantics)
     {
@@ -283,10 +285,24 @@ void aa_conductor_check_network_publications(aa_driver_conductor_t *conductor, i
         switch (pub->state)
         {
             case AA_NETWORK_PUBLICATION_STATE_ACTIVE:
-                /* a dropped spy lingers for the window-limit timeout before it rests, as in Aeron */
+                if (aa_logbuffer_is_publication_revoked(pub->log.metadata))
+                {
+                    /* aeron-wave3.md 4.1: the end of stream at the producer, heartbeats with REVOKED, the
+                     * spies' images gone, LINGER without draining */
+                    aa_network_publication_revoke(pub, now_ns);
+                    aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_PUBLICATIONS_REVOKED, 1);
+                    for (size_t s = 0; s < pub->spies_count; s++)
+                    {
+                        if (AA_SUBSCRIBER_STATE_ACTIVE == pub->spies[s].state)
+                        {
+                            aa_conductor_spy_dropped(conductor, pub, &pub->spies[s]);
+                        }
+                    }
+                    break;
+                }
                 aa_conductor_check_untethered(conductor, pub, pub->spies, pub->spies_count,
-                    aa_get_int64_acquire(pub->snd_pos), pub->term_window_length,
-                    conductor->ctx->untethered_window_limit_timeout_ns, &aa_conductor_spy_untethered_ops, now_ns);
+                    aa_get_int64_acquire(pub->snd_pos), pub->term_window_length, &pub->untethered,
+                    &aa_conductor_spy_untethered_ops, now_ns);
                 if (aa_network_publication_check_for_blocked_publisher(pub, now_ns))
                 {
                     aa_driver_conductor_count(conductor, AA_SYSTEM_COUNTER_UNBLOCKED_PUBLICATIONS, 1);

@@ -18,6 +18,7 @@
  *                                        what this driver carries), the send and receive endpoints
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
+ *   aa_driver_conductor_reject.c         REJECT_IMAGE and ON_PUBLICATION_ERROR (aeron-wave3.md 4.2)
  *   aa_driver_conductor_resolution.c     the name resolver, its executor, registrations waiting for
  *                                        a name, re-resolution and the resolutions table
  *
@@ -51,6 +52,12 @@ void aa_conductor_send_available_image(
 void aa_conductor_send_unavailable_image(
     aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t subscription_registration_id, int32_t stream_id,
     const char *channel);
+/* ON_PUBLICATION_ERROR (aeron-wave3.md 4.2): error's fields, then error_message_length bytes of text
+ * (aa_driver_conductor_reject.c). */
+void aa_conductor_send_publication_error(
+    aa_driver_conductor_t *conductor, const aa_publication_error_t *error, const uint8_t *text);
+/* The media services' on_publication_error (any driver thread): copied and queued to the conductor. */
+void aa_conductor_services_on_publication_error(void *clientd, const aa_publication_error_t *error, const uint8_t *text);
 
 /* ---- log buffers (aa_driver_conductor.c) ---- */
 
@@ -137,6 +144,8 @@ typedef struct aa_publication_params_stct
     bool tether;
     aa_flow_control_strategy_choice_t flow_control;  /* UDP; options point into the caller's URI */
     bool spies_simulate_connection;
+    /* untethered-window-limit-timeout, -linger-timeout, -resting-timeout (aeron-wave3.md 5) */
+    aa_untethered_timeouts_t untethered;
     /* UDP, set once the channel is resolved: multicast (group semantics), its max-resend= and ttl */
     bool has_group_semantics;
     int32_t max_resend;
@@ -153,8 +162,12 @@ const aa_uri_t *aa_conductor_channel_uri(const aa_command_channel_t *channel);
 int aa_conductor_on_add_publication(
     aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const aa_uri_t *uri, bool is_exclusive,
     int64_t now_ns, int64_t now_ms);
+/* flags: REMOVE_PUBLICATION's (AA_REMOVE_PUBLICATION_FLAG_REVOKE), 0 when the command had none. */
 int aa_conductor_on_remove_publication(
-    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns);
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, uint64_t flags, int64_t now_ns);
+/* REJECT_IMAGE (aeron-wave3.md 4.2): the whole command as received; answers the client itself. */
+int aa_conductor_on_reject_image(
+    aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ns, int64_t now_ms);
 void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, size_t index, int64_t now_ns);
 /* A client's link to an IPC (pub) or a network (network) publication, counted in its refcnt. */
 int aa_conductor_add_publication_link(
@@ -191,8 +204,8 @@ aa_untethered_ops_t;
 /* Drops, rests and rejoins the untethered ones of subscribers (Aeron's rule, see the definition). */
 void aa_conductor_check_untethered(
     aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *subscribers, size_t count,
-    int64_t consumer_position, int64_t term_window_length, int64_t linger_timeout_ns, const aa_untethered_ops_t *ops,
-    int64_t now_ns);
+    int64_t consumer_position, int64_t term_window_length, const aa_untethered_timeouts_t *timeouts,
+    const aa_untethered_ops_t *ops, int64_t now_ns);
 
 /* ---- IPC publications (aa_driver_conductor_ipc_publications.c) ---- */
 
@@ -207,6 +220,13 @@ void aa_conductor_link_subscriber(
     aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, aa_subscription_link_t *link,
     int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_publications(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
+/* REJECT_IMAGE of an IPC publication's image (aeron-wave3.md 4.2): the publisher is told
+ * (ON_PUBLICATION_ERROR); unless it is cooling down already, every subscriber is unlinked (its image
+ * unavailable, its position freed); a cool-down of image-liveness length starts (or restarts), after
+ * which the matching subscriptions link again. */
+void aa_conductor_ipc_publication_reject(
+    aa_driver_conductor_t *conductor, aa_ipc_publication_t *pub, const char *reason, size_t reason_length,
+    int64_t now_ns, int64_t now_ms);
 
 /* ---- network publications and spies (aa_driver_conductor_network_publications.c) ---- */
 

@@ -115,6 +115,53 @@ static const aa_network_publication_t *aa_conductor_find_network_publication_by_
     return NULL;
 }
 
+/* A stream's untethered timeouts from its channel, else the driver's; each above the timer interval,
+ * which checks them (Java's rule and words, Configuration.validateUntetheredTimeouts; aeron-wave3.md 5). */
+static int aa_conductor_parse_untethered_timeouts(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_untethered_timeouts_t *timeouts)
+{
+    aa_driver_context_t *ctx = conductor->ctx;
+    timeouts->window_limit_ns = ctx->untethered_window_limit_timeout_ns;
+    timeouts->linger_ns = -1;
+    timeouts->resting_ns = ctx->untethered_resting_timeout_ns;
+    static const struct
+    {
+        const char *param;
+        const char *java_name;
+        size_t offset;
+    }
+    fields[] =
+    {
+        { "untethered-window-limit-timeout", "untetheredWindowLimitTimeoutNs", offsetof(aa_untethered_timeouts_t, window_limit_ns) },
+        { "untethered-linger-timeout", "untetheredLingerTimeoutNs", offsetof(aa_untethered_timeouts_t, linger_ns) },
+        { "untethered-resting-timeout", "untetheredRestingTimeoutNs", offsetof(aa_untethered_timeouts_t, resting_ns) },
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+    {
+        int64_t *value = (int64_t *)((uint8_t *)timeouts + fields[i].offset);
+        int rc = aa_uri_get_duration_ns(uri, fields[i].param, value);
+        if (rc < 0)
+        {
+            return -1;
+        }
+        if (1 == rc && *value <= ctx->timer_interval_ns)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "%s=%" PRId64 " <= timerIntervalNs=%" PRId64 ": channel parameter %s must be longer than the driver's "
+                "timer interval (AERON_TIMER_INTERVAL), which checks it", fields[i].java_name, *value,
+                ctx->timer_interval_ns, fields[i].param);
+            return -1;
+        }
+    }
+    if (timeouts->linger_ns < 0)
+    {
+        /* unset: the driver's, which is unset too unless AERON_UNTETHERED_LINGER_TIMEOUT says otherwise */
+        timeouts->linger_ns = ctx->untethered_linger_timeout_ns > 0 ?
+            ctx->untethered_linger_timeout_ns : timeouts->window_limit_ns;
+    }
+    return 0;
+}
+
 static int aa_conductor_parse_publication_params(
     aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_publication_params_t *params)
 {
@@ -161,6 +208,10 @@ static int aa_conductor_parse_publication_params(
     if (aa_logbuffer_check_term_length(term_length) < 0)
     {
         AA_APPEND_ERR("%s", "channel parameter term-length");
+        return -1;
+    }
+    if (aa_conductor_parse_untethered_timeouts(conductor, uri, &params->untethered) < 0)
+    {
         return -1;
     }
     if (mtu < 64 || mtu > 65504 || 0 != (mtu % AA_LOGBUFFER_FRAME_ALIGNMENT) || mtu > term_length)
@@ -288,6 +339,10 @@ aa_logbuffer_init_params_t aa_conductor_publication_log_params(
         .publication_window_length = (int32_t)params->term_window_length,
         .receiver_window_length = 0,
         .linger_timeout_ns = params->linger_timeout_ns,
+        .untethered_window_limit_timeout_ns = params->untethered.window_limit_ns,
+        .untethered_resting_timeout_ns = params->untethered.resting_ns,
+        .untethered_linger_timeout_ns = params->untethered.linger_ns,
+        .type = 0,
         .sparse = params->sparse,
         .tether = params->tether,
         .reliable = conductor->ctx->reliable_stream,
@@ -307,11 +362,14 @@ static void aa_conductor_decref_publication(aa_driver_conductor_t *conductor, aa
     (void)conductor;
     aa_ipc_publication_t *pub = link->publication;
     aa_network_publication_t *network = link->network_publication;
-    if (NULL != pub && --pub->refcnt <= 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state)
+    /* a revoked publication does not drain: its next timer tick takes it to LINGER (aeron-wave3.md 4.1) */
+    if (NULL != pub && --pub->refcnt <= 0 && AA_IPC_PUBLICATION_STATE_ACTIVE == pub->state &&
+        !aa_logbuffer_is_publication_revoked(pub->log.metadata))
     {
         aa_ipc_publication_begin_draining(pub, now_ns);
     }
-    if (NULL != network && --network->refcnt <= 0 && AA_NETWORK_PUBLICATION_STATE_ACTIVE == network->state)
+    if (NULL != network && --network->refcnt <= 0 && AA_NETWORK_PUBLICATION_STATE_ACTIVE == network->state &&
+        !aa_logbuffer_is_publication_revoked(network->log.metadata))
     {
         aa_network_publication_begin_draining(network, now_ns);
     }
@@ -543,13 +601,20 @@ void aa_conductor_remove_publication_link_at(aa_driver_conductor_t *conductor, s
 }
 
 int aa_conductor_on_remove_publication(
-    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ns)
+    aa_driver_conductor_t *conductor, const aa_remove_command_t *command, uint64_t flags, int64_t now_ns)
 {
     for (size_t i = 0; i < conductor->publication_links_count; i++)
     {
         aa_publication_link_t *link = &conductor->publication_links[i];
         if (link->registration_id == command->registration_id && link->client_id == command->correlated.client_id)
         {
+            if (0 != (flags & AA_REMOVE_PUBLICATION_FLAG_REVOKE))
+            {
+                /* revoke before the link goes, so the last link's removal does not drain (aeron-wave3.md 4.1) */
+                aa_logbuffer_metadata_t *metadata = NULL != link->publication ?
+                    link->publication->log.metadata : link->network_publication->log.metadata;
+                aa_logbuffer_set_publication_revoked(metadata);
+            }
             aa_conductor_remove_publication_link_at(conductor, i, now_ns);
             aa_conductor_on_operation_success(conductor, command->correlated.correlation_id);
             return 0;
@@ -566,10 +631,9 @@ int aa_conductor_on_remove_publication(
  * after the linger timeout, and rejoins at the join position after the resting timeout. */
 void aa_conductor_check_untethered(
     aa_driver_conductor_t *conductor, void *pub, aa_subscriber_position_t *subscribers, size_t count,
-    int64_t consumer_position, int64_t term_window_length, int64_t linger_timeout_ns, const aa_untethered_ops_t *ops,
-    int64_t now_ns)
+    int64_t consumer_position, int64_t term_window_length, const aa_untethered_timeouts_t *timeouts,
+    const aa_untethered_ops_t *ops, int64_t now_ns)
 {
-    aa_driver_context_t *ctx = conductor->ctx;
     int64_t window_limit = consumer_position - term_window_length + (term_window_length / 4);
     for (size_t i = 0; i < count; i++)
     {
@@ -585,7 +649,7 @@ void aa_conductor_check_untethered(
                 {
                     s->time_of_last_update_ns = now_ns;
                 }
-                else if (now_ns > s->time_of_last_update_ns + ctx->untethered_window_limit_timeout_ns)
+                else if (now_ns > s->time_of_last_update_ns + timeouts->window_limit_ns)
                 {
                     s->state = AA_SUBSCRIBER_STATE_LINGER;
                     s->time_of_last_update_ns = now_ns;
@@ -594,7 +658,7 @@ void aa_conductor_check_untethered(
                 break;
 
             case AA_SUBSCRIBER_STATE_LINGER:
-                if (now_ns > s->time_of_last_update_ns + linger_timeout_ns)
+                if (now_ns > s->time_of_last_update_ns + timeouts->linger_ns)
                 {
                     s->state = AA_SUBSCRIBER_STATE_RESTING;
                     s->time_of_last_update_ns = now_ns;
@@ -602,7 +666,7 @@ void aa_conductor_check_untethered(
                 break;
 
             case AA_SUBSCRIBER_STATE_RESTING:
-                if (now_ns > s->time_of_last_update_ns + ctx->untethered_resting_timeout_ns)
+                if (now_ns > s->time_of_last_update_ns + timeouts->resting_ns)
                 {
                     aa_put_int64_release(s->value, ops->join_position(pub));
                     s->state = AA_SUBSCRIBER_STATE_ACTIVE;

@@ -260,6 +260,10 @@ static const aa_option_t aa_driver_options[] =
         AA_OPTION_DURATION, AA_DRIVER_FIELD(untethered_resting_timeout_ns), "10s",
         "a dropped untethered subscriber rejoins after this",
         .unit_ns = 1 },
+    { "untethered_linger_timeout", "AERON_UNTETHERED_LINGER_TIMEOUT", "aeron.untethered.linger.timeout",
+        AA_OPTION_DURATION, AA_DRIVER_FIELD(untethered_linger_timeout_ns), "0",
+        "a dropped untethered subscriber lingers this long before it rests (0: unset, the window-limit timeout)",
+        .unit_ns = 1 },
     { "mdc_destination_timeout", "AERON_MDC_DESTINATION_TIMEOUT", "aeron.mdc.destination.timeout",
         AA_OPTION_DURATION, AA_DRIVER_FIELD(mdc_destination_timeout_ns), "5s",
         "a dynamic multi-destination-cast destination without a status message this long is dropped (this driver's "
@@ -561,6 +565,11 @@ static int aa_config_error(const char *name)
     snprintf(cause, sizeof(cause), "%s", aa_errmsg());
     AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: %s", name, cause);
     return -1;
+}
+
+int64_t aa_driver_context_untethered_linger_timeout_ns(const aa_driver_context_t *ctx)
+{
+    return ctx->untethered_linger_timeout_ns > 0 ? ctx->untethered_linger_timeout_ns : ctx->untethered_window_limit_timeout_ns;
 }
 
 int aa_driver_context_validate(aa_driver_context_t *ctx)

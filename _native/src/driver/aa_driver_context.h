@@ -67,6 +67,7 @@ typedef struct aa_driver_context_stct
     int64_t counters_free_to_reuse_timeout_ns;
     int64_t untethered_window_limit_timeout_ns;
     int64_t untethered_resting_timeout_ns;
+    int64_t untethered_linger_timeout_ns;   /* 0: unset, the window-limit timeout (aeron-wave3.md 5) */
     int64_t mdc_destination_timeout_ns;
     int32_t mdc_max_destinations;        /* dynamic MDC destinations per endpoint (docs/security.md) */
     int32_t sender_max_receivers;        /* receivers a network publication honours NAKs from */
@@ -168,6 +169,8 @@ int aa_driver_context_get(const aa_driver_context_t *ctx, const char *name, char
 const aa_options_table_t *aa_driver_context_options(void);
 /* Checks cross-field rules (term lengths powers of two, mtu, buffer sizes). */
 int aa_driver_context_validate(aa_driver_context_t *ctx);
+/* AERON_UNTETHERED_LINGER_TIMEOUT, or the window-limit timeout where it is unset (aeron-wave3.md 5). */
+int64_t aa_driver_context_untethered_linger_timeout_ns(const aa_driver_context_t *ctx);
 
 /* The longest term a SETUP may ask an image for: AERON_RECEIVER_MAX_TERM_LENGTH, or when 0 the larger
  * of the network and IPC term lengths (at most Aeron's 1 GiB). */

@@ -34,6 +34,8 @@
 #define AA_DATA_HEADER_BEGIN_FLAG ((uint8_t)0x80)
 #define AA_DATA_HEADER_END_FLAG ((uint8_t)0x40)
 #define AA_DATA_HEADER_EOS_FLAG ((uint8_t)0x20)
+/* A revoked publication's heartbeats: 0xF0 with B, E and EOS (Aeron 1.48, aeron-wave3.md 4.1). */
+#define AA_DATA_HEADER_REVOKED_FLAG ((uint8_t)0x10)
 #define AA_DATA_HEADER_UNFRAGMENTED ((uint8_t)(AA_DATA_HEADER_BEGIN_FLAG | AA_DATA_HEADER_END_FLAG))
 
 #pragma pack(push)

@@ -92,6 +92,9 @@ void aa_logbuffer_metadata_init(aa_mapped_log_t *log, const aa_logbuffer_init_pa
     m->linger_timeout_ns = params->linger_timeout_ns;
     m->untethered_window_limit_timeout_ns = params->untethered_window_limit_timeout_ns;
     m->untethered_resting_timeout_ns = params->untethered_resting_timeout_ns;
+    m->untethered_linger_timeout_ns = params->untethered_linger_timeout_ns;
+    m->type = (uint8_t)params->type;
+    m->is_publication_revoked = 0;
     m->group = params->group;
     m->is_response = 0;
     m->rejoin = params->rejoin;

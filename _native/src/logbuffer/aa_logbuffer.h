@@ -64,6 +64,10 @@ typedef struct aa_logbuffer_metadata_stct
     uint8_t signal_eos;
     uint8_t spies_simulate_connection;
     uint8_t tether;
+    volatile uint8_t is_publication_revoked;   /* Aeron 1.48 (aeron-wave3.md 4.1) */
+    uint8_t type;                              /* 0 concurrent, 1 exclusive, 2 image */
+    uint8_t pad3[2];
+    int64_t untethered_linger_timeout_ns;      /* @500: only 4-byte aligned, as Aeron's */
 }
 aa_logbuffer_metadata_t;
 #pragma pack(pop)
@@ -82,9 +86,13 @@ _Static_assert(offsetof(aa_logbuffer_metadata_t, default_header) == 320, "defaul
 _Static_assert(offsetof(aa_logbuffer_metadata_t, entity_tag) == 448, "entity_tag @448");
 _Static_assert(offsetof(aa_logbuffer_metadata_t, linger_timeout_ns) == 464, "linger @464");
 _Static_assert(offsetof(aa_logbuffer_metadata_t, group) == 488, "flags @488");
-_Static_assert(sizeof(aa_logbuffer_metadata_t) == 496, "metadata used size is 496");
+_Static_assert(offsetof(aa_logbuffer_metadata_t, untethered_window_limit_timeout_ns) == 472, "window limit @472");
+_Static_assert(offsetof(aa_logbuffer_metadata_t, untethered_resting_timeout_ns) == 480, "resting @480");
+_Static_assert(offsetof(aa_logbuffer_metadata_t, is_publication_revoked) == 496, "revoked @496");
+_Static_assert(offsetof(aa_logbuffer_metadata_t, untethered_linger_timeout_ns) == 500, "untethered linger @500");
+_Static_assert(sizeof(aa_logbuffer_metadata_t) == 508, "metadata used size is 508");
 
-/* Our one addition to the log metadata, in its reserved space (reference 2.1 uses 496 of 4096
+/* Our one addition to the log metadata, in its reserved space (Aeron uses 508 of 4096
  * bytes): the log's doorbell (aa_doorbell.h). Async readers and back-pressured async publishers
  * wait on it; publishers ring it after appending (unfenced, in the message path), the receiver after
  * inserting data, and the driver after moving the publisher limit. */
@@ -263,6 +271,8 @@ typedef struct aa_logbuffer_init_params_stct
     int64_t linger_timeout_ns;
     int64_t untethered_window_limit_timeout_ns;
     int64_t untethered_resting_timeout_ns;
+    int64_t untethered_linger_timeout_ns;
+    int32_t type;   /* 0 concurrent publication, 1 exclusive, 2 image */
     bool sparse;
     bool tether;
     bool rejoin;
@@ -287,6 +297,17 @@ static inline int32_t aa_logbuffer_active_term_count(aa_logbuffer_metadata_t *me
 
 /* The producer position from the active partition's raw tail. */
 int64_t aa_logbuffer_producer_position(aa_mapped_log_t *log);
+
+/* Revoked (aeron-wave3.md 4.1): the driver sets it once; clients read it from the image's log. */
+static inline bool aa_logbuffer_is_publication_revoked(aa_logbuffer_metadata_t *metadata)
+{
+    return 0 != __atomic_load_n(&metadata->is_publication_revoked, __ATOMIC_ACQUIRE);
+}
+
+static inline void aa_logbuffer_set_publication_revoked(aa_logbuffer_metadata_t *metadata)
+{
+    __atomic_store_n(&metadata->is_publication_revoked, (uint8_t)1, __ATOMIC_RELEASE);
+}
 
 static inline bool aa_logbuffer_is_connected(aa_logbuffer_metadata_t *metadata)
 {
