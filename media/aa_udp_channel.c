@@ -188,7 +188,11 @@ static int aa_udp_channel_canonicalise(aa_udp_channel_t *channel)
     {
         return -1;
     }
-    if (channel->has_wildcard_port)
+    /* response channels on one control address share one endpoint: the response publications of every
+     * requester its one socket (bound to control=), the response subscriptions one receive socket */
+    const bool is_shared_response = AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == channel->control_mode &&
+        channel->has_explicit_control && !channel->has_explicit_endpoint && 0 != aa_udp_address_port(&channel->local_control);
+    if (channel->has_wildcard_port && !is_shared_response)
     {
         if (channel->has_tag)
         {
