@@ -560,6 +560,12 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
     def session_id(self) -> int:
         return self.image.session_id
 
+    @property
+    def correlation_id(self) -> int:
+        """The image's correlation id: what a response publication names in response-correlation-id=
+        (docs/api.md, "Response channels")."""
+        return self.image.correlation_id
+
     def _poll(self, max_messages: int) -> list[Message]:
         return self.image.poll_messages(max_messages)
 

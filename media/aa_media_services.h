@@ -49,6 +49,12 @@ typedef struct aa_media_services_stct
      * endpoint fell silent (reference 8.3): ask the conductor to resolve it again; address is the one
      * in use. Queued, never blocks; NULL where there is no conductor (unit tests). */
     void (*request_re_resolution)(void *clientd, bool is_sender, void *endpoint, const struct sockaddr_storage *address);
+    /* Response channels (docs/architecture.md, "Response channels"), both from the sender and queued, never
+     * blocking; NULL where there is no conductor (unit tests). A request publication whose response
+     * correlation id is response_correlation_id got an RSP_SETUP naming response_session_id; a response
+     * publication for the image with correlation id response_correlation_id got its first receiver. */
+    void (*response_setup)(void *clientd, int64_t response_correlation_id, int32_t response_session_id);
+    void (*response_connected)(void *clientd, int64_t response_correlation_id);
     /* The driver's host of flow control strategies that run off the sender (strategies written in
      * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
      * where there is none (unit tests). */
@@ -93,6 +99,23 @@ static inline void aa_media_services_request_re_resolution(
     if (NULL != services->request_re_resolution)
     {
         services->request_re_resolution(services->clientd, is_sender, endpoint, address);
+    }
+}
+
+static inline void aa_media_services_response_setup(
+    const aa_media_services_t *services, int64_t response_correlation_id, int32_t response_session_id)
+{
+    if (NULL != services->response_setup)
+    {
+        services->response_setup(services->clientd, response_correlation_id, response_session_id);
+    }
+}
+
+static inline void aa_media_services_response_connected(const aa_media_services_t *services, int64_t response_correlation_id)
+{
+    if (NULL != services->response_connected)
+    {
+        services->response_connected(services->clientd, response_correlation_id);
     }
 }
 

@@ -570,6 +570,8 @@ int aa_driver_conductor_init(
     conductor->services.forget_mapping = aa_conductor_services_forget_mapping;
     conductor->services.request_image = aa_conductor_services_request_image;
     conductor->services.request_re_resolution = aa_conductor_services_request_re_resolution;
+    conductor->services.response_setup = aa_conductor_services_response_setup;
+    conductor->services.response_connected = aa_conductor_services_response_connected;
     if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
     {
         return -1;
