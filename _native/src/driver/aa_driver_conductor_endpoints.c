@@ -268,7 +268,10 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     }
     const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == (*udp)->control_mode ||
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == (*udp)->control_mode;
-    if (!is_mdc && 0 == aa_udp_address_port(&(*udp)->remote_data))
+    /* a response publication learns where it sends from its first status message (docs/architecture.md,
+     * "Response channels") */
+    const bool is_response = AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == (*udp)->control_mode;
+    if (!is_mdc && !is_response && 0 == aa_udp_address_port(&(*udp)->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
