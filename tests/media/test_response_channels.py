@@ -173,6 +173,45 @@ def test_udp_fifty_clients_on_one_server(two_drivers: tuple) -> None:
         assert received(response) == [b"re:" + str(i).encode()], f"client {i} got another's answer"
 
 
+def test_tagged_response_channels_share_their_endpoints_through_the_tags(two_drivers: tuple) -> None:
+    """Tags (configuration.md, "Tags, aliases and timestamps") on every channel of the exchange: the second
+    client's response subscription and request publication and the server's second response publication name
+    only the tag, yet reach the endpoints of the first; requests with distinct response ids stay distinct
+    publications on the one send endpoint."""
+    server_aeron, client_aeron, server_dir, client_dir = two_drivers
+    request_port, response_port = free_udp_port(), free_udp_port()
+    requests = server_aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{request_port}", STREAM_REQUEST)
+    subs = [client_aeron.add_subscription(f"aeron:udp?control-mode=response|control=127.0.0.1:{response_port}|tags=72",
+                                          STREAM_RESPONSE),
+            client_aeron.add_subscription("aeron:udp?control-mode=response|tags=72", STREAM_RESPONSE)]
+    request_channels = [f"aeron:udp?endpoint=127.0.0.1:{request_port}|tags=73", "aeron:udp?tags=73"]
+    clients = [(sub, client_aeron.add_publication(f"{channel}|response-correlation-id={sub.registration_id}",
+                                                  STREAM_REQUEST)) for sub, channel in zip(subs, request_channels)]
+    assert clients[0][1].session_id != clients[1][1].session_id
+    images = wait_for(lambda: len(requests.images) == 2 and requests.images, timeout=10, what="2 request images")
+    response_channels = [f"aeron:udp?control-mode=response|control=127.0.0.1:{response_port}|tags=71",
+                         "aeron:udp?control-mode=response|tags=71"]
+    answers = {image.session_id: server_aeron.add_publication(
+        f"{channel}|response-correlation-id={image.correlation_id}", STREAM_RESPONSE)
+        for image, channel in zip(images, response_channels)}
+    for i, (response, request) in enumerate(clients):
+        wait_for(lambda: response.is_connected, timeout=10, what=f"client {i}'s response image")
+        offer(request, str(i).encode())
+    got: dict[int, bytes] = {}
+    wait_for(lambda: got.update((m.session_id, bytes(m.data)) for m in requests.poll_messages()) or len(got) == 2,
+             timeout=10, what="2 requests")
+    for session_id, data in got.items():
+        offer(answers[session_id], b"re:" + data)
+    for i, (response, _) in enumerate(clients):
+        assert received(response) == [b"re:" + str(i).encode()], f"client {i} got another's answer"
+    # one socket each: the server's on control=, the client's response and request endpoints
+    assert [label.endswith(f"127.0.0.1:{response_port}") for label in counters_by_label(server_dir)
+            if label.startswith("snd-local-sockaddr:")] == [True]
+    client_labels = counters_by_label(client_dir)
+    for name in ("rcv-local-sockaddr:", "snd-local-sockaddr:"):
+        assert len([label for label in client_labels if label.startswith(name)]) == 1, name
+
+
 def bound(port: int) -> bool:
     """Whether a socket of this host holds 127.0.0.1:port (UDP)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
