@@ -594,6 +594,12 @@ class AsyncImageView(_Receiver, anyio.abc.ObjectReceiveStream[Message]):
         client = self._owner.subscription._client
         await _await_driver(client, lambda: image.async_reject(reason), client.poll_destination)
 
+    @property
+    def correlation_id(self) -> int:
+        """The image's correlation id: what a response publication names in response-correlation-id=
+        (docs/api.md, "Response channels")."""
+        return self.image.correlation_id
+
     def _poll(self, max_messages: int) -> list[Message]:
         return self.image.poll_messages(max_messages)
 

@@ -78,6 +78,7 @@ bool aa_publication_unblock_when_stuck(
 typedef struct aa_ipc_publication_stct
 {
     int64_t registration_id;
+    int64_t response_correlation_id;   /* response-correlation-id= (-1: none; reference wave3 1.3) */
     int32_t session_id;
     int32_t stream_id;
     bool is_exclusive;

@@ -58,6 +58,12 @@ typedef struct aa_media_services_stct
      * conductor, never blocks (dropped and counted when the queue is full); NULL where there is no
      * conductor (unit tests). */
     void (*on_publication_error)(void *clientd, const aa_publication_error_t *error, const uint8_t *text);
+    /* Response channels (docs/architecture.md, "Response channels"), both from the sender and queued, never
+     * blocking; NULL where there is no conductor (unit tests). A request publication whose response
+     * correlation id is response_correlation_id got an RSP_SETUP naming response_session_id; a response
+     * publication for the image with correlation id response_correlation_id got its first receiver. */
+    void (*response_setup)(void *clientd, int64_t response_correlation_id, int32_t response_session_id);
+    void (*response_connected)(void *clientd, int64_t response_correlation_id);
     /* The driver's host of flow control strategies that run off the sender (strategies written in
      * Python, _native/src/strategy/aa_flow_control_proxy.h), handed to flow control suppliers; NULL
      * where there is none (unit tests). */
@@ -130,6 +136,23 @@ static inline void aa_media_services_on_publication_error(
     if (NULL != services->on_publication_error)
     {
         services->on_publication_error(services->clientd, error, text);
+    }
+}
+
+static inline void aa_media_services_response_setup(
+    const aa_media_services_t *services, int64_t response_correlation_id, int32_t response_session_id)
+{
+    if (NULL != services->response_setup)
+    {
+        services->response_setup(services->clientd, response_correlation_id, response_session_id);
+    }
+}
+
+static inline void aa_media_services_response_connected(const aa_media_services_t *services, int64_t response_correlation_id)
+{
+    if (NULL != services->response_connected)
+    {
+        services->response_connected(services->clientd, response_correlation_id);
     }
 }
 

@@ -30,6 +30,8 @@ int aa_network_publication_init(
     pub->linger_timeout_ns = params->linger_timeout_ns;
     pub->unblock_timeout_ns = params->unblock_timeout_ns;
     pub->connection_timeout_ns = params->connection_timeout_ns;
+    pub->response_correlation_id = params->response_correlation_id;
+    pub->is_response = params->is_response;
     pub->services = services;
 
     aa_flow_control_strategy_params_t fc_params;
@@ -272,13 +274,32 @@ static void aa_network_publication_update_connected(aa_network_publication_t *pu
         (pub->spies_simulate_connection && 1 == aa_get_int32_acquire(&pub->has_spies))));
 }
 
+/* Every datagram of the publication leaves here. A response publication sends to the address its first
+ * status message came from, and before it has one sends nothing (as if lost: nobody listens yet). */
+static int aa_network_publication_send_datagrams(aa_network_publication_t *pub, aa_udp_datagram_t *datagrams, size_t count)
+{
+    if (pub->is_response)
+    {
+        if (!pub->has_endpoint_address)
+        {
+            return 0;
+        }
+        for (size_t i = 0; i < count; i++)
+        {
+            datagrams[i].address = pub->endpoint_address;
+            datagrams[i].addr_len = pub->endpoint_address_length;
+        }
+    }
+    return aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
+}
+
 static int aa_network_publication_send_one(aa_network_publication_t *pub, uint8_t *buffer, size_t length)
 {
     aa_udp_datagram_t datagram;
     memset(&datagram, 0, sizeof(datagram));
     datagram.buffer = buffer;
     datagram.length = length;
-    return aa_send_channel_endpoint_send(pub->endpoint, &datagram, 1);
+    return aa_network_publication_send_datagrams(pub, &datagram, 1);
 }
 
 static void aa_network_publication_setup_message_check(aa_network_publication_t *pub, int64_t now_ns, int64_t snd_pos)
@@ -287,11 +308,19 @@ static void aa_network_publication_setup_message_check(aa_network_publication_t 
     {
         return;
     }
+    if (pub->is_response && !pub->has_endpoint_address)
+    {
+        return;    /* a response publication learns where to send from its first status message */
+    }
     uint8_t frame[AA_SETUP_HEADER_LENGTH];
     int32_t bits = pub->position_bits_to_shift;
-    /* multicast and multi-destination-cast streams have group semantics: SETUP carries the GROUP flag */
+    /* multicast and multi-destination-cast streams have group semantics: SETUP carries the GROUP flag; a
+     * request (a response-correlation-id, not itself a response) asks for a response channel */
+    uint8_t flags = (uint8_t)((pub->has_group_semantics ? AA_SETUP_HEADER_GROUP_FLAG : 0) |
+        (!pub->is_response && AA_URI_RESPONSE_CORRELATION_ID_NONE != pub->response_correlation_id ?
+        AA_SETUP_HEADER_SEND_RESPONSE_FLAG : 0));
     int32_t length = aa_udp_frame_encode_setup(
-        frame, sizeof(frame), pub->has_group_semantics ? AA_SETUP_HEADER_GROUP_FLAG : 0,
+        frame, sizeof(frame), flags,
         aa_compute_term_offset_from_position(snd_pos, bits), pub->ids.session_id,
         pub->ids.stream_id, pub->ids.initial_term_id, aa_compute_term_id_from_position(snd_pos, bits, pub->ids.initial_term_id),
         pub->ids.term_length, pub->ids.mtu_length, pub->multicast_ttl);
@@ -392,7 +421,7 @@ static int aa_network_publication_send_data(aa_network_publication_t *pub, int64
     }
     aa_network_publication_track_limit(pub, false);
 
-    int sent = aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
+    int sent = aa_network_publication_send_datagrams(pub, datagrams, count);
     int bytes_sent = 0;
     for (int i = 0; i < sent; i++)
     {
@@ -458,7 +487,7 @@ static void aa_network_publication_resend(void *clientd, int32_t term_id, int32_
         {
             break;
         }
-        int sent = aa_send_channel_endpoint_send(pub->endpoint, datagrams, count);
+        int sent = aa_network_publication_send_datagrams(pub, datagrams, count);
         for (int i = 0; i < sent; i++)
         {
             bytes_sent += (int64_t)datagrams[i].length;
@@ -567,6 +596,13 @@ bool aa_network_publication_on_status_message(
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
         return false;
     }
+    if (pub->is_response && !pub->has_endpoint_address)
+    {
+        /* reference wave3 1.2: the observed address, never resolved (behind a NAT, the translated one) */
+        pub->endpoint_address = *source;
+        pub->endpoint_address_length = source_length;
+        pub->has_endpoint_address = true;
+    }
     aa_flow_control_strategy_t *fc = pub->flow_control;
     if (NULL != fc->on_status_message_source)
     {
@@ -601,6 +637,12 @@ bool aa_network_publication_on_status_message(
         aa_put_int32_release(&pub->has_received_unicast_eos, 1);
     }
     bool was_connected = pub->is_connected;
+    if (pub->is_response && !pub->has_receivers && AA_URI_RESPONSE_CORRELATION_ID_NONE < pub->response_correlation_id &&
+        0 == (sm.header.frame_header.flags & AA_STATUS_MESSAGE_HEADER_EOS_FLAG))
+    {
+        /* the requester's image exists: its driver stops sending RSP_SETUP (reference wave3 1.2, step 9) */
+        aa_media_services_response_connected(pub->services, pub->response_correlation_id);
+    }
     pub->has_receivers = true;
     aa_network_publication_update_connected(pub);
     return changed || was_connected != pub->is_connected;

@@ -86,6 +86,11 @@ typedef struct aa_network_publication_params_stct
     int32_t flow_control_group_min_size;
     int64_t flow_control_group_tag;
     bool spies_simulate_connection;
+    /* Response channels (docs/architecture.md, "Response channels"): response-correlation-id= (-1 none, -2
+     * prototype) and control-mode=response (the publication sends only to the address its first status
+     * message came from). */
+    int64_t response_correlation_id;
+    bool is_response;
 }
 aa_network_publication_params_t;
 
@@ -104,6 +109,8 @@ typedef struct aa_network_publication_stct
     int64_t linger_timeout_ns;
     int64_t unblock_timeout_ns;
     int64_t connection_timeout_ns;
+    int64_t response_correlation_id;      /* -1: none; a request's SETUPs carry the SEND_RESPONSE flag */
+    bool is_response;                     /* control-mode=response */
     aa_uri_t *channel;   /* the channel parsed when the publication was added (its own copy; text: as given) */
     char log_path[PATH_MAX];
     aa_mapped_file_t mapped;
@@ -145,6 +152,11 @@ typedef struct aa_network_publication_stct
     int64_t time_of_last_setup_ns;
     int64_t time_of_last_data_or_heartbeat_ns;
     int64_t time_of_last_status_message_ns;
+    /* a response publication: where its first status message came from, the only address it sends to
+     * (never resolved: behind a NAT it is the translated address; reference wave3 1.2) */
+    bool has_endpoint_address;
+    struct sockaddr_storage endpoint_address;
+    socklen_t endpoint_address_length;
 
     /* Conductor only. */
     aa_network_publication_state_t state;

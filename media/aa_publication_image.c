@@ -26,6 +26,9 @@ int aa_publication_image_init(
         params->active_term_id, params->term_offset, image->position_bits_to_shift, params->ids.initial_term_id);
 
     image->is_group = params->is_group;
+    image->setup_flags = params->setup_flags;
+    image->response_session_id = AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID;
+    image->last_response_session_id = AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID;
     image->loss_report_offset = AA_LOSS_REPORT_NO_ENTRY;
     if (NULL != params->channel && NULL == (image->channel = strdup(params->channel)))
     {
@@ -325,6 +328,25 @@ static void aa_publication_image_send_error(aa_publication_image_t *image)
     }
 }
 
+static bool aa_publication_image_is_response_session(int64_t response_session_id)
+{
+    return response_session_id >= INT32_MIN && response_session_id <= INT32_MAX;
+}
+
+/* RSP_SETUP to the requester (reference wave3 1.2, step 5): the request's source, over the transport(s) its
+ * frames came on, i.e. where the status messages go. */
+static void aa_publication_image_send_response_setup(aa_publication_image_t *image, int64_t response_session_id)
+{
+    uint8_t frame[AA_RESPONSE_SETUP_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_response_setup(
+        frame, sizeof(frame), image->ids.session_id, image->ids.stream_id, (int32_t)response_session_id);
+    if (length > 0)
+    {
+        aa_publication_image_send_control(image, frame, (size_t)length);
+    }
+    image->last_response_session_id = response_session_id;
+}
+
 /* An RTT measurement asking for a reply (REPLY flag), stamped with the receiver's clock (reference 1.8). */
 static void aa_publication_image_send_rttm(aa_publication_image_t *image, int64_t now_ns)
 {
@@ -442,16 +464,26 @@ int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t no
             image->ids.term_length, image->position_bits_to_shift);
     }
     aa_receiver_window_sm_t sm;
+    int64_t response_session_id = aa_get_int64_acquire(&image->response_session_id);
     if (aa_receiver_window_poll_sm(&image->window, now_ns, &sm))
     {
         if (1 == aa_get_int32_acquire(&image->is_rejected))
         {
-            aa_publication_image_send_error(image);
+            aa_publication_image_send_error(image);     /* a rejected image answers with ERR only */
         }
         else
         {
             aa_publication_image_send_status_message(image, &sm); /* feedback, no work of its own */
+            if (aa_publication_image_is_response_session(response_session_id))
+            {
+                aa_publication_image_send_response_setup(image, response_session_id);
+            }
         }
+    }
+    else if (aa_publication_image_is_response_session(response_session_id) &&
+        response_session_id != image->last_response_session_id && 0 == aa_get_int32_acquire(&image->is_rejected))
+    {
+        aa_publication_image_send_response_setup(image, response_session_id);    /* a response publication linked now */
     }
     if (aa_congestion_control_should_measure_rtt(&image->congestion_control, now_ns))
     {

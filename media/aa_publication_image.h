@@ -82,8 +82,13 @@ typedef struct aa_publication_image_params_stct
     uint64_t nak_delay_seed;
     /* The channel the loss report names the image's stream by (copied; NULL = none). */
     const char *channel;
+    /* The flags of the SETUP it was created from (SEND_RESPONSE: a request asking for a response channel). */
+    uint8_t setup_flags;
 }
 aa_publication_image_params_t;
+
+/* response_session_id when no RSP_SETUP is to be sent (Aeron's null value, reference wave3 1.1). */
+#define AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID ((int64_t)(uint64_t)0xF000000000000000ULL)
 
 typedef struct aa_publication_image_stct
 {
@@ -95,6 +100,7 @@ typedef struct aa_publication_image_stct
     int64_t join_position;
     bool is_reliable;
     bool is_group;
+    uint8_t setup_flags;      /* of its SETUP: AA_SETUP_HEADER_SEND_RESPONSE_FLAG asks for a response channel */
     char log_path[PATH_MAX];
     char source_identity[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
     char *channel;   /* for the loss report: the first subscription's channel (heap; NULL = none) */
@@ -123,6 +129,11 @@ typedef struct aa_publication_image_stct
     volatile int64_t min_subscriber_position;
     volatile int64_t max_subscriber_position;
     volatile int32_t is_draining;
+    /* Response channels (docs/architecture.md, "Response channels"): the session of the response publication
+     * linked to this image, sent to the requester in RSP_SETUP with every status message while it is in
+     * the int32 range; AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID before the link and once the response
+     * publication has its receiver. */
+    volatile int64_t response_session_id;
     /* Receiver -> conductor. */
     volatile int64_t time_of_last_packet_ns;
     volatile int32_t is_end_of_stream;
@@ -141,6 +152,7 @@ typedef struct aa_publication_image_stct
     int64_t clean_position;
     bool has_end_of_stream_heartbeat;
     int64_t end_of_stream_position;
+    int64_t last_response_session_id;   /* the response session RSP_SETUP went out for (a new one: at once) */
     /* the image's entry in the driver's loss report: its offset, or AA_LOSS_REPORT_NO_ENTRY before the
      * first loss, AA_LOSS_REPORT_FULL when the report had no room for it */
     int64_t loss_report_offset;
@@ -216,6 +228,12 @@ void aa_publication_image_remove_connection(aa_publication_image_t *image, struc
  * the next SM, an SM forced on loss, RTT measurement frames), status messages, cleaning and the end
  * of stream. Returns the work count. */
 int aa_publication_image_track_rebuild(aa_publication_image_t *image, int64_t now_ns);
+/* Whether the image's SETUP asked for a response channel. */
+static inline bool aa_publication_image_has_send_response_setup(const aa_publication_image_t *image)
+{
+    return 0 != (image->setup_flags & AA_SETUP_HEADER_SEND_RESPONSE_FLAG);
+}
+
 /* Receiver: the answer (flags 0) to an RTT measurement this image sent: rtt = now - echo - delta. */
 void aa_publication_image_on_rttm_reply(
     aa_publication_image_t *image, int64_t echo_timestamp_ns, int64_t reception_delta_ns, int64_t now_ns);

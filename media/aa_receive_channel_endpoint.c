@@ -54,6 +54,7 @@ int aa_receive_channel_endpoint_create(
     endpoint->receiver_id = aa_receive_channel_endpoint_new_receiver_id();
     endpoint->has_receive_timestamps = aa_udp_channel_has_receive_timestamps(channel);
     endpoint->timestamp_clock = aa_timestamps_realtime_ns;
+    endpoint->is_response = AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == channel->control_mode;
     if (channel->has_explicit_control && !channel->is_multicast && !endpoint->is_multi_destination)
     {
         aa_uri_address_t parts;
@@ -408,7 +409,8 @@ static int aa_receive_channel_endpoint_send_setup_request(
 
 int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns)
 {
-    if (!endpoint->channel->has_explicit_control || endpoint->channel->is_multicast || endpoint->is_multi_destination)
+    if (!endpoint->channel->has_explicit_control || endpoint->channel->is_multicast || endpoint->is_multi_destination ||
+        endpoint->is_response)
     {
         return 0;
     }
@@ -436,6 +438,17 @@ int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *end
         }
     }
     return sent;
+}
+
+int aa_receive_channel_endpoint_elicit_setup(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id, int32_t session_id)
+{
+    if (!endpoint->channel->has_explicit_control || endpoint->is_multi_destination)
+    {
+        return 0;
+    }
+    return aa_receive_channel_endpoint_send_setup_request(
+        endpoint, &endpoint->transport, session_id, stream_id, &endpoint->channel->local_control,
+        aa_udp_address_length(&endpoint->channel->local_control));
 }
 
 static bool aa_receive_channel_endpoint_is_waiting(const aa_receive_session_t *session, int64_t now_ns)

@@ -153,6 +153,9 @@ typedef struct aa_receive_channel_endpoint_stct
     bool has_receive_timestamps;
     aa_timestamps_clock_t timestamp_clock;
     void *timestamp_clock_clientd;
+    /* control-mode=response: its streams are added per response session once learnt, and SETUP is elicited
+     * from control= for that session (aa_receive_channel_endpoint_elicit_setup), never per stream */
+    bool is_response;
 
     /* Conductor only. */
     int32_t refcnt;
@@ -218,6 +221,11 @@ void aa_receive_channel_endpoint_expire_sessions(aa_receive_channel_endpoint_t *
  * for each subscribed stream without an image (at once, then every pending-setup timeout). Returns
  * how many were sent. */
 int aa_receive_channel_endpoint_elicit_setups(aa_receive_channel_endpoint_t *endpoint, int64_t now_ns);
+
+/* Receiver, response channels (reference wave3 1.2, step 7): a SEND_SETUP status message for the session
+ * and stream to the control address (control=), which a response publication learns its address from.
+ * Returns 1 when sent, 0 when not (no control=). */
+int aa_receive_channel_endpoint_elicit_setup(aa_receive_channel_endpoint_t *endpoint, int32_t stream_id, int32_t session_id);
 
 /* Receiver: a datagram received on the endpoint's socket. Returns false for a keepalive (a heartbeat,
  * an RTT measurement): no work, so an idle driver may sleep deeply. */

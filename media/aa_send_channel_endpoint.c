@@ -106,6 +106,31 @@ static aa_network_publication_t *aa_send_channel_endpoint_find(
     return NULL;
 }
 
+/* RSP_SETUP (reference wave3 1.2, step 6): the server's receiver answers a request publication (one with a
+ * response correlation id) with the session of its response publication. Taken only from a receiver of
+ * the publication, an address its status messages came from (the server's receive endpoint sends both),
+ * as NAKs and ERR frames are (docs/security.md, Network: senders). */
+static void aa_send_channel_endpoint_on_response_setup(
+    aa_send_channel_endpoint_t *endpoint, aa_network_publication_t *pub, const aa_udp_datagram_t *datagram, int64_t now_ns)
+{
+    aa_response_setup_header_t rsp;
+    if (aa_udp_frame_decode_response_setup(datagram->buffer, datagram->length, &rsp) < 0)
+    {
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_INVALID_PACKETS, 1);
+        return;
+    }
+    if (AA_URI_RESPONSE_CORRELATION_ID_NONE == pub->response_correlation_id)
+    {
+        return;
+    }
+    if (NULL == aa_retransmit_receivers_find(&pub->retransmit_receivers, &datagram->address, now_ns))
+    {
+        aa_media_services_count(endpoint->services, AA_SYSTEM_COUNTER_RESPONSE_SETUPS_NOT_FROM_A_RECEIVER, 1);
+        return;
+    }
+    aa_media_services_response_setup(endpoint->services, pub->response_correlation_id, rsp.response_session_id);
+}
+
 bool aa_send_channel_endpoint_on_datagram(
     aa_send_channel_endpoint_t *endpoint, aa_udp_datagram_t *datagram, int64_t now_ns)
 {
@@ -129,6 +154,7 @@ bool aa_send_channel_endpoint_on_datagram(
         case AA_UDP_FRAME_NAK:
         case AA_UDP_FRAME_RTTM:
         case AA_UDP_FRAME_ERR:
+        case AA_UDP_FRAME_RSP_SETUP:
             memcpy(&session_id, buffer + 8, sizeof(session_id));
             memcpy(&stream_id, buffer + 12, sizeof(stream_id));
             break;
@@ -186,6 +212,12 @@ bool aa_send_channel_endpoint_on_datagram(
             if (NULL != pub)
             {
                 aa_network_publication_on_error(pub, buffer, length, &datagram->address, now_ns);
+            }
+            break;
+        case AA_UDP_FRAME_RSP_SETUP:
+            if (NULL != pub)
+            {
+                aa_send_channel_endpoint_on_response_setup(endpoint, pub, datagram, now_ns);
             }
             break;
         default:

@@ -55,6 +55,12 @@ typedef struct fake_services_stct
     struct aa_receive_channel_endpoint_stct *last_request_endpoint;
     aa_setup_header_t last_request_setup;
     struct sockaddr_storage last_request_source;
+
+    /* response channels: the sender's events */
+    int response_setups;
+    int64_t last_response_correlation_id;
+    int32_t last_response_session_id;
+    int responses_connected;
 }
 fake_services_t;
 
@@ -97,6 +103,21 @@ static inline void fake_services_on_publication_error(
     fake->last_publication_error_text[length] = '\0';
 }
 
+static inline void fake_services_response_setup(void *clientd, int64_t response_correlation_id, int32_t response_session_id)
+{
+    fake_services_t *fake = clientd;
+    fake->response_setups++;
+    fake->last_response_correlation_id = response_correlation_id;
+    fake->last_response_session_id = response_session_id;
+}
+
+static inline void fake_services_response_connected(void *clientd, int64_t response_correlation_id)
+{
+    fake_services_t *fake = clientd;
+    fake->responses_connected++;
+    fake->last_response_correlation_id = response_correlation_id;
+}
+
 static inline void fake_services_init(fake_services_t *fake)
 {
     memset(fake, 0, sizeof(*fake));
@@ -110,6 +131,8 @@ static inline void fake_services_init(fake_services_t *fake)
     fake->services.forget_mapping = fake_services_forget_mapping;
     fake->services.request_image = fake_services_request_image;
     fake->services.on_publication_error = fake_services_on_publication_error;
+    fake->services.response_setup = fake_services_response_setup;
+    fake->services.response_connected = fake_services_response_connected;
 }
 
 static inline int64_t fake_count(const fake_services_t *fake, int counter)

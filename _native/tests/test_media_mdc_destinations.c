@@ -254,6 +254,43 @@ static void should_elicit_setup_from_the_control_address_until_the_stream_has_an
     aa_receive_channel_endpoint_delete(endpoint);
 }
 
+/* A response subscription's endpoint (docs/architecture.md, "Response channels"): no SEND_SETUP per stream; once
+ * its session is learnt, one SEND_SETUP for that session to control=, and the response's SETUP asks for an image
+ * whose status messages go to control= too. */
+static void should_elicit_setup_for_a_response_session_only(void)
+{
+    fake_media_t m;
+    fake_media_init(&m, "aeron:udp?control-mode=response|control=127.0.0.1:40456");
+    aa_receive_channel_endpoint_params_t params = { .window_length = 32 * 1024, .nak_delay_ns = MS, .is_reliable = true };
+    aa_receive_channel_endpoint_t *endpoint = NULL;
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, m.channel, &params, &m.transports, &m.services.services));
+    AA_CHECK(endpoint->is_response);
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
+    AA_CHECK_EQ(0, aa_receive_channel_endpoint_elicit_setups(endpoint, 0));
+    AA_CHECK_EQ(0, m.wire.sent_count);
+
+    struct sockaddr_storage control = test_ipv4_address("127.0.0.1", 40456);
+    AA_CHECK_EQ(1, aa_receive_channel_endpoint_elicit_setup(endpoint, 10, 4242));
+    AA_CHECK_EQ(1, m.wire.sent_count);
+    aa_udp_status_message_t sm;
+    AA_CHECK(0 == aa_udp_frame_decode_status_message(m.wire.sent[0].data, m.wire.sent[0].length, &sm));
+    AA_CHECK_EQ(AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, sm.header.frame_header.flags);
+    AA_CHECK_EQ(4242, sm.header.session_id);
+    AA_CHECK_EQ(10, sm.header.stream_id);
+    AA_CHECK_EQ(0, sm.header.consumption_term_id);
+    AA_CHECK_EQ(0, sm.header.consumption_term_offset);
+    AA_CHECK_EQ(0, sm.header.receiver_window);
+    AA_CHECK(aa_udp_address_equals(&m.wire.sent[0].address, &control));
+
+    uint8_t setup[AA_SETUP_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_setup(setup, sizeof(setup), 0, 0, 4242, 10, 5, 5, 64 * 1024, 1408, 0);
+    aa_udp_datagram_t in = { .buffer = setup, .length = (size_t)length, .address = control, .addr_len = IN_LENGTH };
+    aa_receive_channel_endpoint_on_datagram(endpoint, &in, 1);
+    AA_CHECK_EQ(1, m.services.image_requests);
+    AA_CHECK_EQ(4242, m.services.last_request_setup.session_id);
+    aa_receive_channel_endpoint_delete(endpoint);
+}
+
 #define MDS_TERM_LENGTH (64 * 1024)
 
 static void mds_receive(aa_receive_channel_endpoint_t *endpoint, aa_receive_destination_t *destination,
@@ -423,6 +460,7 @@ int main(void)
     AA_RUN(should_send_every_datagram_to_every_dynamic_destination_until_it_times_out);
     AA_RUN(should_not_track_destinations_on_a_plain_unicast_endpoint);
     AA_RUN(should_elicit_setup_from_the_control_address_until_the_stream_has_an_image);
+    AA_RUN(should_elicit_setup_for_a_response_session_only);
     AA_RUN(should_take_one_session_from_two_destinations_into_one_image_and_answer_over_both);
     return 0;
 }

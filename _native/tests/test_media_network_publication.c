@@ -33,6 +33,9 @@ fixture_t;
 
 /* The fc= value of the publication the fixture makes (NULL: the unicast or multicast default). */
 static const char *fixture_fc = NULL;
+/* Response channels: the publication's response-correlation-id= and control-mode=response. */
+static int64_t fixture_response_correlation_id = -1;
+static bool fixture_is_response = false;
 
 /* A unicast publication, or (max_resend > 0) a multicast one with group semantics and that pool. */
 static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, const char *uri, int32_t max_resend)
@@ -62,6 +65,8 @@ static void fixture_init_channel(fixture_t *f, int64_t retransmit_delay_ns, cons
         .has_group_semantics = is_group,
         .max_resend = max_resend,
         .multicast_ttl = ttl,
+        .response_correlation_id = fixture_response_correlation_id,
+        .is_response = fixture_is_response,
     };
     /* fixture_fc, else unicast or the multicast default (max) */
     AA_CHECK(0 == aa_flow_control_strategy_select(is_group, fixture_fc, NULL, &params.flow_control));
@@ -688,6 +693,85 @@ static void should_honour_naks_only_from_receivers_within_their_window_and_budge
     fixture_close(&f);
 }
 
+/* ---- response channels (docs/architecture.md, "Response channels") ---- */
+
+static void should_ask_for_a_response_channel_in_setup_and_raise_response_setup_only_from_a_receiver(void)
+{
+    fixture_t f;
+    fixture_response_correlation_id = 77;
+    fixture_init(&f, 0);
+    fixture_response_correlation_id = -1;
+    aa_network_publication_send(f.pub, T0);
+    aa_setup_header_t setup;
+    AA_CHECK(0 == aa_udp_frame_decode_setup(f.media.wire.sent[0].data, f.media.wire.sent[0].length, &setup));
+    AA_CHECK_EQ(setup.frame_header.flags, AA_SETUP_HEADER_SEND_RESPONSE_FLAG);
+
+    /* RSP_SETUP from an address that sent no status message: refused and counted */
+    uint8_t frame[AA_RESPONSE_SETUP_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_response_setup(frame, sizeof(frame), SESSION_ID, STREAM_ID, 4242);
+    struct sockaddr_storage stranger = test_ipv4_address("127.0.0.1", 50000);
+    receive_from(&f, &stranger, frame, length, T0 + MS);
+    AA_CHECK_EQ(f.media.services.response_setups, 0);
+    AA_CHECK_EQ(fake_count(&f.media.services, AA_SYSTEM_COUNTER_RESPONSE_SETUPS_NOT_FROM_A_RECEIVER), 1);
+
+    /* from the receiver (the request's image sends both): the conductor learns the response session */
+    AA_CHECK(receive_sm(&f, 0, SESSION_ID, 0, RECEIVER_WINDOW, T0 + 2 * MS));
+    receive(&f, frame, length, T0 + 3 * MS);
+    AA_CHECK_EQ(f.media.services.response_setups, 1);
+    AA_CHECK_EQ(f.media.services.last_response_correlation_id, 77);
+    AA_CHECK_EQ(f.media.services.last_response_session_id, 4242);
+    /* a request publication is no response publication: its receiver raises nothing */
+    AA_CHECK_EQ(f.media.services.responses_connected, 0);
+    fixture_close(&f);
+}
+
+static void should_send_a_response_publication_only_to_where_its_first_status_message_came_from(void)
+{
+    fixture_t f;
+    fixture_response_correlation_id = 55;
+    fixture_is_response = true;
+    fixture_init_channel(&f, 0, "aeron:udp?control-mode=response|control=127.0.0.1:40456", 0);
+    fixture_response_correlation_id = -1;
+    fixture_is_response = false;
+
+    /* no address yet: no SETUP, however long */
+    aa_network_publication_send(f.pub, T0);
+    aa_network_publication_send(f.pub, T0 + 500 * MS);
+    AA_CHECK_EQ(f.media.wire.sent_count, 0);
+
+    /* the requester's SEND_SETUP status message (through a NAT: the translated address) */
+    struct sockaddr_storage translated = test_ipv4_address("10.9.8.7", 61000);
+    uint8_t frame[AA_STATUS_MESSAGE_HEADER_LENGTH];
+    int32_t length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), AA_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG, SESSION_ID, STREAM_ID, 0, 0, 0, 42, NULL);
+    AA_CHECK(receive_from(&f, &translated, frame, length, T0 + 501 * MS));
+    aa_network_publication_send(f.pub, T0 + 502 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_SETUP), 1);
+    AA_CHECK(aa_udp_address_equals(&f.media.wire.sent[0].address, &translated));
+    aa_setup_header_t setup;
+    AA_CHECK(0 == aa_udp_frame_decode_setup(f.media.wire.sent[0].data, f.media.wire.sent[0].length, &setup));
+    AA_CHECK_EQ(setup.frame_header.flags, 0);   /* a response asks for no response */
+
+    /* the first status message giving it a receiver: the requester's image exists */
+    length = aa_udp_frame_encode_status_message(
+        frame, sizeof(frame), 0, SESSION_ID, STREAM_ID, INITIAL_TERM_ID, 0, RECEIVER_WINDOW, 42, NULL);
+    AA_CHECK(receive_from(&f, &translated, frame, length, T0 + 503 * MS));
+    AA_CHECK_EQ(f.media.services.responses_connected, 1);
+    AA_CHECK_EQ(f.media.services.last_response_correlation_id, 55);
+    receive_from(&f, &translated, frame, length, T0 + 504 * MS);   /* a keepalive */
+    AA_CHECK_EQ(f.media.services.responses_connected, 1);   /* once */
+
+    /* data goes to the learnt address too, never to another that sends status messages later */
+    append(&f, 100, 0x5A);
+    struct sockaddr_storage other = test_ipv4_address("10.9.8.6", 61001);
+    receive_from(&f, &other, frame, length, T0 + 505 * MS);
+    f.media.wire.sent_count = 0;
+    aa_network_publication_send(f.pub, T0 + 506 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_DATA), 1);
+    AA_CHECK(aa_udp_address_equals(&f.media.wire.sent[0].address, &translated));
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_send_setup_at_once_then_every_100ms_until_a_status_message);
@@ -702,5 +786,7 @@ int main(void)
     AA_RUN(should_dispatch_by_session_and_count_what_the_endpoint_sees);
     AA_RUN(should_serve_a_group_with_a_retransmit_pool);
     AA_RUN(should_honour_naks_only_from_receivers_within_their_window_and_budget);
+    AA_RUN(should_ask_for_a_response_channel_in_setup_and_raise_response_setup_only_from_a_receiver);
+    AA_RUN(should_send_a_response_publication_only_to_where_its_first_status_message_came_from);
     return 0;
 }

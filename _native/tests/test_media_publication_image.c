@@ -942,6 +942,42 @@ static void should_window_sms_with_cubic_and_measure_the_rtt_with_rttm_frames(vo
     fixture_close(&f);
 }
 
+/* Response channels (docs/architecture.md, "Response channels"): once a response publication is linked, the
+ * image sends RSP_SETUP to the request's source at once and then with every status message; it stops when
+ * the conductor nulls the session again. */
+static void should_send_response_setup_while_a_response_session_is_set(void)
+{
+    fixture_t f;
+    fixture_init_endpoint(&f);
+    fixture_add_image(&f, true, T0);
+    aa_publication_image_track_rebuild(f.image, T0);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RSP_SETUP), 0);
+
+    aa_put_int64_release(&f.image->response_session_id, 321);
+    aa_publication_image_track_rebuild(f.image, T0 + MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RSP_SETUP), 1);
+    const fake_datagram_t *sent = &f.media.wire.sent[f.media.wire.sent_count - 1];
+    aa_response_setup_header_t rsp;
+    AA_CHECK(0 == aa_udp_frame_decode_response_setup(sent->data, sent->length, &rsp));
+    AA_CHECK_EQ(rsp.session_id, SESSION_ID);
+    AA_CHECK_EQ(rsp.stream_id, STREAM_ID);
+    AA_CHECK_EQ(rsp.response_session_id, 321);
+    AA_CHECK(aa_udp_address_equals(&sent->address, &f.source));
+
+    /* then with the status messages, every SM timeout */
+    aa_publication_image_track_rebuild(f.image, T0 + 2 * MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RSP_SETUP), 1);
+    aa_publication_image_track_rebuild(f.image, T0 + MS + SM_TIMEOUT_NS + MS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RSP_SETUP), 2);
+
+    /* the response publication has its receiver: no more */
+    aa_put_int64_release(&f.image->response_session_id, AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID);
+    aa_publication_image_track_rebuild(f.image, T0 + 3 * SM_TIMEOUT_NS);
+    aa_publication_image_track_rebuild(f.image, T0 + 5 * SM_TIMEOUT_NS);
+    AA_CHECK_EQ(fake_wire_count_type(&f.media.wire, AA_HDR_TYPE_RSP_SETUP), 2);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
@@ -963,5 +999,6 @@ int main(void)
     AA_RUN(should_refuse_a_setup_whose_term_is_longer_than_the_maximum);
     AA_RUN(should_take_frames_of_an_image_only_from_its_source);
     AA_RUN(should_compare_an_image_source_by_family_address_and_port);
+    AA_RUN(should_send_response_setup_while_a_response_session_is_set);
     return 0;
 }

@@ -86,6 +86,7 @@ static void world_init(world_t *w)
         .unblock_timeout_ns = w->ctx.publication_unblock_timeout_ns,
         .connection_timeout_ns = w->ctx.publication_connection_timeout_ns,
         .retransmit_delay_ns = 0, .retransmit_linger_ns = 10 * MS, .signal_eos = true,
+        .response_correlation_id = -1,
     };
     AA_CHECK(0 == aa_flow_control_strategy_select(false, NULL, NULL, &pub_params.flow_control));  /* unicast */
     AA_CHECK(0 == aa_network_publication_init(w->pub, &pub_params, &w->services.services));

@@ -1,7 +1,7 @@
 """Hosts made of Linux network namespaces, for the multi-host tests and the multicast benchmark
 (bench/multicast.py): two namespaces joined by a veth pair (two_hosts), or any number on a bridge
 with multicast routes (bridged_hosts), optionally with nftables dropping a share of the UDP packets
-of a host.
+of a host, or translating a host's private address with a masquerade rule (a host behind a NAT).
 
 Only addresses inside the namespaces this module creates are used (10.77.<n>.1 and .2 on the veth
 pair, 10.78.<n>.<i> on a bridge); everything is removed on exit, also after a failure. Needs root, `ip` (iproute2) and `nft`
@@ -138,6 +138,23 @@ class Host:
             "table inet aa_dns {\n"
             "  chain input { type filter hook input priority 0; policy accept; udp dport 53 drop; tcp dport 53 drop; }\n"
             "}\n"))
+
+    def masquerade(self, private: str) -> None:
+        """A host behind a NAT: gives it a private address (`private`, on its loopback, reachable from no
+        other host) and an nftables masquerade rule (random ports too) that rewrites every packet leaving its
+        veth to its own address. Sockets bound to `private` reach the other hosts only translated; their
+        answers find the way back through the rule's connection tracking alone."""
+        run(*self.command("ip", "addr", "add", f"{private}/32", "dev", "lo"))
+        run(*self.command("nft", "-f", "-"), input=(
+            "table ip aa_nat {\n"
+            "  chain postrouting { type nat hook postrouting priority srcnat; policy accept; "
+            f"oifname \"{self.device}\" counter masquerade fully-random; }}\n"
+            "}\n"))
+
+    def masqueraded(self) -> int:
+        """Packets the masquerade rule has translated so far (the first of each connection)."""
+        words = run(*self.command("nft", "list", "chain", "ip", "aa_nat", "postrouting")).split()
+        return int(words[words.index("packets") + 1])
 
     def stop_dropping_udp(self, missing_ok: bool = False) -> None:
         """Removes the rules drop_udp added (`missing_ok`: if there are any)."""

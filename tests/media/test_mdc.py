@@ -328,7 +328,8 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
     for channel, fix, publication in [
         ("aeron:udp?control-mode=dynamic", "control-mode=dynamic needs control=host:port", True),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "remove endpoint=", True),
-        (f"aeron:udp?control=127.0.0.1:{port}|control-mode=response", "response channels .* not supported", True),
+        (f"aeron:udp?control=127.0.0.1:{port}|control-mode=response",
+         "control-mode=response was specified, but no response-correlation-id set", True),
         ("aeron:udp?control=127.0.0.1:0", "needs endpoint=host:port", True),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),

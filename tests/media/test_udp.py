@@ -279,7 +279,6 @@ def test_subscription_speaks_the_wire_protocol(udp_client: aeron_async.Aeron) ->
 
 
 @pytest.mark.parametrize("channel, match", [
-    ("aeron:udp?control=127.0.0.1:40998|control-mode=response", "response channels"),
     ("aeron:udp?endpoint=127.0.0.1:0", "port"),
 ])
 def test_unsupported_udp_publications_are_rejected(udp_client: aeron_async.Aeron, channel: str, match: str) -> None:
@@ -319,7 +318,6 @@ NOT_APPLIED = [
     ("pub", "aeron:udp?endpoint=224.0.1.1:40999|fc=nosuch", ["fc=nosuch", "unknown flow control 'nosuch'"]),
     ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc and spies only", "only tether=true"]),
     ("sub", "aeron:ipc?group=true", ["group=true", "sends no NAKs", "group=false or group=infer"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|response-endpoint=127.0.0.1:40998", ["response-endpoint", "response channels"]),
     ("sub", "aeron:ipc?rejoin=false", ["rejoin=false", "only rejoin=true"]),
     ("sub", "aeron:ipc?reliable=false", ["reliable=false", "never has gaps"]),
     ("pub", "aeron:ipc?ssc=true", ["ssc=true", "only ssc=false"]),
@@ -330,7 +328,6 @@ NOT_APPLIED = [
     ("pub", "aeron:ipc?channel-snd-ts-offset=reserved", ["channel-snd-ts-offset=reserved", "timestamps"]),
     ("sub", "aeron:ipc?media-rcv-ts-offset=8", ["media-rcv-ts-offset=8", "timestamps"]),
     ("pub", "aeron:ipc?stream-id=5", ["stream-id=5", "not supported"]),
-    ("sub", "aeron:ipc?response-correlation-id=5", ["response-correlation-id=5", "response channels"]),
 ]
 
 

@@ -71,6 +71,8 @@ typedef enum aa_system_counter_enum
     AA_SYSTEM_COUNTER_RECEIVERS_REFUSED,
     AA_SYSTEM_COUNTER_MDC_DESTINATIONS_REFUSED,
     AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER,
+    /* ours (docs/architecture.md, "Response channels"): RSP_SETUP frames not from an address that sent SMs */
+    AA_SYSTEM_COUNTER_RESPONSE_SETUPS_NOT_FROM_A_RECEIVER,
     AA_SYSTEM_COUNTER_DUMMY_LAST
 }
 aa_system_counter_t;
@@ -137,6 +139,7 @@ static const char *const aa_system_counter_labels[AA_SYSTEM_COUNTER_COUNT] =
     "Receivers refused, publication full",
     "MDC destinations refused",
     "Error frames refused, not from a receiver",
+    "Response setups refused, not from a receiver",
 };
 
 #endif

@@ -90,8 +90,11 @@ static const aa_channel_param_support_t aa_channel_params[] =
         "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
         "AERON_UNTETHERED_LINGER_TIMEOUT" },
     { "stream-id", ALL, 0, NULL, "response channels and archive replays are not supported by this driver yet" },
-    { "response-correlation-id", ALL, 0, NULL, "response channels are not supported by this driver yet" },
-    { "response-endpoint", UDP, 0, NULL, "response channels are not supported by this driver yet" },
+    /* response channels (docs/architecture.md, "Response channels"): a publication's; on a subscription it is
+     * meant for the publishing end of a shared channel string */
+    { "response-correlation-id", PUB, PUB, NULL, NULL },
+    /* informational, as in Aeron: no driver reads it (reference wave3 1.1) */
+    { "response-endpoint", UDP, UDP, NULL, NULL },
     /* timestamps written into DATA frames (media/aa_timestamps.h): by the sender, by the receiver, by the kernel */
     { "channel-rcv-ts-offset", UDP_SUB, UDP_SUB, NULL,
         "timestamps are written into UDP datagrams as a network subscription receives them; a spy reads the log as it is" },
@@ -102,8 +105,9 @@ static const aa_channel_param_support_t aa_channel_params[] =
      * which a multi-destination-cast publication receives status messages on; on a subscription, the
      * multi-destination-cast publisher's control address its status messages go to */
     { "control", UDP, UDP, NULL, NULL },
-    /* dynamic and manual (publications), dynamic (subscriptions): the conductor checks the value */
-    { "control-mode", UDP, UDP, NULL, NULL },
+    /* dynamic and manual (publications), dynamic (subscriptions), response (both, UDP and aeron:ipc): the
+     * conductor checks the value */
+    { "control-mode", UDP | IPC_PUB | IPC_SUB, UDP | IPC_PUB | IPC_SUB, NULL, NULL },
     /* multicast only (both ends send to a group): refused on unicast channels when the channel is resolved */
     { "ttl", UDP_PUB, UDP, NULL, NULL },
     { "gtag", UDP_SUB, UDP_SUB, NULL, NULL },   /* the group tag the receive endpoint's SMs carry */

@@ -589,6 +589,8 @@ int aa_driver_conductor_init(
     conductor->services.request_image = aa_conductor_services_request_image;
     conductor->services.request_re_resolution = aa_conductor_services_request_re_resolution;
     conductor->services.on_publication_error = aa_conductor_services_on_publication_error;
+    conductor->services.response_setup = aa_conductor_services_response_setup;
+    conductor->services.response_connected = aa_conductor_services_response_connected;
     if (aa_flow_control_proxy_host_init(&conductor->flow_control_proxy_host, aa_conductor_services_log_error, conductor) < 0)
     {
         return -1;

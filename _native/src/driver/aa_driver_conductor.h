@@ -69,6 +69,10 @@ typedef struct aa_subscription_link_stct
     int32_t stream_id;
     bool has_session_id;
     int32_t session_id;
+    /* control-mode=response: matches nothing until a response session is learnt (then has_session_id, and
+     * is_response cleared, as Aeron's C driver does; reference wave3 1.1) */
+    bool is_response;
+    bool is_receiver_subscribed;                /* UDP: the receiver has its stream (a response one: once learnt) */
     bool is_tether;
     bool is_sparse;
     char *channel;
@@ -136,7 +140,7 @@ typedef struct aa_driver_conductor_stct
     struct aa_name_resolution_request_stct *replaying;  /* the command being run again, or NULL */
     bool replaying_allows_placeholder;
     bool replaying_used_placeholder;
-    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests, publication errors) */
+    aa_command_queue_t sender_commands;     /* from the sender (re-resolution requests, publication errors, response channel events) */
     aa_command_channel_t command_channel;   /* the channel of the command being taken */
     int64_t next_reresolution_check_ns;
 

@@ -43,15 +43,42 @@ static bool aa_conductor_is_ipc_publication(aa_driver_conductor_t *conductor, in
     return false;
 }
 
-/* The destination's parsed channel, or NULL with its parse error, naming what a destination is. */
+/* Keys a destination may not carry: they belong to the publication's or subscription's own channel (Aeron's
+ * AERON_DRIVER_CONDUCTOR_INVALID_DESTINATION_KEYS and its words, reference wave3 1.4). */
+static int aa_conductor_check_destination_keys(const aa_uri_t *uri)
+{
+    static const char *const invalid_keys[] = { "response-correlation-id", "mtu", "rcv-wnd", "so-rcvbuf", "so-sndbuf" };
+    for (size_t i = 0; i < sizeof(invalid_keys) / sizeof(invalid_keys[0]); i++)
+    {
+        if (NULL != aa_uri_find_param(uri, invalid_keys[i]))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "destinations must not contain the key: %s channel=%s. Give it on the channel of the publication or "
+                "subscription instead", invalid_keys[i], uri->text);
+            return -1;
+        }
+    }
+    if (aa_uri_is_response_control_mode(uri))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "destinations may not specify control-mode=response. A response channel has no destinations "
+            "(destination %s)", uri->text);
+        return -1;
+    }
+    return 0;
+}
+
+/* The destination's parsed channel, or NULL with its parse error (or a key a destination may not carry),
+ * naming what a destination is. */
 static const aa_uri_t *aa_conductor_destination_uri(const aa_command_channel_t *destination)
 {
     const aa_uri_t *uri = aa_conductor_channel_uri(destination);
     if (NULL == uri)
     {
         AA_APPEND_ERR("destination %s (a destination is aeron:udp?endpoint=host:port)", destination->text);
+        return NULL;
     }
-    return uri;
+    return aa_conductor_check_destination_keys(uri) < 0 ? NULL : uri;
 }
 
 /* A destination is aeron:udp?endpoint=host:port (unicast, a port above 0) and nothing else. */

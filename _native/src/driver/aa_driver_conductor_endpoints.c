@@ -71,13 +71,24 @@ int aa_conductor_udp_channel(
         *out = NULL;
         return -1;
     }
-    const char *unsupported = NULL;
     const char *problem = NULL;
     const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode ||
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode;
-    if (AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode)
+    const bool is_response = AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == udp->control_mode;
+    if (!is_publication && udp->has_explicit_control && 0 == aa_udp_address_port(&udp->local_control))
     {
-        unsupported = "response channels (control-mode=response)";
+        /* Aeron's words, then ours */
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "control has port=0 for subscription: channel=%s. control= on a subscription is the publisher's control "
+            "address (multi-destination-cast or response channel) and needs its port (control=host:port with a port "
+            "above 0)", channel);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
+    if (is_response && udp->is_multicast)
+    {
+        problem = "control-mode=response is for unicast channels; remove it, or use a unicast endpoint";
     }
     else if (udp->is_multicast && is_mdc)
     {
@@ -101,36 +112,22 @@ int aa_conductor_udp_channel(
             "remove endpoint= (dynamic: receivers subscribe with control=<this control address>; manual: "
             "add_destination)";
     }
-    else if (!is_mdc && !udp->has_explicit_endpoint && !udp->has_tag)
+    else if (!is_mdc && !is_response && !udp->has_explicit_endpoint && !udp->has_tag)
     {
         problem = "a UDP channel needs endpoint=host:port (or, for multi-destination-cast, "
-            "control=host:port|control-mode=dynamic or control-mode=manual on a publication)";
+            "control=host:port|control-mode=dynamic or control-mode=manual on a publication; for a response "
+            "channel, control-mode=response)";
     }
-    else if (!is_publication && udp->has_explicit_control && 0 == aa_udp_address_port(&udp->local_control))
-    {
-        problem = "control= on a subscription is the multi-destination-cast publisher's control address and needs "
-            "its port (control=host:port with a port above 0)";
-    }
-    if (NULL != unsupported)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: %s is not supported by this driver; it carries aeron:ipc, "
-            "aeron:udp?endpoint=host:port (a unicast address or a multicast group) and multi-destination-cast "
-            "(control-mode=dynamic or manual publications, control= and control-mode=manual subscriptions)",
-            channel, unsupported);
-    }
-    else if (NULL != problem)
+    if (NULL != problem)
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel %s: %s", channel, problem);
-    }
-    if (NULL != unsupported || NULL != problem)
-    {
         aa_udp_channel_delete(udp);
         *out = NULL;
         return -1;
     }
-    /* a tagged channel may take the address of the endpoint its tag finds (checked when none does) */
-    if (is_publication && !is_mdc && !udp->has_tag && 0 == aa_udp_address_port(&udp->remote_data))
+    /* a tagged channel may take the address of the endpoint its tag finds (checked when none does); a
+     * response publication learns its peer from the first status message */
+    if (is_publication && !is_mdc && !is_response && !udp->has_tag && 0 == aa_udp_address_port(&udp->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);
@@ -271,7 +268,10 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     }
     const bool is_mdc = AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == (*udp)->control_mode ||
         AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == (*udp)->control_mode;
-    if (!is_mdc && 0 == aa_udp_address_port(&(*udp)->remote_data))
+    /* a response publication learns where it sends from its first status message (docs/architecture.md,
+     * "Response channels") */
+    const bool is_response = AA_UDP_CHANNEL_CONTROL_MODE_RESPONSE == (*udp)->control_mode;
+    if (!is_mdc && !is_response && 0 == aa_udp_address_port(&(*udp)->remote_data))
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "channel %s: a publication needs the port it sends to (endpoint=host:port with a port above 0)", channel);

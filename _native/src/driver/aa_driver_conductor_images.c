@@ -23,7 +23,7 @@ static int64_t aa_conductor_image_prefault_position(const void *image)
 bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const aa_publication_image_t *image)
 {
     return link->endpoint == image->endpoint && link->stream_id == image->ids.stream_id &&
-        (!link->has_session_id || link->session_id == image->ids.session_id);
+        aa_conductor_link_matches_session(link, image->ids.session_id);
 }
 
 /* Gives a subscription a sub-pos counter on an image at join_position and tells its client. */
@@ -178,7 +178,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     {
         aa_subscription_link_t *link = &conductor->subscription_links[i];
         if (link->endpoint == endpoint && link->stream_id == setup->stream_id &&
-            (!link->has_session_id || link->session_id == setup->session_id))
+            aa_conductor_link_matches_session(link, setup->session_id))
         {
             first_link = link;
         }
@@ -286,6 +286,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         /* every receiver of a group draws different delays */
         .nak_delay_seed = (uint64_t)endpoint->receiver_id ^ ((uint64_t)correlation_id << 32) ^ (uint64_t)now_ns,
         .channel = channel,
+        .setup_flags = setup->frame_header.flags,
     };
     aa_logbuffer_init_params_t log_params =
     {

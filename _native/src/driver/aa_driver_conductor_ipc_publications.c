@@ -43,7 +43,7 @@ void aa_conductor_link_subscriber(
     int64_t now_ns, int64_t now_ms)
 {
     if (NULL != link->endpoint || NULL != link->spy_channel || link->stream_id != pub->stream_id ||
-        (link->has_session_id && link->session_id != pub->session_id))
+        !aa_conductor_link_matches_session(link, pub->session_id))
     {
         return;
     }
@@ -92,6 +92,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->linger_timeout_ns = params->linger_timeout_ns;
     pub->untethered = params->untethered;
     pub->term_window_length = params->term_window_length;
+    pub->response_correlation_id = params->response_correlation_id;
 
     int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_logbuffer_init_params_t init = aa_conductor_publication_log_params(
@@ -105,6 +106,8 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     }
     conductor->bytes_mapped += (int64_t)pub->mapped.length;
     pub->initial_term_id = initial_term_id;
+    /* as Aeron's C driver: the response id in the log, is_response for UDP only (reference wave3 1.3) */
+    pub->log.metadata->response_correlation_id = params->response_correlation_id;
 
     int64_t start_position = aa_compute_position(
         init.active_term_id, init.term_offset, pub->position_bits_to_shift, initial_term_id);
@@ -160,6 +163,10 @@ aa_ipc_publication_t *aa_conductor_add_ipc_publication(
 {
     aa_ipc_publication_t *pub = aa_conductor_create_ipc_publication(
         conductor, registration_id, stream_id, uri, params, is_exclusive, now_ns, now_ms);
+    if (NULL != pub)
+    {
+        aa_conductor_update_ipc_response_subscription(conductor, pub);
+    }
     for (size_t i = 0; NULL != pub && i < conductor->subscription_links_count; i++)
     {
         aa_conductor_link_subscriber(conductor, pub, &conductor->subscription_links[i], now_ns, now_ms);

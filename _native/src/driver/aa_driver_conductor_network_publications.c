@@ -110,6 +110,8 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         .flow_control_group_min_size = ctx->flow_control_group_min_size,
         .flow_control_group_tag = ctx->flow_control_group_tag,
         .spies_simulate_connection = params->spies_simulate_connection,
+        .response_correlation_id = params->response_correlation_id,
+        .is_response = params->is_response_control_mode,
     };
     if (aa_network_publication_init(pub, &init, &conductor->services) < 0)
     {
@@ -133,6 +135,8 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
         aa_network_publication_free(pub);
         return NULL;
     }
+    pub->log.metadata->response_correlation_id = params->response_correlation_id;
+    pub->log.metadata->is_response = params->is_response_control_mode ? 1 : 0;
     pub->log.metadata->socket_sndbuf_length = endpoint->transport.socket_sndbuf_length;
     pub->log.metadata->socket_rcvbuf_length = endpoint->transport.socket_rcvbuf_length;
 

@@ -19,6 +19,8 @@
  *   aa_driver_conductor_images.c         publication images: creation on a SETUP, linking, linger
  *   aa_driver_conductor_subscriptions.c  subscriptions and their links to publications and images
  *   aa_driver_conductor_reject.c         REJECT_IMAGE and ON_PUBLICATION_ERROR (aeron-wave3.md 4.2)
+ *   aa_driver_conductor_responses.c      response channels: the checks, linking a response publication to
+ *                                        its request's image or subscription, RSP_SETUP from the sender
  *   aa_driver_conductor_resolution.c     the name resolver, its executor, registrations waiting for
  *                                        a name, re-resolution and the resolutions table
  *
@@ -41,6 +43,8 @@
 #include "util/aa_array.h"
 
 #define AA_CHANNEL_STATUS_INDICATOR_NOT_ALLOCATED (-1)
+/* The term length of a response-correlation-id=prototype publication unless term-length= says (reference wave3 1.4). */
+#define AA_RESPONSE_PROTOTYPE_TERM_LENGTH (64 * 1024)
 
 /* ---- responses to clients (aa_driver_conductor.c) ---- */
 
@@ -150,6 +154,9 @@ typedef struct aa_publication_params_stct
     bool has_group_semantics;
     int32_t max_resend;
     int32_t multicast_ttl;
+    /* response channels: response-correlation-id= (-1 none, -2 prototype), control-mode=response */
+    int64_t response_correlation_id;
+    bool is_response_control_mode;
 }
 aa_publication_params_t;
 
@@ -281,6 +288,32 @@ void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns,
 void aa_driver_conductor_proxy_create_publication_image(
     aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, const aa_setup_header_t *setup,
     const struct sockaddr_storage *source, socklen_t source_length);
+
+/* ---- response channels (aa_driver_conductor_responses.c; docs/architecture.md, "Response channels") ---- */
+
+/* Whether a subscription takes a stream's session: its session-id when it has one, else any session unless it
+ * is a response subscription still waiting for its session (Aeron's rule, reference wave3 1.1). */
+bool aa_conductor_link_matches_session(const aa_subscription_link_t *link, int32_t session_id);
+/* control-mode= on aeron:ipc: only response. Returns 0, or -1 naming the fix. */
+int aa_conductor_check_ipc_control_mode(const aa_uri_t *uri);
+/* A UDP subscription on an endpoint whose stream another subscription reads with the other response mode:
+ * Aeron's "option conflicts with existing subscription: isResponse=...". */
+int aa_conductor_check_clashing_subscription(
+    aa_driver_conductor_t *conductor, const aa_subscription_link_t *link, const aa_receive_channel_endpoint_t *endpoint);
+/* Before a network publication is found or created (reference wave3 1.2, steps 2 and 4): a request's response
+ * subscription must exist on this driver; a response publication needs the image it answers (returned in
+ * *image, NULL for a prototype). Returns 0, or -1 with Aeron's error text. */
+int aa_conductor_resolve_response_publication(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, const aa_publication_params_t *params,
+    aa_publication_image_t **image);
+/* A response publication linked to its image: the image's receiver sends RSP_SETUP naming session_id. */
+void aa_conductor_link_response_image(aa_publication_image_t *image, int32_t session_id);
+/* A new IPC response publication (reference wave3 1.3): the response subscription of the request publication
+ * whose registration id is its response correlation id takes its session. */
+void aa_conductor_update_ipc_response_subscription(aa_driver_conductor_t *conductor, const aa_ipc_publication_t *pub);
+/* The media services' response_setup and response_connected (the sender's, queued to the conductor). */
+void aa_conductor_services_response_setup(void *clientd, int64_t response_correlation_id, int32_t response_session_id);
+void aa_conductor_services_response_connected(void *clientd, int64_t response_correlation_id);
 
 /* ---- subscriptions (aa_driver_conductor_subscriptions.c) ---- */
 

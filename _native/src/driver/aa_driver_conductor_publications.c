@@ -195,6 +195,17 @@ static int aa_conductor_parse_publication_params(
     params->signal_eos = true;
     params->tether = ctx->tether_subscriptions;
     params->spies_simulate_connection = ctx->spies_simulate_connection;
+    if (aa_uri_get_response_correlation_id(uri, &params->response_correlation_id) < 0)
+    {
+        return -1;
+    }
+    params->is_response_control_mode = aa_uri_is_response_control_mode(uri);
+    if (is_udp && params->is_response_control_mode &&
+        AA_URI_RESPONSE_CORRELATION_ID_PROTOTYPE == params->response_correlation_id)
+    {
+        /* a prototype only keeps the send endpoint open and never sends (reference wave3 1.4) */
+        term_length = AA_RESPONSE_PROTOTYPE_TERM_LENGTH;
+    }
 
     if (aa_uri_get_size(uri, "term-length", &term_length) < 0 ||
         aa_uri_get_size(uri, "mtu", &mtu) < 0 ||
@@ -431,9 +442,10 @@ static int aa_conductor_apply_group_params(
 }
 
 /* The live publication a non-exclusive one joins: not exclusive, the same stream, the same channel
- * (IPC; UDP: the send endpoint the channel shares, by tag or canonical form) and session-id= when given. Sets *ipc or *network
- * (neither: none to join) and returns 0, or -1 when the channel asks for other settings than the
- * publication keeps: term-length and mtu as resolved, the rest compared on both parsed channels. */
+ * (IPC; UDP: the send endpoint the channel shares, by tag or canonical form), session-id= when given
+ * and an equal response-correlation-id. Sets *ipc or *network (neither: none to join) and returns 0,
+ * or -1 when the channel asks for other settings than the publication keeps: term-length and mtu as
+ * resolved, the rest compared on both parsed channels. */
 static int aa_conductor_find_shared_publication(
     aa_driver_conductor_t *conductor, int32_t stream_id, const aa_uri_t *uri, const aa_publication_params_t *params,
     const aa_udp_channel_t *udp, aa_ipc_publication_t **ipc, aa_network_publication_t **network)
@@ -450,7 +462,8 @@ static int aa_conductor_find_shared_publication(
     {
         aa_ipc_publication_t *p = conductor->ipc_publications[i];
         if (!p->is_exclusive && AA_IPC_PUBLICATION_STATE_ACTIVE == p->state && p->stream_id == stream_id &&
-            (!params->has_session_id || params->session_id == p->session_id))
+            (!params->has_session_id || params->session_id == p->session_id) &&
+            p->response_correlation_id == params->response_correlation_id)
         {
             *ipc = p;
             term_length = p->term_length;
@@ -464,7 +477,8 @@ static int aa_conductor_find_shared_publication(
         aa_network_publication_t *p = conductor->network_publications[i];
         if (!p->is_exclusive && AA_NETWORK_PUBLICATION_STATE_ACTIVE == p->state && p->ids.stream_id == stream_id &&
             NULL != endpoint && p->endpoint == endpoint &&
-            (!params->has_session_id || params->session_id == p->ids.session_id))
+            (!params->has_session_id || params->session_id == p->ids.session_id) &&
+            p->response_correlation_id == params->response_correlation_id)
         {
             *network = p;
             term_length = p->ids.term_length;
@@ -506,7 +520,7 @@ int aa_conductor_on_add_publication(
     aa_driver_conductor_t *conductor, const aa_publication_command_t *command, const aa_uri_t *uri, bool is_exclusive,
     int64_t now_ns, int64_t now_ms)
 {
-    if (aa_channel_check_applied(uri, true) < 0)
+    if (aa_channel_check_applied(uri, true) < 0 || aa_conductor_check_ipc_control_mode(uri) < 0)
     {
         return -1;
     }
@@ -526,6 +540,13 @@ int aa_conductor_on_add_publication(
     aa_udp_channel_t *udp = NULL;
     if (AA_URI_MEDIA_UDP == uri->media && (aa_conductor_udp_channel(conductor, uri, true, &udp) < 0 ||
         aa_conductor_apply_group_params(conductor, udp, &params) < 0))
+    {
+        aa_udp_channel_delete(udp);
+        return -1;
+    }
+
+    aa_publication_image_t *response_image = NULL;
+    if (aa_conductor_resolve_response_publication(conductor, uri, &params, &response_image) < 0)
     {
         aa_udp_channel_delete(udp);
         return -1;
@@ -586,6 +607,10 @@ int aa_conductor_on_add_publication(
     }
     else
     {
+        if (NULL != response_image)
+        {
+            aa_conductor_link_response_image(response_image, network->ids.session_id);
+        }
         aa_conductor_on_publication_ready(
             conductor, correlation_id, network->registration_id, network->ids.session_id, network->ids.stream_id,
             network->pub_lmt_counter_id, network->endpoint->status_counter_id, network->log_path, network->is_exclusive);

@@ -26,11 +26,15 @@ static int aa_conductor_add_udp_subscription(
     {
         return -1;
     }
-    if (aa_driver_receiver_proxy_add_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
+    /* a response subscription's stream reaches the receiver once its session is learnt (reference wave3 1.2) */
+    const bool subscribe_now = !link->is_response || link->has_session_id;
+    if (aa_conductor_check_clashing_subscription(conductor, link, endpoint) < 0 ||
+        (subscribe_now && aa_driver_receiver_proxy_add_subscription(conductor->receiver, endpoint, link->stream_id) < 0))
     {
         aa_conductor_release_receive_endpoint(conductor, endpoint, aa_clock_nano_time(&conductor->ctx->clock), now_ms);
         return -1;
     }
+    link->is_receiver_subscribed = subscribe_now;
     endpoint->refcnt++;
     link->endpoint = endpoint;
     return 0;
@@ -56,7 +60,7 @@ int aa_conductor_on_add_subscription(
     int64_t now_ms)
 {
     const char *channel = uri->text;
-    if (aa_channel_check_applied(uri, false) < 0)
+    if (aa_channel_check_applied(uri, false) < 0 || aa_conductor_check_ipc_control_mode(uri) < 0)
     {
         return -1;
     }
@@ -94,6 +98,7 @@ int aa_conductor_on_add_subscription(
     link_value.stream_id = command->stream_id;
     link_value.has_session_id = 1 == rc_session;
     link_value.session_id = session_id;
+    link_value.is_response = aa_uri_is_response_control_mode(uri) && !uri->is_spy;
     link_value.is_tether = tether;
     link_value.is_sparse = sparse;
     link_value.channel = channel_copy;
@@ -176,7 +181,8 @@ void aa_conductor_remove_subscription_link_at(
                 aa_conductor_free_counter(conductor, counter_id, now_ms);
             }
         }
-        if (aa_driver_receiver_proxy_remove_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
+        if (link->is_receiver_subscribed &&
+            aa_driver_receiver_proxy_remove_subscription(conductor->receiver, endpoint, link->stream_id) < 0)
         {
             aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         }

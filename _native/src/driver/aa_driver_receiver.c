@@ -122,6 +122,29 @@ static void aa_driver_receiver_on_add_subscription(void *agent, const void *args
     }
 }
 
+typedef struct aa_receiver_session_args_stct
+{
+    aa_receive_channel_endpoint_t *endpoint;
+    int32_t stream_id;
+    int32_t session_id;
+    bool add_stream;
+}
+aa_receiver_session_args_t;
+
+/* Response channels (reference wave3 1.2, step 7): the response subscription's stream, now that its session is
+ * known (add_stream), and a SETUP elicited from that session at control=. */
+static void aa_driver_receiver_on_response_session(void *agent, const void *args)
+{
+    aa_driver_receiver_t *receiver = agent;
+    const aa_receiver_session_args_t *a = args;
+    if (a->add_stream && aa_receive_channel_endpoint_add_stream(a->endpoint, a->stream_id) < 0)
+    {
+        aa_driver_receiver_log_error(receiver);
+        return;
+    }
+    aa_receive_channel_endpoint_elicit_setup(a->endpoint, a->stream_id, a->session_id);
+}
+
 static void aa_driver_receiver_on_remove_subscription(void *agent, const void *args)
 {
     (void)agent;
@@ -255,6 +278,14 @@ int aa_driver_receiver_proxy_add_subscription(
 {
     aa_receiver_endpoint_args_t args = { endpoint, stream_id };
     return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_add_subscription, &args, sizeof(args));
+}
+
+int aa_driver_receiver_proxy_response_session(
+    aa_driver_receiver_t *receiver, aa_receive_channel_endpoint_t *endpoint, int32_t stream_id, int32_t session_id,
+    bool add_stream)
+{
+    aa_receiver_session_args_t args = { endpoint, stream_id, session_id, add_stream };
+    return aa_driver_receiver_offer(receiver, aa_driver_receiver_on_response_session, &args, sizeof(args));
 }
 
 int aa_driver_receiver_proxy_remove_subscription(

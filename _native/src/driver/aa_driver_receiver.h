@@ -63,6 +63,11 @@ int aa_driver_receiver_proxy_remove_endpoint(
     aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint);
 int aa_driver_receiver_proxy_add_subscription(
     aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id);
+/* Response channels: a response subscription learnt its session; add_stream: its stream joins the endpoint
+ * (the first time); then SETUP is elicited from the session at the endpoint's control=. */
+int aa_driver_receiver_proxy_response_session(
+    aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id,
+    int32_t session_id, bool add_stream);
 int aa_driver_receiver_proxy_remove_subscription(
     aa_driver_receiver_t *receiver, struct aa_receive_channel_endpoint_stct *endpoint, int32_t stream_id);
 int aa_driver_receiver_proxy_add_image(aa_driver_receiver_t *receiver, struct aa_publication_image_stct *image);

@@ -40,7 +40,8 @@ typedef enum aa_uri_value_kind_enum
     AA_URI_VALUE_FLOW_CONTROL,
     AA_URI_VALUE_CONGESTION_CONTROL,
     AA_URI_VALUE_TIMESTAMP_OFFSET,
-    AA_URI_VALUE_ATS
+    AA_URI_VALUE_ATS,
+    AA_URI_VALUE_RESPONSE_CORRELATION_ID
 }
 aa_uri_value_kind_t;
 
@@ -81,11 +82,12 @@ static const aa_uri_param_spec_t aa_uri_param_specs[] =
     { "channel-rcv-ts-offset", AA_URI_FOR_BOTH, AA_URI_VALUE_TIMESTAMP_OFFSET },
     { "channel-snd-ts-offset", AA_URI_FOR_BOTH, AA_URI_VALUE_TIMESTAMP_OFFSET },
     { "media-rcv-ts-offset", AA_URI_FOR_BOTH, AA_URI_VALUE_TIMESTAMP_OFFSET },
-    { "response-correlation-id", AA_URI_FOR_BOTH, AA_URI_VALUE_INT64 },
+    { "response-correlation-id", AA_URI_FOR_BOTH, AA_URI_VALUE_RESPONSE_CORRELATION_ID },
     { "endpoint", AA_URI_FOR_UDP, AA_URI_VALUE_HOST_PORT },
     { "interface", AA_URI_FOR_UDP, AA_URI_VALUE_INTERFACE },
     { "control", AA_URI_FOR_UDP, AA_URI_VALUE_HOST_PORT },
-    { "control-mode", AA_URI_FOR_UDP, AA_URI_VALUE_CONTROL_MODE },
+    /* aeron:ipc takes control-mode=response (a response subscription, reference wave3 1.3) */
+    { "control-mode", AA_URI_FOR_BOTH, AA_URI_VALUE_CONTROL_MODE },
     { "ttl", AA_URI_FOR_UDP, AA_URI_VALUE_TTL },
     { "rcv-wnd", AA_URI_FOR_UDP, AA_URI_VALUE_SIZE },
     { "so-sndbuf", AA_URI_FOR_UDP, AA_URI_VALUE_SIZE },
@@ -609,8 +611,50 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
                 return -1;
             }
             return aa_uri_value_error(channel, key, value, "true or false");
+
+        case AA_URI_VALUE_RESPONSE_CORRELATION_ID:
+            if (0 == strcmp(value, "prototype") || (aa_uri_text_to_int64(value, &v) && v >= -1))
+            {
+                return 0;
+            }
+            /* Aeron's words (reference wave3 1.1), then ours naming the channel */
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "invalid response-correlation-id, must be a number greater than or equal to -1, or 'prototype'. "
+                "Channel %s has response-correlation-id=%s", channel, value);
+            return -1;
     }
     return 0;
+}
+
+int aa_uri_get_response_correlation_id(const aa_uri_t *uri, int64_t *value)
+{
+    const char *text = aa_uri_find_param(uri, "response-correlation-id");
+    *value = AA_URI_RESPONSE_CORRELATION_ID_NONE;
+    if (NULL == text)
+    {
+        return 0;
+    }
+    if (0 == strcmp(text, "prototype"))
+    {
+        *value = AA_URI_RESPONSE_CORRELATION_ID_PROTOTYPE;
+        return 1;
+    }
+    int64_t v = 0;
+    if (!aa_uri_text_to_int64(text, &v) || v < -1)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "invalid response-correlation-id, must be a number greater than or equal to -1, or 'prototype'. "
+            "Channel %s has response-correlation-id=%s", uri->text, text);
+        return -1;
+    }
+    *value = v;
+    return 1;
+}
+
+bool aa_uri_is_response_control_mode(const aa_uri_t *uri)
+{
+    const char *mode = aa_uri_find_param(uri, "control-mode");
+    return NULL != mode && 0 == strcmp(mode, "response");
 }
 
 static bool aa_uri_size_of(const aa_uri_t *uri, const char *key, int64_t *value)

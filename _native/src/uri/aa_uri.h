@@ -79,6 +79,14 @@ int aa_uri_get_size(const aa_uri_t *uri, const char *key, int64_t *value);
 int aa_uri_get_duration_ns(const aa_uri_t *uri, const char *key, int64_t *value);
 int aa_uri_get_bool(const aa_uri_t *uri, const char *key, bool *value);
 
+/* response-correlation-id= (reference wave3 1.1): -1 when absent, a number >= -1, or 'prototype' (-2).
+ * Returns 0 absent, 1 set, -1 with Aeron's error text. */
+#define AA_URI_RESPONSE_CORRELATION_ID_NONE ((int64_t)-1)
+#define AA_URI_RESPONSE_CORRELATION_ID_PROTOTYPE ((int64_t)-2)
+int aa_uri_get_response_correlation_id(const aa_uri_t *uri, int64_t *value);
+/* control-mode=response (a response publication or subscription, UDP or IPC). */
+bool aa_uri_is_response_control_mode(const aa_uri_t *uri);
+
 /* Splits an address value. endpoint/control take host:port, interface takes host[:port][/prefix].
  * Returns 0, or -1 with an error naming key and value. */
 int aa_uri_parse_address(
