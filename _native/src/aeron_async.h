@@ -382,6 +382,30 @@ int aa_counter_close(aa_counter_t *counter);
 /* The value of any counter of the client's driver (0 for an id outside its buffer). */
 int64_t aa_client_counter_value(aa_client_t *client, int32_t counter_id);
 
+/* ---- channel parameters: what this driver does with each (driver/aa_channel_support.c, its one table;
+ * docs/configuration.md, "Channel parameters", is `aeron-async driver --help-channel-params --markdown`) ----
+ * status[] per role, in the order aeron:ipc publication, aeron:ipc subscription, aeron:udp publication,
+ * aeron:udp subscription, aeron-spy subscription. */
+#define AA_CHANNEL_PARAM_ROLES 5
+#define AA_CHANNEL_PARAM_APPLIED 0        /* applied */
+#define AA_CHANNEL_PARAM_OTHER_END 1      /* accepted: it is for the other end of the channel, applied there */
+#define AA_CHANNEL_PARAM_IGNORED 2        /* accepted and ignored, as Aeron's C driver ignores it */
+#define AA_CHANNEL_PARAM_ONLY_VALUES 3    /* refused (why), except the values asking for what is done anyway */
+#define AA_CHANNEL_PARAM_REFUSED 4        /* refused when the publication or subscription is added (why) */
+#define AA_CHANNEL_PARAM_NOT_OF_MEDIA 5   /* refused when the channel is parsed: not a parameter of the media */
+typedef struct aa_channel_param_info_stct
+{
+    const char *name;
+    const char *meaning;
+    char why_text[512];         /* why it is refused where it is, what to do instead; empty: nowhere */
+    char only_values[64];       /* AA_CHANNEL_PARAM_ONLY_VALUES: "true", "false or infer" */
+    int32_t status[5];
+}
+aa_channel_param_info_t;
+size_t aa_channel_params_count(void);
+/* 0 with *info for the index-th parameter, or -1 past the last. */
+int aa_channel_param_describe(size_t index, aa_channel_param_info_t *info);
+
 /* ---- publications ---- */
 int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_t length, int64_t reserved_value);
 int64_t aa_publication_offerv(aa_publication_t *pub, const aa_iovec_t *iov, size_t iovcnt, int64_t reserved_value);

@@ -84,11 +84,11 @@ int aa_conductor_udp_channel(
         problem = "control-mode= (multi-destination-cast) is for unicast channels; a multicast group reaches its "
             "receivers itself: remove control-mode=";
     }
-    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
-        (udp->has_explicit_endpoint || udp->has_explicit_control))
+    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode && udp->has_explicit_control)
     {
+        /* endpoint= is accepted and, as by Aeron's C driver, only part of the channel's identity */
         problem = "a multi-destination subscription (control-mode=manual) receives on the destinations added to it "
-            "(add_destination); remove endpoint= and control=";
+            "(add_destination); remove control=";
     }
     else if (is_publication && AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode && !udp->has_explicit_control)
     {
@@ -108,8 +108,9 @@ int aa_conductor_udp_channel(
     }
     else if (!is_publication && udp->has_explicit_control && 0 == aa_udp_address_port(&udp->local_control))
     {
-        problem = "control= on a subscription is the multi-destination-cast publisher's control address and needs "
-            "its port (control=host:port with a port above 0)";
+        /* Aeron's words, then the fix */
+        problem = "control has port=0 for subscription. control= on a subscription is the multi-destination-cast "
+            "publisher's control address and needs its port (control=host:port with a port above 0)";
     }
     if (NULL != unsupported)
     {
