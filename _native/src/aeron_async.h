@@ -370,6 +370,18 @@ int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlati
 int64_t aa_client_async_add_counter(
     aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length);
 int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter);
+/* A static counter (ADD_STATIC_COUNTER, Aeron's addStaticCounter): keyed by type_id and registration_id
+ * (the application's), owned by no client: the driver returns the one it has for them, to any client,
+ * or allocates it; closing the counter closes this client's handle only, the driver keeps it. Poll with
+ * aa_client_async_add_counter_poll; aa_counter_registration_id is then registration_id. */
+int64_t aa_client_async_add_static_counter(
+    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length,
+    int64_t registration_id);
+/* GET_NEXT_AVAILABLE_SESSION_ID (Aeron's nextSessionId): a session id no publication of the stream holds
+ * on the driver; consecutive requests get consecutive ids (skipping reserved and used ones). The poll
+ * returns 0 while unanswered, 1 with *session_id set, -1 with the error set. */
+int64_t aa_client_async_next_session_id(aa_client_t *client, int32_t stream_id);
+int aa_client_async_next_session_id_poll(aa_client_t *client, int64_t correlation_id, int32_t *session_id);
 int32_t aa_counter_id(aa_counter_t *counter);
 int64_t aa_counter_registration_id(aa_counter_t *counter);
 /* Closed here, or freed by the driver (ON_UNAVAILABLE_COUNTER) or with a client that lost its driver. */

@@ -344,7 +344,8 @@ static int aa_conductor_on_subscription_destination(
         return -1;
     }
     created->local_sockaddr_counter_id = aa_conductor_allocate_local_sockaddr_counter(
-        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address, now_ms);
+        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address,
+        command->correlated.correlation_id, now_ms);
     if (created->local_sockaddr_counter_id < 0 ||
         aa_driver_receiver_proxy_add_destination(conductor->receiver, endpoint, created) < 0)
     {
