@@ -361,15 +361,31 @@ class Aeron(ClosedOnExit):
 
     # ---- counters ----
 
-    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
-        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+    @staticmethod
+    def _check_type_id(type_id: int) -> None:
         if isinstance(type_id, bool) or not isinstance(type_id, int) or not -(2**31) <= type_id < 2**31:
             raise TypeError(f"a counter type id is an int32, got {type_id!r}")
+
+    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+        self._check_type_id(type_id)
         key_bytes, label_bytes = encode_counter_key_and_label(key, label)
         return check(lib.aa_client_async_add_counter(
             self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes)))
 
+    def async_add_static_counter(self, type_id: int, registration_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a static counter; returns a correlation id for `poll_add_counter`."""
+        self._check_type_id(type_id)
+        if isinstance(registration_id, bool) or not isinstance(registration_id, int) or \
+                not -(2**63) <= registration_id < 2**63:
+            raise TypeError(f"a static counter's registration id is an int64, got {registration_id!r}")
+        key_bytes, label_bytes = encode_counter_key_and_label(key, label)
+        return check(lib.aa_client_async_add_static_counter(
+            self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes), registration_id))
+
     def poll_add_counter(self, registration_id: int) -> Counter | None:
+        """The counter of `async_add_counter` or `async_add_static_counter` once the driver answered,
+        else None."""
         out = ffi.new("aa_counter_t **")
         rc = lib.aa_client_async_add_counter_poll(self._checked_ptr(), registration_id, out)
         if rc == 0:
@@ -389,6 +405,45 @@ class Aeron(ClosedOnExit):
         registration_id = self.async_add_counter(type_id, key, label)
         counter: Counter = self._await_registration(lambda: self.poll_add_counter(registration_id))
         return counter
+
+    def add_static_counter(self, type_id: int, registration_id: int, key: bytes = b"", label: str = "") -> Counter:
+        """A static counter (Aeron's addStaticCounter): the one counter of `type_id` (use 1000 or
+        above; lower ids are Aeron's) and `registration_id` (an int64 of the application's choosing)
+        in the driver. The first call allocates it with `key` and `label`; later calls, from any
+        client, get that same counter (its key and label unchanged). No client owns it: closing the
+        Counter closes this handle only, and it outlives this client; it goes with the driver. Its
+        `registration_id` is the one given. A counter of `add_counter` with that type id and
+        registration id makes this raise RegistrationError."""
+        correlation_id = self.async_add_static_counter(type_id, registration_id, key, label)
+        counter: Counter = self._await_registration(lambda: self.poll_add_counter(correlation_id))
+        return counter
+
+    # ---- session ids ----
+
+    def async_next_session_id(self, stream_id: int) -> int:
+        """Start a next session id request; returns a correlation id for `poll_next_session_id`."""
+        if isinstance(stream_id, bool) or not isinstance(stream_id, int) or not -(2**31) <= stream_id < 2**31:
+            raise TypeError(f"a stream id is an int32, got {stream_id!r}")
+        return check(lib.aa_client_async_next_session_id(self._checked_ptr(), stream_id))
+
+    def poll_next_session_id(self, correlation_id: int) -> int | None:
+        out = ffi.new("int32_t *")
+        rc = lib.aa_client_async_next_session_id_poll(self._checked_ptr(), correlation_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        session_id: int = out[0]
+        return session_id
+
+    def next_session_id(self, stream_id: int) -> int:
+        """A session id that no publication of `stream_id` holds on the driver (Aeron's
+        nextSessionId), e.g. for a `session-id=` of a new publication's channel. The driver hands
+        ids out from one counter, so consecutive requests get consecutive ids (skipping the reserved
+        range and ids in use)."""
+        correlation_id = self.async_next_session_id(stream_id)
+        session_id: int = self._await_registration(lambda: self.poll_next_session_id(correlation_id))
+        return session_id
 
     @property
     def counters_reader(self) -> CountersReader:

@@ -54,6 +54,30 @@ static const aa_uri_t *aa_conductor_destination_uri(const aa_command_channel_t *
     return uri;
 }
 
+/* What Aeron's C driver refuses in any destination (aeron_driver_conductor_validate_destination_uri_params,
+ * reference aeron-wave3.md 1.4), in its words, then the fix. */
+static int aa_conductor_check_destination_keys(const aa_uri_t *uri)
+{
+    static const char *const refused[] = { "mtu", "rcv-wnd", "so-rcvbuf", "so-sndbuf", "response-correlation-id" };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+    {
+        if (NULL != aa_uri_find_param(uri, refused[i]))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "destinations must not contain the key: %s channel=%s. The channel of the publication or "
+                "subscription sets it for all its destinations", refused[i], uri->text);
+            return -1;
+        }
+    }
+    const char *control_mode = aa_uri_find_param(uri, "control-mode");
+    if (NULL != control_mode && 0 == strcmp(control_mode, "response"))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "destinations may not specify control-mode=response: %s", uri->text);
+        return -1;
+    }
+    return 0;
+}
+
 /* A destination is aeron:udp?endpoint=host:port (unicast, a port above 0) and nothing else. */
 static int aa_conductor_destination_address(
     aa_driver_conductor_t *conductor, const aa_uri_t *uri, struct sockaddr_storage *address)
@@ -63,6 +87,10 @@ static int aa_conductor_destination_address(
     {
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
             "destination %s: a destination is aeron:udp?endpoint=host:port (the receiver's address)", destination);
+        return -1;
+    }
+    if (aa_conductor_check_destination_keys(uri) < 0)
+    {
         return -1;
     }
     for (size_t i = 0; i < uri->params_count; i++)
@@ -234,7 +262,7 @@ static int aa_conductor_on_subscription_destination(
             destination);
         return -1;
     }
-    if (aa_channel_check_applied(uri, false) < 0)
+    if (aa_conductor_check_destination_keys(uri) < 0 || aa_channel_check_applied(uri, false) < 0)
     {
         return -1;
     }
@@ -316,7 +344,8 @@ static int aa_conductor_on_subscription_destination(
         return -1;
     }
     created->local_sockaddr_counter_id = aa_conductor_allocate_local_sockaddr_counter(
-        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address, now_ms);
+        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address,
+        command->correlated.correlation_id, now_ms);
     if (created->local_sockaddr_counter_id < 0 ||
         aa_driver_receiver_proxy_add_destination(conductor->receiver, endpoint, created) < 0)
     {
