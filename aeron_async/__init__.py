@@ -58,8 +58,8 @@ from . import _ffi
 # the package after a plain `import aeron_async`: imported on first use, so that importing the package
 # stays quick and the optional extras (spark, monitor) load only when asked for.
 _LAZY_SUBMODULES = frozenset({
-    "archive", "bench", "cli", "driver_control", "exporter", "extras", "loss", "monitor", "ready", "resolve",
-    "spark", "stat",
+    "archive", "bench", "channel_params", "cli", "driver_control", "exporter", "extras", "loss", "monitor", "ready",
+    "resolve", "spark", "stat",
 })
 
 

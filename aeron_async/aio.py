@@ -698,6 +698,25 @@ class AsyncAeron:
         )
         return counter
 
+    async def add_static_counter(
+        self, type_id: int, registration_id: int, key: bytes = b"", label: str = ""
+    ) -> Counter:
+        """The driver's static counter of `type_id` and `registration_id`, allocated by the first
+        caller of any client (see `Aeron.add_static_counter`); it outlives this client."""
+        client = self.client
+        counter: Counter = await self._register(
+            lambda: client.async_add_static_counter(type_id, registration_id, key, label), client.poll_add_counter
+        )
+        return counter
+
+    async def next_session_id(self, stream_id: int) -> int:
+        """A session id no publication of `stream_id` holds on the driver (see `Aeron.next_session_id`)."""
+        client = self.client
+        session_id: int = await self._register(
+            lambda: client.async_next_session_id(stream_id), client.poll_next_session_id
+        )
+        return session_id
+
     @property
     def counters_reader(self) -> CountersReader:
         """A reader of the driver's counters (see `Aeron.counters_reader`)."""

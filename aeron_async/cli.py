@@ -78,6 +78,11 @@ def _cmd_driver(args: argparse.Namespace) -> int:
     from .context import DriverContext, native_options
     from .driver import MediaDriver
 
+    if args.help_channel_params:
+        from .channel_params import markdown_table, text_table
+
+        print(markdown_table() if args.markdown else text_table())
+        return 0
     if args.terminate or args.info:
         from .driver_control import command as control_command
 
@@ -293,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="register a name resolver written in Python (a subclass of aeron_async.NameResolver) as "
                    "NAME (default: module.Class) and make it this driver's resolver (AERON_NAME_RESOLVER_SUPPLIER)")
     p.add_argument("--help-options", action="store_true", help="list every driver option with its default")
-    p.add_argument("--markdown", action="store_true", help="with --help-options: print a Markdown table")
+    p.add_argument("--help-channel-params", action="store_true",
+                   help="list every channel parameter and what this driver does with it on each kind of channel")
+    p.add_argument("--markdown", action="store_true",
+                   help="with --help-options or --help-channel-params: print a Markdown table")
     p.add_argument("--terminate", action="store_true", help="ask the driver running in --aeron-dir to stop "
                    "(TERMINATE_DRIVER; it must allow it: AERON_DRIVER_TERMINATION_VALIDATOR=token or allow)")
     p.add_argument("--token", help="with --terminate: the token the driver expects (visible to `ps`: prefer "

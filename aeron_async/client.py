@@ -19,6 +19,7 @@ from . import _speedups
 from ._closing import ClosedOnExit
 from ._ffi import ffi, lib
 from .counters import ChannelStatus, Counter, CountersReader, encode_counter_key_and_label
+from .image import Image as Image
 from .publication_errors import PublicationErrorFrame
 from .errors import (
     AeronError,
@@ -27,7 +28,6 @@ from .errors import (
     DriverCorruptError,
     DriverTimeoutError,
     InvalidArgumentError,
-    InvalidPositionError,
     MessageTooLongError,
     RegistrationError,
     DRIVER_CORRUPT,
@@ -73,7 +73,6 @@ class ControlledPollAction(enum.IntEnum):
 FragmentHandler = Callable[[memoryview, _speedups.Header], object]
 ControlledFragmentHandler = Callable[[memoryview, _speedups.Header], int]
 BlockHandler = Callable[[memoryview, int, int, int, int], object]
-_UNBOUNDED = (1 << 63) - 1
 
 _T = TypeVar("_T")
 
@@ -361,15 +360,31 @@ class Aeron(ClosedOnExit):
 
     # ---- counters ----
 
-    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
-        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+    @staticmethod
+    def _check_type_id(type_id: int) -> None:
         if isinstance(type_id, bool) or not isinstance(type_id, int) or not -(2**31) <= type_id < 2**31:
             raise TypeError(f"a counter type id is an int32, got {type_id!r}")
+
+    def async_add_counter(self, type_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a counter; returns a registration id for `poll_add_counter`."""
+        self._check_type_id(type_id)
         key_bytes, label_bytes = encode_counter_key_and_label(key, label)
         return check(lib.aa_client_async_add_counter(
             self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes)))
 
+    def async_add_static_counter(self, type_id: int, registration_id: int, key: bytes = b"", label: str = "") -> int:
+        """Start adding a static counter; returns a correlation id for `poll_add_counter`."""
+        self._check_type_id(type_id)
+        if isinstance(registration_id, bool) or not isinstance(registration_id, int) or \
+                not -(2**63) <= registration_id < 2**63:
+            raise TypeError(f"a static counter's registration id is an int64, got {registration_id!r}")
+        key_bytes, label_bytes = encode_counter_key_and_label(key, label)
+        return check(lib.aa_client_async_add_static_counter(
+            self._checked_ptr(), type_id, key_bytes, len(key_bytes), label_bytes, len(label_bytes), registration_id))
+
     def poll_add_counter(self, registration_id: int) -> Counter | None:
+        """The counter of `async_add_counter` or `async_add_static_counter` once the driver answered,
+        else None."""
         out = ffi.new("aa_counter_t **")
         rc = lib.aa_client_async_add_counter_poll(self._checked_ptr(), registration_id, out)
         if rc == 0:
@@ -389,6 +404,45 @@ class Aeron(ClosedOnExit):
         registration_id = self.async_add_counter(type_id, key, label)
         counter: Counter = self._await_registration(lambda: self.poll_add_counter(registration_id))
         return counter
+
+    def add_static_counter(self, type_id: int, registration_id: int, key: bytes = b"", label: str = "") -> Counter:
+        """A static counter (Aeron's addStaticCounter): the one counter of `type_id` (use 1000 or
+        above; lower ids are Aeron's) and `registration_id` (an int64 of the application's choosing)
+        in the driver. The first call allocates it with `key` and `label`; later calls, from any
+        client, get that same counter (its key and label unchanged). No client owns it: closing the
+        Counter closes this handle only, and it outlives this client; it goes with the driver. Its
+        `registration_id` is the one given. A counter of `add_counter` with that type id and
+        registration id makes this raise RegistrationError."""
+        correlation_id = self.async_add_static_counter(type_id, registration_id, key, label)
+        counter: Counter = self._await_registration(lambda: self.poll_add_counter(correlation_id))
+        return counter
+
+    # ---- session ids ----
+
+    def async_next_session_id(self, stream_id: int) -> int:
+        """Start a next session id request; returns a correlation id for `poll_next_session_id`."""
+        if isinstance(stream_id, bool) or not isinstance(stream_id, int) or not -(2**31) <= stream_id < 2**31:
+            raise TypeError(f"a stream id is an int32, got {stream_id!r}")
+        return check(lib.aa_client_async_next_session_id(self._checked_ptr(), stream_id))
+
+    def poll_next_session_id(self, correlation_id: int) -> int | None:
+        out = ffi.new("int32_t *")
+        rc = lib.aa_client_async_next_session_id_poll(self._checked_ptr(), correlation_id, out)
+        if rc == 0:
+            return None
+        if rc < 0:
+            raise last_error(RegistrationError)
+        session_id: int = out[0]
+        return session_id
+
+    def next_session_id(self, stream_id: int) -> int:
+        """A session id that no publication of `stream_id` holds on the driver (Aeron's
+        nextSessionId), e.g. for a `session-id=` of a new publication's channel. The driver hands
+        ids out from one counter, so consecutive requests get consecutive ids (skipping the reserved
+        range and ids in use)."""
+        correlation_id = self.async_next_session_id(stream_id)
+        session_id: int = self._await_registration(lambda: self.poll_next_session_id(correlation_id))
+        return session_id
 
     @property
     def counters_reader(self) -> CountersReader:
@@ -682,137 +736,6 @@ class BufferClaim:
             self.commit()
         else:
             self.abort()
-
-
-class Image:
-    """One publisher's stream as seen by a subscription (one session id)."""
-
-    __slots__ = ("_ptr", "_address", "_subscription", "correlation_id", "session_id", "stream_id", "term_length",
-                 "mtu_length", "initial_term_id", "join_position", "source_identity", "__weakref__")
-
-    def __init__(self, subscription: Subscription, ptr: Any) -> None:
-        self._ptr = ptr
-        self._address = _address_of(ptr)
-        self._subscription = subscription
-        info = ffi.new("aa_image_info_t *")
-        lib.aa_image_describe(ptr, info)
-        self.correlation_id: int = info.correlation_id
-        self.session_id: int = info.session_id
-        self.stream_id: int = info.stream_id
-        self.term_length: int = info.term_length
-        self.mtu_length: int = info.mtu_length
-        self.initial_term_id: int = info.initial_term_id
-        self.join_position: int = info.join_position
-        self.source_identity = ffi.string(info.source_identity).decode()
-
-    def _checked(self) -> Any:
-        if self._subscription._ptr is None:
-            raise self._subscription._client._closed_error(
-                "the subscription of this image is closed", f"image (session {self.session_id}) of a subscription")
-        return self._ptr
-
-    @property
-    def position(self) -> int:
-        return lib.aa_image_position(self._checked())
-
-    @position.setter
-    def position(self, position: int) -> None:
-        """Move the subscriber position: forward to a frame boundary within the data received in the
-        current term, or back to a frame boundary the log still holds (at most a term behind the
-        furthest position read, not before the join position). Raises InvalidPositionError (a
-        ValueError) naming the valid range otherwise."""
-        ptr = self._checked()
-        if isinstance(position, bool) or not isinstance(position, int):
-            raise TypeError(f"position must be an int, not {type(position).__name__}")
-        if lib.aa_image_set_position(ptr, position) < 0:
-            error = last_error()
-            if isinstance(error, ClosedError):
-                raise error
-            raise InvalidPositionError(str(error), error.code)
-
-    @property
-    def is_closed(self) -> bool:
-        return self._subscription._ptr is None or bool(lib.aa_image_is_closed(self._ptr))
-
-    @property
-    def is_end_of_stream(self) -> bool:
-        return self._subscription._ptr is None or bool(lib.aa_image_is_end_of_stream(self._ptr))
-
-    @property
-    def end_of_stream_position(self) -> int:
-        return lib.aa_image_end_of_stream_position(self._checked())
-
-    @property
-    def is_publication_revoked(self) -> bool:
-        """Its publication was revoked (`ExclusivePublication.revoke`): the stream ended early."""
-        return bool(lib.aa_image_is_publication_revoked(self._checked()))
-
-    def async_reject(self, reason: str) -> int:
-        """Start rejecting this image (see `reject`); returns a correlation id for `Aeron.poll_destination`."""
-        if not isinstance(reason, str):
-            raise TypeError(f"reason must be a str, not {type(reason).__name__}")
-        return check(lib.aa_image_async_reject(self._checked(), reason.encode()), InvalidArgumentError)
-
-    def reject(self, reason: str) -> None:
-        """Reject this image (Aeron's `Image.reject`, aeron-wave3.md 4.2): the driver drops its data from
-        now on and tells the publisher (its `on_publication_error`, with `reason`); the image goes
-        unavailable at its liveness timeout (IPC: at once, for every subscriber, for an image liveness
-        timeout). Not permanent: the publication may come back as a new image. Returns once the driver
-        applied it. Raises InvalidArgumentError for a spy's image ("spies can not reject images") and a
-        reason over 1023 bytes, RegistrationError when the driver no longer has the image."""
-        correlation_id = self.async_reject(reason)
-        client = self._subscription._client
-        client._await_registration(lambda: client.poll_destination(correlation_id))
-
-    def _park(self) -> None:
-        """Have the subscription's notify fd (aeron_async.aio) written when this image has data."""
-        if self._subscription._ptr is not None:
-            lib.aa_image_park(self._ptr)
-
-    def _unpark(self) -> None:
-        if self._subscription._ptr is not None:
-            lib.aa_image_unpark(self._ptr)
-
-    def poll(self, handler: FragmentHandler, fragment_limit: int = 10) -> int:
-        """Call handler(data, header) for up to fragment_limit fragments of this image; returns how
-        many. As Subscription.poll, for this image only."""
-        self._checked()
-        return self._subscription._image_poll(self._address, handler, _UNBOUNDED, fragment_limit, False)
-
-    def controlled_poll(self, handler: ControlledFragmentHandler, fragment_limit: int = 10) -> int:
-        """As Subscription.controlled_poll, for this image only."""
-        self._checked()
-        return self._subscription._image_poll(self._address, handler, _UNBOUNDED, fragment_limit, True)
-
-    def bounded_poll(self, handler: FragmentHandler, limit_position: int, fragment_limit: int = 10) -> int:
-        """As poll, reading no fragment that starts at or past limit_position."""
-        self._checked()
-        return self._subscription._image_poll(self._address, handler, limit_position, fragment_limit, False)
-
-    def bounded_controlled_poll(
-        self, handler: ControlledFragmentHandler, limit_position: int, fragment_limit: int = 10
-    ) -> int:
-        """As controlled_poll, reading no fragment that starts at or past limit_position."""
-        self._checked()
-        return self._subscription._image_poll(self._address, handler, limit_position, fragment_limit, True)
-
-    def block_poll(self, handler: BlockHandler, block_length_limit: int) -> int:
-        """Hand handler(buffer, offset, length, session_id, term_id) the run of whole frames (headers
-        included) from the position, at most block_length_limit bytes and within one term, in one call:
-        `buffer` is the term (a read-only memoryview valid only during the call) and the block is
-        buffer[offset:offset + length]. A padding frame comes alone. Returns the bytes consumed (the
-        position moves by them, even when the handler raises). A frame longer than the limit is never
-        delivered: give at least the MTU."""
-        self._checked()
-        return self._subscription._image_block_poll(self._address, handler, block_length_limit)
-
-    def poll_messages(self, max_messages: int = 256, fragment_limit: int = 1 << 30) -> list[Message]:
-        """Whole messages of this image only, in one native call; returns a list, possibly empty."""
-        self._checked()
-        return self._subscription._poll_image_messages(self._address, max_messages, fragment_limit)
-
-    def __repr__(self) -> str:
-        return f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r}>"
 
 
 class Subscription(_speedups.SubscriptionBase):

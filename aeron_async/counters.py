@@ -361,7 +361,8 @@ def encode_counter_key_and_label(key: bytes | bytearray | memoryview | None, lab
 class Counter(ClosedOnExit):
     """A counter this client added (`Aeron.add_counter`): a 64-bit value in the CnC file that any
     process can read (`aeron-async stat`, CountersReader). The driver frees it when it is closed,
-    when its client closes, or when its client dies (client liveness timeout).
+    when its client closes, or when its client dies (client liveness timeout). A static counter
+    (`Aeron.add_static_counter`) is the driver's: closing it closes this handle only.
 
     `value` reads (acquire) and sets (release) it; `increment()` and `add()` are atomic, so many
     threads may update one counter.
@@ -414,7 +415,7 @@ class Counter(ClosedOnExit):
         return ptr is None or bool(lib.aa_counter_is_closed(ptr))
 
     def close(self) -> None:
-        """Ask the driver to free the counter (once)."""
+        """Ask the driver to free the counter (once); a static counter's handle closes, the counter stays."""
         release_owned(self, lib.aa_counter_close)
 
     def __repr__(self) -> str:

@@ -69,9 +69,20 @@ def loss_report_path(aeron_dir: str | None = None) -> str:
     return os.path.join(aeron_dir, FILE_NAME)
 
 
+def _source_at(view: memoryview, at: int, room: int) -> tuple[int, int] | None:
+    """(where the source's bytes start, its length) for a source length field at `at`, if it fits."""
+    length: int = _I32.unpack_from(view, at)[0]
+    return (at + _I32.size, length) if 0 <= length <= room else None
+
+
 def parse_loss_report(buffer: bytes | memoryview | mmap.mmap) -> list[LossEntry]:
     """The entries of a loss report's bytes, in order, up to the first empty one. An entry whose
-    lengths run past the buffer ends the list (a file cut short)."""
+    lengths run past the buffer ends the list (a file cut short).
+
+    The source's length field is 4-byte aligned after the channel (Aeron's LossReport); entries of
+    files aeron_async wrote before it aligned it (the field right after the channel's bytes) are
+    read too: the aligned place is tried first, and holds no fitting length in such an entry
+    (_native/src/concurrent/aa_loss_reporter.h)."""
     with memoryview(buffer) as view:
         capacity = len(view)
         fixed = _CHANNEL + 2 * _I32.size
@@ -87,12 +98,15 @@ def parse_loss_report(buffer: bytes | memoryview | mmap.mmap) -> list[LossEntry]
                 break
             at = offset + _CHANNEL + _I32.size
             channel = bytes(view[at:at + channel_length]).decode("ascii", "replace")
-            at += channel_length
-            source_length = _I32.unpack_from(view, at)[0]
-            if not 0 <= source_length <= room - channel_length:
-                break
-            at += _I32.size
-            source = bytes(view[at:at + source_length]).decode("ascii", "replace")
+            padded = (channel_length + 3) & ~3
+            found = _source_at(view, at + padded, room - padded) if padded <= room else None
+            if found is None:  # the unaligned layout
+                padded = channel_length
+                found = _source_at(view, at + padded, room - padded)
+                if found is None:
+                    break
+            source_at, source_length = found
+            source = bytes(view[source_at:source_at + source_length]).decode("ascii", "replace")
             entries.append(LossEntry(
                 observation_count=count,
                 total_bytes_lost=_I64.unpack_from(view, offset + _BYTES)[0],
@@ -103,7 +117,7 @@ def parse_loss_report(buffer: bytes | memoryview | mmap.mmap) -> list[LossEntry]
                 channel=channel,
                 source=source,
             ))
-            length = fixed + channel_length + source_length
+            length = fixed + padded + source_length
             offset += (length + _ALIGNMENT - 1) // _ALIGNMENT * _ALIGNMENT
     return entries
 

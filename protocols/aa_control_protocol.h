@@ -22,7 +22,9 @@
 #define AA_COMMAND_ADD_RCV_DESTINATION 0x0C
 #define AA_COMMAND_REMOVE_RCV_DESTINATION 0x0D
 #define AA_COMMAND_TERMINATE_DRIVER 0x0E
+#define AA_COMMAND_ADD_STATIC_COUNTER 0x0F
 #define AA_COMMAND_REJECT_IMAGE 0x10
+#define AA_COMMAND_GET_NEXT_AVAILABLE_SESSION_ID 0x12
 
 #define AA_RESPONSE_ON_ERROR 0x0F01
 #define AA_RESPONSE_ON_AVAILABLE_IMAGE 0x0F02
@@ -34,7 +36,9 @@
 #define AA_RESPONSE_ON_COUNTER_READY 0x0F08
 #define AA_RESPONSE_ON_UNAVAILABLE_COUNTER 0x0F09
 #define AA_RESPONSE_ON_CLIENT_TIMEOUT 0x0F0A
+#define AA_RESPONSE_ON_STATIC_COUNTER 0x0F0B
 #define AA_RESPONSE_ON_PUBLICATION_ERROR 0x0F0C
+#define AA_RESPONSE_ON_NEXT_AVAILABLE_SESSION_ID 0x0F0D
 
 /* REMOVE_PUBLICATION's flags (aeron-wave3.md 4.1): revoke the publication (an exclusive one). */
 #define AA_REMOVE_PUBLICATION_FLAG_REVOKE ((uint64_t)0x1)
@@ -208,6 +212,33 @@ typedef struct aa_counter_update_stct
 }
 aa_counter_update_t;
 
+/* ADD_STATIC_COUNTER (Aeron's aeron_static_counter_command_t): the counter's registration id (the
+ * application's, with type_id its key) and type id, then the key and label as ADD_COUNTER's. The answer
+ * is ON_STATIC_COUNTER, an aa_counter_update_t with the command's correlation id. */
+typedef struct aa_static_counter_command_stct
+{
+    aa_correlated_command_t correlated;
+    int64_t registration_id;
+    int32_t type_id;
+}
+aa_static_counter_command_t;
+
+/* GET_NEXT_AVAILABLE_SESSION_ID and its answer ON_NEXT_AVAILABLE_SESSION_ID (Aeron's
+ * aeron_get_next_available_session_id_command_t, aeron_next_available_session_id_response_t). */
+typedef struct aa_next_session_id_command_stct
+{
+    aa_correlated_command_t correlated;
+    int32_t stream_id;
+}
+aa_next_session_id_command_t;
+
+typedef struct aa_next_session_id_response_stct
+{
+    int64_t correlation_id;
+    int32_t next_session_id;
+}
+aa_next_session_id_response_t;
+
 typedef struct aa_client_timeout_stct
 {
     int64_t client_id;
@@ -226,5 +257,8 @@ _Static_assert(sizeof(aa_image_buffers_ready_t) == 32, "image ready is 32 bytes"
 _Static_assert(sizeof(aa_destination_command_t) == 28, "destination command is 28 bytes");
 _Static_assert(sizeof(aa_counter_command_t) == 20, "counter command is 20 bytes");
 _Static_assert(sizeof(aa_counter_update_t) == 12, "counter update is 12 bytes");
+_Static_assert(sizeof(aa_static_counter_command_t) == 28, "static counter command is 28 bytes");
+_Static_assert(sizeof(aa_next_session_id_command_t) == 20, "next session id command is 20 bytes");
+_Static_assert(sizeof(aa_next_session_id_response_t) == 12, "next session id response is 12 bytes");
 
 #endif

@@ -387,6 +387,18 @@ int aa_client_async_add_subscription_poll(aa_client_t *client, int64_t correlati
 int64_t aa_client_async_add_counter(
     aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length);
 int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter);
+/* A static counter (ADD_STATIC_COUNTER, Aeron's addStaticCounter): keyed by type_id and registration_id
+ * (the application's), owned by no client: the driver returns the one it has for them, to any client,
+ * or allocates it; closing the counter closes this client's handle only, the driver keeps it. Poll with
+ * aa_client_async_add_counter_poll; aa_counter_registration_id is then registration_id. */
+int64_t aa_client_async_add_static_counter(
+    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length,
+    int64_t registration_id);
+/* GET_NEXT_AVAILABLE_SESSION_ID (Aeron's nextSessionId): a session id no publication of the stream holds
+ * on the driver; consecutive requests get consecutive ids (skipping reserved and used ones). The poll
+ * returns 0 while unanswered, 1 with *session_id set, -1 with the error set. */
+int64_t aa_client_async_next_session_id(aa_client_t *client, int32_t stream_id);
+int aa_client_async_next_session_id_poll(aa_client_t *client, int64_t correlation_id, int32_t *session_id);
 int32_t aa_counter_id(aa_counter_t *counter);
 int64_t aa_counter_registration_id(aa_counter_t *counter);
 /* Closed here, or freed by the driver (ON_UNAVAILABLE_COUNTER) or with a client that lost its driver. */
@@ -398,6 +410,30 @@ int aa_counter_get_and_add(aa_counter_t *counter, int64_t delta, int64_t *previo
 int aa_counter_close(aa_counter_t *counter);
 /* The value of any counter of the client's driver (0 for an id outside its buffer). */
 int64_t aa_client_counter_value(aa_client_t *client, int32_t counter_id);
+
+/* ---- channel parameters: what this driver does with each (driver/aa_channel_support.c, its one table;
+ * docs/configuration.md, "Channel parameters", is `aeron-async driver --help-channel-params --markdown`) ----
+ * status[] per role, in the order aeron:ipc publication, aeron:ipc subscription, aeron:udp publication,
+ * aeron:udp subscription, aeron-spy subscription. */
+#define AA_CHANNEL_PARAM_ROLES 5
+#define AA_CHANNEL_PARAM_APPLIED 0        /* applied */
+#define AA_CHANNEL_PARAM_OTHER_END 1      /* accepted: it is for the other end of the channel, applied there */
+#define AA_CHANNEL_PARAM_IGNORED 2        /* accepted and ignored, as Aeron's C driver ignores it */
+#define AA_CHANNEL_PARAM_ONLY_VALUES 3    /* refused (why), except the values asking for what is done anyway */
+#define AA_CHANNEL_PARAM_REFUSED 4        /* refused when the publication or subscription is added (why) */
+#define AA_CHANNEL_PARAM_NOT_OF_MEDIA 5   /* refused when the channel is parsed: not a parameter of the media */
+typedef struct aa_channel_param_info_stct
+{
+    const char *name;
+    const char *meaning;
+    char why_text[512];         /* why it is refused where it is, what to do instead; empty: nowhere */
+    char only_values[64];       /* AA_CHANNEL_PARAM_ONLY_VALUES: "true", "false or infer" */
+    int32_t status[5];
+}
+aa_channel_param_info_t;
+size_t aa_channel_params_count(void);
+/* 0 with *info for the index-th parameter, or -1 past the last. */
+int aa_channel_param_describe(size_t index, aa_channel_param_info_t *info);
 
 /* ---- publications ---- */
 int64_t aa_publication_offer(aa_publication_t *pub, const uint8_t *buffer, size_t length, int64_t reserved_value);

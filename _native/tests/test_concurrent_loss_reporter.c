@@ -73,10 +73,14 @@ static void should_lay_out_an_entry_as_aerons_loss_report(void)
     AA_CHECK_EQ(i32_at(buffer + 36), 1001);           /* stream id */
     AA_CHECK_EQ(i32_at(buffer + 40), (int32_t)strlen(channel));
     AA_CHECK(0 == memcmp(buffer + 44, channel, strlen(channel)));
-    const uint8_t *s = buffer + 44 + strlen(channel);
+    /* the channel (34 bytes) padded to 36: the source's length 4-byte aligned, as Aeron's LossReport */
+    AA_CHECK_EQ(strlen(channel), 34);
+    AA_CHECK_EQ(buffer[78], 0);
+    AA_CHECK_EQ(buffer[79], 0);
+    const uint8_t *s = buffer + 44 + 36;
     AA_CHECK_EQ(i32_at(s), (int32_t)strlen(source));
     AA_CHECK(0 == memcmp(s + 4, source, strlen(source)));
-    size_t length = 48 + strlen(channel) + strlen(source);   /* 97: the next entry on the next 64 */
+    size_t length = 48 + 36 + strlen(source);   /* 99: the next entry on the next 64 */
     AA_CHECK_EQ(reporter.next_record_offset, 128);
     AA_CHECK(length > 64 && length <= 128);
 
@@ -102,6 +106,48 @@ static void should_lay_out_an_entry_as_aerons_loss_report(void)
     AA_CHECK_EQ(c.entries[1].observation_count, 1);
     AA_CHECK(0 == strcmp(c.channels[1], "aeron:ipc"));
     AA_CHECK(0 == strcmp(c.sources[1], ""));
+    free(buffer);
+}
+
+/* Entries as aeron_async wrote them before aligning the source's length: read too, one after the other
+ * (an aligned entry between them), each at its own length. */
+static void should_read_entries_with_the_source_length_unaligned(void)
+{
+    uint8_t *buffer = new_buffer(CAPACITY);
+    const char *channel = "aeron:udp?endpoint=127.0.0.1:40123";   /* 34: not a multiple of 4 */
+    const char *source = "127.0.0.1:51000";
+    size_t offset = 0;
+    for (int i = 0; i < 2; i++)
+    {
+        uint8_t *e = buffer + offset;
+        int64_t one = 1, bytes = 100 + i;
+        int32_t session = i, stream = 7, channel_length = 34, source_length = 15;
+        memcpy(e + 8, &bytes, 8);
+        memcpy(e + 32, &session, 4);
+        memcpy(e + 36, &stream, 4);
+        memcpy(e + 40, &channel_length, 4);
+        memcpy(e + 44, channel, 34);
+        memcpy(e + 78, &source_length, 4);     /* right after the channel */
+        memcpy(e + 82, source, 15);
+        memcpy(e, &one, 8);
+        offset += 128;                          /* 97 bytes, on the next 64 */
+        if (0 == i)
+        {
+            aa_loss_reporter_t reporter;
+            AA_CHECK_EQ(aa_loss_reporter_init(&reporter, buffer, CAPACITY), 0);
+            reporter.next_record_offset = offset;
+            AA_CHECK_EQ(aa_loss_reporter_create_entry(&reporter, 5, 6, 9, 7, "aeron:ipc?alias=x", 17, "src", 3), 128);
+            offset = reporter.next_record_offset;
+        }
+    }
+    collected_t c = { .count = 0 };
+    AA_CHECK_EQ(aa_loss_report_read(buffer, CAPACITY, collect, &c), 3);
+    AA_CHECK(0 == strcmp(c.sources[0], source));
+    AA_CHECK(0 == strcmp(c.channels[1], "aeron:ipc?alias=x"));
+    AA_CHECK(0 == strcmp(c.sources[1], "src"));
+    AA_CHECK(0 == strcmp(c.channels[2], channel));
+    AA_CHECK(0 == strcmp(c.sources[2], source));
+    AA_CHECK_EQ(c.entries[2].total_bytes_lost, 101);
     free(buffer);
 }
 
@@ -209,6 +255,7 @@ static void should_let_a_reader_see_only_whole_entries_while_one_is_written(void
 int main(void)
 {
     AA_RUN(should_lay_out_an_entry_as_aerons_loss_report);
+    AA_RUN(should_read_entries_with_the_source_length_unaligned);
     AA_RUN(should_refuse_an_entry_when_full_and_keep_the_others);
     AA_RUN(should_stop_reading_at_lengths_past_the_buffer);
     AA_RUN(should_let_a_reader_see_only_whole_entries_while_one_is_written);

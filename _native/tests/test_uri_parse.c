@@ -43,11 +43,16 @@ static void check_rejected(const char *channel, const char *fragment)
 
 static void should_reject_with_clear_messages(void)
 {
-    check_rejected("ipc", "must start with 'aeron:'");
-    check_rejected("aeron:tcp", "unknown media 'tcp'");
+    check_rejected("ipc", "invalid URI scheme or transport: ipc");
+    check_rejected("aeron:tcp", "invalid URI scheme or transport: aeron:tcp");
+    check_rejected("aeron:tcp?endpoint=localhost:40123", "invalid URI scheme or transport: aeron:tcp?endpoint=localhost:40123");
     check_rejected("aeron:ipc?term-lenght=64k", "did you mean 'term-length'");
     check_rejected("aeron:ipc?bogus=1", "accepted for aeron:ipc");
     check_rejected("aeron:ipc?endpoint=localhost:1", "unknown parameter 'endpoint'");
+    /* socket buffers parse on aeron:ipc too: Aeron's clients send them there */
+    aa_uri_t ipc;
+    AA_CHECK_EQ(aa_uri_parse("aeron:ipc?so-sndbuf=64k|so-rcvbuf=128k", &ipc), 0);
+    AA_CHECK(aa_uri_is_param_of(AA_URI_MEDIA_IPC, "so-rcvbuf") && !aa_uri_is_param_of(AA_URI_MEDIA_IPC, "endpoint"));
     check_rejected("aeron:ipc?mtu", "has no value");
     check_rejected("aeron:ipc?=5", "empty name");
     check_rejected("aeron:ipc?mtu=1|mtu=2", "given twice");
@@ -136,8 +141,8 @@ static void should_reject_bad_values_when_parsing(void)
 static void should_require_an_address_for_udp(void)
 {
     aa_uri_t uri;
-    check_rejected("aeron:udp", "needs endpoint=host:port, control=host:port, tags=<tag>, control-mode=manual");
-    check_rejected("aeron:udp?term-length=64k", "a UDP channel needs");
+    check_rejected("aeron:udp", "URIs for UDP must specify endpoint, control, tags, or control-mode=manual/response");
+    check_rejected("aeron:udp?term-length=64k", "URIs for UDP must specify");
     check_rejected("aeron:udp?control-mode=dynamic", "control-mode=dynamic needs control=host:port");
     AA_CHECK_EQ(aa_uri_parse("aeron:udp?control=localhost:40456", &uri), 0);
     AA_CHECK_EQ(aa_uri_parse("aeron:udp?control=localhost:40456|control-mode=dynamic", &uri), 0);

@@ -281,7 +281,7 @@ def test_destination_errors_name_the_fix(nodes: list[Node]) -> None:
         ("aeron:ipc", "a destination is aeron:udp\\?endpoint=host:port"),
         ("aeron:udp?control=127.0.0.1:40999", "a destination is aeron:udp\\?endpoint=host:port"),
         ("aeron:udp?endpoint=127.0.0.1:40999|ttl=3", "parameter ttl= is not applied to a destination"),
-        ("udp://127.0.0.1:40999", "must start with 'aeron:'"),
+        ("udp://127.0.0.1:40999", "invalid URI scheme or transport: udp://127.0.0.1:40999"),
         ("aeron:udp?endpoint=224.0.1.1:40999", "destination is a unicast address"),
     ]:
         with pytest.raises(aeron_async.InvalidChannelError, match=fix):
@@ -333,7 +333,7 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
         ("aeron:udp?control=127.0.0.1:0", "needs endpoint=host:port", True),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),
-        (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),
+        (f"aeron:udp?control=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),
         ("aeron:udp?endpoint=224.0.1.1:40456|control-mode=manual", "control-mode= .* is for unicast channels", True),
         (f"aeron:udp?control=127.0.0.1:{port}|control-mode=dynamic|ttl=4", "ttl=4 applies to multicast channels only", True),
     ]:

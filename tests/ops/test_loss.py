@@ -106,7 +106,7 @@ def test_loss_command_json_and_a_directory_without_a_report(aeron_dir: str, caps
     with pytest.raises(DriverNotFoundError, match="no media driver has run"):
         read_loss_report(aeron_dir)
     os.makedirs(aeron_dir)
-    entry = LossEntry(3, 480, 1_700_000_000_123, 1_700_000_000_456, -5, 7, "aeron:udp?endpoint=h:1", "10.0.0.2:9")
+    entry = GOLDEN_ENTRY
     with open(os.path.join(aeron_dir, "loss-report.dat"), "wb") as f:
         f.write(_encode([entry]) + bytes(4096))
     assert main(["loss", "--aeron-dir", aeron_dir, "--json"]) == 0
@@ -117,32 +117,57 @@ def test_loss_command_json_and_a_directory_without_a_report(aeron_dir: str, caps
     assert text[1].startswith("3,480,") and text[1].endswith(",-5,7,aeron:udp?endpoint=h:1,10.0.0.2:9")
 
 
-def _encode(entries: list[LossEntry]) -> bytes:
-    """Entries as Aeron's LossReport writes them (its Java layout, by hand): count, bytes, first,
-    last, session, stream, then the channel and the source as int32 length + ASCII, 64-aligned."""
+def _encode(entries: list[LossEntry], aligned: bool = True) -> bytes:
+    """Entries as Aeron's LossReport writes them (its layout, by hand): count, bytes, first, last,
+    session, stream, the channel as int32 length + ASCII padded to 4 bytes, the source as int32
+    length + ASCII, 64-aligned; aligned=False: without the padding, as aeron_async wrote them before."""
     out = b""
     for e in entries:
         record = struct.pack("<qqqqii", e.observation_count, e.total_bytes_lost, e.first_observation_timestamp,
                              e.last_observation_timestamp, e.session_id, e.stream_id)
-        for text in (e.channel, e.source):
-            record += struct.pack("<i", len(text)) + text.encode("ascii")
+        channel = struct.pack("<i", len(e.channel)) + e.channel.encode("ascii")
+        record += channel + (bytes(-len(channel) % 4) if aligned else b"")
+        record += struct.pack("<i", len(e.source)) + e.source.encode("ascii")
         out += record + bytes(-len(record) % 64)
     return out
 
 
-def test_parse_reads_aerons_layout_and_stops_at_a_cut() -> None:
-    a = LossEntry(1, 1408, 10, 10, 1, 2, "aeron:udp?endpoint=127.0.0.1:40123", "127.0.0.1:5000")
-    b = LossEntry(9, 9 * 4096, 20, 30, -3, 4, "aeron:udp?endpoint=[::1]:40123|alias=" + "x" * 100, "[::1]:6000")
-    data = _encode([a, b])
-    assert len(data) == 128 + 256   # 48 + 137 + 10 bytes: four cache lines
-    assert parse_loss_report(data + bytes(64)) == [a, b]
-    assert parse_loss_report(data) == [a, b]
-    assert parse_loss_report(data[:200]) == [a]          # the second's channel runs past the end
-    assert parse_loss_report(data[:47]) == []
-    broken = bytearray(data)
-    struct.pack_into("<i", broken, 128 + 40, -1)        # a negative channel length
-    assert parse_loss_report(bytes(broken)) == [a]
-    assert parse_loss_report(bytes(128)) == []
+# One entry of Aeron's loss report, byte for byte (LossReport.createEntry: the channel's 22 bytes
+# padded to 24, so the source's length field is at 44 + 24 = 68).
+GOLDEN_ENTRY = LossEntry(3, 480, 1_700_000_000_123, 1_700_000_000_456, -5, 7, "aeron:udp?endpoint=h:1", "10.0.0.2:9")
+GOLDEN_BYTES = bytes.fromhex(
+    "0300000000000000" "e001000000000000" "7b68e5cf8b010000" "c869e5cf8b010000"   # count, bytes, first, last
+    "fbffffff" "07000000"                                                       # session -5, stream 7
+    "16000000" + b"aeron:udp?endpoint=h:1".hex() + "0000"                        # channel, padded to 4
+    "0a000000" + b"10.0.0.2:9".hex()                                             # source at 68
+    + "00" * 46)                                                                 # 82 bytes, to 128
+
+
+def test_parse_reads_aerons_golden_bytes_and_the_unaligned_layout() -> None:
+    assert len(GOLDEN_BYTES) == 128 and _encode([GOLDEN_ENTRY]) == GOLDEN_BYTES
+    assert parse_loss_report(GOLDEN_BYTES + bytes(64)) == [GOLDEN_ENTRY]
+    # entries of files written before the source's length was aligned, around an aligned one
+    odd = LossEntry(2, 64, 5, 6, 1, 2, "aeron:udp?endpoint=127.0.0.1:40123", "127.0.0.1:51000")   # 34 bytes
+    old = _encode([odd], aligned=False)
+    assert parse_loss_report(old + GOLDEN_BYTES + old + bytes(64)) == [odd, GOLDEN_ENTRY, odd]
+
+
+def test_the_driver_writes_aerons_layout(aeron_dir: str) -> None:
+    """The driver's own entries (a channel whose length is not a multiple of 4) carry the source's
+    length where Aeron's LossReportReader reads it: 44 + the channel's length rounded up to 4."""
+    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **LOSS_SETTINGS) as driver, \
+            aeron_async.Aeron.connect(driver.aeron_dir) as client:
+        channel = udp_channel()
+        channel += "|alias=" + "x" * (4 + (1 - len(channel) - 7) % 4)   # length 1 past a multiple of 4
+        assert len(channel) % 4 == 1
+        image = _transfer(client, channel, 33, 400)
+        with open(os.path.join(driver.aeron_dir, "loss-report.dat"), "rb") as f:
+            data = f.read(4096)
+    (channel_length,) = struct.unpack_from("<i", data, 40)
+    assert data[44:44 + channel_length].decode() == channel
+    assert data[44 + channel_length:44 + channel_length + 3] == bytes(3)   # the padding
+    (source_length,) = struct.unpack_from("<i", data, 44 + channel_length + 3)
+    assert data[48 + channel_length + 3:48 + channel_length + 3 + source_length].decode() == image.source_identity
 
 
 def test_bad_loss_report_length_is_refused(aeron_dir: str) -> None:

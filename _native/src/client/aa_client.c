@@ -711,6 +711,11 @@ int64_t aa_client_registration_send(
     r->type = type;
     r->stream_id = stream_id;
     r->channel = channel;
+    if (AA_COMMAND_ADD_STATIC_COUNTER == type)
+    {
+        /* kept before the lock is let go: the answer names only the correlation id */
+        r->static_registration_id = ((const aa_static_counter_command_t *)request)->registration_id;
+    }
     r->deadline_ms = aa_clock_epoch_time(&client->clock) + client->driver_timeout_ms;
     aa_put_int32_release(&client->awaiting_responses, client->awaiting_responses + 1);
     pthread_mutex_unlock(&client->lock);
@@ -764,7 +769,10 @@ static int64_t aa_client_async_add(
         client, correlation_id, command_type, buffer, header_length + channel_length, stream_id, channel_copy);
 }
 
-int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)
+/* A registration's answer: 1 with *resource (and *session_id, for a next session id request) once
+ * answered, 0 while not, -1 with its error. */
+static int aa_client_poll_registration(
+    aa_client_t *client, int64_t correlation_id, void **resource, int32_t *session_id)
 {
     if (client->use_invoker)
     {
@@ -785,10 +793,21 @@ int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **res
         pthread_mutex_unlock(&client->lock);
         return -1;
     }
+    if ((NULL != session_id) != (AA_COMMAND_GET_NEXT_AVAILABLE_SESSION_ID == r->type))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_ARGUMENT, "registration %" PRId64 " is %sa next session id request",
+            correlation_id, NULL != session_id ? "not " : "");
+        pthread_mutex_unlock(&client->lock);
+        return -1;
+    }
     int status = r->status;
     if (1 == status)
     {
         *resource = r->resource;
+        if (NULL != session_id)
+        {
+            *session_id = r->session_id;
+        }
         aa_client_remove_registration(client, r);
     }
     else if (-1 == status)
@@ -798,6 +817,17 @@ int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **res
     }
     pthread_mutex_unlock(&client->lock);
     return status;
+}
+
+int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource)
+{
+    return aa_client_poll_registration(client, correlation_id, resource, NULL);
+}
+
+int aa_client_async_next_session_id_poll(aa_client_t *client, int64_t correlation_id, int32_t *session_id)
+{
+    void *unused = NULL;
+    return aa_client_poll_registration(client, correlation_id, &unused, session_id);
 }
 
 int64_t aa_client_async_add_publication(aa_client_t *client, const char *channel, int32_t stream_id, bool exclusive)

@@ -174,6 +174,7 @@ typedef struct aa_counter_stct
     int32_t type_id;
     volatile int64_t *value;
     volatile int32_t is_closed;
+    bool is_static;     /* ADD_STATIC_COUNTER's: closing it sends no REMOVE_COUNTER */
 }
 aa_counter_t;
 
@@ -188,6 +189,8 @@ typedef struct aa_registration_stct
     int32_t stream_id;
     char *channel;
     void *resource;
+    int64_t static_registration_id; /* ADD_STATIC_COUNTER: the counter's registration id */
+    int32_t session_id;             /* GET_NEXT_AVAILABLE_SESSION_ID: the answer */
 }
 aa_registration_t;
 
@@ -309,6 +312,8 @@ void aa_client_driver_corrupt(aa_client_t *client, const char *what);
 bool aa_client_counter_id_valid(aa_client_t *client, int32_t counter_id);
 int aa_client_async_poll(aa_client_t *client, int64_t correlation_id, void **resource);
 void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length);
+void aa_client_on_static_counter(aa_client_t *client, const uint8_t *buffer, size_t length);
+void aa_client_on_next_session_id(aa_client_t *client, const uint8_t *buffer, size_t length);
 void aa_client_on_unavailable_counter(aa_client_t *client, const uint8_t *buffer, size_t length);
 
 /* aa_client.c: lingering resources' mappings, and where prefaulting a new log starts */

@@ -16,8 +16,11 @@
 #include "util/aa_clock.h"
 #include "util/aa_error.h"
 
-int64_t aa_client_async_add_counter(
-    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length)
+/* ADD_COUNTER and ADD_STATIC_COUNTER: the fixed header (header_length bytes, correlated fields filled in by
+ * aa_client_registration_send), then the key and label as Aeron's. */
+static int64_t aa_client_send_counter_command(
+    aa_client_t *client, int32_t command_type, uint8_t *buffer, size_t header_length, int32_t type_id,
+    const uint8_t *key, size_t key_length, const char *label, size_t label_length)
 {
     if (key_length > AA_COUNTER_KEY_MAX_LENGTH || (key_length > 0 && NULL == key))
     {
@@ -31,10 +34,7 @@ int64_t aa_client_async_add_counter(
             AA_COUNTER_LABEL_MAX_LENGTH, label_length);
         return -1;
     }
-    uint8_t buffer[sizeof(aa_counter_command_t) + 2 * sizeof(int32_t) + AA_COUNTER_KEY_MAX_LENGTH + 4 +
-        AA_COUNTER_LABEL_MAX_LENGTH];
-    aa_counter_command_t *command = (aa_counter_command_t *)buffer;
-    size_t offset = sizeof(*command);
+    size_t offset = header_length;
     int32_t length32 = (int32_t)key_length;
     memcpy(buffer + offset, &length32, sizeof(length32));
     offset += sizeof(length32);
@@ -59,8 +59,33 @@ int64_t aa_client_async_add_counter(
     {
         return -1;
     }
+    return aa_client_registration_send(client, correlation_id, command_type, buffer, offset, type_id, NULL);
+}
+
+#define AA_COUNTER_COMMAND_MAX_LENGTH \
+    (sizeof(aa_static_counter_command_t) + 2 * sizeof(int32_t) + AA_COUNTER_KEY_MAX_LENGTH + 4 + AA_COUNTER_LABEL_MAX_LENGTH)
+
+int64_t aa_client_async_add_counter(
+    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length)
+{
+    uint8_t buffer[AA_COUNTER_COMMAND_MAX_LENGTH];
+    aa_counter_command_t *command = (aa_counter_command_t *)buffer;
     command->type_id = type_id;
-    return aa_client_registration_send(client, correlation_id, AA_COMMAND_ADD_COUNTER, buffer, offset, type_id, NULL);
+    return aa_client_send_counter_command(
+        client, AA_COMMAND_ADD_COUNTER, buffer, sizeof(*command), type_id, key, key_length, label, label_length);
+}
+
+int64_t aa_client_async_add_static_counter(
+    aa_client_t *client, int32_t type_id, const uint8_t *key, size_t key_length, const char *label, size_t label_length,
+    int64_t registration_id)
+{
+    uint8_t buffer[AA_COUNTER_COMMAND_MAX_LENGTH];
+    aa_static_counter_command_t *command = (aa_static_counter_command_t *)buffer;
+    command->registration_id = registration_id;
+    command->type_id = type_id;
+    /* aa_client_registration_send keeps registration_id with the registration, for the counter */
+    return aa_client_send_counter_command(
+        client, AA_COMMAND_ADD_STATIC_COUNTER, buffer, sizeof(*command), type_id, key, key_length, label, label_length);
 }
 
 int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id, aa_counter_t **counter)
@@ -68,20 +93,22 @@ int aa_client_async_add_counter_poll(aa_client_t *client, int64_t correlation_id
     return aa_client_async_poll(client, correlation_id, (void **)counter);
 }
 
-void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length)
+/* ON_COUNTER_READY and ON_STATIC_COUNTER: the counter of a registration of this client (command_type). */
+static void aa_client_on_counter_answer(
+    aa_client_t *client, const uint8_t *buffer, size_t length, int32_t command_type, const char *what)
 {
     const aa_counter_update_t *response = (const aa_counter_update_t *)buffer;
     if (length < sizeof(*response) || !aa_client_counter_id_valid(client, response->counter_id))
     {
         char message[200];
-        snprintf(message, sizeof(message), "an ON_COUNTER_READY response of %zu bytes naming counter %d (the counters "
-            "buffer holds 0..%d)", length, length < sizeof(*response) ? -1 : response->counter_id,
+        snprintf(message, sizeof(message), "an %s response of %zu bytes naming counter %d (the counters "
+            "buffer holds 0..%d)", what, length, length < sizeof(*response) ? -1 : response->counter_id,
             client->counters.max_counter_id);
         aa_client_driver_corrupt(client, message);
         return;
     }
     aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
-    if (NULL == r || 0 != r->status || AA_COMMAND_ADD_COUNTER != r->type)
+    if (NULL == r || 0 != r->status || command_type != r->type)
     {
         return; /* another client's counter */
     }
@@ -93,12 +120,57 @@ void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size
         return;
     }
     counter->client = client;
-    counter->registration_id = response->correlation_id;
+    counter->is_static = AA_COMMAND_ADD_STATIC_COUNTER == command_type;
+    counter->registration_id = counter->is_static ? r->static_registration_id : response->correlation_id;
     counter->counter_id = response->counter_id;
     counter->type_id = r->stream_id;
     counter->value = aa_counters_reader_addr(&client->counters, response->counter_id);
     client->added_counters[client->added_counters_count++] = counter;
     r->resource = counter;
+    r->status = 1;
+}
+
+void aa_client_on_counter_ready(aa_client_t *client, const uint8_t *buffer, size_t length)
+{
+    aa_client_on_counter_answer(client, buffer, length, AA_COMMAND_ADD_COUNTER, "ON_COUNTER_READY");
+}
+
+void aa_client_on_static_counter(aa_client_t *client, const uint8_t *buffer, size_t length)
+{
+    aa_client_on_counter_answer(client, buffer, length, AA_COMMAND_ADD_STATIC_COUNTER, "ON_STATIC_COUNTER");
+}
+
+int64_t aa_client_async_next_session_id(aa_client_t *client, int32_t stream_id)
+{
+    aa_next_session_id_command_t command;
+    memset(&command, 0, sizeof(command));
+    command.stream_id = stream_id;
+    int64_t correlation_id = aa_client_registration_begin(client);
+    if (correlation_id < 0)
+    {
+        return -1;
+    }
+    return aa_client_registration_send(
+        client, correlation_id, AA_COMMAND_GET_NEXT_AVAILABLE_SESSION_ID, &command, sizeof(command), stream_id, NULL);
+}
+
+void aa_client_on_next_session_id(aa_client_t *client, const uint8_t *buffer, size_t length)
+{
+    const aa_next_session_id_response_t *response = (const aa_next_session_id_response_t *)buffer;
+    if (length < sizeof(*response))
+    {
+        char message[200];
+        snprintf(message, sizeof(message), "an ON_NEXT_AVAILABLE_SESSION_ID response of %zu bytes, shorter than its "
+            "%zu bytes", length, sizeof(*response));
+        aa_client_driver_corrupt(client, message);
+        return;
+    }
+    aa_registration_t *r = aa_client_find_registration(client, response->correlation_id);
+    if (NULL == r || 0 != r->status || AA_COMMAND_GET_NEXT_AVAILABLE_SESSION_ID != r->type)
+    {
+        return; /* another client's request */
+    }
+    r->session_id = response->next_session_id;
     r->status = 1;
 }
 
@@ -193,7 +265,7 @@ int aa_counter_close(aa_counter_t *counter)
         if (client->added_counters[i] == counter)
         {
             client->added_counters[i] = client->added_counters[--client->added_counters_count];
-            if (AA_CLIENT_STATE_ACTIVE == client->state)
+            if (AA_CLIENT_STATE_ACTIVE == client->state && !counter->is_static)
             {
                 aa_client_send_remove(client, AA_COMMAND_REMOVE_COUNTER, counter->registration_id);
             }

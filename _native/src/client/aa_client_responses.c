@@ -489,6 +489,12 @@ void aa_client_on_response(int32_t msg_type_id, const void *buffer, size_t lengt
         case AA_RESPONSE_ON_UNAVAILABLE_COUNTER:
             aa_client_on_unavailable_counter(client, b, length);
             break;
+        case AA_RESPONSE_ON_STATIC_COUNTER:
+            aa_client_on_static_counter(client, b, length);
+            break;
+        case AA_RESPONSE_ON_NEXT_AVAILABLE_SESSION_ID:
+            aa_client_on_next_session_id(client, b, length);
+            break;
         case AA_RESPONSE_ON_OPERATION_SUCCESS:
         {
             const aa_operation_succeeded_t *response = buffer;

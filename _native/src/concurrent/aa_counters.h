@@ -30,6 +30,8 @@
 
 #define AA_COUNTER_NOT_FREE_TO_REUSE INT64_MAX
 #define AA_NULL_COUNTER_ID (-1)
+/* The owner id of a static counter (ADD_STATIC_COUNTER): Aeron's null value, no client owns it. */
+#define AA_COUNTER_STATIC_OWNER_ID (-1)
 
 /* Counter type ids (reference 3). */
 #define AA_COUNTER_TYPE_SYSTEM 0

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "concurrent/aa_loss_reporter.h"
@@ -22,17 +23,19 @@ int aa_loss_reporter_init(aa_loss_reporter_t *reporter, uint8_t *buffer, size_t 
     return 0;
 }
 
-/* The channel's and the source's lengths and bytes follow the fixed fields. */
-static size_t aa_loss_report_entry_length(size_t channel_length, size_t source_length)
+/* The fixed fields, the channel (length, bytes, padding to 4) and the source (length, bytes), as Aeron's;
+ * aligned false: the unaligned form of earlier aeron_async files (no padding after the channel). */
+static size_t aa_loss_report_entry_length(size_t channel_length, size_t source_length, bool aligned)
 {
-    return AA_LOSS_REPORT_CHANNEL_OFFSET + 2 * sizeof(int32_t) + channel_length + source_length;
+    return AA_LOSS_REPORT_CHANNEL_OFFSET + 2 * sizeof(int32_t) +
+        (aligned ? AA_ALIGN(channel_length, sizeof(int32_t)) : channel_length) + source_length;
 }
 
 int64_t aa_loss_reporter_create_entry(
     aa_loss_reporter_t *reporter, int64_t bytes_lost, int64_t timestamp_ms, int32_t session_id, int32_t stream_id,
     const char *channel, size_t channel_length, const char *source, size_t source_length)
 {
-    size_t required = aa_loss_report_entry_length(channel_length, source_length);
+    size_t required = aa_loss_report_entry_length(channel_length, source_length, true);
     if (channel_length > INT32_MAX || source_length > INT32_MAX ||
         required > reporter->capacity - reporter->next_record_offset)
     {
@@ -51,8 +54,9 @@ int64_t aa_loss_reporter_create_entry(
     uint8_t *p = entry + AA_LOSS_REPORT_CHANNEL_OFFSET;
     memcpy(p, &lengths[0], sizeof(int32_t));
     memcpy(p + sizeof(int32_t), channel, channel_length);
-    p += sizeof(int32_t) + channel_length;
-    memcpy(p, &lengths[1], sizeof(int32_t));   /* may be unaligned: memcpy */
+    memset(p + sizeof(int32_t) + channel_length, 0, AA_ALIGN(channel_length, sizeof(int32_t)) - channel_length);
+    p += sizeof(int32_t) + AA_ALIGN(channel_length, sizeof(int32_t));
+    memcpy(p, &lengths[1], sizeof(int32_t));
     memcpy(p + sizeof(int32_t), source, source_length);
     /* last: readers see the entry from here on */
     aa_put_int64_release((volatile int64_t *)(entry + AA_LOSS_REPORT_OBSERVATION_COUNT_OFFSET), 1);
@@ -64,7 +68,8 @@ size_t aa_loss_report_read(const uint8_t *buffer, size_t capacity, aa_loss_repor
 {
     size_t count = 0;
     size_t offset = 0;
-    while (offset <= capacity && capacity - offset >= aa_loss_report_entry_length(0, 0))
+    const size_t fixed = aa_loss_report_entry_length(0, 0, true);
+    while (offset <= capacity && capacity - offset >= fixed)
     {
         const uint8_t *entry = buffer + offset;
         aa_loss_report_entry_t e;
@@ -74,7 +79,7 @@ size_t aa_loss_report_read(const uint8_t *buffer, size_t capacity, aa_loss_repor
         {
             break;
         }
-        size_t room = capacity - offset - aa_loss_report_entry_length(0, 0);
+        size_t room = capacity - offset - fixed;
         memcpy(&e.channel_length, entry + AA_LOSS_REPORT_CHANNEL_OFFSET, sizeof(int32_t));
         if (e.channel_length < 0 || (size_t)e.channel_length > room)
         {
@@ -82,13 +87,25 @@ size_t aa_loss_report_read(const uint8_t *buffer, size_t capacity, aa_loss_repor
         }
         const uint8_t *p = entry + AA_LOSS_REPORT_CHANNEL_OFFSET + sizeof(int32_t);
         e.channel = (const char *)p;
-        p += e.channel_length;
-        memcpy(&e.source_length, p, sizeof(int32_t));
-        if (e.source_length < 0 || (size_t)e.source_length > room - (size_t)e.channel_length)
+        /* Aeron's layout (the source's length 4-byte aligned after the channel), else the unaligned one */
+        bool aligned = true;
+        size_t padded = AA_ALIGN((size_t)e.channel_length, sizeof(int32_t));
+        e.source_length = -1;
+        if (padded <= room)
         {
-            break;
+            memcpy(&e.source_length, p + padded, sizeof(int32_t));
         }
-        e.source = (const char *)(p + sizeof(int32_t));
+        if (e.source_length < 0 || (size_t)e.source_length > room - padded)
+        {
+            aligned = false;
+            padded = (size_t)e.channel_length;
+            memcpy(&e.source_length, p + padded, sizeof(int32_t));
+            if (e.source_length < 0 || (size_t)e.source_length > room - padded)
+            {
+                break;
+            }
+        }
+        e.source = (const char *)(p + padded + sizeof(int32_t));
         memcpy(&e.total_bytes_lost, entry + AA_LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET, sizeof(int64_t));
         memcpy(&e.first_observation_timestamp, entry + AA_LOSS_REPORT_FIRST_OBSERVATION_OFFSET, sizeof(int64_t));
         memcpy(&e.last_observation_timestamp, entry + AA_LOSS_REPORT_LAST_OBSERVATION_OFFSET, sizeof(int64_t));
@@ -97,7 +114,7 @@ size_t aa_loss_report_read(const uint8_t *buffer, size_t capacity, aa_loss_repor
         func(clientd, &e);
         count++;
         offset += AA_ALIGN(
-            aa_loss_report_entry_length((size_t)e.channel_length, (size_t)e.source_length),
+            aa_loss_report_entry_length((size_t)e.channel_length, (size_t)e.source_length, aligned),
             (size_t)AA_LOSS_REPORT_ENTRY_ALIGNMENT);
     }
     return count;

@@ -11,8 +11,16 @@
  *   24  last observation time      int64   ms since the epoch
  *   32  session id                 int32
  *   36  stream id                  int32
- *   40  channel                    int32 length + that many US-ASCII bytes
- *   ..  source                     int32 length + that many US-ASCII bytes (the publisher's address:port)
+ *   40  channel                    int32 length + that many US-ASCII bytes, padded to a multiple of 4
+ *   ..  source                     int32 length (at 44 + align(channel length, 4)) + that many US-ASCII
+ *                                  bytes (the publisher's address:port)
+ *
+ * The source's length is 4-byte aligned after the channel, as Aeron's LossReport and C loss reporter
+ * write it and its LossReportReader and LossStat read it. Files written by aeron_async before it
+ * aligned it (the length right after the channel's bytes) are read too: aa_loss_report_read tries the
+ * aligned place first, and the unaligned one when the aligned one holds no length that fits (the two
+ * only differ when the channel's length is not a multiple of 4, and then the aligned read of an
+ * unaligned entry takes source characters as the high bytes of the length, far beyond any report).
  *
  * Integers are in the machine's byte order (little-endian, as Aeron's buffers are). Aeron's C driver
  * declares the two timestamps the other way round in its entry struct; its Java LossReport, which

@@ -5,14 +5,18 @@
  * so that nothing a user asks for is silently ignored. An error names the parameter, its value,
  * why it is not applied and what is supported instead.
  *
- * A parameter passes when the driver applies it for the channel's media and role; or when its value
- * asks for what the driver does anyway (rejoin=true, group=infer, ssc=false); or when it belongs to
- * the other end of the channel and the driver applies it there (term-length on a subscription:
- * Aeron applications use one channel string for both ends). fc= and cc= name strategies of the
- * strategy registry (util/aa_registry.h) and pass only with a registered name.
+ * A parameter passes when the driver applies it for the channel's media and role; or when Aeron's C
+ * driver accepts it there and does nothing with it (so-rcvbuf on aeron:ipc: accepted and ignored
+ * alike); or when its value asks for what the driver does anyway (rejoin=true, group=infer,
+ * ssc=false); or when it belongs to the other end of the channel and the driver applies it there
+ * (term-length on a subscription: Aeron applications use one channel string for both ends). fc= and
+ * cc= name strategies of the strategy registry (util/aa_registry.h) and pass only with a registered
+ * name.
  *
- * When a parameter starts being applied, move it to its role's "applied" set in the table of
- * aa_channel_support.c (and test it).
+ * The table of aa_channel_support.c, a row per parameter, is the one source: the checks read it and
+ * aa_channel_param_describe (aeron_async.h) hands it to `aeron-async driver --help-channel-params`,
+ * which writes docs/configuration.md, "Channel parameters". When a parameter starts being applied,
+ * change its row (its applied roles; its why to NULL), test it, and regenerate that table.
  */
 #ifndef AA_CHANNEL_SUPPORT_H
 #define AA_CHANNEL_SUPPORT_H

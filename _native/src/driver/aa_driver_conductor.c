@@ -409,6 +409,14 @@ static void aa_conductor_run_command(
             rc = aa_conductor_on_add_counter(conductor, buffer, length, cc->now_ms);
             break;
 
+        case AA_COMMAND_ADD_STATIC_COUNTER:
+            rc = aa_conductor_on_add_static_counter(conductor, buffer, length, cc->now_ms);
+            break;
+
+        case AA_COMMAND_GET_NEXT_AVAILABLE_SESSION_ID:
+            rc = aa_conductor_on_next_session_id(conductor, buffer, length);
+            break;
+
         case AA_COMMAND_REMOVE_COUNTER:
             if (length < sizeof(aa_remove_command_t))
             {

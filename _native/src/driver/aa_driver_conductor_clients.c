@@ -108,7 +108,8 @@ void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int
 
 /* snd-channel / rcv-channel: the endpoint status (reference 3), keyed by the channel. */
 int32_t aa_conductor_allocate_channel_status_counter(
-    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms)
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel,
+    int64_t registration_id, int64_t now_ms)
 {
     uint8_t key[AA_COUNTER_KEY_MAX_LENGTH];
     memset(key, 0, sizeof(key));
@@ -122,8 +123,13 @@ int32_t aa_conductor_allocate_channel_status_counter(
     char label[AA_COUNTER_LABEL_MAX_LENGTH];
     int label_length = snprintf(label, sizeof(label), "%s: %s", name, channel);
     label_length = label_length < (int)sizeof(label) ? label_length : (int)sizeof(label) - 1;
-    return aa_counters_manager_allocate(
+    int32_t id = aa_counters_manager_allocate(
         &conductor->counters, now_ms, type_id, key, sizeof(int32_t) + key_channel_length, label, (size_t)label_length);
+    if (id >= 0)
+    {
+        aa_counter_set_registration_id(&conductor->counters, id, registration_id);
+    }
+    return id;
 }
 
 /* ---- counters clients add ---- */
@@ -137,35 +143,59 @@ static void aa_conductor_free_counter_link_at(aa_driver_conductor_t *conductor, 
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_UNAVAILABLE_COUNTER, &response, sizeof(response));
 }
 
+/* The key and label after a counter command's fixed header (ADD_COUNTER, ADD_STATIC_COUNTER): int32 key
+ * length, the key, padding to 4 bytes, int32 label length, the label. 0, or -1 (MALFORMED_COMMAND). */
+static int aa_conductor_counter_key_and_label(
+    const uint8_t *buffer, size_t length, size_t header_length, const char *what, const uint8_t **key,
+    int32_t *key_length, const char **label, int32_t *label_length)
+{
+    size_t offset = header_length;
+    if (length < offset + sizeof(int32_t))
+    {
+        goto malformed;
+    }
+    memcpy(key_length, buffer + offset, sizeof(*key_length));
+    offset += sizeof(int32_t);
+    if (*key_length < 0 || *key_length > AA_COUNTER_KEY_MAX_LENGTH || length < offset + (size_t)*key_length)
+    {
+        goto malformed;
+    }
+    *key = buffer + offset;
+    offset += AA_ALIGN((size_t)*key_length, sizeof(int32_t));
+    if (length < offset + sizeof(int32_t))
+    {
+        goto malformed;
+    }
+    memcpy(label_length, buffer + offset, sizeof(*label_length));
+    offset += sizeof(int32_t);
+    if (*label_length < 0 || *label_length > AA_COUNTER_LABEL_MAX_LENGTH || length < offset + (size_t)*label_length)
+    {
+        goto malformed;
+    }
+    *label = (const char *)buffer + offset;
+    return 0;
+
+malformed:
+    AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed %s command (%zu bytes): key at most %d bytes, "
+        "label at most %d", what, length, AA_COUNTER_KEY_MAX_LENGTH, AA_COUNTER_LABEL_MAX_LENGTH);
+    return -1;
+}
+
 int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms)
 {
     const aa_counter_command_t *command = (const aa_counter_command_t *)buffer;
-    size_t offset = sizeof(*command);
-    int32_t key_length;
-    int32_t label_length;
-    if (length < offset + sizeof(int32_t))
+    const uint8_t *key = NULL;
+    const char *label = NULL;
+    int32_t key_length = 0, label_length = 0;
+    if (length < sizeof(*command) || aa_conductor_counter_key_and_label(
+        buffer, length, sizeof(*command), "add counter", &key, &key_length, &label, &label_length) < 0)
     {
-        goto malformed;
+        if (length < sizeof(*command))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed add counter command (%zu bytes)", length);
+        }
+        return -1;
     }
-    memcpy(&key_length, buffer + offset, sizeof(key_length));
-    offset += sizeof(int32_t);
-    if (key_length < 0 || key_length > AA_COUNTER_KEY_MAX_LENGTH || length < offset + (size_t)key_length)
-    {
-        goto malformed;
-    }
-    const uint8_t *key = buffer + offset;
-    offset += AA_ALIGN((size_t)key_length, sizeof(int32_t));
-    if (length < offset + sizeof(int32_t))
-    {
-        goto malformed;
-    }
-    memcpy(&label_length, buffer + offset, sizeof(label_length));
-    offset += sizeof(int32_t);
-    if (label_length < 0 || label_length > AA_COUNTER_LABEL_MAX_LENGTH || length < offset + (size_t)label_length)
-    {
-        goto malformed;
-    }
-    const char *label = (const char *)buffer + offset;
 
     if (AA_ARRAY_ENSURE(conductor->counter_links, aa_counter_link_t) < 0)
     {
@@ -186,11 +216,59 @@ int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t 
     aa_counter_update_t response = { .correlation_id = link->registration_id, .counter_id = id };
     aa_conductor_transmit(conductor, AA_RESPONSE_ON_COUNTER_READY, &response, sizeof(response));
     return 0;
+}
 
-malformed:
-    AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed add counter command (%zu bytes): key at most %d bytes, "
-        "label at most %d", length, AA_COUNTER_KEY_MAX_LENGTH, AA_COUNTER_LABEL_MAX_LENGTH);
-    return -1;
+/* ADD_STATIC_COUNTER, as Aeron's aeron_driver_conductor_on_add_static_counter: the counter of this type id
+ * and registration id if one is allocated (any client's, from any earlier command), else a new one with
+ * that registration id and owner id -1 (Aeron's null value): no client owns it, so it outlives the client
+ * that added it (no REMOVE_COUNTER, client close or timeout frees it; it goes with the driver). A
+ * client's own counter (ADD_COUNTER) with that type and registration id is an error, in Aeron's words. */
+int aa_conductor_on_add_static_counter(
+    aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms)
+{
+    const aa_static_counter_command_t *command = (const aa_static_counter_command_t *)buffer;
+    const uint8_t *key = NULL;
+    const char *label = NULL;
+    int32_t key_length = 0, label_length = 0;
+    if (length < sizeof(*command) || aa_conductor_counter_key_and_label(
+        buffer, length, sizeof(*command), "add static counter", &key, &key_length, &label, &label_length) < 0)
+    {
+        if (length < sizeof(*command))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND, "malformed add static counter command (%zu bytes)", length);
+        }
+        return -1;
+    }
+    aa_counters_reader_t reader;
+    aa_counters_reader_init(&reader, conductor->counters.metadata, conductor->counters.metadata_length,
+        conductor->counters.values, conductor->counters.values_length);
+    int32_t id = aa_counters_reader_find_by_type_id_and_registration_id(
+        &reader, command->type_id, command->registration_id);
+    if (AA_NULL_COUNTER_ID != id)
+    {
+        if (AA_COUNTER_STATIC_OWNER_ID != aa_counters_reader_counter_owner_id(&reader, id))
+        {
+            AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR,
+                "cannot add static counter, because a non-static counter exists (counterId=%" PRId32 ") for typeId=%"
+                PRId32 " and registrationId=%" PRId64 "; give the static counter another registration id",
+                id, command->type_id, command->registration_id);
+            return -1;
+        }
+    }
+    else
+    {
+        id = aa_counters_manager_allocate(
+            &conductor->counters, now_ms, command->type_id, key, (size_t)key_length, label, (size_t)label_length);
+        if (id < 0)
+        {
+            return -1;
+        }
+        aa_counter_set_registration_id(&conductor->counters, id, command->registration_id);
+        aa_counter_set_owner_id(&conductor->counters, id, AA_COUNTER_STATIC_OWNER_ID);
+    }
+    aa_counter_update_t response = { .correlation_id = command->correlated.correlation_id, .counter_id = id };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_STATIC_COUNTER, &response, sizeof(response));
+    return 0;
 }
 
 int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms)

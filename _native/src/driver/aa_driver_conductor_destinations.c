@@ -92,6 +92,10 @@ static int aa_conductor_destination_address(
             "destination %s: a destination is aeron:udp?endpoint=host:port (the receiver's address)", destination);
         return -1;
     }
+    if (aa_conductor_check_destination_keys(uri) < 0)
+    {
+        return -1;
+    }
     for (size_t i = 0; i < uri->params_count; i++)
     {
         if (0 != strcmp(uri->params[i].key, "endpoint"))
@@ -261,7 +265,7 @@ static int aa_conductor_on_subscription_destination(
             destination);
         return -1;
     }
-    if (aa_channel_check_applied(uri, false) < 0)
+    if (aa_conductor_check_destination_keys(uri) < 0 || aa_channel_check_applied(uri, false) < 0)
     {
         return -1;
     }
@@ -343,7 +347,8 @@ static int aa_conductor_on_subscription_destination(
         return -1;
     }
     created->local_sockaddr_counter_id = aa_conductor_allocate_local_sockaddr_counter(
-        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address, now_ms);
+        conductor, "rcv-local-sockaddr", endpoint->status_counter_id, &created->transport.bound_address,
+        command->correlated.correlation_id, now_ms);
     if (created->local_sockaddr_counter_id < 0 ||
         aa_driver_receiver_proxy_add_destination(conductor->receiver, endpoint, created) < 0)
     {

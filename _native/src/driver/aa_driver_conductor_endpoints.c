@@ -95,11 +95,11 @@ int aa_conductor_udp_channel(
         problem = "control-mode= (multi-destination-cast) is for unicast channels; a multicast group reaches its "
             "receivers itself: remove control-mode=";
     }
-    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode &&
-        (udp->has_explicit_endpoint || udp->has_explicit_control))
+    else if (!is_publication && AA_UDP_CHANNEL_CONTROL_MODE_MANUAL == udp->control_mode && udp->has_explicit_control)
     {
+        /* endpoint= is accepted and, as by Aeron's C driver, only part of the channel's identity */
         problem = "a multi-destination subscription (control-mode=manual) receives on the destinations added to it "
-            "(add_destination); remove endpoint= and control=";
+            "(add_destination); remove control=";
     }
     else if (is_publication && AA_UDP_CHANNEL_CONTROL_MODE_DYNAMIC == udp->control_mode && !udp->has_explicit_control)
     {
@@ -152,7 +152,7 @@ static aa_loss_generator_settings_t aa_conductor_loss_settings(aa_driver_conduct
  * port 0) as int32 length + ASCII; its value is the endpoint status (ACTIVE while bound). */
 int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
-    const struct sockaddr_storage *bound, int64_t now_ms)
+    const struct sockaddr_storage *bound, int64_t registration_id, int64_t now_ms)
 {
     char address[AA_COUNTER_KEY_MAX_LENGTH - 2 * sizeof(int32_t)] = "";
     int address_length = 0 == bound->ss_family ? 0 : aa_udp_address_format(address, sizeof(address), bound);
@@ -172,6 +172,7 @@ int32_t aa_conductor_allocate_local_sockaddr_counter(
         2 * sizeof(int32_t) + (size_t)address_length, label, (size_t)label_length);
     if (id >= 0)
     {
+        aa_counter_set_registration_id(&conductor->counters, id, registration_id);
         aa_put_int64_release(aa_counters_manager_addr(&conductor->counters, id), AA_CHANNEL_ENDPOINT_STATUS_ACTIVE);
     }
     return id;
@@ -247,7 +248,7 @@ static int aa_conductor_check_timestamp_offset(
 /* The send endpoint of a channel: the open one aa_conductor_find_send_endpoint finds, else a new socket.
  * Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t registration_id, int64_t now_ms)
 {
     const char *channel = (*udp)->uri.text;
     aa_send_channel_endpoint_t *found = NULL;
@@ -291,10 +292,10 @@ aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
     endpoint->destinations.destination_timeout_ns = conductor->ctx->mdc_destination_timeout_ns;
     endpoint->destinations.max_dynamic = (size_t)conductor->ctx->mdc_max_destinations;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
-        conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, now_ms);
+        conductor, AA_COUNTER_TYPE_SEND_CHANNEL_STATUS, "snd-channel", channel, registration_id, now_ms);
     endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
         aa_conductor_allocate_local_sockaddr_counter(conductor, "snd-local-sockaddr", endpoint->status_counter_id,
-            &endpoint->transport.bound_address, now_ms);
+            &endpoint->transport.bound_address, registration_id, now_ms);
     if (endpoint->local_sockaddr_counter_id < 0 || aa_driver_sender_proxy_add_endpoint(conductor->sender, endpoint) < 0)
     {
         aa_conductor_free_counter(conductor, endpoint->local_sockaddr_counter_id, now_ms);
@@ -393,7 +394,7 @@ static int aa_conductor_find_receive_endpoint(
 /* The receive endpoint of a subscription channel: the one aa_conductor_find_receive_endpoint finds, else a
  * new bound socket. Takes ownership of *udp (NULL afterwards when the endpoint kept it). */
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms)
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t registration_id, int64_t now_ms)
 {
     const char *channel = (*udp)->uri.text;
     aa_driver_context_t *ctx = conductor->ctx;
@@ -477,10 +478,10 @@ aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
     }
     *udp = NULL;
     endpoint->status_counter_id = aa_conductor_allocate_channel_status_counter(
-        conductor, AA_COUNTER_TYPE_RECEIVE_CHANNEL_STATUS, "rcv-channel", channel, now_ms);
+        conductor, AA_COUNTER_TYPE_RECEIVE_CHANNEL_STATUS, "rcv-channel", channel, registration_id, now_ms);
     endpoint->local_sockaddr_counter_id = endpoint->status_counter_id < 0 ? -1 :
         aa_conductor_allocate_local_sockaddr_counter(conductor, "rcv-local-sockaddr", endpoint->status_counter_id,
-            &endpoint->transport.bound_address, now_ms);
+            &endpoint->transport.bound_address, registration_id, now_ms);
     if (endpoint->local_sockaddr_counter_id < 0 ||
         aa_driver_receiver_proxy_add_endpoint(conductor->receiver, endpoint) < 0)
     {

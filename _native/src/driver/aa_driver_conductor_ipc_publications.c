@@ -84,7 +84,7 @@ static aa_ipc_publication_t *aa_conductor_create_ipc_publication(
     pub->registration_id = registration_id;
     pub->stream_id = stream_id;
     pub->is_exclusive = is_exclusive;
-    pub->session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
+    pub->session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, AA_SESSION_SCOPE_IPC, NULL, stream_id);
     pub->term_length = params->term_length;
     pub->mtu_length = params->mtu_length;
     pub->position_bits_to_shift = aa_position_bits_to_shift(params->term_length);

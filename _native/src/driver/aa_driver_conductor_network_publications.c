@@ -83,7 +83,7 @@ static aa_network_publication_t *aa_conductor_create_network_publication(
     pub->snd_lmt_counter_id = -1;
     pub->snd_bpe_counter_id = -1;
     pub->fc_receivers_counter_id = -1;
-    int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, stream_id);
+    int32_t session_id = params->has_session_id ? params->session_id : aa_conductor_next_session_id(conductor, AA_SESSION_SCOPE_NETWORK, endpoint, stream_id);
     int32_t initial_term_id = aa_conductor_initial_term_id(params, now_ns);
     aa_network_publication_params_t init =
     {
@@ -234,9 +234,15 @@ aa_network_publication_t *aa_conductor_add_network_publication(
     aa_driver_conductor_t *conductor, int64_t registration_id, int32_t stream_id, const aa_uri_t *uri,
     const aa_publication_params_t *params, aa_udp_channel_t **udp, bool is_exclusive, int64_t now_ns, int64_t now_ms)
 {
-    aa_send_channel_endpoint_t *endpoint = aa_conductor_get_or_create_send_endpoint(conductor, udp, now_ms);
+    aa_send_channel_endpoint_t *endpoint = aa_conductor_get_or_create_send_endpoint(
+        conductor, udp, registration_id, now_ms);
     if (NULL == endpoint)
     {
+        return NULL;
+    }
+    if (aa_conductor_check_session_clash(conductor, AA_SESSION_SCOPE_NETWORK, endpoint, stream_id, uri, params) < 0)
+    {
+        aa_conductor_release_send_endpoint(conductor, endpoint);
         return NULL;
     }
     aa_network_publication_t *pub = aa_conductor_create_network_publication(

@@ -109,9 +109,12 @@ void aa_conductor_link_log_reader(
 /* A log is done with: its mapping no longer counted in BYTES_CURRENTLY_MAPPED, its file removed
  * (a failure counted in FREE_FAILS; an empty path is no file). */
 void aa_conductor_remove_log(aa_driver_conductor_t *conductor, size_t mapped_length, const char *log_path);
-/* snd-channel / rcv-channel: the endpoint status, keyed by the channel. */
+/* snd-channel / rcv-channel: the endpoint status, keyed by the channel; its registration id is that of the
+ * publication or subscription whose command created the endpoint (as Aeron's, so a client finds its
+ * channel's status counter by type and registration id). */
 int32_t aa_conductor_allocate_channel_status_counter(
-    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel, int64_t now_ms);
+    aa_driver_conductor_t *conductor, int32_t type_id, const char *name, const char *channel,
+    int64_t registration_id, int64_t now_ms);
 /* Frees a counter; a negative id (never allocated) is ignored. */
 void aa_conductor_free_counter(aa_driver_conductor_t *conductor, int32_t id, int64_t now_ms);
 
@@ -123,6 +126,8 @@ void aa_conductor_remove_client_at(
 void aa_conductor_check_clients(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms);
 /* ADD_COUNTER / REMOVE_COUNTER: counters owned by clients (the whole command, as received). */
 int aa_conductor_on_add_counter(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms);
+int aa_conductor_on_add_static_counter(
+    aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length, int64_t now_ms);
 int aa_conductor_on_remove_counter(aa_driver_conductor_t *conductor, const aa_remove_command_t *command, int64_t now_ms);
 
 /* ---- publications, what IPC and network share (aa_driver_conductor_publications.c) ---- */
@@ -185,10 +190,30 @@ void aa_conductor_on_publication_ready(
     aa_driver_conductor_t *conductor, int64_t correlation_id, int64_t registration_id, int32_t session_id,
     int32_t stream_id, int32_t position_limit_counter_id, int32_t channel_status_indicator_id, const char *log_path,
     bool is_exclusive);
-/* Whether a live IPC or network publication of the stream has the session id. */
-bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t stream_id, int32_t session_id);
-/* The next session id not reserved and not in use on the stream. */
-int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id);
+/* Where a session id must be unique (Aeron's scopes): among the stream's IPC publications, among its
+ * network publications on one send endpoint, or among all its publications (a next session id request). */
+typedef enum aa_session_scope_enum
+{
+    AA_SESSION_SCOPE_IPC,
+    AA_SESSION_SCOPE_NETWORK,
+    AA_SESSION_SCOPE_ALL
+}
+aa_session_scope_t;
+/* Whether a publication of the stream in scope (endpoint: the send endpoint of AA_SESSION_SCOPE_NETWORK)
+ * has the session id. */
+bool aa_conductor_session_id_in_use(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id, int32_t session_id);
+/* The next session id not reserved and not in use in the scope (the driver's one counter moves on). */
+int32_t aa_conductor_next_session_id(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id);
+/* -1 (INVALID_CHANNEL, Aeron's words) when the explicit session-id= of params is in use in the scope. */
+int aa_conductor_check_session_clash(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id, const aa_uri_t *uri, const aa_publication_params_t *params);
+/* GET_NEXT_AVAILABLE_SESSION_ID: answers ON_NEXT_AVAILABLE_SESSION_ID. */
+int aa_conductor_on_next_session_id(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length);
 int32_t aa_conductor_initial_term_id(const aa_publication_params_t *params, int64_t now_ns);
 /* A zeroed publication (IPC or network) of `size` bytes with its own copy of uri, stored in its
  * `aa_uri_t *` field at channel_offset; NULL with the error set. */
@@ -264,10 +289,10 @@ int aa_conductor_find_send_endpoint(
 /* The endpoints of a channel: the open one it shares (by tag, else canonical form; the channel must repeat
  * its settings and timestamp offsets), else a new one that takes *udp (NULL afterwards). */
 aa_send_channel_endpoint_t *aa_conductor_get_or_create_send_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms);
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t registration_id, int64_t now_ms);
 void aa_conductor_release_send_endpoint(aa_driver_conductor_t *conductor, aa_send_channel_endpoint_t *endpoint);
 aa_receive_channel_endpoint_t *aa_conductor_get_or_create_receive_endpoint(
-    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t now_ms);
+    aa_driver_conductor_t *conductor, aa_udp_channel_t **udp, int64_t registration_id, int64_t now_ms);
 void aa_conductor_release_receive_endpoint(
     aa_driver_conductor_t *conductor, aa_receive_channel_endpoint_t *endpoint, int64_t now_ns, int64_t now_ms);
 void aa_conductor_check_send_endpoints(aa_driver_conductor_t *conductor, int64_t now_ms);
@@ -337,7 +362,7 @@ int aa_conductor_on_destination_command(
  * subscription's destination), keyed by the endpoint's status counter id; -1 on failure. */
 int32_t aa_conductor_allocate_local_sockaddr_counter(
     aa_driver_conductor_t *conductor, const char *name, int32_t status_counter_id,
-    const struct sockaddr_storage *bound, int64_t now_ms);
+    const struct sockaddr_storage *bound, int64_t registration_id, int64_t now_ms);
 /* Timer: frees the removed destinations of a multi-destination subscription the receiver let go of. */
 void aa_conductor_free_released_destinations(aa_receive_channel_endpoint_t *endpoint);
 

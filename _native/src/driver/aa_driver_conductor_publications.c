@@ -42,40 +42,103 @@ void aa_conductor_on_publication_ready(
 
 /* ---- session ids ---- */
 
-bool aa_conductor_session_id_in_use(aa_driver_conductor_t *conductor, int32_t stream_id, int32_t session_id)
+/* Whether a publication of the stream in scope holds session_id; the scopes are Aeron's (its session clash
+ * checks and aeron_driver_conductor_speculate_next_session_id): an IPC publication's id is unique among
+ * the active or draining IPC publications of its stream, a network publication's among those of its
+ * stream on its send endpoint (two channels may carry one session id), and a GET_NEXT_AVAILABLE_SESSION_ID
+ * request's among every publication of the stream. */
+bool aa_conductor_session_id_in_use(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id, int32_t session_id)
 {
-    for (size_t i = 0; i < conductor->ipc_publications_count; i++)
+    if (AA_SESSION_SCOPE_NETWORK != scope)
     {
-        aa_ipc_publication_t *p = conductor->ipc_publications[i];
-        if (p->stream_id == stream_id && p->session_id == session_id && AA_IPC_PUBLICATION_STATE_DONE != p->state)
+        for (size_t i = 0; i < conductor->ipc_publications_count; i++)
         {
-            return true;
+            aa_ipc_publication_t *p = conductor->ipc_publications[i];
+            if (p->stream_id == stream_id && p->session_id == session_id && (AA_SESSION_SCOPE_ALL == scope ||
+                AA_IPC_PUBLICATION_STATE_ACTIVE == p->state || AA_IPC_PUBLICATION_STATE_DRAINING == p->state))
+            {
+                return true;
+            }
         }
     }
-    for (size_t i = 0; i < conductor->network_publications_count; i++)
+    if (AA_SESSION_SCOPE_IPC != scope)
     {
-        aa_network_publication_t *p = conductor->network_publications[i];
-        if (p->ids.stream_id == stream_id && p->ids.session_id == session_id)
+        for (size_t i = 0; i < conductor->network_publications_count; i++)
         {
-            return true;
+            aa_network_publication_t *p = conductor->network_publications[i];
+            if (p->ids.stream_id == stream_id && p->ids.session_id == session_id &&
+                (AA_SESSION_SCOPE_ALL == scope || p->endpoint == endpoint))
+            {
+                return true;
+            }
         }
     }
     return false;
 }
 
-int32_t aa_conductor_next_session_id(aa_driver_conductor_t *conductor, int32_t stream_id)
+/* The driver's next session id, as Aeron's: one counter for the whole driver (random at start), stepping
+ * past the reserved range (AERON_PUBLICATION_RESERVED_SESSION_ID_LOW..HIGH) and past the ids in use in
+ * the scope; each id handed out moves it on by one, so consecutive requests get consecutive ids. */
+int32_t aa_conductor_next_session_id(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id)
 {
     int32_t low = conductor->ctx->publication_reserved_session_id_low;
     int32_t high = conductor->ctx->publication_reserved_session_id_high;
     for (;;)
     {
         int32_t candidate = conductor->next_session_id;
+        if (candidate >= low && candidate <= high)
+        {
+            candidate = (int32_t)((uint32_t)high + 1);
+        }
         conductor->next_session_id = (int32_t)((uint32_t)candidate + 1);
-        if ((candidate < low || candidate > high) && !aa_conductor_session_id_in_use(conductor, stream_id, candidate))
+        if (!aa_conductor_session_id_in_use(conductor, scope, endpoint, stream_id, candidate))
         {
             return candidate;
         }
     }
+}
+
+/* GET_NEXT_AVAILABLE_SESSION_ID (Aeron's Aeron.nextSessionId): the next id no publication of the stream
+ * holds, answered with ON_NEXT_AVAILABLE_SESSION_ID. */
+int aa_conductor_on_next_session_id(aa_driver_conductor_t *conductor, const uint8_t *buffer, size_t length)
+{
+    const aa_next_session_id_command_t *command = (const aa_next_session_id_command_t *)buffer;
+    if (length < sizeof(*command))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_MALFORMED_COMMAND,
+            "malformed get next available session id command (%zu bytes, %zu expected)", length, sizeof(*command));
+        return -1;
+    }
+    aa_next_session_id_response_t response =
+    {
+        .correlation_id = command->correlated.correlation_id,
+        .next_session_id = aa_conductor_next_session_id(conductor, AA_SESSION_SCOPE_ALL, NULL, command->stream_id)
+    };
+    aa_conductor_transmit(conductor, AA_RESPONSE_ON_NEXT_AVAILABLE_SESSION_ID, &response, sizeof(response));
+    return 0;
+}
+
+/* A publication's explicit session-id= taken in its scope: Aeron's words, then the fix. A session-id=tag:<n>
+ * copies that publication's id on purpose (docs/configuration.md, Channel parameters), so it is not checked. */
+int aa_conductor_check_session_clash(
+    aa_driver_conductor_t *conductor, aa_session_scope_t scope, const aa_send_channel_endpoint_t *endpoint,
+    int32_t stream_id, const aa_uri_t *uri, const aa_publication_params_t *params)
+{
+    if (params->has_session_id && !params->is_session_id_from_tag &&
+        aa_conductor_session_id_in_use(conductor, scope, endpoint, stream_id, params->session_id))
+    {
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "existing publication has clashing sessionId=%" PRId32 " for streamId=%" PRId32 " channel=%s. "
+            "Another publication of the stream on %s holds it: give another session-id, or none for one the driver "
+            "picks", params->session_id, stream_id, uri->text,
+            AA_SESSION_SCOPE_IPC == scope ? "aeron:ipc" : "this send endpoint");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- channel parameters ---- */
@@ -493,10 +556,14 @@ static int aa_conductor_find_shared_publication(
     }
     if (term_length != params->term_length || mtu_length != params->mtu_length)
     {
+        /* Aeron's words (aeron_confirm_publication_match), then the channels and the fix */
+        bool is_mtu = mtu_length != params->mtu_length;
         AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s stream %" PRId32 ": an existing publication uses term-length=%" PRId32 " mtu=%" PRId32
-            "; a shared publication must use the same values (or use an exclusive publication)",
-            uri->text, stream_id, term_length, mtu_length);
+            "existing publication has different '%s': existing=%" PRId32 " requested=%" PRId32 ". Channel %s stream %"
+            PRId32 " shares the publication of channel %s, which uses term-length=%" PRId32 " mtu=%" PRId32 ": give "
+            "the same values (or use an exclusive publication)", is_mtu ? "mtu" : "term-length",
+            is_mtu ? mtu_length : term_length, is_mtu ? params->mtu_length : params->term_length, uri->text, stream_id,
+            existing->text, term_length, mtu_length);
         return -1;
     }
     return aa_channel_check_shared_publication(conductor->ctx, uri, existing);
@@ -560,12 +627,9 @@ int aa_conductor_on_add_publication(
         aa_conductor_find_shared_publication(conductor, stream_id, uri, &params, udp, &ipc, &network);
     if (0 == rc && NULL == ipc && NULL == network)
     {
-        if (params.has_session_id && !params.is_session_id_from_tag &&
-            aa_conductor_session_id_in_use(conductor, stream_id, params.session_id))
+        if (NULL == udp && aa_conductor_check_session_clash(
+            conductor, AA_SESSION_SCOPE_IPC, NULL, stream_id, uri, &params) < 0)
         {
-            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                "channel %s: session-id=%" PRId32 " is already in use on stream %" PRId32, uri->text, params.session_id,
-                stream_id);
             rc = -1;
         }
         else if (NULL == udp)

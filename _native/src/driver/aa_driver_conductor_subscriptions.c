@@ -20,7 +20,8 @@ static int aa_conductor_add_udp_subscription(
     {
         return -1;
     }
-    aa_receive_channel_endpoint_t *endpoint = aa_conductor_get_or_create_receive_endpoint(conductor, &udp, now_ms);
+    aa_receive_channel_endpoint_t *endpoint = aa_conductor_get_or_create_receive_endpoint(
+        conductor, &udp, link->registration_id, now_ms);
     aa_udp_channel_delete(udp);
     if (NULL == endpoint)
     {

@@ -90,8 +90,9 @@ static const aa_uri_param_spec_t aa_uri_param_specs[] =
     { "control-mode", AA_URI_FOR_BOTH, AA_URI_VALUE_CONTROL_MODE },
     { "ttl", AA_URI_FOR_UDP, AA_URI_VALUE_TTL },
     { "rcv-wnd", AA_URI_FOR_UDP, AA_URI_VALUE_SIZE },
-    { "so-sndbuf", AA_URI_FOR_UDP, AA_URI_VALUE_SIZE },
-    { "so-rcvbuf", AA_URI_FOR_UDP, AA_URI_VALUE_SIZE },
+    /* UDP socket buffers; Aeron's drivers accept them on aeron:ipc too, and its clients send them there */
+    { "so-sndbuf", AA_URI_FOR_BOTH, AA_URI_VALUE_SIZE },
+    { "so-rcvbuf", AA_URI_FOR_BOTH, AA_URI_VALUE_SIZE },
     { "nak-delay", AA_URI_FOR_UDP, AA_URI_VALUE_DURATION },
     { "fc", AA_URI_FOR_UDP, AA_URI_VALUE_FLOW_CONTROL },
     { "gtag", AA_URI_FOR_UDP, AA_URI_VALUE_INT64 },
@@ -110,6 +111,19 @@ static int aa_uri_media_mask(aa_uri_media_t media)
 static const char *aa_uri_media_name(aa_uri_media_t media)
 {
     return AA_URI_MEDIA_IPC == media ? "ipc" : "udp";
+}
+
+bool aa_uri_is_param_of(aa_uri_media_t media, const char *key)
+{
+    int mask = aa_uri_media_mask(media);
+    for (size_t i = 0; i < AA_URI_PARAM_SPEC_COUNT; i++)
+    {
+        if (0 != (aa_uri_param_specs[i].media & mask) && 0 == strcmp(aa_uri_param_specs[i].name, key))
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 void aa_uri_accepted_params(aa_uri_media_t media, char *buffer, size_t length)
@@ -735,12 +749,21 @@ static int aa_uri_validate(const char *channel, const aa_uri_t *uri)
             (NULL == control_mode || 0 == strcmp(control_mode, "dynamic")))
         {
             AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-                "channel %s: a UDP channel needs endpoint=host:port, control=host:port, tags=<tag>, control-mode=manual "
-                "or control-mode=response (e.g. aeron:udp?endpoint=localhost:40123)", channel);
+                "URIs for UDP must specify endpoint, control, tags, or control-mode=manual/response: channel %s "
+                "(e.g. aeron:udp?endpoint=localhost:40123)", channel);
             return -1;
         }
     }
     return 0;
+}
+
+/* Neither aeron: nor aeron-spy:aeron: followed by ipc or udp: Aeron's words (aeron_uri_parse), then the fix. */
+static int aa_uri_bad_scheme_or_transport(const char *uri, const char *forms)
+{
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+        "invalid URI scheme or transport: %s. A channel starts with aeron: (or aeron-spy:aeron:) and the media ipc or "
+        "udp (e.g. %s)", uri, forms);
+    return -1;
 }
 
 int aa_uri_parse(const char *uri, aa_uri_t *parsed)
@@ -755,8 +778,10 @@ int aa_uri_parse(const char *uri, aa_uri_t *parsed)
     size_t length = strlen(uri);
     if (length >= AA_URI_MAX_LENGTH)
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel is %zu characters long, at most %d are accepted",
-            length, AA_URI_MAX_LENGTH - 1);
+        /* Aeron's words (aeron_uri_parse), then the fix */
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+            "URI length (%zu) exceeds max supported length (%d): %.80s... Shorten the channel (an alias= is often "
+            "the long part)", length, AA_URI_MAX_LENGTH - 1, uri);
         return -1;
     }
     memcpy(parsed->text, uri, length + 1);
@@ -768,8 +793,7 @@ int aa_uri_parse(const char *uri, aa_uri_t *parsed)
     }
     if (0 != strncmp(p, "aeron:", 6))
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "channel '%s' must start with 'aeron:' (e.g. %s)", uri, forms);
-        return -1;
+        return aa_uri_bad_scheme_or_transport(uri, forms);
     }
     p += 6;
     const char *query = strchr(p, '?');
@@ -784,10 +808,7 @@ int aa_uri_parse(const char *uri, aa_uri_t *parsed)
     }
     else
     {
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel '%s': unknown media '%.*s'; the media are ipc and udp (e.g. %s)",
-            uri, (int)media_length, p, forms);
-        return -1;
+        return aa_uri_bad_scheme_or_transport(uri, forms);
     }
     if (NULL == query)
     {

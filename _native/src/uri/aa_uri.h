@@ -93,6 +93,8 @@ int aa_uri_parse_address(
     const char *key, const char *value, bool port_required, bool prefix_allowed, aa_uri_address_t *address);
 /* Returns 0 when tags= is absent, 1 when present, -1 when malformed. */
 int aa_uri_get_tags(const aa_uri_t *uri, aa_uri_tags_t *tags);
+/* Whether key is a parameter of the media's channels (aa_uri_parse refuses the others as unknown). */
+bool aa_uri_is_param_of(aa_uri_media_t media, const char *key);
 /* Writes "name, name, ..." of the parameters accepted for a media into buffer. */
 void aa_uri_accepted_params(aa_uri_media_t media, char *buffer, size_t length);
 
