@@ -30,8 +30,9 @@ SAMPLE = {
     "term-offset": "0|init-term-id=0|term-id=0",
 }
 # Applied only in some forms of a role (multicast or multi-destination channels, combinations of
-# addresses): tests/media/test_mdc.py and tests/media/test_multicast.py check them.
-IN_SOME_FORMS = {"endpoint", "control", "control-mode", "ttl", "max-resend"}
+# addresses, a response subscription made first): tests/media/test_mdc.py, tests/media/test_multicast.py
+# and tests/media/test_response_channels.py check them.
+IN_SOME_FORMS = {"endpoint", "control", "control-mode", "ttl", "max-resend", "response-correlation-id"}
 ACCEPTED = ("applied", "other end", "ignored (as Aeron)")
 
 
