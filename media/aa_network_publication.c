@@ -575,7 +575,8 @@ static void aa_network_publication_track_receiver(
     int64_t position = aa_udp_compute_position(sm->header.consumption_term_id, sm->header.consumption_term_offset,
         pub->position_bits_to_shift, pub->ids.initial_term_id);
     aa_retransmit_receivers_sm_result_t result = aa_retransmit_receivers_on_status_message(
-        &pub->retransmit_receivers, source, source_length, position, sm->header.receiver_window, now_ns);
+        &pub->retransmit_receivers, source, source_length, sm->header.receiver_id, position, sm->header.receiver_window,
+        now_ns);
     if (AA_RETRANSMIT_RECEIVERS_REFUSED == result)
     {
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_RECEIVERS_REFUSED, 1);

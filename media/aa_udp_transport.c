@@ -376,16 +376,7 @@ static int aa_udp_socket_recv(
     int rc = recvmmsg(transport->fd, messages, (unsigned int)n, MSG_DONTWAIT, NULL);
     if (rc < 0)
     {
-        if (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)
-        {
-            return 0;
-        }
-        if (ECONNREFUSED == errno)
-        {
-            transport->refused_datagrams++;
-            return 0;
-        }
-        return aa_udp_transport_error(transport, "recvmmsg", errno);
+        return aa_udp_socket_recv_failed(transport);
     }
     int delivered = 0;
     for (int i = 0; i < rc; i++)

@@ -33,18 +33,20 @@ static bool aa_retransmit_receiver_is_live(
     return now_ns - receiver->time_of_last_sm_ns <= receivers->timeout_ns;
 }
 
-/* Any receiver at address, live or not. */
+/* The receiver (address, receiver id), live or not. */
 static aa_retransmit_receiver_t *aa_retransmit_receivers_lookup(
-    aa_retransmit_receivers_t *receivers, const struct sockaddr_storage *address)
+    aa_retransmit_receivers_t *receivers, const struct sockaddr_storage *address, int64_t receiver_id)
 {
     if (receivers->last_found < receivers->count &&
+        receivers->receivers[receivers->last_found].receiver_id == receiver_id &&
         aa_udp_address_equals(&receivers->receivers[receivers->last_found].address, address))
     {
         return &receivers->receivers[receivers->last_found];
     }
     for (size_t i = 0; i < receivers->count; i++)
     {
-        if (aa_udp_address_equals(&receivers->receivers[i].address, address))
+        if (receivers->receivers[i].receiver_id == receiver_id &&
+            aa_udp_address_equals(&receivers->receivers[i].address, address))
         {
             receivers->last_found = i;
             return &receivers->receivers[i];
@@ -74,10 +76,10 @@ static void aa_retransmit_receivers_drop_expired(aa_retransmit_receivers_t *rece
 
 aa_retransmit_receivers_sm_result_t aa_retransmit_receivers_on_status_message(
     aa_retransmit_receivers_t *receivers, const struct sockaddr_storage *address, socklen_t address_length,
-    int64_t position, int32_t window, int64_t now_ns)
+    int64_t receiver_id, int64_t position, int32_t window, int64_t now_ns)
 {
     int32_t capped_window = window < 0 ? 0 : (window > receivers->max_window ? receivers->max_window : window);
-    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_lookup(receivers, address);
+    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_lookup(receivers, address, receiver_id);
     if (NULL != receiver)
     {
         if (!aa_retransmit_receiver_is_live(receivers, receiver, now_ns))
@@ -109,6 +111,7 @@ aa_retransmit_receivers_sm_result_t aa_retransmit_receivers_on_status_message(
     memset(receiver, 0, sizeof(*receiver));
     receiver->address = *address;
     receiver->address_length = address_length;
+    receiver->receiver_id = receiver_id;
     receiver->position = position;
     receiver->window = capped_window;
     receiver->time_of_last_sm_ns = now_ns;
@@ -121,8 +124,19 @@ aa_retransmit_receivers_sm_result_t aa_retransmit_receivers_on_status_message(
 aa_retransmit_receiver_t *aa_retransmit_receivers_find(
     aa_retransmit_receivers_t *receivers, const struct sockaddr_storage *address, int64_t now_ns)
 {
-    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_lookup(receivers, address);
-    return NULL != receiver && aa_retransmit_receiver_is_live(receivers, receiver, now_ns) ? receiver : NULL;
+    /* NAKs and ERR frames name no receiver id: of the live receivers at the address, the one furthest behind,
+     * whose loss the NAK can be (receivers behind one address: multicast on one host, a NAT) */
+    aa_retransmit_receiver_t *found = NULL;
+    for (size_t i = 0; i < receivers->count; i++)
+    {
+        aa_retransmit_receiver_t *receiver = &receivers->receivers[i];
+        if (aa_udp_address_equals(&receiver->address, address) && aa_retransmit_receiver_is_live(receivers, receiver, now_ns) &&
+            (NULL == found || receiver->position < found->position))
+        {
+            found = receiver;
+        }
+    }
+    return found;
 }
 
 int64_t aa_retransmit_receivers_budget(

@@ -30,6 +30,7 @@ typedef struct aa_retransmit_receiver_stct
 {
     struct sockaddr_storage address;
     socklen_t address_length;
+    int64_t receiver_id;                /* several receivers may share an address (multicast on one host, a NAT) */
     int64_t position;                   /* the last SM's consumption position */
     int32_t window;                     /* the last SM's receiver window, at most termLength / 2 */
     int64_t time_of_last_sm_ns;
@@ -70,7 +71,7 @@ void aa_retransmit_receivers_close(aa_retransmit_receivers_t *receivers);
 /* A status message (not SEND_SETUP) from address: adds or refreshes its receiver. */
 aa_retransmit_receivers_sm_result_t aa_retransmit_receivers_on_status_message(
     aa_retransmit_receivers_t *receivers, const struct sockaddr_storage *address, socklen_t address_length,
-    int64_t position, int32_t window, int64_t now_ns);
+    int64_t receiver_id, int64_t position, int32_t window, int64_t now_ns);
 
 /* The live receiver at address, or NULL (unknown, or no SM within the timeout). */
 aa_retransmit_receiver_t *aa_retransmit_receivers_find(

@@ -28,8 +28,8 @@ static void should_know_receivers_by_address_until_they_fall_silent(void)
     struct sockaddr_storage b = test_ipv4_address("10.0.0.2", 40001);
 
     AA_CHECK(NULL == aa_retransmit_receivers_find(&rs, &a, 0));
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 4096, 16 * 1024, 0), AA_RETRANSMIT_RECEIVERS_ADDED);
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &b, IN_LENGTH, 0, 1 << 30, 1 * MS), AA_RETRANSMIT_RECEIVERS_ADDED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 1, 4096, 16 * 1024, 0), AA_RETRANSMIT_RECEIVERS_ADDED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &b, IN_LENGTH, 1, 0, 1 << 30, 1 * MS), AA_RETRANSMIT_RECEIVERS_ADDED);
     aa_retransmit_receiver_t *ra = aa_retransmit_receivers_find(&rs, &a, 2 * MS);
     AA_CHECK(NULL != ra);
     AA_CHECK_EQ(ra->position, 4096);
@@ -40,7 +40,7 @@ static void should_know_receivers_by_address_until_they_fall_silent(void)
     AA_CHECK(NULL == aa_retransmit_receivers_find(&rs, &a_other_port, 2 * MS));
 
     /* a later SM moves the position; silence for longer than the timeout: no longer a receiver */
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 8192, 16 * 1024, 100 * MS), AA_RETRANSMIT_RECEIVERS_REFRESHED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 1, 8192, 16 * 1024, 100 * MS), AA_RETRANSMIT_RECEIVERS_REFRESHED);
     AA_CHECK_EQ(aa_retransmit_receivers_find(&rs, &a, 100 * MS)->position, 8192);
     AA_CHECK(NULL != aa_retransmit_receivers_find(&rs, &a, 100 * MS + TIMEOUT));
     AA_CHECK(NULL == aa_retransmit_receivers_find(&rs, &a, 100 * MS + TIMEOUT + 1));
@@ -55,17 +55,17 @@ static void should_cap_the_table_and_make_room_from_silent_receivers(void)
     for (uint16_t i = 0; i < 3; i++)
     {
         struct sockaddr_storage r = test_ipv4_address("10.0.0.1", (uint16_t)(41000 + i));
-        AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &r, IN_LENGTH, 0, 4096, i * MS), AA_RETRANSMIT_RECEIVERS_ADDED);
+        AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &r, IN_LENGTH, 1, 0, 4096, i * MS), AA_RETRANSMIT_RECEIVERS_ADDED);
     }
     struct sockaddr_storage newcomer = test_ipv4_address("10.0.0.9", 41009);
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &newcomer, IN_LENGTH, 0, 4096, 10 * MS), AA_RETRANSMIT_RECEIVERS_REFUSED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &newcomer, IN_LENGTH, 1, 0, 4096, 10 * MS), AA_RETRANSMIT_RECEIVERS_REFUSED);
     AA_CHECK(NULL == aa_retransmit_receivers_find(&rs, &newcomer, 10 * MS));
     AA_CHECK_EQ((int64_t)rs.count, 3);
     /* the known ones are still served while refused ones knock */
     struct sockaddr_storage first = test_ipv4_address("10.0.0.1", 41000);
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &first, IN_LENGTH, 0, 4096, TIMEOUT), AA_RETRANSMIT_RECEIVERS_REFRESHED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &first, IN_LENGTH, 1, 0, 4096, TIMEOUT), AA_RETRANSMIT_RECEIVERS_REFRESHED);
     /* the other two fall silent: their places go to the newcomer */
-    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &newcomer, IN_LENGTH, 0, 4096, 2 * MS + TIMEOUT + 1),
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &newcomer, IN_LENGTH, 1, 0, 4096, 2 * MS + TIMEOUT + 1),
         AA_RETRANSMIT_RECEIVERS_ADDED);
     AA_CHECK_EQ((int64_t)rs.count, 2);
     AA_CHECK(NULL != aa_retransmit_receivers_find(&rs, &first, 2 * MS + TIMEOUT + 1));
@@ -78,7 +78,7 @@ static void should_give_each_receiver_its_window_per_interval(void)
     aa_retransmit_receivers_t rs;
     aa_retransmit_receivers_init(&rs, 0, TIMEOUT, LINGER, TERM);
     struct sockaddr_storage a = test_ipv4_address("10.0.0.1", 40001);
-    aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 0, 8192, 0);
+    aa_retransmit_receivers_on_status_message(&rs, &a, IN_LENGTH, 1, 0, 8192, 0);
     aa_retransmit_receiver_t *ra = aa_retransmit_receivers_find(&rs, &a, 0);
     AA_CHECK_EQ(aa_retransmit_receivers_budget(&rs, ra, 0), 8192);
     aa_retransmit_receivers_charge(ra, 5000);
@@ -145,7 +145,7 @@ static void should_bound_what_a_nak_storm_resends(void)
         int32_t bits = aa_position_bits_to_shift(TERM);
         int64_t snd_pos = aa_compute_position(103, 8192, bits, INITIAL_TERM_ID);
         int64_t window = 16 * 1024;
-        aa_retransmit_receivers_on_status_message(&rs, &receiver, IN_LENGTH, snd_pos - window, (int32_t)window, 0);
+        aa_retransmit_receivers_on_status_message(&rs, &receiver, IN_LENGTH, 1, snd_pos - window, (int32_t)window, 0);
 
         resent_bytes = 0;
         uint32_t seed = 12345;
@@ -161,7 +161,7 @@ static void should_bound_what_a_nak_storm_resends(void)
             aa_retransmit_handler_process_timeouts(&h, now, snd_pos, count_resend, NULL);
             if (0 == now % (100 * MS))
             {
-                aa_retransmit_receivers_on_status_message(&rs, &receiver, IN_LENGTH, snd_pos - window, (int32_t)window, now);
+                aa_retransmit_receivers_on_status_message(&rs, &receiver, IN_LENGTH, 1, snd_pos - window, (int32_t)window, now);
             }
         }
         int64_t bound = window * (duration / LINGER + 1);
@@ -195,11 +195,31 @@ static void should_bound_what_a_nak_storm_resends(void)
     }
 }
 
+/* Receivers sharing one address (multicast on one host, a NAT) are tracked apart by receiver id; a NAK,
+ * which names none, is the one furthest behind's (docs/security.md, Network: senders). */
+static void should_keep_receivers_of_one_address_apart(void)
+{
+    aa_retransmit_receivers_t rs;
+    aa_retransmit_receivers_init(&rs, 0, TIMEOUT, LINGER, TERM);
+    struct sockaddr_storage shared = test_ipv4_address("10.0.0.1", 40001);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &shared, IN_LENGTH, 1, 8192, 4096, 0), AA_RETRANSMIT_RECEIVERS_ADDED);
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &shared, IN_LENGTH, 2, 4096, 4096, 1 * MS), AA_RETRANSMIT_RECEIVERS_ADDED);
+    /* the faster one reports again: the slower one's position still bounds what a NAK may ask */
+    AA_CHECK_EQ(aa_retransmit_receivers_on_status_message(&rs, &shared, IN_LENGTH, 1, 12288, 4096, 2 * MS), AA_RETRANSMIT_RECEIVERS_REFRESHED);
+    AA_CHECK_EQ(rs.count, 2);
+    aa_retransmit_receiver_t *found = aa_retransmit_receivers_find(&rs, &shared, 3 * MS);
+    AA_CHECK(NULL != found);
+    AA_CHECK_EQ(found->receiver_id, 2);
+    AA_CHECK_EQ(found->position, 4096);
+    aa_retransmit_receivers_close(&rs);
+}
+
 int main(void)
 {
     AA_RUN(should_know_receivers_by_address_until_they_fall_silent);
     AA_RUN(should_cap_the_table_and_make_room_from_silent_receivers);
     AA_RUN(should_give_each_receiver_its_window_per_interval);
     AA_RUN(should_bound_what_a_nak_storm_resends);
+    AA_RUN(should_keep_receivers_of_one_address_apart);
     return 0;
 }
