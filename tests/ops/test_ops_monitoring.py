@@ -335,7 +335,7 @@ def test_dashboard_is_a_grafana_dashboard() -> None:
 
 def test_exporter_serves_the_loss_report(aeron_dir: str) -> None:
     """Under induced loss the loss report's totals are served per image, as `read_loss_report` has them."""
-    loss = pytest.importorskip("aeron_async.loss")
+    from aeron_async import loss
     settings = dict(TEST_DRIVER_SETTINGS, udp_receive_loss="drop:data:10%", udp_loss_seed=7)
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings), \
             aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, running_exporter(aeron_dir) as url:

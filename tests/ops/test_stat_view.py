@@ -18,7 +18,7 @@ import pytest
 import aeron_async
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir, python_env, wait_for
 
-pytest.importorskip("rich")
+import rich  # noqa: F401  (the live view needs the monitor extra, which the README's test command installs)
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux missing: ./dev setup installs it")
 
 FOOTER = re.compile(r"rows (\d+)-(\d+) of (\d+): (\d+) stream, (\d+) system .* q quit$")

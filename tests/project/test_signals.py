@@ -116,7 +116,5 @@ def test_a_long_running_command_stops_on_sigterm(command: str, running_driver: s
             "stat": (["--aeron-dir", running_driver, "--interval", "0.1"], "====="),
             "exporter": (["--aeron-dir", running_driver, "--port", "0", "--host", "127.0.0.1"], "serving"),
         }[command]
-        if command == "exporter":
-            pytest.importorskip("prometheus_client")
         code, out, err = stop_once_started(cli + argv, started)
     assert_clean(code, out, err)

@@ -14,13 +14,12 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 
 import aeron_async
 from aeron_async.archive import AeronArchive, RecordingSignal
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir
 
-service = pytest.importorskip("aeron_async.archive.service", reason="the archive service (branch arsvc) is not merged")
+from aeron_async.archive import service
 
 ARCHIVE_SETTINGS: dict[str, Any] = {"threading_mode": "SHARED", "idle_strategy": "backoff"}
 
