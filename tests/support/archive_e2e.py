@@ -14,12 +14,9 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
-
 import aeron_async
-from aeron_async.archive import AeronArchive, RecordingSignal
+from aeron_async.archive import AeronArchive, RecordingSignal, service
 from conftest import TEST_DRIVER_SETTINGS, new_aeron_dir
-
-from aeron_async.archive import service
 
 ARCHIVE_SETTINGS: dict[str, Any] = {"threading_mode": "SHARED", "idle_strategy": "backoff"}
 
