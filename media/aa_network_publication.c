@@ -737,12 +737,12 @@ void aa_network_publication_on_error(
 {
     /* docs/security.md, Network: senders: an ERR frame makes flow control drop the receiver it names, so
      * only a receiver (an address that sent status messages) may send one */
-    if (NULL == aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns))
+    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns);
+    if (NULL == receiver)
     {
         aa_media_services_count(pub->services, AA_SYSTEM_COUNTER_ERROR_FRAMES_NOT_FROM_A_RECEIVER, 1);
         return;
     }
-    aa_retransmit_receiver_t *receiver = aa_retransmit_receivers_find(&pub->retransmit_receivers, source, now_ns);
     pub->flow_control->on_error(pub->flow_control->state, buffer, length, now_ns);
     aa_udp_error_t error;
     if (receiver->has_reported_error || aa_udp_frame_decode_error(buffer, length, &error) < 0)
