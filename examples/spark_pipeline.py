@@ -57,13 +57,35 @@ class Outcome:
         return sum(int(row["trades"]) for row in self.last.values())
 
 
-async def _publish(client: aeron_async.AsyncAeron, seconds: float, rate: int, outcome: Outcome) -> None:
+class Stopped(Exception):
+    """SIGINT or SIGTERM arrived: the run stops its query, the archive and Spark, and ends."""
+
+
+class _Signals:
+    """SIGINT and SIGTERM set `stopped`, a plain attribute, and raise nothing: an exception raised
+    inside a py4j call (the main thread is in one most of the time) would leave Spark's gateway
+    mid-command and print its traceback. The run looks at the flag between its short calls."""
+
+    stopped = False
+
+    @classmethod
+    def install(cls) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, cls._on_signal)
+
+    @classmethod
+    def _on_signal(cls, signum: int, frame: Any) -> None:
+        cls.stopped = True
+
+
+async def _publish(client: aeron_async.AsyncAeron, seconds: float, rate: int, stop: threading.Event,
+                   outcome: Outcome) -> None:
     rng = random.Random(17)
     prices = {symbol: 100.0 + 50 * i for i, symbol in enumerate(SYMBOLS)}
     async with await client.add_publication(*TRADES) as publication:
         start = time.monotonic()
         tick = 0.05
-        while time.monotonic() - start < seconds:
+        while time.monotonic() - start < seconds and not stop.is_set():
             batch_start = time.monotonic()
             for _ in range(max(1, int(rate * tick))):
                 symbol = rng.choice(SYMBOLS)
@@ -126,11 +148,13 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
 
 def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 2.0, max_per_trigger: int = 20_000,
         aeron_dir: str | None = None, archive_options: dict[str, str] | None = None,
-        results: tuple[str, int] = RESULTS, show: Callable[[str], None] | None = None, timeout: float = 300.0) -> Outcome:
+        results: tuple[str, int] = RESULTS, show: Callable[[str], None] | None = None, timeout: float = 300.0,
+        should_stop: Callable[[], bool] = lambda: False) -> Outcome:
     """Run the pipeline once, bounded: embedded driver + archive unless `aeron_dir` names a running
     driver with its archive. `archive_options` go to the source (controlChannel, responseChannel,
     replayChannel, ...); `results` is where the job publishes (a UDP endpoint of this host on a
-    cluster, since the executors publish from theirs)."""
+    cluster, since the executors publish from theirs). Raises `Stopped` soon after `should_stop()`
+    turns true (it is asked every 0.2 s at most while the run waits)."""
     show = show or _show
     workdir = tempfile.mkdtemp(prefix="aeron-spark-pipeline-")
     archive: Any = None
@@ -151,7 +175,7 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
     async def async_side() -> None:
         async with aeron_async.connect(aeron_dir) as client, anyio.create_task_group() as tasks:
             tasks.start_soon(_subscribe, client, results, stop, outcome, show)
-            await _publish(client, seconds, rate, outcome)
+            await _publish(client, seconds, rate, stop, outcome)
             published.set()
 
     def loop() -> None:
@@ -161,7 +185,12 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
             errors.append(exc)
             published.set()
 
+    def check() -> None:
+        if should_stop():
+            raise Stopped
+
     query = None
+    side: threading.Thread | None = None
     try:
         with AeronArchive.connect(aeron_dir=aeron_dir, **_archive_kwargs(archive_options or {})) as control:
             control.start_recording(*TRADES)
@@ -169,6 +198,7 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
             side.start()
             deadline = time.monotonic() + timeout
             while not control.list_recordings(*TRADES) and not errors:
+                check()
                 if time.monotonic() > deadline:
                     raise TimeoutError("the trades recording did not start")
                 time.sleep(0.02)
@@ -176,21 +206,26 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
                  f"window closes)")
             query = start_job(spark, aeron_dir, window, max_per_trigger, os.path.join(workdir, "checkpoint"),
                               archive_options or {}, results)
-            published.wait(timeout)
+            check()
+            while not published.wait(0.2) and time.monotonic() < deadline:
+                check()
             if errors:
                 raise errors[0]
             show(f"published {outcome.published:,} trades; letting the job catch up")
-            while time.monotonic() < deadline:  # until the last trade is counted, or the deadline
-                query.processAllAvailable()
-                if outcome.counted >= outcome.published:
-                    break
-                time.sleep(0.5)
+            # the job runs on its own trigger; until the last trade is counted, or the deadline
+            while outcome.counted < outcome.published and time.monotonic() < deadline:
+                check()
+                if not query.isActive:
+                    raise RuntimeError(f"the Spark job stopped: {query.exception()}")
+                time.sleep(0.2)
             query.stop()
             query = None
     finally:
+        stop.set()
         if query is not None:
             query.stop()
-        stop.set()
+        if side is not None:
+            side.join(10.0)  # the publisher and subscriber see `stop` within 0.2 s and close
         if archive is not None:
             archive.close()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -225,8 +260,9 @@ def main() -> int:
     parser.add_argument("--results-channel", default=RESULTS[0],
                         help="where the job publishes its results (on a cluster: a UDP endpoint of this host)")
     args = parser.parse_args()
-    # SIGTERM as Ctrl-C: the run's `finally` blocks stop the query, the archive and Spark
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGINT and SIGTERM set a flag the run looks at: its `finally` blocks stop the query, the
+    # archive and Spark (a pod being stopped ends within seconds, without a traceback)
+    _Signals.install()
     _show(f"starting Spark ({args.master or 'local'}): the first results come once the job runs and the first "
           f"window closes")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -237,14 +273,15 @@ def main() -> int:
         builder = builder.master(args.master)
     spark = builder.config("spark.sql.shuffle.partitions", "2").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    _Signals.install()  # again: starting Spark installed pyspark's own SIGINT handler, which raises
     archive_options = {key: value for key, value in (("controlChannel", args.control_channel),
                                                      ("responseChannel", args.response_channel),
                                                      ("replayChannel", args.replay_channel)) if value}
     try:
         outcome = run(spark, seconds=args.seconds, rate=args.rate, window=args.window,
                       max_per_trigger=args.max_per_trigger, aeron_dir=args.aeron_dir, archive_options=archive_options,
-                      results=(args.results_channel, RESULTS[1]))
-    except KeyboardInterrupt:
+                      results=(args.results_channel, RESULTS[1]), should_stop=lambda: _Signals.stopped)
+    except Stopped:
         print("stopped by a signal", flush=True)
         return 130
     finally:

@@ -118,3 +118,12 @@ def test_a_long_running_command_stops_on_sigterm(command: str, running_driver: s
         }[command]
         code, out, err = stop_once_started(cli + argv, started)
     assert_clean(code, out, err)
+
+
+def test_the_spark_pipeline_example_stops_on_sigterm() -> None:
+    """SIGTERM while the Spark job starts and runs: the example stops the query, its archive and
+    Spark, and ends without py4j's "KeyboardInterrupt while sending command" traceback."""
+    code, out, err = stop_once_started(example("spark_pipeline.py", "--seconds", "60", "--master", "local[1]"),
+                                       "starting the Spark job")
+    assert_clean(code, out, err, codes=(130,))
+    assert "stopped by a signal" in out, out
