@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -118,6 +119,33 @@ def unknown_option(kind: int, name: str) -> ConfigurationError:
         f"environment name (AERON_TERM_BUFFER_LENGTH) or a keyword of {context} (term_buffer_length)")
 
 
+# Variables of the AERON_ namespace that aeron_async reads outside the option tables (the archive
+# client's credentials, the examples' stream): never taken for a misspelt option.
+OTHER_ENVIRONMENT = frozenset({"AERON_ARCHIVE_CLIENT_CREDENTIALS", "AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE",
+                               "AERON_CHANNEL", "AERON_STREAM", "AERON_SPARK_HOST"})
+# how alike a variable's name must be to an option's to be taken for a misspelling of it: one or two
+# letters off in a name of twenty (AERON_TERM_BUFFER_LENGHT, AERON_THREADING_MOD)
+_MISSPELT = 0.9
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """docs/configuration.md, "The environment": a variable whose name is nearly an option's
+    (AERON_TERM_BUFFER_LENGHT) is refused, naming the option, before a driver or an archive starts,
+    so that a misspelt setting is never silently left at its default. Other AERON_ variables are
+    not refused: that namespace is shared with applications and Aeron's other programs."""
+    environ = os.environ if environ is None else environ
+    known = {option.env for kind in (DRIVER, ARCHIVE) for option in native_table(kind)} | OTHER_ENVIRONMENT
+    for name in sorted(environ):
+        if not name.startswith("AERON_") or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=_MISSPELT)
+        if close:
+            raise ConfigurationError(
+                f"environment variable {name} is not an option: did you mean {close[0]}? Correct its name or "
+                f"unset it (every option is listed by `aeron-async driver --help-options` and "
+                f"`aeron-async archive --help-options`, docs/configuration.md)")
+
+
 def field_name(kind: int, name: str) -> str:
     """The context's keyword for an option given by environment name (AERON_TERM_BUFFER_LENGTH),
     property name (aeron.term.buffer.length), either without its aeron. or aeron.archive. prefix, or
@@ -193,7 +221,9 @@ def accepting_option_names(kind: int) -> Callable[[type[_Context]], type[_Contex
 
 def to_native(context: Any, new: Callable[[], Any], set_option: Callable[[Any, bytes, bytes], int],
               free: Callable[[Any], None]) -> Any:
-    """A native context with the defaults, the environment, then every field of `context` that is set."""
+    """A native context with the defaults, the environment, then every field of `context` that is set;
+    ConfigurationError for a misspelt option in the environment (check_environment)."""
+    check_environment()
     ctx = new()
     if ctx == ffi.NULL:
         check(-1, ConfigurationError)

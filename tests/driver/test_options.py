@@ -13,6 +13,8 @@ from typing import Any
 import attrs
 import pytest
 
+import aeron_async
+
 from aeron_async._ffi import ffi, lib
 from aeron_async._options import ARCHIVE, DRIVER, NativeOption, field_name, native_table
 from aeron_async.archive.service import ArchiveContext
@@ -129,6 +131,32 @@ def test_an_unknown_option_is_refused_with_the_closest_valid_names(typo: str, su
             make()
     with pytest.raises(ConfigurationError, match="did you mean segment_file_length"):
         ArchiveContext(segment_file_lenght="1m")
+
+
+@pytest.mark.parametrize(("variable", "option"), [
+    ("AERON_TERM_BUFFER_LENGHT", "AERON_TERM_BUFFER_LENGTH"),
+    ("AERON_THREADING_MOD", "AERON_THREADING_MODE"),
+    ("AERON_ARCHIVE_CONTROL_CHANEL", "AERON_ARCHIVE_CONTROL_CHANNEL"),   # an archive option, misspelt
+])
+def test_a_misspelt_option_in_the_environment_stops_the_driver_naming_the_option(
+        variable: str, option: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv(variable, "1m")
+    with pytest.raises(ConfigurationError, match=f"environment variable {variable} is not an option: did you mean "
+                                                 f"{option}\\? Correct its name or unset it"):
+        aeron_async.MediaDriver.launch(aeron_dir=str(tmp_path / "driver"), threading_mode="SHARED",
+                                       shared_idle_strategy="backoff")
+    assert not (tmp_path / "driver").exists()   # refused before anything was made
+
+
+def test_other_aeron_variables_in_the_environment_are_left_alone(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Any) -> None:
+    """The AERON_ namespace is shared (docs/configuration.md, "The environment"): an application's
+    own variable and Aeron's other programs' do not stop a driver."""
+    for name in ("AERON_CHANNEL", "AERON_CLUSTER_DIR", "AERON_SAMPLE_STREAM_ID", "AERON_EVENT_LOG"):
+        monkeypatch.setenv(name, "1")
+    with aeron_async.MediaDriver.launch(aeron_dir=str(tmp_path / "driver"), threading_mode="SHARED",
+                                        shared_idle_strategy="backoff") as driver:
+        assert os.path.exists(os.path.join(driver.aeron_dir, "cnc.dat"))
 
 
 @pytest.mark.parametrize("which", sorted(KINDS))
