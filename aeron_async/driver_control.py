@@ -156,19 +156,12 @@ def format_info(info: DriverInfo) -> str:
 
 
 def read_token_file(path: str) -> str:
-    """The secret on the first line of a file (its line end not part of it), as the driver reads
-    `AERON_DRIVER_TERMINATION_TOKEN_FILE`; ConfigurationError when it cannot be read or is empty."""
-    from .errors import ConfigurationError
+    """The secret on the first line of a file (its line end not part of it), read as the driver reads
+    `AERON_DRIVER_TERMINATION_TOKEN_FILE` (docs/security.md, "Files of secrets"); ConfigurationError
+    when it cannot be read, is open to others or is empty."""
+    from ._secret_files import read_secret_first_line
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            line = f.readline()
-    except OSError as exc:
-        raise ConfigurationError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
-    token = line.removesuffix("\n").removesuffix("\r")
-    if not token:
-        raise ConfigurationError(f"the token file {path} is empty; write the token on its first line")
-    return token
+    return read_secret_first_line("the token file", path)
 
 
 def requester_token(token: str | None, token_file: str | None) -> str | None:

@@ -225,6 +225,9 @@ void aa_err_clear(void);
 int64_t aa_parse_size(const char *text);
 int64_t aa_parse_duration_ns(const char *text);
 int aa_default_aeron_dir(char *buf, size_t length);
+/* files of secrets, one rule for all (src/util/aa_fs.h; docs/security.md, "Files of secrets") */
+int64_t aa_secret_file_read(const char *what, const char *path, uint8_t *out, size_t capacity);
+int aa_secret_file_first_line(const char *what, const char *path, char *out, size_t length);
 
 /* ---- idle strategies for application loops ----
  * The driver's strategies, by the same names ("backoff[:spins-yields-minPark-maxPark]", "spin",

@@ -334,7 +334,7 @@ static void should_take_only_frames_signed_with_the_shared_key(void)
     config.hmac_key_file = write_key(key_path, "0123456789abcdef0123456789abcdef", 0644);
     AA_CHECK_EQ(aa_driver_name_resolver_init(&a.r, &config), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "AERON_DRIVER_RESOLVER_HMAC_KEY_FILE") &&
-        NULL != strstr(aa_errmsg(), "mode 0644") && NULL != strstr(aa_errmsg(), "chmod 400"));
+        NULL != strstr(aa_errmsg(), "mode 0644") && NULL != strstr(aa_errmsg(), "chmod 600"));
     config.hmac_key_file = write_key(key_path, "short", 0400);
     AA_CHECK_EQ(aa_driver_name_resolver_init(&a.r, &config), -1);
     AA_CHECK(NULL != strstr(aa_errmsg(), "holds 5 bytes") && NULL != strstr(aa_errmsg(), "16 to 1024"));

@@ -153,6 +153,65 @@ static void should_follow_no_symbolic_link(void)
     AA_CHECK_EQ(aa_delete_dir(base), 0);
 }
 
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    AA_CHECK(fd >= 0);
+    AA_CHECK_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    AA_CHECK_EQ(chmod(path, mode), 0);
+}
+
+/* docs/security.md, "Files of secrets": one rule for every file of secrets */
+static void should_read_a_file_of_secrets_only_when_its_owner_alone_may(void)
+{
+    char base[128], path[256], link_path[256], line[16];
+    uint8_t out[64];
+    make_base(base, sizeof(base));
+    AA_CHECK_EQ(mkdir(base, 0700), 0);
+    snprintf(path, sizeof(path), "%s/secret", base);
+    snprintf(link_path, sizeof(link_path), "%s/link", base);
+
+    write_file(path, "s3cret\r\nsecond line\n", 0400);
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", path, out, sizeof(out)), 20);
+    AA_CHECK_EQ(memcmp(out, "s3cret\r\nsecond line\n", 20), 0);
+    AA_CHECK_EQ(aa_secret_file_first_line("THE_OPTION", path, line, sizeof(line)), 0);
+    AA_CHECK(0 == strcmp(line, "s3cret"));
+    /* a symbolic link is followed (Kubernetes mounts Secrets so); the file it reaches is checked */
+    AA_CHECK_EQ(symlink(path, link_path), 0);
+    AA_CHECK_EQ(aa_secret_file_first_line("THE_OPTION", link_path, line, sizeof(line)), 0);
+
+    AA_CHECK_EQ(chmod(path, 0640), 0);
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", link_path, out, sizeof(out)), -1);
+    AA_CHECK_EQ(aa_errcode(), AA_ERROR_CODE_CONFIGURATION);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "THE_OPTION: '") && NULL != strstr(aa_errmsg(), "has mode 0640") &&
+        NULL != strstr(aa_errmsg(), "chmod 600"));
+    AA_CHECK_EQ(chmod(path, 0600), 0);
+    if (0 == geteuid())
+    {
+        AA_CHECK_EQ(chown(path, 65534, 65534), 0);
+        AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", path, out, sizeof(out)), -1);
+        AA_CHECK(NULL != strstr(aa_errmsg(), "belongs to uid 65534") && NULL != strstr(aa_errmsg(), "chown 0"));
+        AA_CHECK_EQ(chown(path, 0, 0), 0);
+    }
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", path, out, 8), -1);   /* longer than allowed */
+    AA_CHECK(NULL != strstr(aa_errmsg(), "holds more than the 8 bytes allowed"));
+    AA_CHECK_EQ(aa_secret_file_first_line("THE_OPTION", path, line, 4), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "is 6 bytes; at most 3 are allowed"));
+    write_file(path, "", 0600);
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", path, out, sizeof(out)), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "is empty"));
+    write_file(path, "\nsecret on line two\n", 0600);
+    AA_CHECK_EQ(aa_secret_file_first_line("THE_OPTION", path, line, sizeof(line)), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "has an empty first line"));
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", "/dev/null", out, sizeof(out)), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "is not a regular file"));
+    AA_CHECK_EQ(aa_secret_file_read("THE_OPTION", "/nonexistent/secret", out, sizeof(out)), -1);
+    AA_CHECK(NULL != strstr(aa_errmsg(), "THE_OPTION: cannot open '/nonexistent/secret'"));
+    AA_CHECK_EQ(aa_delete_dir(base), 0);
+}
+
 int main(void)
 {
     AA_RUN(should_give_one_mode_per_access);
@@ -160,5 +219,6 @@ int main(void)
     AA_RUN(should_create_with_the_access_modes_whatever_the_umask);
     AA_RUN(should_refuse_a_directory_others_may_write_or_own);
     AA_RUN(should_follow_no_symbolic_link);
+    AA_RUN(should_read_a_file_of_secrets_only_when_its_owner_alone_may);
     return 0;
 }

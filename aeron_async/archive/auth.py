@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -32,11 +31,13 @@ import attrs
 
 from .._ffi import ffi, lib
 from .._python_classes import load_class, qualified
+from .._secret_files import read_secret_file
 from ..errors import ConfigurationError
 
 ROLES: Final = ("admin", "record", "read")
 CLIENT_CREDENTIALS_ENV: Final = "AERON_ARCHIVE_CLIENT_CREDENTIALS"
 CLIENT_CREDENTIALS_FILE_ENV: Final = "AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE"
+CREDENTIALS_FILE_MAX: Final = 1024 * 1024   # as the archive's credentials file (aa_archive_auth.c)
 PYTHON_PREFIX: Final = "python:"
 
 _log = logging.getLogger("aeron_async.archive")
@@ -194,21 +195,9 @@ class CredentialsSupplier:
 
 
 def read_credentials_file(path: str) -> bytes:
-    """A client credentials file's content (its last newline dropped): a regular file of this user,
-    owner-only, since it holds a secret."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ConfigurationError(f"{CLIENT_CREDENTIALS_FILE_ENV} {path}: {exc.strerror} (a regular file, not a "
-                                 "symbolic link)") from exc
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-            raise ConfigurationError(
-                f"{CLIENT_CREDENTIALS_FILE_ENV} {path} is owned by uid {st.st_uid} with mode {stat.S_IMODE(st.st_mode):04o}; "
-                f"it holds a secret, so it must be a regular file of this user (uid {os.geteuid()}) that only it may "
-                f"read: chmod 600 {path}")
-        data = f.read()
+    """A client credentials file's content (its last newline dropped), read as every file of secrets
+    is (docs/security.md, "Files of secrets"): a regular file of this user or root, owner-only."""
+    data = read_secret_file(CLIENT_CREDENTIALS_FILE_ENV, path, CREDENTIALS_FILE_MAX)
     return data[:-1] if data.endswith(b"\n") else data
 
 

@@ -79,14 +79,20 @@ def test_termination_tokens_from_files_and_the_environment_stay_off_command_line
         assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
         wrong = tmp_path / "wrong"
         wrong.write_text("not-it\n")
+        # the requester holds its file to the driver's rule (docs/security.md, Files of secrets)
+        refused = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(wrong))
+        assert refused.returncode == 1 and "has mode 0644, open to its group or others" in refused.stderr, \
+            refused.stderr
+        wrong.chmod(0o600)
         refused = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(wrong))
         assert refused.returncode == 1 and "token does not match" in refused.stderr, refused.stderr
         both = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token", "x", "--token-file", str(token_file))
         assert both.returncode == 1 and "not both" in both.stderr, both.stderr
         empty = tmp_path / "empty"
         empty.write_text("")
+        empty.chmod(0o600)
         result = driver_cli("--terminate", "--aeron-dir", aeron_dir, "--token-file", str(empty))
-        assert result.returncode == 1 and f"the token file {empty} is empty" in result.stderr, result.stderr
+        assert result.returncode == 1 and f"the token file: '{empty}' is empty" in result.stderr, result.stderr
         assert proc.poll() is None
         # the right one from the file $AERON_DRIVER_TERMINATION_TOKEN_FILE names
         env = dict(python_env(), AERON_DRIVER_TERMINATION_TOKEN_FILE=str(token_file))
@@ -104,6 +110,7 @@ def test_termination_tokens_from_files_and_the_environment_stay_off_command_line
 def test_terminate_with_a_token_file_stops_an_embedded_driver(aeron_dir: str, tmp_path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("em-s3cret\r\n")
+    token_file.chmod(0o600)
     settings = dict(TEST_DRIVER_SETTINGS, driver_termination_validator="token",
                     driver_termination_token_file=str(token_file))
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver:
@@ -122,6 +129,7 @@ def test_terminate_with_a_token_file_stops_an_embedded_driver(aeron_dir: str, tm
 def test_a_token_and_a_token_file_that_differ_are_refused(aeron_dir: str, tmp_path: Any) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("from-the-file\n")
+    token_file.chmod(0o600)
     settings = dict(TEST_DRIVER_SETTINGS, driver_termination_validator="token", driver_termination_token="t",
                     driver_termination_token_file=str(token_file))
     with pytest.raises(aeron_async.ConfigurationError, match="are both set; set one of them"):
@@ -167,7 +175,7 @@ def test_an_embedded_driver_that_allows_termination_is_closed_by_its_owner(aeron
     ({"driver_termination_token": "t"}, "AERON_DRIVER_TERMINATION_VALIDATOR=deny does not use it"),
     ({"driver_termination_validator": "sometimes"}, "use deny (the default), allow or token"),
     ({"driver_termination_validator": "token", "driver_termination_token_file": "/nonexistent/token"},
-     "cannot open the secret file /nonexistent/token"),
+     "AERON_DRIVER_TERMINATION_TOKEN_FILE: cannot open '/nonexistent/token'"),
     ({"driver_termination_validator": "token", "driver_termination_token_file": "/dev/null"},
      "is not a regular file"),
 ])

@@ -174,4 +174,4 @@ def test_a_key_file_open_to_others_stops_the_driver_at_start(tmp_path: pathlib.P
         env=python_env(), capture_output=True, text=True, timeout=30)
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "AERON_DRIVER_RESOLVER_HMAC_KEY_FILE" in output and "mode 0644" in output and "chmod 400" in output, output
+    assert "AERON_DRIVER_RESOLVER_HMAC_KEY_FILE" in output and "mode 0644" in output and "chmod 600" in output, output

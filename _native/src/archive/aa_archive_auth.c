@@ -17,6 +17,7 @@
 #include "protocols/aa_archive_codecs.h"
 #include "util/aa_array.h"
 #include "util/aa_error.h"
+#include "util/aa_fs.h"
 
 #define AA_AUTH_FILE_MAX (1024 * 1024)
 #define AA_AUTH_QUEUE_MAX 1024
@@ -380,48 +381,24 @@ static int aa_credentials_parse(aa_credentials_auth_t *a, const char *text, size
     return 0;
 }
 
-/* The credentials file: a regular file (no symlink followed) of the archive's user that no one else
- * may read or write (docs/security.md, "The archive"). */
+/* The credentials file: a file of secrets (util/aa_fs.h; docs/security.md, "Files of secrets"). */
 static int aa_credentials_read_file(aa_credentials_auth_t *a, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
+    uint8_t *text = malloc(AA_AUTH_FILE_MAX);
+    if (NULL == text)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "could not open AERON_ARCHIVE_CREDENTIALS_FILE %s: %s (it must be a regular file, not a symbolic link)",
-            path, strerror(errno));
+        AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s", "out of memory reading AERON_ARCHIVE_CREDENTIALS_FILE");
         return -1;
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > AA_AUTH_FILE_MAX)
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "AERON_ARCHIVE_CREDENTIALS_FILE %s is not a regular file of at most 1 MiB", path);
-        close(fd);
-        return -1;
-    }
-    if (st.st_uid != geteuid() || 0 != (st.st_mode & 077))
-    {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
-            "AERON_ARCHIVE_CREDENTIALS_FILE %s is owned by uid %u with mode %04o; it holds secrets, so it must belong to "
-            "the archive's user (uid %u) and be owner-only: chown %u %s && chmod 600 %s", path, (unsigned)st.st_uid,
-            (unsigned)(st.st_mode & 07777), (unsigned)geteuid(), (unsigned)geteuid(), path, path);
-        close(fd);
-        return -1;
-    }
-    char *text = malloc((size_t)st.st_size + 1);
-    ssize_t n = NULL == text ? -1 : read(fd, text, (size_t)st.st_size);
-    close(fd);
+    int64_t n = aa_secret_file_read("AERON_ARCHIVE_CREDENTIALS_FILE", path, text, AA_AUTH_FILE_MAX);
     if (n < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "could not read AERON_ARCHIVE_CREDENTIALS_FILE %s: %s", path,
-            strerror(errno));
         free(text);
         return -1;
     }
     char source[AA_ARCHIVE_PATH_MAX + 64];
     snprintf(source, sizeof(source), "AERON_ARCHIVE_CREDENTIALS_FILE %s", path);
-    int rc = aa_credentials_parse(a, text, (size_t)n, "\n", source);
+    int rc = aa_credentials_parse(a, (const char *)text, (size_t)n, "\n", source);
     memset(text, 0, (size_t)n);
     free(text);
     return rc;

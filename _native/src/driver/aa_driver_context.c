@@ -778,9 +778,9 @@ int aa_driver_context_load_termination_token(aa_driver_context_t *ctx)
         return 0;
     }
     char token[sizeof(ctx->termination_token)];
-    if (aa_read_secret_file(ctx->termination_token_file, token, sizeof(token)) < 0)
+    if (aa_secret_file_first_line("AERON_DRIVER_TERMINATION_TOKEN_FILE", ctx->termination_token_file, token,
+        sizeof(token)) < 0)
     {
-        AA_APPEND_ERR("%s", "AERON_DRIVER_TERMINATION_TOKEN_FILE");
         return -1;
     }
     /* validated again (the Python context, then the driver): the token read the first time is no conflict */

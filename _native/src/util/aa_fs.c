@@ -727,55 +727,115 @@ int aa_default_aeron_dir(char *buf, size_t length)
     return 0;
 }
 
-int aa_read_secret_file(const char *path, char *out, size_t length)
+int64_t aa_secret_file_read(const char *what, const char *path, uint8_t *out, size_t capacity)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* symbolic links are followed (Kubernetes mounts a Secret's keys through them); the checks below
+     * are of the file reached, as fstat sees the descriptor read */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "cannot open the secret file %s: %s%s", path, strerror(errno),
-            ELOOP == errno ? " (a symbolic link: give the file itself)" : "");
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: cannot open '%s': %s (give the path of a file of this user "
+            "that only it may read: chmod 600)", what, path, strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
     {
         close(fd);
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret file %s is not a regular file", path);
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' is not a regular file: give the path of the file itself",
+            what, path);
         return -1;
     }
-    char buffer[4096];
-    ssize_t n;
-    do
+    if (0 != (st.st_mode & (S_IRWXG | S_IRWXO)))
     {
-        n = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' has mode %04o, open to its group or others: a file of "
+            "secrets must be readable by its owner only (chmod 600 '%s'; defaultMode: 0400 for a Kubernetes Secret)",
+            what, path, (unsigned)(st.st_mode & 07777), path);
+        return -1;
     }
-    while (n < 0 && EINTR == errno);
-    int err = errno;
+    if (st.st_uid != geteuid() && 0 != st.st_uid)
+    {
+        close(fd);
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' belongs to uid %u, not to this process's user (uid %u) or "
+            "root: another user could change it (chown %u '%s')", what, path, (unsigned)st.st_uid,
+            (unsigned)geteuid(), (unsigned)geteuid(), path);
+        return -1;
+    }
+    size_t total = 0;
+    uint8_t extra;
+    ssize_t more = 0;
+    for (;;)
+    {
+        ssize_t n = total < capacity ? read(fd, out + total, capacity - total) : read(fd, &extra, 1);
+        if (n < 0 && EINTR == errno)
+        {
+            continue;
+        }
+        if (n < 0)
+        {
+            int err = errno;
+            close(fd);
+            memset(out, 0, capacity);
+            AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: cannot read '%s': %s", what, path, strerror(err));
+            return -1;
+        }
+        if (0 == n || total >= capacity)
+        {
+            more = total >= capacity ? n : 0;
+            break;
+        }
+        total += (size_t)n;
+    }
     close(fd);
+    if (more > 0)
+    {
+        memset(out, 0, capacity);
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' holds more than the %zu bytes allowed", what, path, capacity);
+        return -1;
+    }
+    if (0 == total)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' is empty; write the secret in it", what, path);
+        return -1;
+    }
+    return (int64_t)total;
+}
+
+int aa_secret_file_first_line(const char *what, const char *path, char *out, size_t length)
+{
+    uint8_t buffer[4096];
+    int64_t n = aa_secret_file_read(what, path, buffer, sizeof(buffer));
     if (n < 0)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "cannot read the secret file %s: %s", path, strerror(err));
         return -1;
     }
-    buffer[n] = '\0';
-    size_t line = strcspn(buffer, "\n");
+    size_t line = 0;
+    while (line < (size_t)n && '\n' != buffer[line])
+    {
+        line++;
+    }
     if (line > 0 && '\r' == buffer[line - 1])
     {
         line--;
     }
+    int rc = 0;
     if (0 == line)
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret file %s is empty; write the secret on its first line", path);
-        return -1;
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: '%s' has an empty first line; write the secret on it", what, path);
+        rc = -1;
     }
-    if (line >= length)
+    else if (line >= length || NULL != memchr(buffer, '\0', line))
     {
-        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "the secret in %s is %zu bytes, longer than the %zu allowed", path,
-            line, length - 1);
-        return -1;
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION, "%s: the secret in '%s' is %zu bytes%s; at most %zu are allowed, with "
+            "no NUL byte", what, path, line, line >= length ? "" : " holding a NUL byte", length - 1);
+        rc = -1;
     }
-    memcpy(out, buffer, line);
-    out[line] = '\0';
+    else
+    {
+        memcpy(out, buffer, line);
+        out[line] = '\0';
+    }
     memset(buffer, 0, sizeof(buffer));
-    return 0;
+    return rc;
 }

@@ -96,10 +96,16 @@ void aa_unlock_fd(int fd);
 void aa_release_lock_fd(int fd);
 bool aa_file_exists(const char *path);
 int64_t aa_file_length(const char *path);
-/* Read a secret (a token, a password) from the first line of a file (docs/security.md, Secrets on the
- * command line): the line's end (\n or \r\n) is not part of it; an empty secret, one that does not
- * fit `length` with its NUL, or a path that is no regular file (a symlink is not followed) is refused. */
-int aa_read_secret_file(const char *path, char *out, size_t length);
+/* Files of secrets (docs/security.md, "Files of secrets"): one rule for every secret the project
+ * reads from a file (the termination token, the archive's credentials, the gossip key, a client's
+ * credentials): a regular file (a symbolic link is followed, as Kubernetes mounts Secrets, and the
+ * file it reaches is checked) of this process's user or root, readable by its owner only, holding
+ * 1 to `capacity` bytes. Returns the bytes read into `out`, or -1 with the error message naming
+ * `what` (the option), the path and the fix; `out` is zeroed on a refusal after reading. */
+int64_t aa_secret_file_read(const char *what, const char *path, uint8_t *out, size_t capacity);
+/* The first line of such a file as a C string (its end, \n or \r\n, not part of it): refused when
+ * empty, holding a NUL, or not fitting `length` with its NUL. */
+int aa_secret_file_first_line(const char *what, const char *path, char *out, size_t length);
 /* The default aeron directory: $AERON_DIR, else /dev/shm/aeron-<user>. */
 int aa_default_aeron_dir(char *buf, size_t length);
 
