@@ -557,7 +557,9 @@ int aa_udp_transport_poller_poll(
     aa_udp_transport_recv_handler_t handler, void *clientd)
 {
     int total = 0;
+    bool drained = true;
     bool iterate_all = poller->transports_count <= AA_UDP_TRANSPORT_POLLER_ITERATION_THRESHOLD;
+    poller->drained = false;
     for (size_t i = 0; i < poller->transports_count; i++)
     {
         aa_udp_transport_t *transport = poller->transports[i];
@@ -569,10 +571,12 @@ int aa_udp_transport_poller_poll(
                 return -1;
             }
             total += rc;
+            drained = drained && (size_t)rc < count;
         }
     }
     if (iterate_all)
     {
+        poller->drained = drained;
         return total;
     }
 
@@ -595,6 +599,8 @@ int aa_udp_transport_poller_poll(
             return -1;
         }
         total += rc;
+        drained = drained && (size_t)rc < count;
     }
+    poller->drained = drained && ready < AA_UDP_TRANSPORT_MAX_BATCH;
     return total;
 }

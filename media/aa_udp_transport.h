@@ -130,6 +130,7 @@ typedef struct aa_udp_transport_poller_stct
     size_t transports_count;
     size_t transports_capacity;
     int epoll_fd;
+    bool drained;   /* the last poll read every transport to its end (each gave fewer than `count`) */
 }
 aa_udp_transport_poller_t;
 
@@ -137,7 +138,8 @@ int aa_udp_transport_poller_init(aa_udp_transport_poller_t *poller);
 int aa_udp_transport_poller_close(aa_udp_transport_poller_t *poller);
 int aa_udp_transport_poller_add(aa_udp_transport_poller_t *poller, aa_udp_transport_t *transport);
 int aa_udp_transport_poller_remove(aa_udp_transport_poller_t *poller, aa_udp_transport_t *transport);
-/* Receives from every transport with something to read, without waiting; returns the datagram count. */
+/* Receives from every transport with something to read, without waiting; returns the datagram count
+ * and sets `drained` when no transport may hold more (none filled the batch, epoll's ready list fit). */
 int aa_udp_transport_poller_poll(
     aa_udp_transport_poller_t *poller, aa_udp_datagram_t *datagrams, size_t count,
     aa_udp_transport_recv_handler_t handler, void *clientd);

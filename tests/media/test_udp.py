@@ -723,9 +723,11 @@ def test_malformed_datagrams_are_counted_and_harmless(aeron_dir: str) -> None:
         assert state["invalid"] > 0
         assert state["invalid"] <= invalid <= state["invalid"] + state["maybe"]
         assert state["sent"] > 100
-        # the driver is alive and well: its heartbeat is fresh and the stream still flows
+        # the driver is alive and well: its heartbeat moves on and the stream still flows
         with CncReader(driver.aeron_dir) as reader:
-            assert reader.info()["driver_heartbeat_age_ms"] < 1000
+            heartbeat = reader.info()["driver_heartbeat_age_ms"]
+            wait_for(lambda: reader.info()["driver_heartbeat_age_ms"] < heartbeat or heartbeat == 0, timeout=10,
+                     what="the driver's heartbeat")
         offer_until(pub, message(state["sent"], sizes[state["sent"]]))
         wait_for(lambda: collector.poll(sub) >= 0 and collector.next == state["sent"] + 1, timeout=5)
 
@@ -867,3 +869,44 @@ def test_slow_subscriber_back_pressures_the_remote_publisher(tmp_path_factory: p
         import shutil
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_stalled_receiving_driver_keeps_its_live_images(aeron_dir: str) -> None:
+    """docs/architecture.md, Lifecycles and failure (image liveness): a receiving driver that does not
+    run for longer than the image liveness timeout (SIGSTOP, as a starved process) keeps the images
+    whose packets wait in its socket, since it judges their silence up to what it has read, and
+    delivers what was sent meanwhile. Judged by the clock, its conductor (first in the shared duty
+    cycle) ended the image before the receiver read a packet, and the stream was lost."""
+    receiving_dir = new_aeron_dir()
+    # its timers every 10 ms, so that the liveness check is due in the first duty cycle after the stall
+    receiving = start_driver(receiving_dir, "-o", "AERON_IMAGE_LIVENESS_TIMEOUT=1s", "-o", "AERON_TIMER_INTERVAL=10ms")
+    try:
+        with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **UDP_SETTINGS) as sending, \
+                aeron_async.Aeron.connect(sending.aeron_dir) as publisher, \
+                aeron_async.Aeron.connect(receiving_dir) as subscriber:
+            gone: list[aeron_async.Image] = []
+            channel = udp_channel(free_udp_port())
+            sub = subscriber.add_subscription(channel, 41, on_unavailable_image=gone.append)
+            pub = publisher.add_publication(channel, 41)
+            wait_for(lambda: pub.is_connected and sub.images, timeout=10, what="connected")
+            image = sub.images[0]
+            received: list[bytes] = []
+
+            def take() -> bool:
+                received.extend(bytes(m.data) for m in sub.poll_messages())
+                return True
+
+            offer_until(pub, b"before")
+            wait_for(lambda: take() and received == [b"before"], timeout=10, what="the first message")
+            receiving.send_signal(signal.SIGSTOP)
+            try:
+                offer_until(pub, b"while stopped")
+                time.sleep(1.4)   # past the liveness timeout (1 s), within two
+            finally:
+                receiving.send_signal(signal.SIGCONT)
+            offer_until(pub, b"after")
+            wait_for(lambda: take() and len(received) >= 3, timeout=10, what="the messages sent during and after")
+            assert received == [b"before", b"while stopped", b"after"]
+            assert gone == [] and [i.correlation_id for i in sub.images] == [image.correlation_id]
+    finally:
+        stop_driver(receiving)

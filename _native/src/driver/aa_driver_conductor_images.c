@@ -400,6 +400,16 @@ void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns,
 {
     int64_t liveness_timeout_ns = conductor->ctx->image_liveness_timeout_ns;
     int64_t drain_linger_ns = 5 * conductor->ctx->status_message_timeout_ns;
+    /* silence is judged up to what the receiver has read (docs/architecture.md, "Image liveness"): a
+     * receiver stalled (a starved shared-mode driver, whose conductor runs first after the stall) or
+     * backlogged has datagrams still to read; it lags the clock by one timeout at most, so that a
+     * flood that never lets it catch up cannot keep dead images */
+    int64_t heard_ns = NULL == conductor->receiver ? now_ns : aa_get_int64_acquire(&conductor->receiver->caught_up_ns);
+    int64_t judged_ns = heard_ns > now_ns ? now_ns : heard_ns;
+    if (judged_ns < now_ns - liveness_timeout_ns)
+    {
+        judged_ns = now_ns - liveness_timeout_ns;
+    }
     for (size_t i = conductor->images_count; i-- > 0;)
     {
         aa_publication_image_t *image = conductor->images[i];
@@ -407,7 +417,7 @@ void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns,
         {
             case AA_PUBLICATION_IMAGE_STATE_ACTIVE:
                 if (0 == image->subscribers_count || 1 == aa_get_int32_acquire(&image->is_end_of_stream) ||
-                    now_ns > aa_get_int64_acquire(&image->time_of_last_packet_ns) + liveness_timeout_ns)
+                    judged_ns > aa_get_int64_acquire(&image->time_of_last_packet_ns) + liveness_timeout_ns)
                 {
                     aa_conductor_image_begin_draining(image, now_ns);
                 }

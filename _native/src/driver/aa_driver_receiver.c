@@ -18,6 +18,7 @@ int aa_driver_receiver_init(aa_driver_receiver_t *receiver, aa_driver_context_t 
     receiver->ctx = ctx;
     receiver->services = services;
     receiver->cycle_threshold_ns = ctx->receiver_cycle_threshold_ns;
+    receiver->caught_up_ns = aa_clock_nano_time(&ctx->clock);
     receiver->poller.epoll_fd = -1;
     receiver->buffers = malloc((size_t)AA_DRIVER_RECEIVER_BATCH * AA_DRIVER_RECEIVER_BUFFER_LENGTH);
     if (NULL == receiver->buffers)
@@ -354,6 +355,14 @@ int aa_driver_receiver_do_work(void *state)
         {
             work_count += polled - receiver->keepalive_datagrams;
         }
+        if (receiver->poller.drained)
+        {
+            aa_put_int64_release(&receiver->caught_up_ns, now_ns);
+        }
+    }
+    else
+    {
+        aa_put_int64_release(&receiver->caught_up_ns, now_ns);
     }
 
     for (size_t i = 0; i < receiver->images_count; i++)

@@ -35,6 +35,11 @@ typedef struct aa_driver_receiver_stct
     aa_command_queue_t commands;
     int64_t cycle_threshold_ns;
     int64_t now_ns;
+    /* The start of the last duty cycle whose poll read every socket to its end (written release,
+     * read by the conductor): what was sent before it has been seen, so an image's silence is judged
+     * up to it, not up to the conductor's clock (a stalled or backlogged receiver has not yet read
+     * what arrived; docs/architecture.md, "Image liveness"). */
+    int64_t caught_up_ns;
     int64_t time_of_last_sweep_ns;
     int64_t next_reresolution_check_ns;
     int keepalive_datagrams;    /* of the last poll: heartbeats and RTT measurements, not work */
