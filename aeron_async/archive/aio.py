@@ -247,12 +247,13 @@ class AsyncAeronArchive(Operations):
 
     async def wait_for_signal(
         self, signal: RecordingSignal, *, recording_id: int | None = None, subscription_id: int | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, correlation_id: int | None = None,
     ) -> RecordingSignalEvent:
-        """Wait for a `signal` (of `recording_id` / `subscription_id` when given); other signals
-        stay queued. ArchiveTimeoutError after `timeout` (the client's timeout when None)."""
+        """Wait for a `signal` (of `recording_id` / `subscription_id` / `correlation_id` when
+        given); other signals stay queued. ArchiveTimeoutError after `timeout` (the client's
+        timeout when None)."""
         wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
-                          anyio.current_time())
+                          anyio.current_time(), correlation_id)
         while True:
             event = self._session.take_signal(wait)
             if event is not None:
@@ -261,6 +262,18 @@ class AsyncAeronArchive(Operations):
             with anyio.CancelScope(deadline=wait.deadline):
                 await self._signal_arrived.wait()
             wait.expire(anyio.current_time())
+
+    async def wait_for_replication(
+        self, replication_id: int, signal: RecordingSignal = RecordingSignal.REPLICATE_END, *,
+        timeout: float | None = None,
+    ) -> RecordingSignalEvent:
+        """As AeronArchive.wait_for_replication: a replication's `signal` (REPLICATE_END by
+        default); raises the ArchiveError the replication ended with, if it failed."""
+        event = await self.wait_for_signal(signal, correlation_id=replication_id, timeout=timeout)
+        error = self._session.replications.get(replication_id)
+        if error is not None:
+            raise error
+        return event
 
     # --- closing -----------------------------------------------------------------------------
 
