@@ -350,19 +350,20 @@ Event = Answered | SignalArrived
 class SignalWait:
     """A wait for a recording signal (of a recording / subscription when given), with its deadline."""
 
-    __slots__ = ("signal", "recording_id", "subscription_id", "limit", "deadline", "correlation_id")
+    __slots__ = ("signal", "recording_id", "subscription_id", "limit", "deadline", "correlation_id", "or_signal")
 
     def __init__(self, signal: RecordingSignal, recording_id: int | None, subscription_id: int | None, limit: float,
-                 now: float, correlation_id: int | None = None) -> None:
+                 now: float, correlation_id: int | None = None, or_signal: RecordingSignal | None = None) -> None:
         self.signal = signal
         self.recording_id = recording_id
         self.subscription_id = subscription_id
         self.limit = limit
         self.deadline = now + limit
         self.correlation_id = correlation_id  # a replication's signals carry its replication id
+        self.or_signal = or_signal  # a replication's wait ends at its REPLICATE_END too
 
     def matches(self, event: RecordingSignalEvent) -> bool:
-        return (event.signal == self.signal and (self.recording_id is None or event.recording_id == self.recording_id)
+        return ((event.signal == self.signal or event.signal == self.or_signal) and (self.recording_id is None or event.recording_id == self.recording_id)
                 and (self.subscription_id is None or event.subscription_id == self.subscription_id)
                 and (self.correlation_id is None or event.correlation_id == self.correlation_id))
 
@@ -372,6 +373,23 @@ class SignalWait:
             raise ArchiveTimeoutError(
                 f"no {self.signal.name} signal (recording {self.recording_id}, subscription {self.subscription_id}) "
                 f"within {self.limit} s", None)
+
+
+def replication_wait(replication_id: int, signal: RecordingSignal, limit: float, now: float) -> SignalWait:
+    """A wait for a replication's `signal` that its REPLICATE_END ends too."""
+    return SignalWait(signal, None, None, limit, now, replication_id, RecordingSignal.REPLICATE_END)
+
+
+def replication_outcome(session: ControlSession, replication_id: int, signal: RecordingSignal,
+                        event: RecordingSignalEvent) -> RecordingSignalEvent:
+    """The signal a replication's wait got, or the error it ended with (or without `signal`)."""
+    error = session.replications.get(replication_id)
+    if error is not None:
+        raise error
+    if event.signal != signal:
+        raise ArchiveError(f"replication {replication_id} ended (REPLICATE_END at position {event.position}) without "
+                           f"a {signal.name} signal", None, replication_id)
+    return event
 
 
 class ControlSession:

@@ -252,8 +252,11 @@ class AsyncAeronArchive(Operations):
         """Wait for a `signal` (of `recording_id` / `subscription_id` / `correlation_id` when
         given); other signals stay queued. ArchiveTimeoutError after `timeout` (the client's
         timeout when None)."""
-        wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
-                          anyio.current_time(), correlation_id)
+        return await self._wait_signal(SignalWait(signal, recording_id, subscription_id,
+                                                  self.timeout if timeout is None else timeout, anyio.current_time(),
+                                                  correlation_id))
+
+    async def _wait_signal(self, wait: SignalWait) -> RecordingSignalEvent:
         while True:
             event = self._session.take_signal(wait)
             if event is not None:
@@ -268,12 +271,11 @@ class AsyncAeronArchive(Operations):
         timeout: float | None = None,
     ) -> RecordingSignalEvent:
         """As AeronArchive.wait_for_replication: a replication's `signal` (REPLICATE_END by
-        default); raises the ArchiveError the replication ended with, if it failed."""
-        event = await self.wait_for_signal(signal, correlation_id=replication_id, timeout=timeout)
-        error = self._session.replications.get(replication_id)
-        if error is not None:
-            raise error
-        return event
+        default); raises the ArchiveError the replication ended with, if it failed, or one saying
+        it ended without `signal`."""
+        event = await self._wait_signal(_session.replication_wait(
+            replication_id, signal, self.timeout if timeout is None else timeout, anyio.current_time()))
+        return _session.replication_outcome(self._session, replication_id, signal, event)
 
     # --- closing -----------------------------------------------------------------------------
 

@@ -280,8 +280,10 @@ class AeronArchive(ClosedOnExit, Operations):
         """Wait for a `signal` (of `recording_id` / `subscription_id` / `correlation_id` when
         given) and return it; signals that do not match are kept for `poll_for_recording_signals`.
         ArchiveTimeoutError after `timeout` (the client's timeout when None)."""
-        wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
-                          time.monotonic(), correlation_id)
+        return self._wait_signal(SignalWait(signal, recording_id, subscription_id,
+                                            self.timeout if timeout is None else timeout, time.monotonic(), correlation_id))
+
+    def _wait_signal(self, wait: SignalWait) -> RecordingSignalEvent:
         with self._lock:
             self._check_open()
             idle = self._idle
@@ -303,12 +305,11 @@ class AeronArchive(ClosedOnExit, Operations):
         """Wait for a replication's `signal` (REPLICATE_END: it has ended; SYNC, MERGE, EXTEND,
         ...) and return it (its recording_id is the destination recording). Raises the
         ArchiveError the replication ended with, if it failed (e.g. the source archive went
-        away: replicate again with dst_recording_id= to resume)."""
-        event = self.wait_for_signal(signal, correlation_id=replication_id, timeout=timeout)
-        error = self._session.replications.get(replication_id)
-        if error is not None:
-            raise error
-        return event
+        away: replicate again with dst_recording_id= to resume), or one saying it ended (its
+        REPLICATE_END came) without `signal`."""
+        event = self._wait_signal(_session.replication_wait(replication_id, signal, self.timeout if timeout is None else
+                                                            timeout, time.monotonic()))
+        return _session.replication_outcome(self._session, replication_id, signal, event)
 
     def _keep_alive_if_due(self) -> None:
         if self._session.keep_alive_due(time.monotonic()):

@@ -256,3 +256,39 @@ async def test_replicate_up_to_a_stop_position_then_follow_and_stop_replication(
     src_archive.wait_for_signal(RecordingSignal.STOP, recording_id=src_id, timeout=10)
     _, dst_archive = dst.connect()
     assert_identical(src, src_archive, src_id, dst, dst_archive, dst_id)
+
+
+def test_replicate_and_merge_into_the_live_stream(sites: tuple[Site, Site]) -> None:
+    """With a live destination the replication catches up from the source's recording of a UDP
+    stream, joins the live stream (MERGE) and the destination goes on recording it from there: the
+    two recordings are the same when the stream ends."""
+    src, dst = sites
+    b = dst.host.address
+    dst_client, dst_archive = dst.connect()
+    _, src_archive = src.connect()
+    # the live publisher beside the destination: manual MDC to the source archive's recording
+    # endpoint and to the destination's live endpoint
+    publication = dst_client.add_exclusive_publication(
+        f"aeron:udp?control-mode=manual|control={b}:40460|term-length=256k", STREAM_ID)
+    recording_channel = f"aeron:udp?endpoint={src.host.address}:40470"
+    live_destination = f"aeron:udp?endpoint={b}:40471"
+    publication.add_destination(recording_channel)
+    publication.add_destination(live_destination)
+    subscription_id, src_id = record(src_archive, recording_channel, STREAM_ID, source_location="remote")
+    first = Stream(2000, seed=6)
+    wait_recorded(src_archive, src_id, first.publish(publication))
+
+    replication_id = dst_archive.replicate(src_id, src.control_channel, 10, live_destination=live_destination)
+    dst_id = dst_archive.wait_for_replication(replication_id, RecordingSignal.REPLICATE, timeout=20).recording_id
+    merged = dst_archive.wait_for_replication(replication_id, RecordingSignal.MERGE, timeout=30)
+    assert merged.recording_id == dst_id
+    dst_archive.wait_for_replication(replication_id, timeout=20)  # REPLICATE_END: the recording goes on
+    assert dst_archive.recording_position(dst_id) is not None
+    second_end = Stream(2000, seed=7).publish(publication)  # now only over the live stream
+    wait_recorded(dst_archive, dst_id, second_end, timeout=20)
+    wait_recorded(src_archive, src_id, second_end, timeout=20)
+    publication.close()  # the stream ends: both recordings stop at its end
+    dst_archive.wait_for_signal(RecordingSignal.STOP, recording_id=dst_id, timeout=20)
+    src_archive.stop_recording(subscription_id=subscription_id)
+    assert dst_archive.list_recording(dst_id).stop_position == second_end
+    assert_identical(src, src_archive, src_id, dst, dst_archive, dst_id)

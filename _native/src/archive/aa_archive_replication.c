@@ -220,13 +220,13 @@ static int aa_repl_replay(aa_archive_conductor_t *c, aa_archive_replication_t *r
         {
             if (r->destination_async < 0)
             {
-                char destination[AA_ARCHIVE_CHANNEL_MAX + 32];
-                snprintf(destination, sizeof(destination), "aeron:udp?endpoint=%s", r->replay_endpoint);
-                r->destination_async = aa_subscription_async_add_destination(rs->subscription, destination);
+                snprintf(r->replay_destination, sizeof(r->replay_destination), "aeron:udp?endpoint=%s",
+                    r->replay_endpoint);
+                r->destination_async = aa_subscription_async_add_destination(rs->subscription, r->replay_destination);
                 if (r->destination_async < 0)
                 {
                     aa_repl_fail(c, r, AA_ARCHIVE_ERROR_GENERIC, "could not add the replay destination %s: %s",
-                        destination, aa_errmsg());
+                        r->replay_destination, aa_errmsg());
                     return 1;
                 }
             }
@@ -394,9 +394,7 @@ static int aa_repl_live_join(aa_archive_conductor_t *c, aa_archive_replication_t
     {
         if (r->live_added && r->target_position >= 0 && position >= r->target_position)
         {
-            char destination[AA_ARCHIVE_CHANNEL_MAX + 32];
-            snprintf(destination, sizeof(destination), "aeron:udp?endpoint=%s", r->replay_endpoint);
-            r->destination_async = aa_subscription_async_remove_destination(rs->subscription, destination);
+            r->destination_async = aa_subscription_async_remove_destination(rs->subscription, r->replay_destination);
             if (r->destination_async < 0)
             {
                 aa_repl_fail(c, r, AA_ARCHIVE_ERROR_GENERIC, "could not remove the replay destination: %s", aa_errmsg());

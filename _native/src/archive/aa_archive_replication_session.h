@@ -81,6 +81,7 @@ typedef struct aa_archive_replication_stct
     int64_t replay_session_id;          /* on the source, -1 while no replay runs */
     int32_t replay_stream_id;
     char replay_endpoint[AA_ARCHIVE_CHANNEL_MAX]; /* host:port the replay is sent to */
+    char replay_destination[AA_ARCHIVE_CHANNEL_MAX + 32]; /* an MDS's replay destination, as added */
     int64_t destination_async;          /* an MDS destination being added or removed */
     bool replay_destination_added;
     bool live_added;

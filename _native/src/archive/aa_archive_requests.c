@@ -498,9 +498,15 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
         free(r);
         return;
     }
-    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d|linger=%" PRId64
-        "ns", channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
-        d.term_buffer_length, d.mtu_length, c->archive->ctx.replay_linger_timeout_ns);
+    /* the replay linger unless the replay channel gives one (as Aeron: a replication's live merge asks linger=0) */
+    char linger[48] = "";
+    if (NULL == strstr(channel, "linger="))
+    {
+        snprintf(linger, sizeof(linger), "|linger=%" PRId64 "ns", c->archive->ctx.replay_linger_timeout_ns);
+    }
+    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d%s",
+        channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
+        d.term_buffer_length, d.mtu_length, linger);
     r->work.do_work = aa_archive_replay_do_work;
     r->work.session = r;
     r->control_session_id = s->id;
