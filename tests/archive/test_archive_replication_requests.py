@@ -62,6 +62,15 @@ def test_credentials_reach_the_source_and_a_read_principal_is_enough(tmp_path: A
         end = dst.wait_for_replication(replication_id, timeout=20)
         assert dst.list_recording(end.recording_id).stop_position == stop
 
+        # tagged: the recording subscription is a multi-destination one with tags=<channel>,<subscription>
+        # and the replication endpoint its destination; the new recording copies the source's descriptor
+        tagged = dst.replicate(src_id, control, 10, encoded_credentials=b"reader:r34d", channel_tag_id=3001,
+                               subscription_tag_id=3002)
+        extend = dst.wait_for_replication(tagged, RecordingSignal.EXTEND, timeout=20)
+        assert dst.list_recording(extend.recording_id).original_channel == CHANNEL
+        assert dst.wait_for_replication(tagged, timeout=20).position == stop
+        assert dst.list_recording(extend.recording_id).stop_position == stop
+
         rejected = dst.replicate(src_id, control, 10, encoded_credentials=b"reader:wrong")
         with pytest.raises(ArchiveError, match="refused the connect") as failed:
             dst.wait_for_replication(rejected, timeout=20)
