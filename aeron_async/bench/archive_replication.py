@@ -95,15 +95,18 @@ def run(directory: str | None, total_mb: int, threading_mode: str, sync_level: i
         publication.close()
         os.sync()  # what the recording left dirty is not the replication's to write back
 
+        from .archive import _cpu_since, thread_cpu  # this module is a part of that one's run
+        before = thread_cpu()
         start = time.perf_counter()
         replication_id = dst.replicate(recording_id, control, CONTROL_STREAM_ID)
         replicated = dst.wait_for_replication(replication_id, timeout=600)
         replication_rate = end / (time.perf_counter() - start)
+        cpu = _cpu_since(before)
         stop = dst.list_recording(replicated.recording_id).stop_position
         if stop != end:
             raise BenchError(f"the replicated recording stopped at {stop}, not at the source's {end}")
         return {"bytes": end, "size": SIZE, "mtu": mtu, "record_rate": record_rate, "replication_rate": replication_rate,
-                "ratio": replication_rate / record_rate}
+                "ratio": replication_rate / record_rate, "cpu": cpu}
     finally:
         for thing in reversed(opened):
             thing.close()
@@ -117,4 +120,7 @@ def markdown(result: dict[str, Any]) -> str:
         "| archive replication (UDP, loopback) | MiB | MiB/s | source record MiB/s | ratio (target >= 0.5) |",
         "|---|---|---|---|---|",
         f"| {result['size']} B messages, MTU {result['mtu']} | {result['bytes'] / mb:.0f} | {result['replication_rate'] / mb:.0f} | "
-        f"{result['record_rate'] / mb:.0f} | {result['ratio']:.2f} |"])
+        f"{result['record_rate'] / mb:.0f} | {result['ratio']:.2f} |", "",
+        "CPU seconds by thread during the replication (both drivers' and both archives' threads of this process): "
+        + ", ".join(f"{name} {seconds:.2f}" for name, seconds in sorted(result["cpu"].items(), key=lambda i: -i[1])
+                    if seconds >= 0.005)])
