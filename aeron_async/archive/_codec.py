@@ -56,6 +56,8 @@ MAX_RECORDED_POSITION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_MAX_RECORDED_POSITIO
 ARCHIVE_ID: Final[int] = lib.AA_ARCHIVE_TEMPLATE_ARCHIVE_ID_REQUEST
 PURGE_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST
 PING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PING
+REPLICATE2: Final[int] = lib.AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST2
+STOP_REPLICATION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_REPLICATION_REQUEST
 
 
 
@@ -140,6 +142,7 @@ _ID_REQUESTS: Final[dict[int, tuple[str, str]]] = {
     STOP_RECORDING_BY_IDENTITY: ("stop_recording_by_identity_request", "recording_id"),
     MAX_RECORDED_POSITION: ("max_recorded_position_request", "recording_id"),
     PURGE_RECORDING: ("purge_recording_request", "recording_id"),
+    STOP_REPLICATION: ("stop_replication_request", "replication_id"),
 }
 
 
@@ -195,6 +198,25 @@ def bounded_replay(
                    position=position, length=length, limit_counter_id=limit_counter_id,
                    replay_stream_id=replay_stream_id, file_io_max_length=file_io_max_length,
                    replay_token=replay_token, replay_channel=_ascii(replay_channel, "replay channel"))
+
+
+def replicate2(
+    control_session_id: int, correlation_id: int, src_recording_id: int, dst_recording_id: int, stop_position: int,
+    channel_tag_id: int, subscription_tag_id: int, src_control_stream_id: int, file_io_max_length: int,
+    replication_session_id: int, src_control_channel: str, live_destination: str, replication_channel: str,
+    encoded_credentials: bytes, src_response_channel: str,
+) -> bytes:
+    return _encode(REPLICATE2, "replicate_request2",
+                   control_session_id=control_session_id, correlation_id=correlation_id,
+                   src_recording_id=src_recording_id, dst_recording_id=dst_recording_id, stop_position=stop_position,
+                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id,
+                   src_control_stream_id=src_control_stream_id, file_io_max_length=file_io_max_length,
+                   replication_session_id=replication_session_id,
+                   src_control_channel=_ascii(src_control_channel, "source control channel"),
+                   live_destination=_ascii(live_destination, "live destination"),
+                   replication_channel=_ascii(replication_channel, "replication channel"),
+                   encoded_credentials=bytes(encoded_credentials),
+                   src_response_channel=_ascii(src_response_channel, "source response channel"))
 
 
 def truncate_recording(control_session_id: int, correlation_id: int, recording_id: int, position: int) -> bytes:

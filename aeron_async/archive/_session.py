@@ -350,19 +350,22 @@ Event = Answered | SignalArrived
 class SignalWait:
     """A wait for a recording signal (of a recording / subscription when given), with its deadline."""
 
-    __slots__ = ("signal", "recording_id", "subscription_id", "limit", "deadline")
+    __slots__ = ("signal", "recording_id", "subscription_id", "limit", "deadline", "correlation_id", "or_signal")
 
     def __init__(self, signal: RecordingSignal, recording_id: int | None, subscription_id: int | None, limit: float,
-                 now: float) -> None:
+                 now: float, correlation_id: int | None = None, or_signal: RecordingSignal | None = None) -> None:
         self.signal = signal
         self.recording_id = recording_id
         self.subscription_id = subscription_id
         self.limit = limit
         self.deadline = now + limit
+        self.correlation_id = correlation_id  # a replication's signals carry its replication id
+        self.or_signal = or_signal  # a replication's wait ends at its REPLICATE_END too
 
     def matches(self, event: RecordingSignalEvent) -> bool:
-        return (event.signal == self.signal and (self.recording_id is None or event.recording_id == self.recording_id)
-                and (self.subscription_id is None or event.subscription_id == self.subscription_id))
+        return ((event.signal == self.signal or event.signal == self.or_signal) and (self.recording_id is None or event.recording_id == self.recording_id)
+                and (self.subscription_id is None or event.subscription_id == self.subscription_id)
+                and (self.correlation_id is None or event.correlation_id == self.correlation_id))
 
     def expire(self, now: float) -> None:
         """ArchiveTimeoutError once `now` is past the deadline."""
@@ -370,6 +373,23 @@ class SignalWait:
             raise ArchiveTimeoutError(
                 f"no {self.signal.name} signal (recording {self.recording_id}, subscription {self.subscription_id}) "
                 f"within {self.limit} s", None)
+
+
+def replication_wait(replication_id: int, signal: RecordingSignal, limit: float, now: float) -> SignalWait:
+    """A wait for a replication's `signal` that its REPLICATE_END ends too."""
+    return SignalWait(signal, None, None, limit, now, replication_id, RecordingSignal.REPLICATE_END)
+
+
+def replication_outcome(session: ControlSession, replication_id: int, signal: RecordingSignal,
+                        event: RecordingSignalEvent) -> RecordingSignalEvent:
+    """The signal a replication's wait got, or the error it ended with (or without `signal`)."""
+    error = session.replications.get(replication_id)
+    if error is not None:
+        raise error
+    if event.signal != signal:
+        raise ArchiveError(f"replication {replication_id} ended (REPLICATE_END at position {event.position}) without "
+                           f"a {signal.name} signal", None, replication_id)
+    return event
 
 
 class ControlSession:
@@ -390,6 +410,9 @@ class ControlSession:
         self._correlation = new_session_id() << 20 if correlation_id is None else correlation_id
         self._calls: dict[int, Call[Any]] = {}
         self._last_request: float | None = None
+        # replications this session started (their id) and the error each ended with, if any: the
+        # archive sends it after the replicate's OK, with the replication id as its correlation id
+        self.replications: dict[int, ArchiveError | None] = {}
 
     @property
     def connected(self) -> bool:
@@ -489,7 +512,14 @@ class ControlSession:
             return SignalArrived(message)
         call = self._calls.get(message.correlation_id)
         if call is None:
+            if (isinstance(message, ControlResponse) and message.code != ControlResponseCode.OK
+                    and message.correlation_id in self.replications):
+                self.replications[message.correlation_id] = response_error(
+                    message, f"replication {message.correlation_id}")
             return None
+        if (isinstance(message, ControlResponse) and message.code == ControlResponseCode.OK
+                and call.operation.startswith("replicate(")):
+            self.replications[message.relevant_id] = None  # before any error of it (same stream, in order)
         if isinstance(message, (ControlResponse, Challenge)):
             call._response = message
         else:
@@ -834,6 +864,58 @@ class ControlSession:
         return self._one(lambda s, c: _codec.bounded_replay(s, c, rid, pos, size, counter, stream, io_max, NULL_VALUE,
                                                             channel), operation)
 
+    def replicate(
+        self, src_recording_id: int, src_control_channel: str, src_control_stream_id: int = CONTROL_STREAM_ID, *,
+        dst_recording_id: int | None = None, stop_position: int | None = None, live_destination: str = "",
+        replication_channel: str = "", channel_tag_id: int | None = None, subscription_tag_id: int | None = None,
+        file_io_max_length: int | None = None, replication_session_id: int | None = None,
+        encoded_credentials: bytes = b"", src_response_channel: str = "",
+    ) -> Call[int]:
+        """Ask this archive (the destination) to replicate recording `src_recording_id` of the
+        archive whose control channel is `src_control_channel` + `src_control_stream_id` (Aeron's
+        ReplicateRequest2; docs/archive.md, "Replication"). Returns the replication id: the
+        replication's signals (REPLICATE, EXTEND, SYNC, MERGE, STOP, REPLICATE_END) carry it as
+        their correlation id (`wait_for_replication`).
+
+        `dst_recording_id`: None, a new recording (a copy of the source's descriptor); else a
+        stopped recording of this archive to extend from its stop position (resuming a replication
+        that stopped). `stop_position`: None, follow the source (to its stop position, or live
+        while it records); else replicate up to there. `live_destination`: once caught up, merge
+        into the live stream arriving there (`aeron:udp?endpoint=host:port`; the source must be
+        recording). `replication_channel`: the UDP channel this archive receives the replay on
+        (`aeron:udp?endpoint=<this host>:0`; "" takes the archive's
+        AERON_ARCHIVE_REPLICATION_CHANNEL). `channel_tag_id` / `subscription_tag_id`: tag the
+        recording subscription (`tags=`; it becomes multi-destination). `file_io_max_length`: the
+        source's read size cap (None: its default). `replication_session_id`: the session id of
+        the replay and of the destination recording (None: the source's; not with a live
+        destination). `encoded_credentials`: sent in the connect to the source (challenges are
+        not supported). `src_response_channel`: where the source answers this archive ("": its
+        control host, port 0)."""
+        src = check_int(src_recording_id, "src_recording_id", 0)
+        check_channel(src_control_channel, "src_control_channel")
+        stream = check_stream_id(src_control_stream_id)
+        dst = NULL_VALUE if dst_recording_id is None else check_int(dst_recording_id, "dst_recording_id", 0)
+        stop = NULL_POSITION if stop_position is None else check_int(stop_position, "stop_position", 0)
+        channel_tag = NULL_VALUE if channel_tag_id is None else check_int(channel_tag_id, "channel_tag_id", 0)
+        sub_tag = NULL_VALUE if subscription_tag_id is None else check_int(subscription_tag_id, "subscription_tag_id", 0)
+        io_max = NULL_VALUE if file_io_max_length is None else check_int(file_io_max_length, "file_io_max_length", 4096)
+        session = NULL_VALUE if replication_session_id is None else check_int(replication_session_id,
+                                                                               "replication_session_id")
+        if live_destination and replication_session_id is not None:
+            raise InvalidArgumentError("replicate: replication_session_id cannot be given with a live_destination (the "
+                                       "merge needs the source's session id)")
+        credentials = bytes(encoded_credentials)
+        return self._one(lambda s, c: _codec.replicate2(s, c, src, dst, stop, channel_tag, sub_tag, stream, io_max,
+                                                        session, src_control_channel, live_destination,
+                                                        replication_channel, credentials, src_response_channel),
+                         f"replicate({src}, {src_control_channel!r}, {stream})")
+
+    def stop_replication(self, replication_id: int) -> Call[None]:
+        """Stop a replication (UnknownReplication ArchiveError when it has ended); it ends with
+        REPLICATE_END, its recording stopped where it got to."""
+        return self._void(*self._by_id(_codec.STOP_REPLICATION, replication_id, "replication_id",
+                                       "stop_replication"))
+
     def stop_replay(self, replay_session_id: int) -> Call[None]:
         """Stop a replay (UnknownReplayError if it has ended already)."""
         return self._void(*self._by_id(_codec.STOP_REPLAY, replay_session_id, "replay_session_id", "stop_replay"))
@@ -939,3 +1021,5 @@ class Operations:
     start_replay = operation(ControlSession.start_replay)
     stop_replay = operation(ControlSession.stop_replay)
     stop_all_replays = operation(ControlSession.stop_all_replays)
+    replicate = operation(ControlSession.replicate)
+    stop_replication = operation(ControlSession.stop_replication)

@@ -247,12 +247,16 @@ class AsyncAeronArchive(Operations):
 
     async def wait_for_signal(
         self, signal: RecordingSignal, *, recording_id: int | None = None, subscription_id: int | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, correlation_id: int | None = None,
     ) -> RecordingSignalEvent:
-        """Wait for a `signal` (of `recording_id` / `subscription_id` when given); other signals
-        stay queued. ArchiveTimeoutError after `timeout` (the client's timeout when None)."""
-        wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
-                          anyio.current_time())
+        """Wait for a `signal` (of `recording_id` / `subscription_id` / `correlation_id` when
+        given); other signals stay queued. ArchiveTimeoutError after `timeout` (the client's
+        timeout when None)."""
+        return await self._wait_signal(SignalWait(signal, recording_id, subscription_id,
+                                                  self.timeout if timeout is None else timeout, anyio.current_time(),
+                                                  correlation_id))
+
+    async def _wait_signal(self, wait: SignalWait) -> RecordingSignalEvent:
         while True:
             event = self._session.take_signal(wait)
             if event is not None:
@@ -261,6 +265,17 @@ class AsyncAeronArchive(Operations):
             with anyio.CancelScope(deadline=wait.deadline):
                 await self._signal_arrived.wait()
             wait.expire(anyio.current_time())
+
+    async def wait_for_replication(
+        self, replication_id: int, signal: RecordingSignal = RecordingSignal.REPLICATE_END, *,
+        timeout: float | None = None,
+    ) -> RecordingSignalEvent:
+        """As AeronArchive.wait_for_replication: a replication's `signal` (REPLICATE_END by
+        default); raises the ArchiveError the replication ended with, if it failed, or one saying
+        it ended without `signal`."""
+        event = await self._wait_signal(_session.replication_wait(
+            replication_id, signal, self.timeout if timeout is None else timeout, anyio.current_time()))
+        return _session.replication_outcome(self._session, replication_id, signal, event)
 
     # --- closing -----------------------------------------------------------------------------
 

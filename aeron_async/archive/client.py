@@ -275,13 +275,15 @@ class AeronArchive(ClosedOnExit, Operations):
 
     def wait_for_signal(
         self, signal: RecordingSignal, *, recording_id: int | None = None, subscription_id: int | None = None,
-        timeout: float | None = None,
+        timeout: float | None = None, correlation_id: int | None = None,
     ) -> RecordingSignalEvent:
-        """Wait for a `signal` (of `recording_id` / `subscription_id` when given) and return it;
-        signals that do not match are kept for `poll_for_recording_signals`. ArchiveTimeoutError
-        after `timeout` (the client's timeout when None)."""
-        wait = SignalWait(signal, recording_id, subscription_id, self.timeout if timeout is None else timeout,
-                          time.monotonic())
+        """Wait for a `signal` (of `recording_id` / `subscription_id` / `correlation_id` when
+        given) and return it; signals that do not match are kept for `poll_for_recording_signals`.
+        ArchiveTimeoutError after `timeout` (the client's timeout when None)."""
+        return self._wait_signal(SignalWait(signal, recording_id, subscription_id,
+                                            self.timeout if timeout is None else timeout, time.monotonic(), correlation_id))
+
+    def _wait_signal(self, wait: SignalWait) -> RecordingSignalEvent:
         with self._lock:
             self._check_open()
             idle = self._idle
@@ -295,6 +297,19 @@ class AeronArchive(ClosedOnExit, Operations):
                 if not work:
                     wait.expire(time.monotonic())
                     idle.idle(0)
+
+    def wait_for_replication(
+        self, replication_id: int, signal: RecordingSignal = RecordingSignal.REPLICATE_END, *,
+        timeout: float | None = None,
+    ) -> RecordingSignalEvent:
+        """Wait for a replication's `signal` (REPLICATE_END: it has ended; SYNC, MERGE, EXTEND,
+        ...) and return it (its recording_id is the destination recording). Raises the
+        ArchiveError the replication ended with, if it failed (e.g. the source archive went
+        away: replicate again with dst_recording_id= to resume), or one saying it ended (its
+        REPLICATE_END came) without `signal`."""
+        event = self._wait_signal(_session.replication_wait(replication_id, signal, self.timeout if timeout is None else
+                                                            timeout, time.monotonic()))
+        return _session.replication_outcome(self._session, replication_id, signal, event)
 
     def _keep_alive_if_due(self) -> None:
         if self._session.keep_alive_due(time.monotonic()):

@@ -47,6 +47,7 @@ class ArchiveContext(_options.NativeContext):
     archive_id: int | None = None
     control_channel: str | None = None
     control_stream_id: int | None = None
+    replication_channel: str | None = None
     local_control_channel: str | None = None
     local_control_stream_id: int | None = None
     control_term_buffer_length: Size | None = None

@@ -6,7 +6,9 @@
 - replay throughput to a local subscriber from the page cache and from a cold file (its pages
   dropped with posix_fadvise(DONTNEED)), against plain sequential reads of the same segment files,
   warm and cold;
-- the latency recording adds to a live IPC round trip (ping recorded against not recorded).
+- the latency recording adds to a live IPC round trip (ping recorded against not recorded);
+- replication of a recording between two archives against the source's record rate
+  (`archive_replication.py`, `--replication-megabytes`).
 
 One embedded driver and archive in this process (SHARED threading for the driver, the archive's
 own agents DEDICATED unless told), in a temporary directory on the disk under test (`--dir`).
@@ -34,6 +36,7 @@ from ..client import Aeron
 from ..driver import MediaDriver
 from ..errors import BenchError, BenchTimeoutError
 from ..idle import IdleStrategy
+from . import archive_replication
 
 FILE_IO = 1 << 20
 TERM = 16 << 20
@@ -458,6 +461,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--round-trips", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each figure and its baseline, taken in turns (medians reported)")
+    parser.add_argument("--replication-megabytes", type=int, default=512,
+                        help="log bytes of the recording replicated between two archives (0: no replication row)")
+    parser.add_argument("--replication-mtu", type=int, default=1408,
+                        help="MTU of the recording replicated (its replay's datagram size; 1408: Aeron's default)")
     parser.add_argument("--json", help="write the results to this file too")
 
 
@@ -465,7 +472,12 @@ def command(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise SystemExit(f"--repeats {args.repeats}: give at least 1")
     results = run(args.dir, args.sync_level, args.megabytes, args.threading_mode, args.round_trips, args.repeats)
-    print(markdown(results))
+    text = markdown(results)
+    if args.replication_megabytes > 0:
+        results["replication"] = archive_replication.run(args.dir, args.replication_megabytes, args.threading_mode,
+                                                         args.sync_level, args.replication_mtu)
+        text += "\n\n" + archive_replication.markdown(results["replication"])
+    print(text)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -70,7 +70,9 @@ class Host:
         """Drop `percent` % of UDP packets entering and leaving this host, at random (or only those
         of the chains named: "input", "output")."""
         permille = int(round(percent * 10))
-        rule = f"meta l4proto udp numgen random mod 1000 < {permille} counter drop;"
+        # numgen's values are 0-999: 100 % is every packet (nft refuses "< 1000")
+        rule = ("meta l4proto udp counter drop;" if permille >= 1000 else
+                f"meta l4proto udp numgen random mod 1000 < {permille} counter drop;")
         run(*self.command("nft", "-f", "-"), input=(
             "table inet aa_loss {\n"
             + "".join(f"  chain {chain} {{ type filter hook {chain} priority 0; policy accept; {rule} }}\n"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "archive/aa_archive_conductor.h"
+#include "archive/aa_archive_replication.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
 #include "concurrent/aa_atomic.h"
@@ -807,6 +808,7 @@ int aa_archive_conductor_do_work(void *state)
     aa_archive_update_activity(c->archive, aa_archive_now_ms(c));
     work += aa_control_subscriptions_do_work(c);
     work += aa_sessions_do_work(c, now_ns);
+    work += aa_archive_replications_do_work(c, now_ns);
     work += aa_archive_conductor_check_recordings(c);
     work += aa_archive_conductor_check_replays(c);
     return work;
@@ -883,6 +885,7 @@ int aa_archive_conductor_create(aa_archive_conductor_t **out, aa_archive_t *arch
 
 void aa_archive_conductor_close(aa_archive_conductor_t *c)
 {
+    aa_archive_replications_close(c);
     aa_archive_conductor_close_all(c);
     /* requests stop first (clients see their control publications lose the archive), then the
      * sessions' response publications close */

@@ -102,6 +102,10 @@ static const aa_option_t aa_archive_options[] =
     { "control_stream_id", "AERON_ARCHIVE_CONTROL_STREAM_ID", "aeron.archive.control.stream.id",
         AA_OPTION_INT32, AA_ARCHIVE_FIELD(control_stream_id), "10",
         "stream id of the control channel" },
+    { "replication_channel", "AERON_ARCHIVE_REPLICATION_CHANNEL", "aeron.archive.replication.channel",
+        AA_OPTION_STRING, AA_ARCHIVE_FIELD(replication_channel), "",
+        "UDP channel this archive receives replications on when a replicate request names none (Aeron's "
+        "Archive.Context.replicationChannel), e.g. aeron:udp?endpoint=<this host>:0" },
     { "local_control_channel", "AERON_ARCHIVE_LOCAL_CONTROL_CHANNEL", "aeron.archive.local.control.channel",
         AA_OPTION_STRING, AA_ARCHIVE_FIELD(local_control_channel), "aeron:ipc?term-length=64k",
         "IPC channel of control requests from local clients" },

@@ -60,6 +60,7 @@ typedef struct aa_archive_context_stct
     int32_t max_control_sessions;
     int64_t max_response_term_length;
     int32_t max_replays_per_session;
+    char replication_channel[AA_ARCHIVE_CHANNEL_MAX];
 }
 aa_archive_context_t;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "archive/aa_archive_conductor.h"
+#include "archive/aa_archive_replication.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
 #include "concurrent/aa_atomic.h"
@@ -321,6 +322,7 @@ int aa_archive_conductor_check_recordings(aa_archive_conductor_t *c)
         if (r->started && AA_ARCHIVE_SESSION_DONE == aa_get_int32_acquire(&r->work.state))
         {
             c->recordings[i] = c->recordings[--c->recording_count];
+            aa_archive_replications_on_recording_end(c, r);
             aa_finish_recording(c, r);
             work++;
             continue;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive/aa_archive_conductor.h"
+#include "archive/aa_archive_replication.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
 #include "protocols/aa_udp_protocol.h"
@@ -355,7 +356,12 @@ static void aa_on_extend(aa_archive_conductor_t *c, aa_archive_control_session_t
     aa_start_recording(c, s, correlation_id, channel, stream_id, source_location, auto_stop, recording_id);
 }
 
-/* An image appeared on a recording subscription: a new recording, or the extension of one. */
+void aa_archive_extend_recording(aa_archive_conductor_t *c, aa_archive_control_session_t *s, int64_t correlation_id,
+    int64_t recording_id, const aa_archive_var_t *channel, int32_t stream_id, int32_t source_location, bool auto_stop)
+{
+    aa_on_extend(c, s, correlation_id, recording_id, channel, stream_id, source_location, auto_stop);
+}
+
 /* ---- replay ---- */
 
 /* A position a replay or truncation may start at: 32-aligned, within the recording, and (below
@@ -492,9 +498,15 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
         free(r);
         return;
     }
-    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d|linger=%" PRId64
-        "ns", channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
-        d.term_buffer_length, d.mtu_length, c->archive->ctx.replay_linger_timeout_ns);
+    /* the replay linger unless the replay channel gives one (as Aeron: a replication's live merge asks linger=0) */
+    char linger[48] = "";
+    if (NULL == strstr(channel, "linger="))
+    {
+        snprintf(linger, sizeof(linger), "|linger=%" PRId64 "ns", c->archive->ctx.replay_linger_timeout_ns);
+    }
+    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d%s",
+        channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
+        d.term_buffer_length, d.mtu_length, linger);
     r->work.do_work = aa_archive_replay_do_work;
     r->work.session = r;
     r->control_session_id = s->id;
@@ -938,13 +950,19 @@ void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session
         case AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST:
             aa_on_purge(c, s, msg->purge_recording_request.correlation_id, msg->purge_recording_request.recording_id);
             break;
+        case AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_TAGGED_REPLICATE_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST2:
+        case AA_ARCHIVE_TEMPLATE_STOP_REPLICATION_REQUEST:
+            aa_archive_on_replication_request(c, s, msg);
+            break;
         default:
         {
             /* every request starts with controlSessionId, correlationId: the codecs keep that layout */
             int64_t correlation_id = msg->keep_alive_request.correlation_id;
             const char *name = aa_archive_template_name(msg->template_id);
             aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
-                "%s (template %d) is not supported by this archive (replication, segment detach/attach/migrate, "
+                "%s (template %d) is not supported by this archive (segment detach/attach/migrate, "
                 "replay tokens and channel updates are not implemented)", NULL != name ? name : "unknown request",
                 msg->template_id);
             break;
