@@ -167,6 +167,12 @@ def test_errors_in_aerons_words(udp_client: aeron_async.Aeron) -> None:
     with pytest.raises(aeron_async.InvalidChannelError,
                        match=r"^URIs for UDP must specify endpoint, control, tags, or control-mode=manual/response"):
         udp_client.add_subscription("aeron:udp?interface=127.0.0.1", 54)
+    # a publication with control= but neither endpoint= nor control-mode= (as a real aeronmd answers it)
+    channel = f"aeron:udp?control=127.0.0.1:{free_udp_port()}"
+    with pytest.raises(aeron_async.InvalidChannelError, match=(
+            rf"^'control' parameter requires that either 'endpoint' or 'control-mode' is specified, "
+            rf"channel={re.escape(channel)}\. ")):
+        udp_client.add_publication(channel, 57)
     port = free_udp_port()
     mdc = udp_client.add_publication("aeron:udp?control-mode=manual", 56)
     mds = udp_client.add_subscription("aeron:udp?control-mode=manual", 56)
