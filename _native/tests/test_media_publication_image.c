@@ -978,48 +978,8 @@ static void should_send_response_setup_while_a_response_session_is_set(void)
     fixture_close(&f);
 }
 
-/* Untethered subscribers (aeron-wave3.md 5): a lingering one still paces the stream (the minimum
- * position the status messages advertise), a resting one does not; a new or rejoining one joins where
- * the active ones are. */
-static void should_leave_resting_untethered_subscribers_out_of_the_positions(void)
-{
-    fixture_t f;
-    fixture_init_endpoint(&f);
-    fixture_add_image(&f, true, 0);
-    volatile int64_t slow_pos = 0;
-    AA_CHECK(0 == aa_publication_image_add_subscriber(f.image, 78, 1, 4, &slow_pos, false, 0));
-    f.rcv_pos = 4096;
-    f.sub_pos = 4096;
-    slow_pos = 1024;
-    aa_publication_image_update_subscriber_positions(f.image);
-    AA_CHECK_EQ(1024, f.image->min_subscriber_position);
-    AA_CHECK_EQ(4096, f.image->max_subscriber_position);
-    AA_CHECK_EQ(1024, aa_publication_image_join_position(f.image));
-    AA_CHECK(!aa_publication_image_is_drained(f.image));
-
-    aa_subscriber_position_t *slow = aa_publication_image_find_subscriber(f.image, 78);
-    slow->state = AA_SUBSCRIBER_STATE_LINGER;
-    aa_publication_image_update_subscriber_positions(f.image);
-    AA_CHECK_EQ(1024, f.image->min_subscriber_position);     /* still paces the stream */
-    AA_CHECK_EQ(4096, aa_publication_image_join_position(f.image));
-    AA_CHECK(aa_publication_image_is_drained(f.image));
-
-    slow->state = AA_SUBSCRIBER_STATE_RESTING;
-    aa_publication_image_update_subscriber_positions(f.image);
-    AA_CHECK_EQ(4096, f.image->min_subscriber_position);
-
-    /* every one resting: the stream runs on at what was received */
-    aa_publication_image_find_subscriber(f.image, 77)->state = AA_SUBSCRIBER_STATE_RESTING;
-    f.rcv_pos = 8192;
-    aa_publication_image_update_subscriber_positions(f.image);
-    AA_CHECK_EQ(8192, f.image->min_subscriber_position);
-    AA_CHECK_EQ(8192, f.image->max_subscriber_position);
-    fixture_close(&f);
-}
-
 int main(void)
 {
-    AA_RUN(should_leave_resting_untethered_subscribers_out_of_the_positions);
     AA_RUN(should_ask_for_an_image_once_per_setup_of_a_subscribed_stream);
     AA_RUN(should_ask_an_unknown_session_for_setup_once_per_second);
     AA_RUN(should_send_control_frames_of_a_group_to_the_control_group);
