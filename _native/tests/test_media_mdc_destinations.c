@@ -3,8 +3,8 @@
  * with the test's clock; manual add and remove, no timeout; several expiring at once), a send
  * channel endpoint that fans every datagram out to its destinations over a fake wire, a dynamic MDC
  * receiver eliciting SETUP from the control address, and a multi-destination subscription's endpoint
- * taking one session's frames from two transports into one image (each frame once) and answering
- * over both.
+ * taking one session's frames from two transports into one image (each frame once), answering
+ * over both, and ending its stream (EOS, revoke) once every live connection is at end of stream.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
