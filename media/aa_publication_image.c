@@ -28,6 +28,7 @@ int aa_publication_image_init(
     image->is_group = params->is_group;
     image->setup_flags = params->setup_flags;
     image->response_session_id = AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID;
+    image->frame_connection = -1;
     image->last_response_session_id = AA_PUBLICATION_IMAGE_NULL_RESPONSE_SESSION_ID;
     image->loss_report_offset = AA_LOSS_REPORT_NO_ENTRY;
     if (NULL != params->channel && NULL == (image->channel = strdup(params->channel)))
@@ -77,11 +78,11 @@ void aa_publication_image_free(aa_publication_image_t *image)
 
 int aa_publication_image_add_subscriber(
     aa_publication_image_t *image, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
-    volatile int64_t *value, int64_t now_ns)
+    volatile int64_t *value, bool is_tether, int64_t now_ns)
 {
     return aa_subscriber_positions_add(
         &image->subscribers, &image->subscribers_count, &image->subscribers_capacity, subscription_registration_id,
-        client_id, counter_id, value, true, now_ns);
+        client_id, counter_id, value, is_tether, now_ns);
 }
 
 int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id)
@@ -97,11 +98,15 @@ aa_subscriber_position_t *aa_publication_image_find_subscriber(
 
 int64_t aa_publication_image_join_position(aa_publication_image_t *image)
 {
+    /* the active subscribers' (a dropped untethered one is behind: it rejoins where the others are) */
     int64_t position = aa_get_int64_acquire(image->rcv_pos);
     for (size_t i = 0; i < image->subscribers_count; i++)
     {
-        int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
-        position = p < position ? p : position;
+        if (AA_SUBSCRIBER_STATE_ACTIVE == image->subscribers[i].state)
+        {
+            int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
+            position = p < position ? p : position;
+        }
     }
     return position;
 }
@@ -112,13 +117,23 @@ int aa_publication_image_update_subscriber_positions(aa_publication_image_t *ima
     {
         return 0;
     }
+    /* A resting untethered subscriber no longer paces the stream; a lingering one still does
+     * (aeron-wave3.md 5). With every one resting the stream runs on at what was received. */
     int64_t min_position = INT64_MAX;
     int64_t max_position = INT64_MIN;
     for (size_t i = 0; i < image->subscribers_count; i++)
     {
-        int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
-        min_position = p < min_position ? p : min_position;
-        max_position = p > max_position ? p : max_position;
+        if (AA_SUBSCRIBER_STATE_RESTING != image->subscribers[i].state)
+        {
+            int64_t p = aa_get_int64_acquire(image->subscribers[i].value);
+            min_position = p < min_position ? p : min_position;
+            max_position = p > max_position ? p : max_position;
+        }
+    }
+    if (INT64_MAX == min_position)
+    {
+        min_position = aa_get_int64_acquire(image->rcv_pos);
+        max_position = min_position;
     }
     int work_count = 0;
     if (min_position != aa_get_int64_volatile(&image->min_subscriber_position))
@@ -139,7 +154,8 @@ bool aa_publication_image_is_drained(aa_publication_image_t *image)
     int64_t rcv_pos = aa_get_int64_acquire(image->rcv_pos);
     for (size_t i = 0; i < image->subscribers_count; i++)
     {
-        if (aa_get_int64_acquire(image->subscribers[i].value) < rcv_pos)
+        if (AA_SUBSCRIBER_STATE_ACTIVE == image->subscribers[i].state &&
+            aa_get_int64_acquire(image->subscribers[i].value) < rcv_pos)
         {
             return false;
         }
@@ -160,6 +176,31 @@ void aa_publication_image_reject(aa_publication_image_t *image, const char *reas
     image->reject_reason[reason_length] = '\0';
     image->reject_reason_length = (int32_t)reason_length;
     aa_put_int32_release(&image->is_rejected, 1);
+}
+
+/* An EOS heartbeat came (on the connection of the frame, for a multi-destination subscription): whether
+ * every connection that is live (a frame within AA_RECEIVE_DESTINATION_TIMEOUT_NS) is at its end of
+ * stream; an image from one source has one connection (aeron-wave3.md 4.1: "once all connections are
+ * at EOS"). A connection gone silent is not waited for: the other ones' heartbeats keep the image live. */
+static bool aa_publication_image_all_connections_at_eos(aa_publication_image_t *image, int64_t now_ns)
+{
+    if (0 == image->connections_count)
+    {
+        return true;
+    }
+    if (image->frame_connection >= 0 && (size_t)image->frame_connection < image->connections_count)
+    {
+        image->connections[image->frame_connection].is_end_of_stream = true;
+    }
+    for (size_t i = 0; i < image->connections_count; i++)
+    {
+        const aa_publication_image_connection_t *connection = &image->connections[i];
+        if (!connection->is_end_of_stream && now_ns <= connection->time_of_last_frame_ns + AA_RECEIVE_DESTINATION_TIMEOUT_NS)
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 void aa_publication_image_insert_packet(
@@ -193,12 +234,15 @@ void aa_publication_image_insert_packet(
     if (is_heartbeat)
     {
         aa_media_services_count(services, AA_SYSTEM_COUNTER_HEARTBEATS_RECEIVED, 1);
-        if (aa_udp_data_flags_is_end_of_stream(header.frame_header.flags) && !image->has_end_of_stream_heartbeat)
+        /* a revoked stream's heartbeats carry EOS too; either counts once every connection is at EOS */
+        const bool is_end_of_stream = aa_udp_data_flags_is_end_of_stream(header.frame_header.flags) &&
+            aa_publication_image_all_connections_at_eos(image, now_ns);
+        if (is_end_of_stream && !image->has_end_of_stream_heartbeat)
         {
             image->has_end_of_stream_heartbeat = true;
             image->end_of_stream_position = position;
         }
-        if (aa_udp_data_flags_is_revoked(header.frame_header.flags) && 0 == image->is_revoked)
+        if (is_end_of_stream && aa_udp_data_flags_is_revoked(header.frame_header.flags) && 0 == image->is_revoked)
         {
             /* aeron-wave3.md 4.1: the stream ends here, now; what was not received is lost (no NAKs) */
             aa_logbuffer_set_publication_revoked(image->log.metadata);
@@ -237,6 +281,7 @@ void aa_publication_image_on_connection_frame(
         aa_publication_image_connection_t *connection = &image->connections[i];
         if (connection->transport == transport)
         {
+            image->frame_connection = (int32_t)i;
             connection->time_of_last_frame_ns = now_ns;
             if (!aa_udp_address_equals(&connection->control_address, address))
             {
@@ -246,13 +291,16 @@ void aa_publication_image_on_connection_frame(
             return;
         }
     }
+    image->frame_connection = -1;
     if (image->connections_count < AA_PUBLICATION_IMAGE_MAX_CONNECTIONS)
     {
+        image->frame_connection = (int32_t)image->connections_count;
         aa_publication_image_connection_t *connection = &image->connections[image->connections_count++];
         connection->transport = transport;
         connection->control_address = *address;
         connection->control_address_length = address_length;
         connection->time_of_last_frame_ns = now_ns;
+        connection->is_end_of_stream = false;
     }
 }
 
@@ -263,6 +311,7 @@ void aa_publication_image_remove_connection(aa_publication_image_t *image, struc
         if (image->connections[i].transport == transport)
         {
             image->connections[i] = image->connections[--image->connections_count];
+            image->frame_connection = -1;
             return;
         }
     }

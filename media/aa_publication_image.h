@@ -51,6 +51,7 @@ typedef struct aa_publication_image_connection_stct
     struct sockaddr_storage control_address;   /* where the frames on it came from */
     socklen_t control_address_length;
     int64_t time_of_last_frame_ns;
+    bool is_end_of_stream;   /* an EOS heartbeat came on it */
 }
 aa_publication_image_connection_t;
 
@@ -159,6 +160,7 @@ typedef struct aa_publication_image_stct
     /* multi-destination: status messages and NAKs go back over each (none: the endpoint's socket) */
     aa_publication_image_connection_t connections[AA_PUBLICATION_IMAGE_MAX_CONNECTIONS];
     size_t connections_count;
+    int32_t frame_connection;   /* the connection the frame being inserted came on; -1: none */
 
     /* Conductor only. */
     aa_publication_image_state_t state;
@@ -166,6 +168,8 @@ typedef struct aa_publication_image_stct
     aa_subscriber_position_t *subscribers;
     size_t subscribers_count;
     size_t subscribers_capacity;
+    /* its untethered subscribers' timeouts: the receive endpoint's channel's (aeron-wave3.md 5) */
+    aa_untethered_timeouts_t untethered;
 }
 aa_publication_image_t;
 
@@ -201,23 +205,26 @@ void aa_publication_image_free(aa_publication_image_t *image);
 /* Conductor: subscribers. */
 int aa_publication_image_add_subscriber(
     aa_publication_image_t *image, int64_t subscription_registration_id, int64_t client_id, int32_t counter_id,
-    volatile int64_t *value, int64_t now_ns);
+    volatile int64_t *value, bool is_tether, int64_t now_ns);
 /* Removes and returns the subscriber's counter id (or -1 if none matched). */
 int32_t aa_publication_image_remove_subscriber(aa_publication_image_t *image, int64_t subscription_registration_id);
 aa_subscriber_position_t *aa_publication_image_find_subscriber(
     aa_publication_image_t *image, int64_t subscription_registration_id);
-/* Where a new subscriber starts: the slowest subscriber, at most rcv-pos. */
+/* Where a new (or rejoining untethered) subscriber starts: the slowest active subscriber, at most rcv-pos. */
 int64_t aa_publication_image_join_position(aa_publication_image_t *image);
-/* Conductor, every duty cycle: publishes the subscriber positions for the receiver. Returns work. */
+/* Conductor, every duty cycle: publishes the subscriber positions for the receiver (resting untethered
+ * subscribers left out). Returns work. */
 int aa_publication_image_update_subscriber_positions(aa_publication_image_t *image);
-/* Conductor: every subscriber has read everything received so far. */
+/* Conductor: every active subscriber has read everything received so far. */
 bool aa_publication_image_is_drained(aa_publication_image_t *image);
 
 /* Receiver: a DATA, PAD or heartbeat datagram of this session (classified, fits the term). */
 void aa_publication_image_insert_packet(
     aa_publication_image_t *image, const uint8_t *buffer, size_t length, bool is_heartbeat, int64_t now_ns);
 /* Receiver, multi-destination: a frame of this image arrived on transport from address (a new
- * transport becomes a connection; more than AA_PUBLICATION_IMAGE_MAX_CONNECTIONS are not answered).
+ * transport becomes a connection; more than AA_PUBLICATION_IMAGE_MAX_CONNECTIONS are not answered),
+ * called before the frame is inserted. The stream ends (EOS, a revoke) once an EOS heartbeat came on
+ * every live connection (aeron-wave3.md 4.1; aeron-protocol.md 4.6, "Image side").
  * A destination removed takes its connection with it. */
 void aa_publication_image_on_connection_frame(
     aa_publication_image_t *image, struct aa_udp_transport_stct *transport, const struct sockaddr_storage *address,

@@ -3,8 +3,8 @@
  * with the test's clock; manual add and remove, no timeout; several expiring at once), a send
  * channel endpoint that fans every datagram out to its destinations over a fake wire, a dynamic MDC
  * receiver eliciting SETUP from the control address, and a multi-destination subscription's endpoint
- * taking one session's frames from two transports into one image (each frame once) and answering
- * over both.
+ * taking one session's frames from two transports into one image (each frame once), answering
+ * over both, and ending its stream (EOS, revoke) once every live connection is at end of stream.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -300,76 +300,106 @@ static void mds_receive(aa_receive_channel_endpoint_t *endpoint, aa_receive_dest
     aa_receive_channel_endpoint_on_transport_datagram(endpoint, &destination->transport, &datagram, now_ns);
 }
 
-static void should_take_one_session_from_two_destinations_into_one_image_and_answer_over_both(void)
+/* A multi-destination subscription's endpoint with two destinations (wire1, wire2), and the image of
+ * session 77 stream 10 whose publisher's SETUP came over both (from source1 and source2). */
+typedef struct mds_fixture_stct
 {
     fake_services_t services;
     fake_wire_t own, wire1, wire2;
-    fake_services_init(&services);
-    fake_wire_init(&own);
-    fake_wire_init(&wire1);
-    fake_wire_init(&wire2);
+    aa_receive_channel_endpoint_t *endpoint;
+    aa_receive_destination_t *d1, *d2;
+    struct sockaddr_storage source1, source2;
+    aa_publication_image_t *image;
+    uint8_t *memory;
+    volatile int64_t rcv_hwm, rcv_pos, sub_pos;
+}
+mds_fixture_t;
+
+static void mds_fixture_init(mds_fixture_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    fake_services_init(&f->services);
+    fake_wire_init(&f->own);
+    fake_wire_init(&f->wire1);
+    fake_wire_init(&f->wire2);
     aa_udp_channel_t *channel = NULL;
     AA_CHECK(0 == aa_udp_channel_parse(&channel, "aeron:udp?control-mode=manual", NULL));
     aa_receive_channel_endpoint_params_t params = { .window_length = 32 * 1024, .nak_delay_ns = MS, .is_reliable = true };
-    aa_loss_generator_settings_t own_transports = { NULL, NULL, 0, &own.bindings };
-    aa_receive_channel_endpoint_t *endpoint = NULL;
-    AA_CHECK(0 == aa_receive_channel_endpoint_create(&endpoint, channel, &params, &own_transports, &services.services));
+    aa_loss_generator_settings_t own_transports = { NULL, NULL, 0, &f->own.bindings };
+    AA_CHECK(0 == aa_receive_channel_endpoint_create(&f->endpoint, channel, &params, &own_transports, &f->services.services));
+    aa_receive_channel_endpoint_t *endpoint = f->endpoint;
     AA_CHECK(endpoint->is_multi_destination);
-    AA_CHECK(NULL == own.transport);    /* no socket of its own */
+    AA_CHECK(NULL == f->own.transport);    /* no socket of its own */
     AA_CHECK(0 == aa_receive_channel_endpoint_add_stream(endpoint, 10));
 
-    aa_receive_destination_t *d1 = NULL;
-    aa_receive_destination_t *d2 = NULL;
     aa_udp_channel_t *c1 = NULL;
     aa_udp_channel_t *c2 = NULL;
     AA_CHECK(0 == aa_udp_channel_parse(&c1, "aeron:udp?endpoint=127.0.0.1:41001", NULL));
     AA_CHECK(0 == aa_udp_channel_parse(&c2, "aeron:udp?endpoint=127.0.0.1:41002", NULL));
-    aa_loss_generator_settings_t t1 = { NULL, NULL, 0, &wire1.bindings };
-    aa_loss_generator_settings_t t2 = { NULL, NULL, 0, &wire2.bindings };
-    AA_CHECK(0 == aa_receive_destination_create(&d1, endpoint, c1, &t1));
-    AA_CHECK(0 == aa_receive_destination_create(&d2, endpoint, c2, &t2));
-    AA_CHECK(d1->transport.clientd == endpoint);
-    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, d1));
-    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, d2));
+    aa_loss_generator_settings_t t1 = { NULL, NULL, 0, &f->wire1.bindings };
+    aa_loss_generator_settings_t t2 = { NULL, NULL, 0, &f->wire2.bindings };
+    AA_CHECK(0 == aa_receive_destination_create(&f->d1, endpoint, c1, &t1));
+    AA_CHECK(0 == aa_receive_destination_create(&f->d2, endpoint, c2, &t2));
+    AA_CHECK(f->d1->transport.clientd == endpoint);
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, f->d1));
+    AA_CHECK(0 == aa_receive_channel_endpoint_add_destination(endpoint, f->d2));
     /* the conductor owns them: freed with the endpoint */
     endpoint->conductor_destinations = calloc(2, sizeof(aa_receive_destination_t *));
     AA_CHECK(NULL != endpoint->conductor_destinations);
-    endpoint->conductor_destinations[0] = d1;
-    endpoint->conductor_destinations[1] = d2;
+    endpoint->conductor_destinations[0] = f->d1;
+    endpoint->conductor_destinations[1] = f->d2;
     endpoint->conductor_destinations_count = 2;
     endpoint->conductor_destinations_capacity = 2;
 
     /* the publisher's SETUP over the first destination asks for an image */
-    struct sockaddr_storage source1 = test_ipv4_address("127.0.0.1", 40456);
-    struct sockaddr_storage source2 = test_ipv4_address("127.0.0.2", 40456);
+    f->source1 = test_ipv4_address("127.0.0.1", 40456);
+    f->source2 = test_ipv4_address("127.0.0.2", 40456);
     uint8_t setup[AA_SETUP_HEADER_LENGTH];
     int32_t setup_length = aa_udp_frame_encode_setup(setup, sizeof(setup), AA_SETUP_HEADER_GROUP_FLAG, 0, 77, 10, 5, 5,
         MDS_TERM_LENGTH, 1408, 0);
-    mds_receive(endpoint, d1, &source1, setup, (size_t)setup_length, 0);
-    mds_receive(endpoint, d2, &source2, setup, (size_t)setup_length, 0);
-    AA_CHECK_EQ(1, services.image_requests);
+    mds_receive(endpoint, f->d1, &f->source1, setup, (size_t)setup_length, 0);
+    mds_receive(endpoint, f->d2, &f->source2, setup, (size_t)setup_length, 0);
+    AA_CHECK_EQ(1, f->services.image_requests);
 
     /* the image, as the conductor makes one */
-    aa_publication_image_t *image = calloc(1, sizeof(aa_publication_image_t));
-    AA_CHECK(NULL != image);
+    f->image = calloc(1, sizeof(aa_publication_image_t));
+    AA_CHECK(NULL != f->image);
+    aa_publication_image_t *image = f->image;
     aa_publication_image_params_t image_params =
     {
         .correlation_id = 5, .ids.session_id = 77, .ids.stream_id = 10, .ids.initial_term_id = 5, .active_term_id = 5,
         .term_offset = 0, .ids.term_length = MDS_TERM_LENGTH, .ids.mtu_length = 1408, .window_length = 32 * 1024,
         .status_message_timeout_ns = 200 * MS, .nak_delay_ns = MS, .nak_retry_delay_ratio = 10, .is_reliable = true,
     };
-    AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &services.services));
-    uint8_t *memory = fake_image_log(image, &image_params);
-    volatile int64_t rcv_hwm = 0, rcv_pos = 0, sub_pos = 0;
+    AA_CHECK(0 == aa_publication_image_init(image, &image_params, 0, &f->services.services));
+    f->memory = fake_image_log(image, &image_params);
     image->endpoint = endpoint;
-    image->control_address = source1;
+    image->control_address = f->source1;
     image->control_address_length = IN_LENGTH;
-    image->source_address = source1;
-    image->rcv_hwm = &rcv_hwm;
-    image->rcv_pos = &rcv_pos;
-    AA_CHECK(0 == aa_publication_image_add_subscriber(image, 99, 1, 3, &sub_pos, 0));
+    image->source_address = f->source1;
+    image->rcv_hwm = &f->rcv_hwm;
+    image->rcv_pos = &f->rcv_pos;
+    AA_CHECK(0 == aa_publication_image_add_subscriber(image, 99, 1, 3, &f->sub_pos, true, 0));
     AA_CHECK(0 == aa_receive_channel_endpoint_add_image(endpoint, image));
     AA_CHECK_EQ(1, image->connections_count);   /* the transport its SETUP came on */
+}
+
+static void mds_fixture_close(mds_fixture_t *f)
+{
+    aa_receive_channel_endpoint_delete(f->endpoint);
+    aa_publication_image_free(f->image);
+    free(f->memory);
+}
+
+static void should_take_one_session_from_two_destinations_into_one_image_and_answer_over_both(void)
+{
+    mds_fixture_t fixture;
+    mds_fixture_init(&fixture);
+    aa_receive_channel_endpoint_t *endpoint = fixture.endpoint;
+    aa_publication_image_t *image = fixture.image;
+    aa_receive_destination_t *d1 = fixture.d1, *d2 = fixture.d2;
+    const struct sockaddr_storage source1 = fixture.source1, source2 = fixture.source2;
+    fake_wire_t *wire1 = &fixture.wire1, *wire2 = &fixture.wire2;
 
     /* the same frames arrive over both destinations; the second copy of each is not written again */
     uint8_t payload[100];
@@ -394,23 +424,77 @@ static void should_take_one_session_from_two_destinations_into_one_image_and_ans
 
     /* status messages go back over both transports, each to the address its frames came from */
     aa_publication_image_track_rebuild(image, 1000 * MS);
-    AA_CHECK_EQ(480, rcv_pos);
-    AA_CHECK_EQ(1, fake_wire_count_type(&wire1, AA_HDR_TYPE_SM));
-    AA_CHECK_EQ(1, fake_wire_count_type(&wire2, AA_HDR_TYPE_SM));
-    AA_CHECK(aa_udp_address_equals(&wire1.sent[wire1.sent_count - 1].address, &source1));
-    AA_CHECK(aa_udp_address_equals(&wire2.sent[wire2.sent_count - 1].address, &source2));
+    AA_CHECK_EQ(480, fixture.rcv_pos);
+    AA_CHECK_EQ(1, fake_wire_count_type(wire1, AA_HDR_TYPE_SM));
+    AA_CHECK_EQ(1, fake_wire_count_type(wire2, AA_HDR_TYPE_SM));
+    AA_CHECK(aa_udp_address_equals(&wire1->sent[wire1->sent_count - 1].address, &source1));
+    AA_CHECK(aa_udp_address_equals(&wire2->sent[wire2->sent_count - 1].address, &source2));
 
     /* a removed destination takes its connection with it */
     aa_receive_channel_endpoint_remove_destination(endpoint, d2);
     AA_CHECK_EQ(1, endpoint->destinations_count);
     AA_CHECK_EQ(1, image->connections_count);
     aa_publication_image_track_rebuild(image, 2000 * MS);
-    AA_CHECK_EQ(2, fake_wire_count_type(&wire1, AA_HDR_TYPE_SM));
-    AA_CHECK_EQ(1, fake_wire_count_type(&wire2, AA_HDR_TYPE_SM));
+    AA_CHECK_EQ(2, fake_wire_count_type(wire1, AA_HDR_TYPE_SM));
+    AA_CHECK_EQ(1, fake_wire_count_type(wire2, AA_HDR_TYPE_SM));
 
-    aa_receive_channel_endpoint_delete(endpoint);
-    aa_publication_image_free(image);
-    free(memory);
+    mds_fixture_close(&fixture);
+}
+
+/* A revoked publication's heartbeats (EOS and REVOKED) come over every destination: the image's stream
+ * ends once every connection is at EOS (aeron-wave3.md 4.1), not at the first. */
+static void should_end_a_revoked_stream_once_every_connection_is_at_end_of_stream(void)
+{
+    mds_fixture_t f;
+    mds_fixture_init(&f);
+    uint8_t payload[100] = { 0 };
+    uint8_t frame[256];
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, 77, 10, 5, 0, payload, sizeof(payload));
+    mds_receive(f.endpoint, f.d1, &f.source1, frame, (size_t)length, MS);
+    mds_receive(f.endpoint, f.d2, &f.source2, frame, (size_t)length, MS);
+    AA_CHECK_EQ(2, f.image->connections_count);
+
+    uint8_t heartbeat[AA_DATA_HEADER_LENGTH];
+    AA_CHECK_EQ(AA_DATA_HEADER_LENGTH, aa_udp_frame_encode_heartbeat(heartbeat, sizeof(heartbeat), 160, 77, 10, 5, true));
+    heartbeat[5] |= AA_DATA_HEADER_REVOKED_FLAG;
+    mds_receive(f.endpoint, f.d1, &f.source1, heartbeat, sizeof(heartbeat), 2 * MS);
+    AA_CHECK_EQ(0, f.image->is_revoked);
+    AA_CHECK_EQ(0, f.image->is_end_of_stream);
+    AA_CHECK(!f.image->has_end_of_stream_heartbeat);
+    AA_CHECK_EQ(0, fake_count(&f.services, AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED));
+    mds_receive(f.endpoint, f.d1, &f.source1, heartbeat, sizeof(heartbeat), 3 * MS);   /* again: still one */
+    AA_CHECK_EQ(0, f.image->is_revoked);
+
+    mds_receive(f.endpoint, f.d2, &f.source2, heartbeat, sizeof(heartbeat), 4 * MS);
+    AA_CHECK_EQ(1, f.image->is_revoked);
+    AA_CHECK_EQ(1, f.image->is_end_of_stream);
+    AA_CHECK(aa_logbuffer_is_publication_revoked(f.image->log.metadata));
+    AA_CHECK_EQ(160, f.image->log.metadata->end_of_stream_position);
+    AA_CHECK_EQ(1, fake_count(&f.services, AA_SYSTEM_COUNTER_PUBLICATION_IMAGES_REVOKED));
+    mds_fixture_close(&f);
+}
+
+/* A destination gone silent is not waited for: an EOS over the live one ends the stream. */
+static void should_not_wait_for_a_silent_connection_to_end_the_stream(void)
+{
+    mds_fixture_t f;
+    mds_fixture_init(&f);
+    uint8_t payload[100] = { 0 };
+    uint8_t frame[256];
+    int32_t length = aa_udp_frame_encode_data(
+        frame, sizeof(frame), AA_DATA_HEADER_UNFRAGMENTED, 0, 77, 10, 5, 0, payload, sizeof(payload));
+    mds_receive(f.endpoint, f.d1, &f.source1, frame, (size_t)length, MS);
+    mds_receive(f.endpoint, f.d2, &f.source2, frame, (size_t)length, MS);
+    uint8_t heartbeat[AA_DATA_HEADER_LENGTH];
+    AA_CHECK_EQ(AA_DATA_HEADER_LENGTH, aa_udp_frame_encode_heartbeat(heartbeat, sizeof(heartbeat), 160, 77, 10, 5, true));
+    const int64_t later = MS + AA_RECEIVE_DESTINATION_TIMEOUT_NS;
+    mds_receive(f.endpoint, f.d1, &f.source1, heartbeat, sizeof(heartbeat), later);
+    AA_CHECK(!f.image->has_end_of_stream_heartbeat);   /* the other one is still live, just */
+    mds_receive(f.endpoint, f.d1, &f.source1, heartbeat, sizeof(heartbeat), later + 1);
+    AA_CHECK(f.image->has_end_of_stream_heartbeat);
+    AA_CHECK_EQ(0, f.image->is_revoked);
+    mds_fixture_close(&f);
 }
 
 /* docs/security.md, Network: senders: dynamic destinations are capped; a newcomer beyond the cap is
@@ -453,6 +537,8 @@ static void should_refuse_dynamic_destinations_beyond_the_cap(void)
 
 int main(void)
 {
+    AA_RUN(should_end_a_revoked_stream_once_every_connection_is_at_end_of_stream);
+    AA_RUN(should_not_wait_for_a_silent_connection_to_end_the_stream);
     AA_RUN(should_refuse_dynamic_destinations_beyond_the_cap);
     AA_RUN(should_add_dynamic_destinations_on_first_status_message_and_refresh_them);
     AA_RUN(should_drop_dynamic_destinations_after_the_timeout_without_a_status_message);

@@ -87,7 +87,7 @@ static void fixture_add_image(fixture_t *f, bool is_reliable, int64_t now_ns)
     f->image->source_address = f->source;
     f->image->rcv_hwm = &f->rcv_hwm;
     f->image->rcv_pos = &f->rcv_pos;
-    AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, now_ns));
+    AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, true, now_ns));
     AA_CHECK(0 == aa_receive_channel_endpoint_add_image(f->endpoint, f->image));
 }
 

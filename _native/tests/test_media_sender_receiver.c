@@ -132,7 +132,7 @@ static void conductor_create_image(world_t *w)
     w->image->rcv_hwm = &w->rcv_hwm;
     w->image->rcv_pos = &w->rcv_pos;
     AA_CHECK(0 == aa_publication_image_add_subscriber(
-        w->image, 9, 1, 4, &w->sub_pos, aa_clock_nano_time(&w->ctx.clock)));
+        w->image, 9, 1, 4, &w->sub_pos, true, aa_clock_nano_time(&w->ctx.clock)));
     AA_CHECK(0 == aa_driver_receiver_proxy_add_image(&w->receiver, w->image));
 }
 

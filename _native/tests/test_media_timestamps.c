@@ -211,7 +211,7 @@ static void receive_fixture_init(receive_fixture_t *f, const char *uri)
     f->image->source_address = f->source;
     f->image->rcv_hwm = &f->rcv_hwm;
     f->image->rcv_pos = &f->rcv_pos;
-    AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, 0));
+    AA_CHECK(0 == aa_publication_image_add_subscriber(f->image, 77, 1, 3, &f->sub_pos, true, 0));
     AA_CHECK(0 == aa_receive_channel_endpoint_add_image(f->endpoint, f->image));
 }
 

@@ -95,6 +95,14 @@ static void should_reject_bad_values_when_parsing(void)
     check_rejected("aeron:ipc?mtu=1000", "multiple of 32");
     check_rejected("aeron:ipc?mtu=32", "greater than 32");
     check_rejected("aeron:ipc?mtu=65536", "at most 65504");
+    /* Aeron's C driver's words first, as a real aeronmd answers them */
+    check_rejected("aeron:ipc?linger=soon", "could not parse linger=soon in URI. Channel aeron:ipc?linger=soon: ");
+    check_rejected("aeron:ipc?term-length=32k", "term length less than min length of 65536: length=32768. ");
+    check_rejected("aeron:ipc?term-length=2g", "term length greater than max length of 1073741824: length=2147483648. ");
+    check_rejected("aeron:ipc?term-length=3m", "term length not a power of 2: length=3145728. ");
+    check_rejected("aeron:ipc?mtu=abc", "could not parse mtu=abc in URI. ");
+    check_rejected("aeron:ipc?mtu=100000", "mtuLength must be a > HEADER_LENGTH and <= MAX_UDP_PAYLOAD_LENGTH: mtuLength=100000. ");
+    check_rejected("aeron:ipc?mtu=33", "mtuLength must be a multiple of FRAME_ALIGNMENT: mtuLength=33. ");
     check_rejected("aeron:ipc?init-term-id=5", "init-term-id, term-id and term-offset must be given together");
     check_rejected("aeron:ipc?init-term-id=5|term-id=6", "given together");
     check_rejected("aeron:ipc?init-term-id=5|term-id=6|term-offset=100", "term-offset=100");

@@ -14,7 +14,7 @@ import pytest
 
 import aeron_async
 from aeron_async.counters import SYSTEM_COUNTER_NAMES
-from conftest import TEST_DRIVER_SETTINGS, UDP_SETTINGS, system_counter, system_counters, wait_for
+from conftest import TEST_DRIVER_SETTINGS, UDP_SETTINGS, free_udp_port, system_counter, system_counters, wait_for
 
 REVOKED = "Publications Revoked"
 IMAGES_REVOKED = "Publication Images Revoked"
@@ -90,6 +90,31 @@ def test_a_revoked_publication_ends_its_stream_at_once(client: aeron_async.Aeron
     wait_for_event(sub, events, "unavailable", count=2)
     assert not second.is_publication_revoked
     assert system_counter(client.aeron_dir, REVOKED) == 1
+
+
+def test_a_revoke_ends_every_image_of_a_multi_destination_publication(client: aeron_async.Aeron) -> None:
+    """A manual multi-destination-cast publication sends to a plain subscription and, over two
+    destinations, to a multi-destination subscription: revoked, each image ends with the revoked flag
+    (the multi-destination one once both its connections are at end of stream, reference
+    aeron-wave3.md 4.1), each counted once."""
+    e1, e2, e3 = (f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}" for _ in range(3))
+    mds, mds_events = watched_subscription(client, "aeron:udp?control-mode=manual", 70)
+    mds.add_destination(e1)
+    mds.add_destination(e2)
+    plain, plain_events = watched_subscription(client, e3, 70)
+    pub = client.add_exclusive_publication("aeron:udp?control-mode=manual", 70)
+    for destination in (e1, e2, e3):
+        pub.add_destination(destination)
+    images = [wait_for_event(mds, mds_events, "available"), wait_for_event(plain, plain_events, "available")]
+    for _ in range(10):
+        wait_for(lambda: pub.offer(bytes(100)) > 0, timeout=5, what="an offer")
+    pub.revoke()
+    wait_for_event(mds, mds_events, "unavailable")
+    wait_for_event(plain, plain_events, "unavailable")
+    assert all(image.is_publication_revoked and image.is_end_of_stream for image in images)
+    assert system_counter(client.aeron_dir, REVOKED) == 1
+    assert system_counter(client.aeron_dir, IMAGES_REVOKED) == 2
+    assert [event for event, _ in mds_events] == ["available", "unavailable"]
 
 
 def test_only_an_exclusive_publication_can_be_revoked(client: aeron_async.Aeron) -> None:

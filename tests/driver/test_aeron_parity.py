@@ -167,6 +167,24 @@ def test_errors_in_aerons_words(udp_client: aeron_async.Aeron) -> None:
     with pytest.raises(aeron_async.InvalidChannelError,
                        match=r"^URIs for UDP must specify endpoint, control, tags, or control-mode=manual/response"):
         udp_client.add_subscription("aeron:udp?interface=127.0.0.1", 54)
+    # values a real aeronmd cannot take, in its words
+    for channel, words in (
+            ("aeron:ipc?linger=abc", "could not parse linger=abc in URI"),
+            ("aeron:ipc?untethered-window-limit-timeout=abc", "could not parse untethered-window-limit-timeout=abc in URI"),
+            ("aeron:ipc?term-length=1000", "term length less than min length of 65536: length=1000"),
+            ("aeron:ipc?term-length=3m", "term length not a power of 2: length=3145728"),
+            ("aeron:ipc?term-length=2g", "term length greater than max length of 1073741824: length=2147483648"),
+            ("aeron:ipc?mtu=abc", "could not parse mtu=abc in URI"),
+            ("aeron:ipc?mtu=33", "mtuLength must be a multiple of FRAME_ALIGNMENT: mtuLength=33"),
+            ("aeron:ipc?mtu=100000", "mtuLength must be a > HEADER_LENGTH and <= MAX_UDP_PAYLOAD_LENGTH: mtuLength=100000")):
+        with pytest.raises(aeron_async.InvalidChannelError, match=rf"^{re.escape(words)}\. Channel "):
+            udp_client.add_publication(channel, 58)
+    # a publication with control= but neither endpoint= nor control-mode= (as a real aeronmd answers it)
+    channel = f"aeron:udp?control=127.0.0.1:{free_udp_port()}"
+    with pytest.raises(aeron_async.InvalidChannelError, match=(
+            rf"^'control' parameter requires that either 'endpoint' or 'control-mode' is specified, "
+            rf"channel={re.escape(channel)}\. ")):
+        udp_client.add_publication(channel, 57)
     port = free_udp_port()
     mdc = udp_client.add_publication("aeron:udp?control-mode=manual", 56)
     mds = udp_client.add_subscription("aeron:udp?control-mode=manual", 56)

@@ -330,7 +330,8 @@ def test_channels_refused_with_the_fix(nodes: list[Node]) -> None:
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=manual", "remove endpoint=", True),
         (f"aeron:udp?control=127.0.0.1:{port}|control-mode=response",
          "control-mode=response was specified, but no response-correlation-id set", True),
-        ("aeron:udp?control=127.0.0.1:0", "needs endpoint=host:port", True),
+        ("aeron:udp?control=127.0.0.1:0", "requires that either 'endpoint' or 'control-mode' is specified.* Add "
+         "endpoint=host:port", True),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control=127.0.0.1:0", "needs its port", False),
         (f"aeron:udp?endpoint=127.0.0.1:{port}|control-mode=bogus", "control-mode", False),
         (f"aeron:udp?control=127.0.0.1:{port}|control-mode=manual", "receives on the destinations added to it", False),

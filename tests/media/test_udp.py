@@ -316,7 +316,6 @@ NOT_APPLIED = [
      ["no local network interface has an address in 10.255.255.0/24", "interface=192.168.1.0/24"]),
     ("sub", "aeron:udp?endpoint=224.0.1.2:40999", ["must end in an odd byte", "control address"]),
     ("pub", "aeron:udp?endpoint=224.0.1.1:40999|fc=nosuch", ["fc=nosuch", "unknown flow control 'nosuch'"]),
-    ("sub", "aeron:udp?endpoint=127.0.0.1:40999|tether=false", ["tether=false", "aeron:ipc and spies only", "only tether=true"]),
     ("sub", "aeron:ipc?group=true", ["group=true", "sends no NAKs", "group=false or group=infer"]),
     ("sub", "aeron:ipc?rejoin=false", ["rejoin=false", "only rejoin=true"]),
     ("sub", "aeron:ipc?reliable=false", ["reliable=false", "never has gaps"]),
@@ -380,24 +379,6 @@ def test_ipc_publication_window_is_applied(udp_client: aeron_async.Aeron) -> Non
         accepted += 1
         assert accepted < 1000, "the publisher ran past its 4k window"
     assert pub.position <= 4096 + 128
-
-
-def test_driver_default_untethered_is_refused_for_network_subscriptions(aeron_dir: str) -> None:
-    """AERON_TETHER_SUBSCRIPTIONS=false is applied to IPC and spy subscriptions; a network
-    subscription, always tethered here, must say tether=true rather than be tethered silently."""
-    settings = dict(UDP_SETTINGS, tether_subscriptions=False)
-    with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver, \
-            aeron_async.Aeron.connect(driver.aeron_dir) as client:
-        port = free_udp_port()
-        with pytest.raises(aeron_async.InvalidChannelError,
-                           match="AERON_TETHER_SUBSCRIPTIONS=false is not applied to network subscriptions"):
-            client.add_subscription(udp_channel(port), 20)
-        sub = client.add_subscription(udp_channel(port, tether="true"), 20)
-        pub = client.add_publication(udp_channel(port), 20)
-        wait_for(lambda: pub.is_connected and sub.images, timeout=10, what="the tethered network image")
-        ipc_sub = client.add_subscription("aeron:ipc", 20)  # untethered, as the driver says
-        ipc_pub = client.add_publication("aeron:ipc", 20)
-        wait_for(lambda: ipc_pub.is_connected and ipc_sub.images, timeout=5, what="the IPC image")
 
 
 def test_subscriptions_sharing_an_endpoint_must_agree_on_its_settings(udp_client: aeron_async.Aeron) -> None:

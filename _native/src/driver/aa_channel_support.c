@@ -61,9 +61,7 @@ static const aa_channel_param_support_t aa_channel_params[] =
     { "linger", PUB, PUB, 0, NULL, NULL, "how long a closed publication keeps its log for late readers" },
     { "sparse", PUB | UDP_SUB, PUB | UDP_SUB, 0, NULL, NULL, "sparse log files" },
     { "eos", PUB, PUB, 0, NULL, NULL, "whether closing a publication signals end of stream" },
-    { "tether", SUB, IPC_SUB | SPY_SUB, 0, aa_true,
-        "untethered subscriptions work on aeron:ipc and spies only so far; every subscriber of a network image "
-        "paces the publisher", "whether a slow subscriber holds the publisher back" },
+    { "tether", SUB, SUB, 0, NULL, NULL, "whether a slow subscriber holds the publisher back" },
     { "alias", ALL, ALL, 0, NULL, NULL, "free text, shown in the counters' labels" },
     { "pub-wnd", PUB, PUB, 0, NULL, NULL, "how far a publication may run ahead of its slowest subscriber" },
     { "endpoint", UDP, UDP, 0, NULL, NULL,
@@ -98,17 +96,18 @@ static const aa_channel_param_support_t aa_channel_params[] =
         "a channel tag and an entity tag, to refer to a channel or publication by tag" },
     /* multicast and multi-destination-cast only: refused on other unicast channels when the channel is resolved */
     { "max-resend", UDP_PUB, UDP_PUB, 0, NULL, NULL, "retransmits in flight at once (multicast and multi-destination)" },
-    /* per stream, from the publication's channel (aeron-wave3.md 5): an IPC publication's for its
-     * subscribers, a network publication's for its spies; a network image's subscribers are tethered here */
-    { "untethered-window-limit-timeout", ALL, PUB, 0, NULL,
-        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
-        "AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT", "how long an untethered subscriber may lag before it is left behind" },
-    { "untethered-resting-timeout", ALL, PUB, 0, NULL,
-        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
-        "AERON_UNTETHERED_RESTING_TIMEOUT", "how long a left-behind untethered subscriber rests before it rejoins" },
-    { "untethered-linger-timeout", ALL, PUB, 0, NULL,
-        "untethered timeouts are per stream: give it on the publication's channel, or set the driver's "
-        "AERON_UNTETHERED_LINGER_TIMEOUT", "how long a left-behind untethered subscriber lingers" },
+    /* per stream (aeron-wave3.md 5): an IPC publication's channel for its subscribers, a network
+     * publication's for its spies, the channel that opened a receive endpoint for its images' subscribers */
+#define AA_UNTETHERED_PER_STREAM(env) "untethered timeouts are per stream: give it on the publication's channel " \
+        "(aeron:ipc, spies) or on the aeron:udp subscription's (its network images), or set the driver's " env
+    { "untethered-window-limit-timeout", ALL, PUB | UDP_SUB, 0, NULL,
+        AA_UNTETHERED_PER_STREAM("AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT"),
+        "how long an untethered subscriber may lag before it is left behind" },
+    { "untethered-resting-timeout", ALL, PUB | UDP_SUB, 0, NULL,
+        AA_UNTETHERED_PER_STREAM("AERON_UNTETHERED_RESTING_TIMEOUT"),
+        "how long a left-behind untethered subscriber rests before it rejoins" },
+    { "untethered-linger-timeout", ALL, PUB | UDP_SUB, 0, NULL,
+        AA_UNTETHERED_PER_STREAM("AERON_UNTETHERED_LINGER_TIMEOUT"), "how long a left-behind untethered subscriber lingers" },
     { "stream-id", ALL, 0, 0, NULL, AA_NOT_APPLIED_YET("a stream id carried in the channel (archive replays)"),
         "a stream id carried in the channel (archive replays)" },
     /* response channels (docs/architecture.md, "Response channels"): a publication's; on a subscription it is

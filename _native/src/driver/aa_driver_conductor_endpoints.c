@@ -112,6 +112,18 @@ int aa_conductor_udp_channel(
             "remove endpoint= (dynamic: receivers subscribe with control=<this control address>; manual: "
             "add_destination)";
     }
+    else if (is_publication && !is_mdc && !is_response && !udp->has_explicit_endpoint && !udp->has_tag &&
+        udp->has_explicit_control)
+    {
+        /* Aeron's C driver's words first (wave3 1.4: a publication with control needs an endpoint or a
+         * control-mode), as a real aeronmd answers them */
+        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "'control' parameter requires that either 'endpoint' or "
+            "'control-mode' is specified, channel=%s. Add endpoint=host:port (the address to send to), or "
+            "control-mode=dynamic, manual (multi-destination-cast) or response", channel);
+        aa_udp_channel_delete(udp);
+        *out = NULL;
+        return -1;
+    }
     else if (!is_mdc && !is_response && !udp->has_explicit_endpoint && !udp->has_tag)
     {
         problem = "a UDP channel needs endpoint=host:port (or, for multi-destination-cast, "

@@ -30,7 +30,22 @@ bool aa_conductor_link_matches_image(const aa_subscription_link_t *link, const a
 static int aa_conductor_image_add_subscriber(
     void *image, const aa_subscription_link_t *link, int32_t counter_id, volatile int64_t *value, int64_t now_ns)
 {
-    return aa_publication_image_add_subscriber(image, link->registration_id, link->client_id, counter_id, value, now_ns);
+    return aa_publication_image_add_subscriber(
+        image, link->registration_id, link->client_id, counter_id, value, link->is_tether, now_ns);
+}
+
+/* The channel a subscriber's image events name: its subscription's (the endpoint's while none matches). */
+static const char *aa_conductor_image_subscriber_channel(
+    aa_driver_conductor_t *conductor, const aa_publication_image_t *image, int64_t subscription_registration_id)
+{
+    for (size_t j = 0; j < conductor->subscription_links_count; j++)
+    {
+        if (conductor->subscription_links[j].registration_id == subscription_registration_id)
+        {
+            return conductor->subscription_links[j].channel;
+        }
+    }
+    return image->endpoint->channel->canonical_form;
 }
 
 void aa_conductor_link_image_subscriber(
@@ -58,20 +73,14 @@ void aa_conductor_image_begin_linger(aa_driver_conductor_t *conductor, aa_public
         aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
         return; /* tried again on the next timer tick */
     }
-    const char *channel = image->endpoint->channel->canonical_form;
     for (size_t i = 0; i < image->subscribers_count; i++)
     {
         aa_subscriber_position_t *s = &image->subscribers[i];
-        for (size_t j = 0; j < conductor->subscription_links_count; j++)
+        if (AA_SUBSCRIBER_STATE_ACTIVE == s->state)   /* a dropped untethered one was told already */
         {
-            if (conductor->subscription_links[j].registration_id == s->subscription_registration_id)
-            {
-                channel = conductor->subscription_links[j].channel;
-                break;
-            }
+            aa_conductor_send_unavailable_image(conductor, image->correlation_id, s->subscription_registration_id,
+                image->ids.stream_id, aa_conductor_image_subscriber_channel(conductor, image, s->subscription_registration_id));
         }
-        aa_conductor_send_unavailable_image(
-            conductor, image->correlation_id, s->subscription_registration_id, image->ids.stream_id, channel);
         aa_conductor_free_counter(conductor, s->counter_id, now_ms);
     }
     image->subscribers_count = 0;
@@ -189,6 +198,13 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
     }
     /* the subscriptions of an endpoint agree on sparse= (checked when they are added) */
     const bool sparse = first_link->is_sparse;
+    /* per stream: the channel that opened the receive endpoint sets them (aeron-wave3.md 5; checked then) */
+    aa_untethered_timeouts_t untethered;
+    if (aa_conductor_parse_untethered_timeouts(conductor, &endpoint->channel->uri, &untethered) < 0)
+    {
+        aa_driver_conductor_log_error(conductor, AA_ERROR_CODE_GENERIC_ERROR, aa_errmsg());
+        return;
+    }
 
     char source[AA_UDP_ADDRESS_FORMAT_MAX_LENGTH];
     if (aa_udp_address_format(source, sizeof(source), &args->source) < 0)
@@ -309,6 +325,9 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         .group = params.is_group,
         .spies_simulate_connection = false,
         .max_resend = AA_MAX_RESEND_DEFAULT,
+        .untethered_window_limit_timeout_ns = untethered.window_limit_ns,
+        .untethered_resting_timeout_ns = untethered.resting_ns,
+        .untethered_linger_timeout_ns = untethered.linger_ns,
     };
     if (aa_publication_image_init(image, &params, now_ns, &conductor->services) < 0 ||
         aa_conductor_create_log(
@@ -323,6 +342,7 @@ static void aa_conductor_create_publication_image(aa_driver_conductor_t *conduct
         return;
     }
     image->endpoint = endpoint;
+    image->untethered = untethered;
     aa_receive_channel_endpoint_control_address(
         endpoint, &args->source, args->source_length, &image->control_address, &image->control_address_length);
     image->source_address = args->source;   /* its frames are taken from there alone */
@@ -396,6 +416,32 @@ void aa_driver_conductor_proxy_create_publication_image(
 
 /* ---- timers ---- */
 
+/* an untethered subscriber rejoins where the active ones are, at most rcv-pos (aeron-wave3.md 5) */
+static int64_t aa_conductor_image_untethered_join_position(void *image)
+{
+    return aa_publication_image_join_position(image);
+}
+
+static void aa_conductor_image_subscriber_dropped(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_publication_image_t *image = p;
+    aa_conductor_send_unavailable_image(conductor, image->correlation_id, s->subscription_registration_id,
+        image->ids.stream_id, aa_conductor_image_subscriber_channel(conductor, image, s->subscription_registration_id));
+}
+
+static void aa_conductor_image_subscriber_rejoined(aa_driver_conductor_t *conductor, void *p, aa_subscriber_position_t *s)
+{
+    aa_publication_image_t *image = p;
+    aa_conductor_send_available_image(conductor, image->correlation_id, image->ids.session_id, image->ids.stream_id,
+        s->subscription_registration_id, s->counter_id, image->log_path, image->source_identity);
+}
+
+static const aa_untethered_ops_t aa_conductor_image_untethered_ops =
+{
+    aa_conductor_image_untethered_join_position, aa_conductor_image_subscriber_dropped,
+    aa_conductor_image_subscriber_rejoined
+};
+
 void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns, int64_t now_ms)
 {
     int64_t liveness_timeout_ns = conductor->ctx->image_liveness_timeout_ns;
@@ -420,7 +466,13 @@ void aa_conductor_check_images(aa_driver_conductor_t *conductor, int64_t now_ns,
                     judged_ns > aa_get_int64_acquire(&image->time_of_last_packet_ns) + liveness_timeout_ns)
                 {
                     aa_conductor_image_begin_draining(image, now_ns);
+                    break;
                 }
+                /* untethered subscribers: kept up when above the fastest one less the receiver window
+                 * (a quarter of it spare), else dropped, rested and rejoined (aeron-wave3.md 5) */
+                aa_conductor_check_untethered(conductor, image, image->subscribers, image->subscribers_count,
+                    aa_get_int64_acquire(&image->max_subscriber_position), image->window_length, &image->untethered,
+                    &aa_conductor_image_untethered_ops, now_ns);
                 break;
 
             case AA_PUBLICATION_IMAGE_STATE_DRAINING:

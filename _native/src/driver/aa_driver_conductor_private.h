@@ -222,8 +222,14 @@ aa_logbuffer_init_params_t aa_conductor_publication_log_params(
     const aa_driver_conductor_t *conductor, const aa_publication_params_t *params, int64_t registration_id,
     int32_t session_id, int32_t stream_id, int32_t initial_term_id);
 
-/* What differs between an IPC publication's untethered subscribers and a network publication's
- * untethered spies. */
+/* A stream's untethered timeouts (aeron-wave3.md 5) from a channel (a publication's; a network image's:
+ * its receive endpoint's), else the driver's. Returns 0, or -1 (INVALID_CHANNEL) for a value not above
+ * the driver's timer interval. */
+int aa_conductor_parse_untethered_timeouts(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_untethered_timeouts_t *timeouts);
+
+/* What differs between an IPC publication's untethered subscribers, a network publication's untethered
+ * spies and a network image's untethered subscribers. */
 typedef struct aa_untethered_ops_stct
 {
     int64_t (*join_position)(void *pub);

@@ -180,7 +180,7 @@ static const aa_network_publication_t *aa_conductor_find_network_publication_by_
 
 /* A stream's untethered timeouts from its channel, else the driver's; each above the timer interval,
  * which checks them (Java's rule and words, Configuration.validateUntetheredTimeouts; aeron-wave3.md 5). */
-static int aa_conductor_parse_untethered_timeouts(
+int aa_conductor_parse_untethered_timeouts(
     aa_driver_conductor_t *conductor, const aa_uri_t *uri, aa_untethered_timeouts_t *timeouts)
 {
     aa_driver_context_t *ctx = conductor->ctx;

@@ -5,6 +5,7 @@
  * in place.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +13,48 @@
 #include "util/aa_clock.h"
 #include "util/aa_error.h"
 
+/* Untethered timeouts are per stream, the receive endpoint's channel's (aeron-wave3.md 5): a subscription
+ * naming one the endpoint it shares has otherwise is refused rather than silently overruled. */
+static int aa_conductor_check_untethered_timeouts(
+    aa_driver_conductor_t *conductor, const aa_uri_t *uri, const aa_receive_channel_endpoint_t *endpoint)
+{
+    aa_untethered_timeouts_t asked, applied;
+    if (aa_conductor_parse_untethered_timeouts(conductor, uri, &asked) < 0 ||
+        aa_conductor_parse_untethered_timeouts(conductor, &endpoint->channel->uri, &applied) < 0)
+    {
+        return -1;
+    }
+    static const struct { const char *param; size_t offset; } fields[] =
+    {
+        { "untethered-window-limit-timeout", offsetof(aa_untethered_timeouts_t, window_limit_ns) },
+        { "untethered-linger-timeout", offsetof(aa_untethered_timeouts_t, linger_ns) },
+        { "untethered-resting-timeout", offsetof(aa_untethered_timeouts_t, resting_ns) },
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+    {
+        const char *value = aa_uri_find_param(uri, fields[i].param);
+        int64_t a = *(const int64_t *)((const uint8_t *)&asked + fields[i].offset);
+        int64_t b = *(const int64_t *)((const uint8_t *)&applied + fields[i].offset);
+        if (NULL != value && a != b)
+        {
+            AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
+                "channel %s: %s=%s differs from the %" PRId64 "ns of the receive endpoint it shares (channel %s): "
+                "untethered timeouts are per stream, set by the channel of the subscription that opened the "
+                "endpoint; give the same value or leave it out", uri->text, fields[i].param, value, b,
+                endpoint->channel->uri.text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int aa_conductor_add_udp_subscription(
     aa_driver_conductor_t *conductor, aa_subscription_link_t *link, const aa_uri_t *uri, int64_t now_ms)
 {
+    aa_untethered_timeouts_t untethered;
     aa_udp_channel_t *udp = NULL;
-    if (aa_conductor_udp_channel(conductor, uri, false, &udp) < 0)
+    if (aa_conductor_parse_untethered_timeouts(conductor, uri, &untethered) < 0 ||
+        aa_conductor_udp_channel(conductor, uri, false, &udp) < 0)
     {
         return -1;
     }
@@ -30,6 +68,7 @@ static int aa_conductor_add_udp_subscription(
     /* a response subscription's stream reaches the receiver once its session is learnt (reference wave3 1.2) */
     const bool subscribe_now = !link->is_response || link->has_session_id;
     if (aa_conductor_check_clashing_subscription(conductor, link, endpoint) < 0 ||
+        aa_conductor_check_untethered_timeouts(conductor, uri, endpoint) < 0 ||
         (subscribe_now && aa_driver_receiver_proxy_add_subscription(conductor->receiver, endpoint, link->stream_id) < 0))
     {
         aa_conductor_release_receive_endpoint(conductor, endpoint, aa_clock_nano_time(&conductor->ctx->clock), now_ms);
@@ -71,15 +110,6 @@ int aa_conductor_on_add_subscription(
     int rc_session = aa_uri_get_int32(uri, "session-id", &session_id);
     if (aa_uri_get_bool(uri, "tether", &tether) < 0 || aa_uri_get_bool(uri, "sparse", &sparse) < 0 || rc_session < 0)
     {
-        return -1;
-    }
-    if (!tether && AA_URI_MEDIA_UDP == uri->media && !uri->is_spy)
-    {
-        /* an explicit tether=false is refused by the channel table; this is the driver's default */
-        AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL,
-            "channel %s: this driver's AERON_TETHER_SUBSCRIPTIONS=false is not applied to network subscriptions "
-            "(untethered subscriptions work on aeron:ipc and spies only so far); add tether=true to the channel, "
-            "or run the driver with AERON_TETHER_SUBSCRIPTIONS=true", channel);
         return -1;
     }
     if (AA_ARRAY_ENSURE(conductor->subscription_links, aa_subscription_link_t) < 0)

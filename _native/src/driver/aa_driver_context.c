@@ -284,8 +284,7 @@ static const aa_option_t aa_driver_options[] =
         .unit_ns = 1000000 },
     { "tether_subscriptions", "AERON_TETHER_SUBSCRIPTIONS", "aeron.tether.subscriptions",
         AA_OPTION_BOOL, AA_DRIVER_FIELD(tether_subscriptions), "true",
-        "IPC and spy subscriptions hold publishers back (tether) unless their channel says "
-        "tether=false; network subscriptions are always tethered here, so with false they must say tether=true" },
+        "subscriptions hold publishers back (tether) unless their channel says tether=false" },
     { "rejoin_stream", "AERON_REJOIN_STREAM", "aeron.rejoin.stream",
         AA_OPTION_BOOL, AA_DRIVER_FIELD(rejoin_stream), "true",
         "dropped subscribers may rejoin a stream" },

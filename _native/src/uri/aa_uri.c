@@ -497,6 +497,24 @@ static int aa_uri_value_error(const char *channel, const char *key, const char *
     return -1;
 }
 
+/* Aeron's C driver's words first (as a real aeronmd answers them), then what is expected. */
+static int aa_uri_value_error_in_aerons_words(
+    const char *channel, const char *key, const char *value, const char *expected, const char *format, int64_t number)
+{
+    char aerons[160];
+    if (NULL == format)
+    {
+        snprintf(aerons, sizeof(aerons), "could not parse %s=%s in URI", key, value);
+    }
+    else
+    {
+        snprintf(aerons, sizeof(aerons), format, number);
+    }
+    AA_SET_ERR(AA_ERROR_CODE_INVALID_CHANNEL, "%s. Channel %s: parameter %s=%s is invalid: expected %s",
+        aerons, channel, key, value, expected);
+    return -1;
+}
+
 static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *spec, const char *value)
 {
     static const char *const bools[] = { "true", "false", NULL };
@@ -524,8 +542,8 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
             return aa_uri_text_to_int64(value, &v) ? 0 : aa_uri_value_error(channel, key, value, "a 64-bit integer");
 
         case AA_URI_VALUE_DURATION:
-            return aa_parse_duration_ns(value) >= 0 ?
-                0 : aa_uri_value_error(channel, key, value, "a duration such as 500ms, 5s or 1000000 (ns)");
+            return aa_parse_duration_ns(value) >= 0 ? 0 : aa_uri_value_error_in_aerons_words(
+                channel, key, value, "a duration such as 500ms, 5s or 1000000 (ns)", NULL, 0);
 
         case AA_URI_VALUE_SIZE:
             v = aa_parse_size(value);
@@ -540,8 +558,13 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
             }
             if (v < AA_URI_TERM_MIN_LENGTH || v > AA_URI_TERM_MAX_LENGTH || 0 != (v & (v - 1)))
             {
-                return aa_uri_value_error(channel, key, value,
-                    "a power of two between 64k and 1g (e.g. 65536 (64k), 1048576 (1m), 16777216 (16m))");
+                /* Aeron's checks in its order (aeron_logbuffer_check_term_length) */
+                const char *format = v < AA_URI_TERM_MIN_LENGTH ?
+                    "term length less than min length of 65536: length=%" PRId64 :
+                    (v > AA_URI_TERM_MAX_LENGTH ? "term length greater than max length of 1073741824: length=%" PRId64 :
+                    "term length not a power of 2: length=%" PRId64);
+                return aa_uri_value_error_in_aerons_words(channel, key, value,
+                    "a power of two between 64k and 1g (e.g. 65536 (64k), 1048576 (1m), 16777216 (16m))", format, v);
             }
             return 0;
 
@@ -549,8 +572,12 @@ static int aa_uri_check_value(const char *channel, const aa_uri_param_spec_t *sp
             v = aa_parse_size(value);
             if (v <= AA_URI_FRAME_ALIGNMENT || v > AA_URI_MTU_MAX_LENGTH || 0 != (v % AA_URI_FRAME_ALIGNMENT))
             {
-                return aa_uri_value_error(channel, key, value,
-                    "a multiple of 32 greater than 32 and at most 65504 (e.g. 1408, 8k)");
+                /* Aeron's checks in its order (aeron_driver_context_validate_mtu_length) */
+                const char *format = v < 0 ? NULL : (v <= AA_URI_FRAME_ALIGNMENT || v > AA_URI_MTU_MAX_LENGTH ?
+                    "mtuLength must be a > HEADER_LENGTH and <= MAX_UDP_PAYLOAD_LENGTH: mtuLength=%" PRId64 :
+                    "mtuLength must be a multiple of FRAME_ALIGNMENT: mtuLength=%" PRId64);
+                return aa_uri_value_error_in_aerons_words(channel, key, value,
+                    "a multiple of 32 greater than 32 and at most 65504 (e.g. 1408, 8k)", format, v);
             }
             return 0;
 
