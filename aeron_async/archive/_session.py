@@ -694,6 +694,47 @@ class ControlSession:
         removed (DELETE signal). Returns the archive's count of deleted segment files."""
         return self._one(*self._by_id(_codec.PURGE_RECORDING, recording_id, "recording_id", "purge_recording"))
 
+    # segment management (reference aeron-wave3.md 9; docs/architecture.md, "Segments and retention")
+
+    def detach_segments(self, recording_id: int, new_start_position: int) -> Call[None]:
+        """Move a recording's start to `new_start_position`, a segment boundary at least one
+        segment past its start's and not past the segment being recorded (or holding its stop
+        position) or one a replay reads: the files before it stay on disk, detached, until
+        `delete_detached_segments` (or `attach_segments` brings them back)."""
+        rid = check_int(recording_id, "recording_id")
+        pos = check_int(new_start_position, "new_start_position", 0)
+        return self._void(lambda s, c: _codec.detach_segments(s, c, rid, pos), f"detach_segments({rid}, {pos})")
+
+    def delete_detached_segments(self, recording_id: int) -> Call[int]:
+        """Delete a recording's detached segment files (those before its start's segment). Returns
+        how many the archive queued for deletion; it signals DELETE once they are gone."""
+        return self._one(*self._by_id(_codec.DELETE_DETACHED_SEGMENTS, recording_id, "recording_id",
+                                      "delete_detached_segments"))
+
+    def purge_segments(self, recording_id: int, new_start_position: int) -> Call[int]:
+        """`detach_segments` and delete the segment files from the old start's segment up to the
+        new start. Returns how many were queued for deletion; the archive signals DELETE once they
+        are gone."""
+        rid = check_int(recording_id, "recording_id")
+        pos = check_int(new_start_position, "new_start_position", 0)
+        return self._one(lambda s, c: _codec.purge_segments(s, c, rid, pos), f"purge_segments({rid}, {pos})")
+
+    def attach_segments(self, recording_id: int) -> Call[int]:
+        """Attach the detached segment files still on disk before a recording's start, walking down
+        from it while they exist: the start moves back to the first frame of the lowest. Returns
+        how many were attached."""
+        return self._one(*self._by_id(_codec.ATTACH_SEGMENTS, recording_id, "recording_id", "attach_segments"))
+
+    def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> Call[int]:
+        """Move the segment files of a stopped recording into a contiguous one of the same stream
+        (the source stops where the destination starts, or starts where it stops, on a segment
+        boundary; equal segment length, term length, initial term id, stream id and MTU). The
+        destination then covers both; the source is left empty. Returns how many files moved; the
+        archive signals DELETE (of the source) when it is done."""
+        src = check_int(src_recording_id, "src_recording_id")
+        dst = check_int(dst_recording_id, "dst_recording_id")
+        return self._one(lambda s, c: _codec.migrate_segments(s, c, src, dst), f"migrate_segments({src}, {dst})")
+
     def list_recordings(
         self, channel: str | None = None, stream_id: int | None = None, *, from_recording_id: int = 0,
         count: int | None = None,
@@ -928,6 +969,11 @@ class Operations:
     extend_recording = operation(ControlSession.extend_recording)
     truncate_recording = operation(ControlSession.truncate_recording)
     purge_recording = operation(ControlSession.purge_recording)
+    detach_segments = operation(ControlSession.detach_segments)
+    delete_detached_segments = operation(ControlSession.delete_detached_segments)
+    purge_segments = operation(ControlSession.purge_segments)
+    attach_segments = operation(ControlSession.attach_segments)
+    migrate_segments = operation(ControlSession.migrate_segments)
     list_recordings = operation(ControlSession.list_recordings)
     list_recording = operation(ControlSession.list_recording)
     find_last_matching_recording = operation(ControlSession.find_last_matching_recording)

@@ -18,6 +18,7 @@
 #include "archive/aa_archive_conductor.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_segments_mgmt.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "util/aa_array.h"
@@ -809,6 +810,7 @@ int aa_archive_conductor_do_work(void *state)
     work += aa_sessions_do_work(c, now_ns);
     work += aa_archive_conductor_check_recordings(c);
     work += aa_archive_conductor_check_replays(c);
+    work += aa_archive_segments_do_work(c, now_ns);
     return work;
 }
 
@@ -900,6 +902,7 @@ void aa_archive_conductor_close(aa_archive_conductor_t *c)
         aa_session_free(c->sessions[i]);
     }
     free(c->sessions);
+    aa_archive_segments_close(c);
     aa_archive_authenticator_close(&c->authenticator);
     aa_archive_catalog_close(c->catalog);
     free(c->scratch);

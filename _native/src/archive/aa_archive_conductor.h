@@ -96,6 +96,7 @@ struct aa_archive_conductor_stct
     size_t scratch_capacity;
     aa_image_t *request_image; /* the image of the request being handled */
     aa_archive_authenticator_t authenticator;
+    struct aa_archive_segments_stct *segments; /* segment deletes and retention (aa_archive_segments_mgmt.h) */
 };
 
 /* aa_archive_conductor.c: responses (queued when the response publication refuses them) */

@@ -14,6 +14,7 @@
 #include "archive/aa_archive_conductor.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_segments_mgmt.h"
 #include "protocols/aa_udp_protocol.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
@@ -402,6 +403,13 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
     {
         aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_UNKNOWN_RECORDING,
             "unknown recording id %" PRId64 "; list the recordings to find their ids", recording_id);
+        return;
+    }
+    if (channel_var->length > 0 && NULL != memmem(channel_var->data, channel_var->length, "control-mode=response", 21))
+    {
+        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", "replays over response channels "
+            "(control-mode=response) are not supported by this archive: they need a replay token and a control session "
+            "over a response channel, which this archive does not have; replay on a channel the archive publishes to");
         return;
     }
     if ((int32_t)c->replay_count >= c->archive->ctx.max_concurrent_replays)
@@ -818,6 +826,27 @@ static void aa_on_position(aa_archive_conductor_t *c, aa_archive_control_session
     aa_archive_send_ok(c, s, correlation_id, value);
 }
 
+/* Why a request is refused, per request type (docs/architecture.md, "Segments and retention"). */
+static const char *aa_unsupported_reason(int32_t template_id)
+{
+    switch (template_id)
+    {
+        case AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_STOP_REPLICATION_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_TAGGED_REPLICATE_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST2:
+            return " (replication is not implemented)";
+        case AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST:
+            return ": replay tokens serve replays over response channels (control-mode=response), which need a control "
+                "session over a response channel, and this archive's control sessions do not use response channels; "
+                "replay on a channel the archive publishes to (aeron:ipc, or aeron:udp?endpoint=host:port)";
+        case AA_ARCHIVE_TEMPLATE_UPDATE_CHANNEL_REQUEST:
+            return " (channel updates are not implemented)";
+        default:
+            return "";
+    }
+}
+
 void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const aa_archive_message_t *msg)
 {
     switch (msg->template_id)
@@ -938,15 +967,21 @@ void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session
         case AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST:
             aa_on_purge(c, s, msg->purge_recording_request.correlation_id, msg->purge_recording_request.recording_id);
             break;
+        case AA_ARCHIVE_TEMPLATE_DETACH_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_DELETE_DETACHED_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_PURGE_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_ATTACH_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_MIGRATE_SEGMENTS_REQUEST:
+            aa_archive_on_segments_request(c, s, msg);
+            break;
         default:
         {
             /* every request starts with controlSessionId, correlationId: the codecs keep that layout */
             int64_t correlation_id = msg->keep_alive_request.correlation_id;
             const char *name = aa_archive_template_name(msg->template_id);
-            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
-                "%s (template %d) is not supported by this archive (replication, segment detach/attach/migrate, "
-                "replay tokens and channel updates are not implemented)", NULL != name ? name : "unknown request",
-                msg->template_id);
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s (template %d) is not supported "
+                "by this archive%s", NULL != name ? name : "unknown request", msg->template_id,
+                aa_unsupported_reason(msg->template_id));
             break;
         }
     }
