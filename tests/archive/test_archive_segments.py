@@ -366,3 +366,29 @@ def test_replay_tokens_and_response_channel_replays_are_refused_saying_why(clien
     with pytest.raises(ArchiveError, match="replays over response channels .* are not supported by this archive"):
         archive.start_replay(rid, channel="aeron:udp?control-mode=response|control=127.0.0.1:10001")
     assert replayed(archive, rid) == list(range(10))
+
+
+def test_attach_checks_each_file(clients: Any, archive_dir: str) -> None:
+    """attach_segments refuses a detached file of the wrong length, one whose first term holds no
+    frame, and one whose frames are another segment's (Aeron's texts); the start stays."""
+    _, aeron, archive = clients
+    rid, _, _ = record(aeron, archive, 300)
+    d = archive.list_recording(rid)
+    archive.detach_segments(rid, 2 * SEG)
+    path = os.path.join(archive_dir, f"{rid}-{SEG}.rec")
+    with open(os.path.join(archive_dir, f"{rid}-0.rec"), "rb") as f:
+        first = f.read()
+    os.truncate(path, SEG - 4096)
+    with pytest.raises(ArchiveError, match=f"fileLength={SEG - 4096} not equal to segmentLength={SEG}"):
+        archive.attach_segments(rid)
+    with open(path, "wb") as f:
+        f.write(bytes(SEG))
+    with pytest.raises(ArchiveError, match=f"fragment not found in first term of segment {rid}-{SEG}.rec"):
+        archive.attach_segments(rid)
+    with open(path, "wb") as f:
+        f.write(first)  # segment 0's frames where segment 1's belong
+    with pytest.raises(ArchiveError, match=f"term id does not match: actual={d.initial_term_id} "
+                                           f"expected={d.initial_term_id + 1}"):
+        archive.attach_segments(rid)
+    assert archive.list_recording(rid).start_position == 2 * SEG
+    assert replayed(archive, rid) == list(range(2 * PER_TERM, 300))
