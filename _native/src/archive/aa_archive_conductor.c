@@ -19,6 +19,7 @@
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
 #include "archive/aa_archive_segments_mgmt.h"
+#include "archive/aa_archive_replay_tokens.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "util/aa_array.h"
@@ -711,6 +712,11 @@ static int aa_control_handler(void *clientd, const aa_poll_fragment_t *fragment)
     aa_archive_control_session_t *s = aa_archive_find_session(c, session_id);
     /* Aeron finds a ChallengeResponse's session without the image check; this archive keeps it, so
      * only the client that opened the session can answer its challenge (docs/security.md, "The archive") */
+    if (NULL != s && s->image != fragment->image && AA_CONTROL_SESSION_ACTIVE == s->state &&
+        aa_archive_replay_by_token(c, s, &msg))
+    {
+        return AA_POLL_CONTINUE; /* a replay over a response channel, with its token */
+    }
     if (NULL == s || s->image != fragment->image || AA_CONTROL_SESSION_REFUSED == s->state)
     {
         return AA_POLL_CONTINUE; /* not a session of this image: dropped, as Aeron does */
@@ -903,6 +909,7 @@ void aa_archive_conductor_close(aa_archive_conductor_t *c)
     }
     free(c->sessions);
     aa_archive_segments_close(c);
+    aa_archive_replay_tokens_close(c);
     aa_archive_authenticator_close(&c->authenticator);
     aa_archive_catalog_close(c->catalog);
     free(c->scratch);

@@ -15,6 +15,7 @@
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
 #include "archive/aa_archive_segments_mgmt.h"
+#include "archive/aa_archive_replay_tokens.h"
 #include "protocols/aa_udp_protocol.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
@@ -405,12 +406,20 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
             "unknown recording id %" PRId64 "; list the recordings to find their ids", recording_id);
         return;
     }
+    /* a replay over a response channel: only with a replay token, from the client's publication whose
+     * image names its replay subscription (aa_archive_replay_tokens.h) */
+    int64_t response_correlation_id = -1;
     if (channel_var->length > 0 && NULL != memmem(channel_var->data, channel_var->length, "control-mode=response", 21))
     {
-        aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", "replays over response channels "
-            "(control-mode=response) are not supported by this archive: they need a replay token and a control session "
-            "over a response channel, which this archive does not have; replay on a channel the archive publishes to");
-        return;
+        if (NULL == c->request_image || c->request_image == s->image)
+        {
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", "a replay over a response "
+                "channel (control-mode=response) needs a replay token: ask for one (ReplayTokenRequest), then send the "
+                "replay with it on a publication to the control channel with response-correlation-id=<the registration "
+                "id of the replay's subscription>");
+            return;
+        }
+        response_correlation_id = c->request_image->correlation_id;
     }
     if ((int32_t)c->replay_count >= c->archive->ctx.max_concurrent_replays)
     {
@@ -500,9 +509,13 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
         free(r);
         return;
     }
-    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d|linger=%" PRId64
-        "ns", channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
-        d.term_buffer_length, d.mtu_length, c->archive->ctx.replay_linger_timeout_ns);
+    int n = snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d|"
+        "linger=%" PRId64 "ns", channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id,
+        term_offset, d.term_buffer_length, d.mtu_length, c->archive->ctx.replay_linger_timeout_ns);
+    if (response_correlation_id >= 0)
+    {
+        snprintf(pub_channel + n, pub_length - (size_t)n, "|response-correlation-id=%" PRId64, response_correlation_id);
+    }
     r->work.do_work = aa_archive_replay_do_work;
     r->work.session = r;
     r->control_session_id = s->id;
@@ -836,10 +849,6 @@ static const char *aa_unsupported_reason(int32_t template_id)
         case AA_ARCHIVE_TEMPLATE_TAGGED_REPLICATE_REQUEST:
         case AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST2:
             return " (replication is not implemented)";
-        case AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST:
-            return ": replay tokens serve replays over response channels (control-mode=response), which need a control "
-                "session over a response channel, and this archive's control sessions do not use response channels; "
-                "replay on a channel the archive publishes to (aeron:ipc, or aeron:udp?endpoint=host:port)";
         case AA_ARCHIVE_TEMPLATE_UPDATE_CHANNEL_REQUEST:
             return " (channel updates are not implemented)";
         default:
@@ -966,6 +975,10 @@ void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session
             break;
         case AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST:
             aa_on_purge(c, s, msg->purge_recording_request.correlation_id, msg->purge_recording_request.recording_id);
+            break;
+        case AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST:
+            aa_archive_on_replay_token_request(c, s, msg->replay_token_request.correlation_id,
+                msg->replay_token_request.recording_id);
             break;
         case AA_ARCHIVE_TEMPLATE_DETACH_SEGMENTS_REQUEST:
         case AA_ARCHIVE_TEMPLATE_DELETE_DETACHED_SEGMENTS_REQUEST:
