@@ -61,6 +61,7 @@ DELETE_DETACHED_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_DELETE_DETACHED_S
 PURGE_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PURGE_SEGMENTS_REQUEST
 ATTACH_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_ATTACH_SEGMENTS_REQUEST
 MIGRATE_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_MIGRATE_SEGMENTS_REQUEST
+REPLAY_TOKEN: Final[int] = lib.AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST
 
 
 
@@ -147,13 +148,14 @@ _ID_REQUESTS: Final[dict[int, tuple[str, str]]] = {
     PURGE_RECORDING: ("purge_recording_request", "recording_id"),
     DELETE_DETACHED_SEGMENTS: ("delete_detached_segments_request", "recording_id"),
     ATTACH_SEGMENTS: ("attach_segments_request", "recording_id"),
+    REPLAY_TOKEN: ("replay_token_request", "recording_id"),
 }
 
 
 def id_request(template_id: int, control_session_id: int, correlation_id: int, value: int) -> bytes:
     """StopReplay, ListRecording, RecordingPosition, StopRecordingSubscription, StopPosition,
     StopAllReplays, StopRecordingByIdentity, MaxRecordedPosition, PurgeRecording,
-    DeleteDetachedSegments, AttachSegments."""
+    DeleteDetachedSegments, AttachSegments, ReplayToken."""
     member, field = _ID_REQUESTS[template_id]
     return _encode(template_id, member, control_session_id=control_session_id, correlation_id=correlation_id,
                    **{field: value})

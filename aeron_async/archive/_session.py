@@ -97,9 +97,39 @@ def check_connect(control_channel: str, response_channel: str, timeout: float) -
 
 def session_channels(control_channel: str, response_channel: str) -> tuple[str, str]:
     """The control and response channels of a new session, each with a random session id of its
-    own (`with_session_id`)."""
+    own (`with_session_id`); none with a response channel (`control-mode=response`: the driver
+    links the two, `request_channel`)."""
+    if _RESPONSE_MODE in response_channel:
+        return control_channel, response_channel
     response = with_session_id(response_channel, new_session_id())
     return with_session_id(control_channel, new_session_id()), response
+
+
+_RESPONSE_MODE: Final = "control-mode=response"
+
+
+def request_channel(control_channel: str, response_channel: str, response_subscription_id: int) -> str:
+    """The control channel a session publishes its requests on: with a response channel, it names
+    the response subscription (`response-correlation-id=<its registration id>`, reference
+    aeron-wave3.md 1.3-1.5), so the archive's responses reach this client behind NAT."""
+    if _RESPONSE_MODE not in response_channel:
+        return control_channel
+    return f"{control_channel}{'|' if '?' in control_channel else '?'}response-correlation-id={response_subscription_id}"
+
+
+def is_response_channel(channel: str) -> bool:
+    """A channel with `control-mode=response` (reference aeron-wave3.md 1.1)."""
+    return _RESPONSE_MODE in channel
+
+
+def token_request_channel(control_channel: str, replay_subscription_id: int) -> str:
+    """The publication a replay over a response channel is requested on (reference aeron-wave3.md
+    6.4, 8.2): the control channel without its session-id and response-correlation-id, naming the
+    replay's subscription."""
+    base, _, query = control_channel.partition("?")
+    params = [p for p in query.split("|") if p and not p.startswith(("session-id=", "response-correlation-id="))]
+    params.append(f"response-correlation-id={replay_subscription_id}")
+    return f"{base}?{'|'.join(params)}"
 
 
 def replay_subscription_channel(channel: str, replay_session_id: int) -> str:
@@ -846,6 +876,7 @@ class ControlSession:
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
         channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
         limit_counter: Counter | int | None = None, file_io_max_length: int | None = None, _merge: bool = False,
+        _token: int = NULL_VALUE,
     ) -> Call[int]:
         """Ask the archive to replay a recording to `channel` + `stream_id` and return the replay
         session id (read it with a subscription whose channel has `session-id=(int)id`, which
@@ -856,7 +887,8 @@ class ControlSession:
         recording is followed until it stops; `follow=False` stops at its end at the start of the
         replay). `limit_counter`: a counter (or its id) whose value caps how far the replay goes
         (bounded replay)."""
-        # `_merge`: a replay-merge's replay, whose channel names the live stream's session id
+        # `_merge`: a replay-merge's replay, whose channel names the live stream's session id; `_token`: a
+        # replay over a response channel (`replay()` sends it on a publication of its own)
         rid = check_int(recording_id, "recording_id")
         pos = replay_position(position)
         size = replay_length(length, follow)
@@ -869,11 +901,16 @@ class ControlSession:
         operation = f"replay({rid}, position={position}, length={length})"
         counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
         if counter_id is None:
-            return self._one(lambda s, c: _codec.replay(s, c, rid, pos, size, stream, io_max, NULL_VALUE, channel),
+            return self._one(lambda s, c: _codec.replay(s, c, rid, pos, size, stream, io_max, _token, channel),
                              operation)
         counter = check_int(counter_id, "limit_counter")
-        return self._one(lambda s, c: _codec.bounded_replay(s, c, rid, pos, size, counter, stream, io_max, NULL_VALUE,
+        return self._one(lambda s, c: _codec.bounded_replay(s, c, rid, pos, size, counter, stream, io_max, _token,
                                                             channel), operation)
+
+    def replay_token(self, recording_id: int) -> Call[int]:
+        """A replay token (ReplayToken, reference aeron-wave3.md 6.4): what a replay over a response
+        channel is requested with, from its own publication; `replay()` asks for one itself."""
+        return self._one(*self._by_id(_codec.REPLAY_TOKEN, recording_id, "recording_id", "replay_token"))
 
     def stop_replay(self, replay_session_id: int) -> Call[None]:
         """Stop a replay (UnknownReplayError if it has ended already)."""
@@ -985,3 +1022,4 @@ class Operations:
     start_replay = operation(ControlSession.start_replay)
     stop_replay = operation(ControlSession.stop_replay)
     stop_all_replays = operation(ControlSession.stop_all_replays)
+    replay_token = operation(ControlSession.replay_token)

@@ -388,6 +388,52 @@ def test_replay_over_a_response_channel_with_a_replay_token(clients: Any) -> Non
     subscription.close()
 
 
+def test_a_control_session_over_a_response_channel(clients: Any, aeron_dir: str) -> None:
+    """A session whose responses come over a response channel (reference aeron-wave3.md 1.3, 6.2):
+    the client's request publication names its response subscription, the archive's response
+    publication the request image; requests, answers and a replay work."""
+    _, aeron, archive = clients
+    rid, _, _ = record(aeron, archive, 50)
+    with AeronArchive.connect(aeron, response_channel="aeron:ipc?control-mode=response", timeout=10.0) as nat:
+        assert "response-correlation-id=" in nat.control_publication.channel
+        assert [d.recording_id for d in nat.list_recordings()] == [rid]
+        assert replayed(nat, rid) == list(range(50))
+
+
+@pytest.mark.anyio
+async def test_async_control_session_over_a_response_channel(anyio_backend: Any, clients: Any,
+                                                             aeron_dir: str) -> None:
+    _, aeron, archive = clients
+    rid, _, _ = await anyio.to_thread.run_sync(lambda: record(aeron, archive, 20))
+    async with aeron_async.connect(aeron_dir) as client:
+        async with archive_aio.connect(client, response_channel="aeron:ipc?control-mode=response",
+                                       timeout=10.0) as nat:
+            assert (await nat.list_recording(rid)).stop_position > 0
+
+
+def test_the_clients_replay_over_a_response_channel(clients: Any) -> None:
+    """`replay(channel="...control-mode=response")` takes the token path itself."""
+    _, aeron, archive = clients
+    rid, positions, _ = record(aeron, archive, 120)
+    with archive.replay(rid, position=positions[19], channel="aeron:ipc?control-mode=response", stream_id=9002,
+                        follow=False) as replay:
+        assert [int(bytes(m.data)[1:6]) for m in replay.messages(timeout=10.0)] == list(range(20, 120))
+    with pytest.raises(UnknownRecordingError):
+        archive.replay(rid + 100, channel="aeron:ipc?control-mode=response", stream_id=9002)
+
+
+@pytest.mark.anyio
+async def test_async_replay_over_a_response_channel(anyio_backend: Any, clients: Any, aeron_dir: str) -> None:
+    _, aeron, archive = clients
+    rid, _, _ = await anyio.to_thread.run_sync(lambda: record(aeron, archive, 60))
+    async with aeron_async.connect(aeron_dir) as client:
+        async with archive_aio.connect(client, timeout=10.0) as nat:
+            with anyio.fail_after(20):
+                got = [int(bytes(m.data)[1:6]) async for m in
+                       nat.replay(rid, channel="aeron:ipc?control-mode=response", stream_id=9003, follow=False)]
+    assert got == list(range(60))
+
+
 def test_update_channel_is_refused_saying_why(clients: Any) -> None:
     from aeron_async._ffi import lib
     from aeron_async.archive import _codec

@@ -303,6 +303,13 @@ static int aa_response_channel(aa_archive_conductor_t *c, const char *channel, c
         w = snprintf(out + n, length - n, "|term-length=%" PRId64, ctx->control_term_buffer_length);
         n += (size_t)w;
     }
+    if (n < length && NULL != strstr(channel, "control-mode=response") && NULL != c->request_image)
+    {
+        /* a response channel (reference aeron-wave3.md 6.2): the driver links it to the client's
+         * subscription through the request image's correlation id */
+        w = snprintf(out + n, length - n, "|response-correlation-id=%" PRId64, c->request_image->correlation_id);
+        n += (size_t)w;
+    }
     return n < length ? 0 : -1;
 }
 
