@@ -17,7 +17,7 @@ import aeron_async
 from aeron_async.archive import AeronArchive, RecordingSignal
 from aeron_async.archive import aio as archive_aio
 from aeron_async.errors import ActiveRecordingError, ArchiveError, UnknownRecordingError
-from support.archive_e2e import archive_beside_driver
+from support.archive_e2e import archive_beside_driver, free_udp_port
 from conftest import PYTHON, offer_all, python_env, wait_for
 
 SEG = 65536  # the segment length (the minimum) and the term length: a segment holds one term
@@ -432,6 +432,24 @@ async def test_async_replay_over_a_response_channel(anyio_backend: Any, clients:
                 got = [int(bytes(m.data)[1:6]) async for m in
                        nat.replay(rid, channel="aeron:ipc?control-mode=response", stream_id=9003, follow=False)]
     assert got == list(range(60))
+
+
+def test_control_and_replay_over_udp_response_channels(aeron_dir: str, archive_dir: str) -> None:
+    """The NAT case over UDP (reference aeron-wave3.md 1.2, 1.5): requests to the archive's control
+    endpoint, responses and the replay back over response channels whose `control` is the archive's."""
+    control, responses, replays = free_udp_port(), free_udp_port(), free_udp_port()
+    with archive_beside_driver(aeron_dir, archive_dir, segment_file_length="64k", low_storage_space_threshold="0",
+                               control_channel=f"aeron:udp?endpoint=127.0.0.1:{control}"), \
+            aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as aeron, \
+            AeronArchive.connect(aeron, timeout=10.0) as local:
+        rid, _, _ = record(aeron, local, 80)
+        with AeronArchive.connect(aeron, control_channel=f"aeron:udp?endpoint=127.0.0.1:{control}",
+                                  response_channel=f"aeron:udp?control-mode=response|control=127.0.0.1:{responses}",
+                                  timeout=10.0) as nat:
+            assert [d.recording_id for d in nat.list_recordings()] == [rid]
+            with nat.replay(rid, channel=f"aeron:udp?control-mode=response|control=127.0.0.1:{replays}",
+                            stream_id=9004, follow=False) as replay:
+                assert [int(bytes(m.data)[1:6]) for m in replay.messages(timeout=10.0)] == list(range(80))
 
 
 def test_update_channel_is_refused_saying_why(clients: Any) -> None:
