@@ -1,6 +1,7 @@
 """`aeron-async recordings`: an archive directory's recordings from its files, without the archive
 running (Aeron's ArchiveTool): list, describe, verify (frames and checksums), migrate (copy or move
-recordings into another archive directory), retention --dry-run (what the archive's retention would
+recordings into another archive directory), delete-orphaned-segments (files no recording reads:
+detached ones, those of deleted recordings), retention --dry-run (what the archive's retention would
 remove now).
 
 It reads `archive.catalog` through the native catalog (read-only, so a running archive is not
@@ -316,6 +317,27 @@ def retention_plan(archive_dir: str, *, max_bytes: int = 0, max_age_ms: int = 0,
     return plans
 
 
+def orphaned_segments(archive_dir: str) -> list[str]:
+    """Segment files no recording reads (Aeron's ArchiveTool delete-orphaned-segments): those of a
+    recording that is not VALID in the catalog (deleted, invalid, unknown), and a VALID recording's
+    detached ones, below its start position's segment (docs/architecture.md, "Segments and
+    retention"). Paths, sorted."""
+    with _catalog(archive_dir) as catalog:
+        valid = {e.descriptor.recording_id: e.descriptor for e in catalog.entries()
+                 if e.state == RecordingState.VALID}
+    recording_id, base = ffi.new("int64_t *"), ffi.new("int64_t *")
+    found = []
+    for name in sorted(os.listdir(archive_dir)):
+        if lib.aa_archive_segment_parse_file_name(name.encode(), recording_id, base) != 1:
+            continue
+        d = valid.get(int(recording_id[0]))
+        if d is not None and base[0] >= lib.aa_archive_segment_base_position(
+                d.start_position, d.start_position, d.term_buffer_length, _segment_length(d)):
+            continue
+        found.append(os.path.join(archive_dir, name))
+    return found
+
+
 @contextlib.contextmanager
 def _catalog(archive_dir: str) -> Iterator[Catalog]:
     catalog = Catalog(archive_dir)
@@ -384,6 +406,19 @@ def command(args: Any) -> int:
         for old, new in moved.items():
             print(f"recording {old} -> {args.destination} recording {new}")
         return 0
+    if args.action == "delete-orphaned-segments":
+        if not args.dry_run and _archive_running(args.archive_dir):
+            raise ConfigurationError(f"the archive in {args.archive_dir} is running (its mark file was updated in the "
+                                     f"last {ACTIVE_WITHIN_MS // 1000} s): stop it first, or ask it "
+                                     "(delete_detached_segments)")
+        orphans = orphaned_segments(args.archive_dir)
+        for path in orphans:
+            if not args.dry_run:
+                os.unlink(path)
+            print(f"{'would delete' if args.dry_run else 'deleted'} {os.path.basename(path)}")
+        if not orphans:
+            print("no orphaned segment files")
+        return 0
     if args.action == "retention":
         if not args.dry_run:
             print("aeron-async recordings retention: the running archive applies retention itself "
@@ -428,6 +463,11 @@ def add_arguments(parser: Any) -> None:
     p.add_argument("destination", help="the destination archive directory (created if needed)")
     p.add_argument("recording_ids", type=int, nargs="*", help="which (default: every valid one)")
     p.add_argument("--move", action="store_true", help="delete them from the source afterwards")
+    p = actions.add_parser("delete-orphaned-segments",
+                           help="delete segment files no recording reads: of recordings not valid in the catalog, "
+                                "and detached ones below a recording's start (the archive must be stopped)")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
     p = actions.add_parser("retention", help="what the archive's retention would remove now (--dry-run)")
     p.add_argument("--archive-dir", required=True)
     p.add_argument("--dry-run", action="store_true", help="show what would be removed, remove nothing")

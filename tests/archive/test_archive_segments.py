@@ -290,6 +290,38 @@ def test_recordings_retention_dry_run_shows_what_the_archive_then_removes(aeron_
         assert archive.list_recording(rid).start_position == new_start
 
 
+def test_recordings_delete_orphaned_segments(aeron_dir: str, archive_dir: str) -> None:
+    """`aeron-async recordings delete-orphaned-segments`: a recording's detached files and the
+    files of a recording the catalog does not hold go; the archive must be stopped."""
+    def tool(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PYTHON, "-m", "aeron_async", "recordings", "delete-orphaned-segments",
+                               "--archive-dir", archive_dir, *args], env=python_env(), capture_output=True,
+                              text=True, timeout=60)
+
+    with archive_beside_driver(aeron_dir, archive_dir, segment_file_length="64k",
+                               low_storage_space_threshold="0"), \
+            aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as aeron, \
+            AeronArchive.connect(aeron, timeout=10.0) as archive:
+        rid, _, _ = record(aeron, archive, 300)
+        archive.detach_segments(rid, 2 * SEG)
+        running = tool()
+        assert running.returncode != 0 and "is running" in running.stdout + running.stderr
+    with open(os.path.join(archive_dir, f"{rid}-0.rec"), "rb") as f, \
+            open(os.path.join(archive_dir, f"{rid + 50}-0.rec"), "wb") as orphan:
+        orphan.write(f.read())
+    kept = [b for b in segment_bases(archive_dir, rid) if b >= 2 * SEG]
+    going = [f"{rid}-0.rec", f"{rid}-{SEG}.rec", f"{rid + 50}-0.rec"]
+    dry = tool("--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(dry.stdout.splitlines()) == sorted(f"would delete {name}" for name in going)
+    assert os.path.exists(os.path.join(archive_dir, f"{rid + 50}-0.rec"))
+    done = tool()
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(f"deleted {name}" for name in going)
+    assert segment_bases(archive_dir, rid) == kept and segment_bases(archive_dir, rid + 50) == []
+    assert tool().stdout == "no orphaned segment files\n"
+
+
 @pytest.mark.anyio
 async def test_async_segment_operations(anyio_backend: Any, clients: Any, archive_dir: str, aeron_dir: str) -> None:
     _, aeron, sync_archive = clients
