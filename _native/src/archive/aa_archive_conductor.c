@@ -717,13 +717,13 @@ static int aa_control_handler(void *clientd, const aa_poll_fragment_t *fragment)
     int64_t session_id;
     memcpy(&session_id, payload + AA_ARCHIVE_MESSAGE_HEADER_LENGTH, 8);
     aa_archive_control_session_t *s = aa_archive_find_session(c, session_id);
-    /* Aeron finds a ChallengeResponse's session without the image check; this archive keeps it, so
-     * only the client that opened the session can answer its challenge (docs/security.md, "The archive") */
     if (NULL != s && s->image != fragment->image && AA_CONTROL_SESSION_ACTIVE == s->state &&
         aa_archive_replay_by_token(c, s, &msg))
     {
         return AA_POLL_CONTINUE; /* a replay over a response channel, with its token */
     }
+    /* Aeron finds a ChallengeResponse's session without the image check; this archive keeps it, so
+     * only the client that opened the session can answer its challenge (docs/security.md, "The archive") */
     if (NULL == s || s->image != fragment->image || AA_CONTROL_SESSION_REFUSED == s->state)
     {
         return AA_POLL_CONTINUE; /* not a session of this image: dropped, as Aeron does */

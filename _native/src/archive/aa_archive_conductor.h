@@ -45,9 +45,9 @@ typedef struct aa_archive_control_session_stct
 }
 aa_archive_control_session_t;
 
-/* A subscription the archive records from (start recording / extend). */
 typedef struct aa_archive_replay_tokens_stct aa_archive_replay_tokens_t;
 
+/* A subscription the archive records from (start recording / extend). */
 typedef struct aa_archive_recording_subscription_stct
 {
     int64_t async_id;

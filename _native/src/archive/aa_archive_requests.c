@@ -839,7 +839,7 @@ static void aa_on_position(aa_archive_conductor_t *c, aa_archive_control_session
     aa_archive_send_ok(c, s, correlation_id, value);
 }
 
-/* Why a request is refused, per request type (docs/architecture.md, "Segments and retention"). */
+/* Why a request is refused, per request type (docs/architecture.md, "Replays over response channels"). */
 static const char *aa_unsupported_reason(int32_t template_id)
 {
     switch (template_id)
