@@ -259,7 +259,7 @@ _MODULE_COMMANDS: list[tuple[str, str, str, Callable[[argparse.Namespace], int] 
     ("exporter", "serve a driver's counters, loss report and error count to Prometheus at /metrics (the 'monitor' "
      "extra)", "exporter", None),
     ("recordings", "an archive directory's recordings from its files: list, describe, verify (frames and checksums), "
-     "migrate", "archive.tool", _cmd_recordings),
+     "migrate, delete-orphaned-segments, retention --dry-run", "archive.tool", _cmd_recordings),
     ("ready", "exit 0 when a media driver is alive in the aeron directory (its CnC heartbeat): a container's "
      "readiness probe", "ready", None),
     ("bench-archive", "archive benchmarks: recording and replay throughput against the disk, latency added by "

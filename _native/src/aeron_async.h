@@ -26,6 +26,7 @@
 #include "protocols/aa_archive_codecs.h"
 #include "archive/aa_archive_checksum.h"
 #include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_retention.h"
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_context.h"
 #include "archive/aa_archive_auth.h"
@@ -641,6 +642,8 @@ const char *aa_loss_report_file_name(void);
 /* CDEF INCLUDE protocols/aa_archive_codecs.h */
 /* CDEF INCLUDE archive/aa_archive_checksum.h */
 /* CDEF INCLUDE archive/aa_archive_segment.h */
+/* retention's plan (docs/architecture.md, "Segments and retention"), shared with `recordings retention --dry-run` */
+/* CDEF INCLUDE archive/aa_archive_retention.h */
 /* CDEF INCLUDE archive/aa_archive_catalog.h */
 
 /* ---- columnar polling (the Spark source, docs/architecture.md "Spark"; src/client/aa_columns.c) ----

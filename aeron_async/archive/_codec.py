@@ -58,6 +58,12 @@ PURGE_RECORDING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PURGE_RECORDING_REQUEST
 PING: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PING
 REPLICATE2: Final[int] = lib.AA_ARCHIVE_TEMPLATE_REPLICATE_REQUEST2
 STOP_REPLICATION: Final[int] = lib.AA_ARCHIVE_TEMPLATE_STOP_REPLICATION_REQUEST
+DETACH_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_DETACH_SEGMENTS_REQUEST
+DELETE_DETACHED_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_DELETE_DETACHED_SEGMENTS_REQUEST
+PURGE_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_PURGE_SEGMENTS_REQUEST
+ATTACH_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_ATTACH_SEGMENTS_REQUEST
+MIGRATE_SEGMENTS: Final[int] = lib.AA_ARCHIVE_TEMPLATE_MIGRATE_SEGMENTS_REQUEST
+REPLAY_TOKEN: Final[int] = lib.AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST
 
 
 
@@ -143,12 +149,16 @@ _ID_REQUESTS: Final[dict[int, tuple[str, str]]] = {
     MAX_RECORDED_POSITION: ("max_recorded_position_request", "recording_id"),
     PURGE_RECORDING: ("purge_recording_request", "recording_id"),
     STOP_REPLICATION: ("stop_replication_request", "replication_id"),
+    DELETE_DETACHED_SEGMENTS: ("delete_detached_segments_request", "recording_id"),
+    ATTACH_SEGMENTS: ("attach_segments_request", "recording_id"),
+    REPLAY_TOKEN: ("replay_token_request", "recording_id"),
 }
 
 
 def id_request(template_id: int, control_session_id: int, correlation_id: int, value: int) -> bytes:
     """StopReplay, ListRecording, RecordingPosition, StopRecordingSubscription, StopPosition,
-    StopAllReplays, StopRecordingByIdentity, MaxRecordedPosition, PurgeRecording."""
+    StopAllReplays, StopRecordingByIdentity, MaxRecordedPosition, PurgeRecording,
+    DeleteDetachedSegments, AttachSegments, ReplayToken."""
     member, field = _ID_REQUESTS[template_id]
     return _encode(template_id, member, control_session_id=control_session_id, correlation_id=correlation_id,
                    **{field: value})
@@ -223,6 +233,25 @@ def truncate_recording(control_session_id: int, correlation_id: int, recording_i
     return _encode(TRUNCATE_RECORDING, "truncate_recording_request",
                    control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
                    position=position)
+
+
+def detach_segments(control_session_id: int, correlation_id: int, recording_id: int, new_start_position: int) -> bytes:
+    return _encode(DETACH_SEGMENTS, "detach_segments_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   new_start_position=new_start_position)
+
+
+def purge_segments(control_session_id: int, correlation_id: int, recording_id: int, new_start_position: int) -> bytes:
+    return _encode(PURGE_SEGMENTS, "purge_segments_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id, recording_id=recording_id,
+                   new_start_position=new_start_position)
+
+
+def migrate_segments(control_session_id: int, correlation_id: int, src_recording_id: int,
+                     dst_recording_id: int) -> bytes:
+    return _encode(MIGRATE_SEGMENTS, "migrate_segments_request",
+                   control_session_id=control_session_id, correlation_id=correlation_id,
+                   src_recording_id=src_recording_id, dst_recording_id=dst_recording_id)
 
 
 def list_recordings(control_session_id: int, correlation_id: int, from_recording_id: int, record_count: int) -> bytes:

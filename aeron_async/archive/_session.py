@@ -97,9 +97,39 @@ def check_connect(control_channel: str, response_channel: str, timeout: float) -
 
 def session_channels(control_channel: str, response_channel: str) -> tuple[str, str]:
     """The control and response channels of a new session, each with a random session id of its
-    own (`with_session_id`)."""
+    own (`with_session_id`); none with a response channel (`control-mode=response`: the driver
+    links the two, `request_channel`)."""
+    if _RESPONSE_MODE in response_channel:
+        return control_channel, response_channel
     response = with_session_id(response_channel, new_session_id())
     return with_session_id(control_channel, new_session_id()), response
+
+
+_RESPONSE_MODE: Final = "control-mode=response"
+
+
+def request_channel(control_channel: str, response_channel: str, response_subscription_id: int) -> str:
+    """The control channel a session publishes its requests on: with a response channel, it names
+    the response subscription (`response-correlation-id=<its registration id>`, reference
+    aeron-wave3.md 1.3-1.5), so the archive's responses reach this client behind NAT."""
+    if _RESPONSE_MODE not in response_channel:
+        return control_channel
+    return f"{control_channel}{'|' if '?' in control_channel else '?'}response-correlation-id={response_subscription_id}"
+
+
+def is_response_channel(channel: str) -> bool:
+    """A channel with `control-mode=response` (reference aeron-wave3.md 1.1)."""
+    return _RESPONSE_MODE in channel
+
+
+def token_request_channel(control_channel: str, replay_subscription_id: int) -> str:
+    """The publication a replay over a response channel is requested on (reference aeron-wave3.md
+    6.4, 8.2): the control channel without its session-id and response-correlation-id, naming the
+    replay's subscription."""
+    base, _, query = control_channel.partition("?")
+    params = [p for p in query.split("|") if p and not p.startswith(("session-id=", "response-correlation-id="))]
+    params.append(f"response-correlation-id={replay_subscription_id}")
+    return f"{base}?{'|'.join(params)}"
 
 
 def replay_subscription_channel(channel: str, replay_session_id: int) -> str:
@@ -724,6 +754,47 @@ class ControlSession:
         removed (DELETE signal). Returns the archive's count of deleted segment files."""
         return self._one(*self._by_id(_codec.PURGE_RECORDING, recording_id, "recording_id", "purge_recording"))
 
+    # segment management (reference aeron-wave3.md 9; docs/architecture.md, "Segments and retention")
+
+    def detach_segments(self, recording_id: int, new_start_position: int) -> Call[None]:
+        """Move a recording's start to `new_start_position`, a segment boundary at least one
+        segment past its start's and not past the segment being recorded (or holding its stop
+        position) or one a replay reads: the files before it stay on disk, detached, until
+        `delete_detached_segments` (or `attach_segments` brings them back)."""
+        rid = check_int(recording_id, "recording_id")
+        pos = check_int(new_start_position, "new_start_position", 0)
+        return self._void(lambda s, c: _codec.detach_segments(s, c, rid, pos), f"detach_segments({rid}, {pos})")
+
+    def delete_detached_segments(self, recording_id: int) -> Call[int]:
+        """Delete a recording's detached segment files (those before its start's segment). Returns
+        how many the archive queued for deletion; it signals DELETE once they are gone."""
+        return self._one(*self._by_id(_codec.DELETE_DETACHED_SEGMENTS, recording_id, "recording_id",
+                                      "delete_detached_segments"))
+
+    def purge_segments(self, recording_id: int, new_start_position: int) -> Call[int]:
+        """`detach_segments` and delete the segment files from the old start's segment up to the
+        new start. Returns how many were queued for deletion; the archive signals DELETE once they
+        are gone."""
+        rid = check_int(recording_id, "recording_id")
+        pos = check_int(new_start_position, "new_start_position", 0)
+        return self._one(lambda s, c: _codec.purge_segments(s, c, rid, pos), f"purge_segments({rid}, {pos})")
+
+    def attach_segments(self, recording_id: int) -> Call[int]:
+        """Attach the detached segment files still on disk before a recording's start, walking down
+        from it while they exist: the start moves back to the first frame of the lowest. Returns
+        how many were attached."""
+        return self._one(*self._by_id(_codec.ATTACH_SEGMENTS, recording_id, "recording_id", "attach_segments"))
+
+    def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> Call[int]:
+        """Move the segment files of a stopped recording into a contiguous one of the same stream
+        (the source stops where the destination starts, or starts where it stops, on a segment
+        boundary; equal segment length, term length, initial term id, stream id and MTU). The
+        destination then covers both; the source is left empty. Returns how many files moved; the
+        archive signals DELETE (of the source) when it is done."""
+        src = check_int(src_recording_id, "src_recording_id")
+        dst = check_int(dst_recording_id, "dst_recording_id")
+        return self._one(lambda s, c: _codec.migrate_segments(s, c, src, dst), f"migrate_segments({src}, {dst})")
+
     def list_recordings(
         self, channel: str | None = None, stream_id: int | None = None, *, from_recording_id: int = 0,
         count: int | None = None,
@@ -835,6 +906,7 @@ class ControlSession:
         self, recording_id: int, position: int | None = None, length: int | None = None, *,
         channel: str = DEFAULT_REPLAY_CHANNEL, stream_id: int = DEFAULT_REPLAY_STREAM_ID, follow: bool = True,
         limit_counter: Counter | int | None = None, file_io_max_length: int | None = None, _merge: bool = False,
+        _token: int = NULL_VALUE,
     ) -> Call[int]:
         """Ask the archive to replay a recording to `channel` + `stream_id` and return the replay
         session id (read it with a subscription whose channel has `session-id=(int)id`, which
@@ -845,7 +917,8 @@ class ControlSession:
         recording is followed until it stops; `follow=False` stops at its end at the start of the
         replay). `limit_counter`: a counter (or its id) whose value caps how far the replay goes
         (bounded replay)."""
-        # `_merge`: a replay-merge's replay, whose channel names the live stream's session id
+        # `_merge`: a replay-merge's replay, whose channel names the live stream's session id; `_token`: a
+        # replay over a response channel (`replay()` sends it on a publication of its own)
         rid = check_int(recording_id, "recording_id")
         pos = replay_position(position)
         size = replay_length(length, follow)
@@ -858,10 +931,10 @@ class ControlSession:
         operation = f"replay({rid}, position={position}, length={length})"
         counter_id = limit_counter.id if isinstance(limit_counter, Counter) else limit_counter
         if counter_id is None:
-            return self._one(lambda s, c: _codec.replay(s, c, rid, pos, size, stream, io_max, NULL_VALUE, channel),
+            return self._one(lambda s, c: _codec.replay(s, c, rid, pos, size, stream, io_max, _token, channel),
                              operation)
         counter = check_int(counter_id, "limit_counter")
-        return self._one(lambda s, c: _codec.bounded_replay(s, c, rid, pos, size, counter, stream, io_max, NULL_VALUE,
+        return self._one(lambda s, c: _codec.bounded_replay(s, c, rid, pos, size, counter, stream, io_max, _token,
                                                             channel), operation)
 
     def replicate(
@@ -873,7 +946,7 @@ class ControlSession:
     ) -> Call[int]:
         """Ask this archive (the destination) to replicate recording `src_recording_id` of the
         archive whose control channel is `src_control_channel` + `src_control_stream_id` (Aeron's
-        ReplicateRequest2; docs/archive.md, "Replication"). Returns the replication id: the
+        ReplicateRequest2; docs/architecture.md, "Replication"). Returns the replication id: the
         replication's signals (REPLICATE, EXTEND, SYNC, MERGE, STOP, REPLICATE_END) carry it as
         their correlation id (`wait_for_replication`).
 
@@ -915,6 +988,10 @@ class ControlSession:
         REPLICATE_END, its recording stopped where it got to."""
         return self._void(*self._by_id(_codec.STOP_REPLICATION, replication_id, "replication_id",
                                        "stop_replication"))
+    def replay_token(self, recording_id: int) -> Call[int]:
+        """A replay token (ReplayToken, reference aeron-wave3.md 6.4): what a replay over a response
+        channel is requested with, from its own publication; `replay()` asks for one itself."""
+        return self._one(*self._by_id(_codec.REPLAY_TOKEN, recording_id, "recording_id", "replay_token"))
 
     def stop_replay(self, replay_session_id: int) -> Call[None]:
         """Stop a replay (UnknownReplayError if it has ended already)."""
@@ -1010,6 +1087,11 @@ class Operations:
     extend_recording = operation(ControlSession.extend_recording)
     truncate_recording = operation(ControlSession.truncate_recording)
     purge_recording = operation(ControlSession.purge_recording)
+    detach_segments = operation(ControlSession.detach_segments)
+    delete_detached_segments = operation(ControlSession.delete_detached_segments)
+    purge_segments = operation(ControlSession.purge_segments)
+    attach_segments = operation(ControlSession.attach_segments)
+    migrate_segments = operation(ControlSession.migrate_segments)
     list_recordings = operation(ControlSession.list_recordings)
     list_recording = operation(ControlSession.list_recording)
     find_last_matching_recording = operation(ControlSession.find_last_matching_recording)
@@ -1023,3 +1105,4 @@ class Operations:
     stop_all_replays = operation(ControlSession.stop_all_replays)
     replicate = operation(ControlSession.replicate)
     stop_replication = operation(ControlSession.stop_replication)
+    replay_token = operation(ControlSession.replay_token)

@@ -145,8 +145,9 @@ class AsyncAeronArchive(Operations):
         if self._closed:
             raise anyio.ClosedResourceError("the archive client is closed: connect a new one")
 
-    async def _send(self, call: Call[Any], request: bytes) -> None:
-        session, publication = self._session, self.control_publication
+    async def _send(self, call: Call[Any], request: bytes, via: AsyncPublication | None = None) -> None:
+        session = self._session
+        publication = self.control_publication if via is None else via
         if session.connected and not publication.is_connected:
             raise session.gone(call.operation, control=True)
         while True:
@@ -159,12 +160,13 @@ class AsyncAeronArchive(Operations):
                                      channel=publication.publication.channel or "", stream_id=publication.stream_id,
                                      aeron_dir=self.aeron.aeron_dir)
 
-    async def _exchange(self, call: Call[Any], request: bytes) -> None:
-        """Send one request of `call` and wait for its answer (or its deadline)."""
+    async def _exchange(self, call: Call[Any], request: bytes, via: AsyncPublication | None = None) -> None:
+        """Send one request of `call` (on `via`, else the session's publication) and wait for its
+        answer (or its deadline)."""
         session = self._session
         waiter = self._waiting[call] = anyio.Event()
         try:
-            await self._send(call, request)
+            await self._send(call, request, via)
             while not call.answered:
                 with anyio.CancelScope(deadline=call.deadline):
                     await waiter.wait()
@@ -175,7 +177,7 @@ class AsyncAeronArchive(Operations):
         finally:
             del self._waiting[call]
 
-    async def _run(self, call: Call[T]) -> T:
+    async def _run(self, call: Call[T], via: AsyncPublication | None = None) -> T:
         """Send the call's requests and await their answers; the call's result."""
         self._check_usable()
         session = self._session
@@ -183,7 +185,7 @@ class AsyncAeronArchive(Operations):
             try:
                 request: bytes | None = session.start(call, anyio.current_time())
                 while request is not None:
-                    await self._exchange(call, request)
+                    await self._exchange(call, request, via)
                     request = session.advance(call, anyio.current_time())
             except BaseException:
                 session.abandon(call)
@@ -328,7 +330,7 @@ class AsyncReplay(_MessageIterator):
 
     _END = anyio.EndOfStream
 
-    def __init__(self, archive: AsyncAeronArchive, recording_id: int, make: Callable[[], Call[int]], channel: str,
+    def __init__(self, archive: AsyncAeronArchive, recording_id: int, make: Callable[..., Call[int]], channel: str,
                  stream_id: int) -> None:
         self.archive = archive
         self.recording_id = recording_id
@@ -352,6 +354,8 @@ class AsyncReplay(_MessageIterator):
         if self._closed:
             raise anyio.ClosedResourceError("the replay is closed")
         archive = self.archive
+        if _session.is_response_channel(self._channel):
+            return await self._start_by_token()
         replay_session_id = await archive._run(self._make())
         self.replay_session_id = replay_session_id
         try:
@@ -361,6 +365,37 @@ class AsyncReplay(_MessageIterator):
             with anyio.CancelScope(shield=True):
                 await self._stop_quietly()
             raise
+        return replay_session_id
+
+    async def _start_by_token(self) -> int:
+        """A replay over a response channel (docs/architecture.md, "Replays over response
+        channels"): subscribe, take a replay token, request the replay with it on a publication of
+        its own that names the subscription."""
+        archive = self.archive
+        self.subscription = await archive.aeron.add_subscription(self._channel, self._stream_id)
+        request = None
+        try:
+            token = await archive.replay_token(self.recording_id)
+            control = archive.control_publication
+            request = await archive.aeron.add_exclusive_publication(
+                _session.token_request_channel(control.publication.channel or "",
+                                               self.subscription.subscription.registration_id), control.stream_id)
+            try:
+                with anyio.fail_after(archive.timeout):
+                    while not request.is_connected:
+                        await anyio.sleep(0.001)
+            except TimeoutError:
+                raise ArchiveTimeoutError(
+                    f"replay({self.recording_id}) over the response channel {self._channel}: its request publication "
+                    f"did not connect to the archive within {archive.timeout} s", None) from None
+            replay_session_id: int = await archive._run(self._make(_token=token), via=request)
+        except BaseException:
+            self.close_subscription()
+            raise
+        finally:
+            if request is not None:
+                request.close()
+        self.replay_session_id = replay_session_id
         return replay_session_id
 
     async def _image_view(self) -> AsyncImageView:
@@ -626,6 +661,8 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         try:
             request_channel, response_channel = _session.session_channels(self._control[0], self._response[0])
             subscription = await aeron.add_subscription(response_channel, self._response[1])
+            request_channel = _session.request_channel(request_channel, response_channel,
+                                                       subscription.subscription.registration_id)
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel
             archive = AsyncAeronArchive(aeron, publication, subscription, self._timeout, self._on_recording_signal)

@@ -17,6 +17,7 @@ One AeronArchive belongs to one thread at a time (calls from several threads tak
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -116,6 +117,7 @@ class AeronArchive(ClosedOnExit, Operations):
         try:
             request, response = _session.session_channels(control_channel, response_channel)
             subscription = client.add_subscription(response, response_stream_id)
+            request = _session.request_channel(request, response, subscription.registration_id)
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
             archive = cls(client, owns, publication, subscription, timeout, idle_strategy, on_recording_signal)
@@ -148,8 +150,9 @@ class AeronArchive(ClosedOnExit, Operations):
         if self._closed:
             raise ClosedError("the archive client is closed: connect a new one (AeronArchive.connect)")
 
-    def _offer(self, call: Call[Any], request: bytes) -> None:
-        session, publication, idle = self._session, self.control_publication, self._idle
+    def _offer(self, call: Call[Any], request: bytes, via: ExclusivePublication | None = None) -> None:
+        session, idle = self._session, self._idle
+        publication = self.control_publication if via is None else via
         idle.reset()
         while True:
             result = publication.offer(request)
@@ -173,15 +176,16 @@ class AeronArchive(ClosedOnExit, Operations):
                     raise session.timed_out(call)
                 idle.idle(0)
 
-    def _run(self, call: Call[T]) -> T:
-        """Send the call's requests and poll for their answers; the call's result."""
+    def _run(self, call: Call[T], via: ExclusivePublication | None = None) -> T:
+        """Send the call's requests (on `via`, else the session's publication) and poll for their
+        answers; the call's result."""
         with self._lock:
             self._check_open()
             session = self._session
             try:
                 request: bytes | None = session.start(call, time.monotonic())
                 while request is not None:
-                    self._offer(call, request)
+                    self._offer(call, request, via)
                     self._await(call)
                     request = session.advance(call, time.monotonic())
             except BaseException:
@@ -205,7 +209,16 @@ class AeronArchive(ClosedOnExit, Operations):
         """Start a replay (see `start_replay` for the arguments) and subscribe to it: the Replay's
         messages carry the recorded positions. `with archive.replay(...) as replay: for message in
         replay: ...` iterates until the replay ends (its length reached, or a followed recording
-        stopped); leaving the block stops the replay and closes its subscription."""
+        stopped); leaving the block stops the replay and closes its subscription.
+
+        A `channel` with `control-mode=response` (a client behind NAT: reference aeron-wave3.md
+        1.5) is replayed to with a replay token: the replay's subscription first, then the request
+        on a publication of its own naming it (docs/architecture.md, "Replays over response
+        channels")."""
+        if _session.is_response_channel(channel):
+            return self._replay_by_token(recording_id, position, length, channel=channel, stream_id=stream_id,
+                                         follow=follow, limit_counter=limit_counter,
+                                         file_io_max_length=file_io_max_length)
         replay_session_id = self.start_replay(
             recording_id, position, length, channel=channel, stream_id=stream_id, follow=follow,
             limit_counter=limit_counter, file_io_max_length=file_io_max_length)
@@ -219,6 +232,42 @@ class AeronArchive(ClosedOnExit, Operations):
         except BaseException:
             self._stop_replay_quietly(replay_session_id)
             raise
+        replay = Replay(self, recording_id, replay_session_id, subscription, first_image)
+        self._replays = [r for r in self._replays if not r.is_closed]
+        self._replays.append(replay)
+        return replay
+
+    def _replay_by_token(
+        self, recording_id: int, position: int | None, length: int | None, *, channel: str, stream_id: int,
+        follow: bool, limit_counter: Counter | int | None, file_io_max_length: int | None,
+    ) -> Replay:
+        make = functools.partial(self._session.start_replay, recording_id, position, length, channel=channel,
+                                 stream_id=stream_id, follow=follow, limit_counter=limit_counter,
+                                 file_io_max_length=file_io_max_length)
+        make()  # the arguments are checked before anything is added
+        first_image: list[Image] = []
+        subscription = self.aeron.add_subscription(
+            channel, stream_id, on_available_image=lambda image: None if first_image else first_image.append(image))
+        request = None
+        try:
+            token = self.replay_token(recording_id)
+            request = self.aeron.add_exclusive_publication(
+                _session.token_request_channel(self.control_publication.channel or "", subscription.registration_id),
+                self.control_publication.stream_id)
+            deadline = time.monotonic() + self.timeout
+            while not request.is_connected:
+                if time.monotonic() > deadline:
+                    raise ArchiveTimeoutError(
+                        f"replay({recording_id}) over the response channel {channel}: its request publication did "
+                        f"not connect to the archive within {self.timeout} s", None)
+                self._idle.idle(0)
+            replay_session_id = self._run(make(_token=token), via=request)
+        except BaseException:
+            subscription.close()
+            raise
+        finally:
+            if request is not None:
+                request.close()
         replay = Replay(self, recording_id, replay_session_id, subscription, first_image)
         self._replays = [r for r in self._replays if not r.is_closed]
         self._replays.append(replay)

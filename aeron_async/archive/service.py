@@ -75,6 +75,10 @@ class ArchiveContext(_options.NativeContext):
     max_control_sessions: int | None = None
     max_response_term_length: Size | None = None
     max_replays_per_session: int | None = None
+    retention_max_bytes: Size | None = None
+    retention_max_age: Duration | None = None
+    retention_recording_max_age: Duration | None = None
+    retention_check_interval: Duration | None = None
 
 
 def archive_options() -> list[tuple[str, str, str, str]]:

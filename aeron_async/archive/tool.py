@@ -1,6 +1,8 @@
 """`aeron-async recordings`: an archive directory's recordings from its files, without the archive
 running (Aeron's ArchiveTool): list, describe, verify (frames and checksums), migrate (copy or move
-recordings into another archive directory).
+recordings into another archive directory), delete-orphaned-segments (files no recording reads:
+detached ones, those of deleted recordings), retention --dry-run (what the archive's retention would
+remove now).
 
 It reads `archive.catalog` through the native catalog (read-only, so a running archive is not
 disturbed; migrate refuses an archive that is running) and checks the segment files
@@ -260,6 +262,82 @@ def migrate(source_dir: str, destination_dir: str, recording_ids: list[int] | No
     return moved
 
 
+@attrs.frozen
+class RetentionPlan:
+    """What retention would remove from one recording: the whole recording (`purge`), or its
+    segment files before `new_start` (the start moving from `start`)."""
+
+    recording_id: int
+    start: int
+    new_start: int
+    purge: bool
+    segments: tuple[SegmentFile, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+
+def _option(value: str | None, env: str, parse: Any, what: str) -> int:
+    """A retention setting: the argument, else the archive's environment variable, else 0 (off)."""
+    text = value if value is not None else os.environ.get(env, "0")
+    parsed = int(parse(text.encode()))
+    if parsed < 0:
+        form = "a size (64m, 1g)" if "BYTES" in env else "a duration (500ms, 3600s)"
+        raise ConfigurationError(f"{what}={text!r} is not valid; give {form}")
+    return parsed
+
+
+def retention_plan(archive_dir: str, *, max_bytes: int = 0, max_age_ms: int = 0, max_recording_age_ms: int = 0,
+                   now_ms: int | None = None) -> list[RetentionPlan]:
+    """What the archive's retention (AERON_ARCHIVE_RETENTION_*) would remove now, computed by the
+    archive's own plan (`aa_archive_retention_new_start`) from the catalog and the segment files.
+    An active recording's end is taken as its last segment file (the archive also keeps a segment
+    a replay reads, which a tool cannot see)."""
+    policy = ffi.new("aa_archive_retention_policy_t *")
+    policy.max_bytes, policy.max_age_ms, policy.max_recording_age_ms = max_bytes, max_age_ms, max_recording_age_ms
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    plans = []
+    with _catalog(archive_dir) as catalog:
+        entries = [e for e in catalog.entries() if e.state == RecordingState.VALID]
+    for entry in entries:
+        d = entry.descriptor
+        files = segment_files(archive_dir, d.recording_id)
+        if lib.aa_archive_retention_recording_expired(policy, d.stop_position, d.stop_timestamp, now):
+            plans.append(RetentionPlan(d.recording_id, d.start_position, d.start_position, True, tuple(files)))
+            continue
+        end = d.stop_position if d.stop_position >= 0 else (files[-1].base_position if files else d.start_position)
+        bases = ffi.new("int64_t[]", [f.base_position for f in files] or [0])
+        mtimes = ffi.new("int64_t[]", [int(os.stat(f.path).st_mtime * 1000) for f in files] or [0])
+        new_start = int(lib.aa_archive_retention_new_start(
+            policy, d.start_position, end, d.term_buffer_length, _segment_length(d), bases, mtimes, len(files), now))
+        if new_start > d.start_position:
+            going = tuple(f for f in files if f.base_position < new_start)
+            plans.append(RetentionPlan(d.recording_id, d.start_position, new_start, False, going))
+    return plans
+
+
+def orphaned_segments(archive_dir: str) -> list[str]:
+    """Segment files no recording reads (Aeron's ArchiveTool delete-orphaned-segments): those of a
+    recording that is not VALID in the catalog (deleted, invalid, unknown), and a VALID recording's
+    detached ones, below its start position's segment (docs/architecture.md, "Segments and
+    retention"). Paths, sorted."""
+    with _catalog(archive_dir) as catalog:
+        valid = {e.descriptor.recording_id: e.descriptor for e in catalog.entries()
+                 if e.state == RecordingState.VALID}
+    recording_id, base = ffi.new("int64_t *"), ffi.new("int64_t *")
+    found = []
+    for name in sorted(os.listdir(archive_dir)):
+        if lib.aa_archive_segment_parse_file_name(name.encode(), recording_id, base) != 1:
+            continue
+        d = valid.get(int(recording_id[0]))
+        if d is not None and base[0] >= lib.aa_archive_segment_base_position(
+                d.start_position, d.start_position, d.term_buffer_length, _segment_length(d)):
+            continue
+        found.append(os.path.join(archive_dir, name))
+    return found
+
+
 @contextlib.contextmanager
 def _catalog(archive_dir: str) -> Iterator[Catalog]:
     catalog = Catalog(archive_dir)
@@ -328,6 +406,43 @@ def command(args: Any) -> int:
         for old, new in moved.items():
             print(f"recording {old} -> {args.destination} recording {new}")
         return 0
+    if args.action == "delete-orphaned-segments":
+        if not args.dry_run and _archive_running(args.archive_dir):
+            raise ConfigurationError(f"the archive in {args.archive_dir} is running (its mark file was updated in the "
+                                     f"last {ACTIVE_WITHIN_MS // 1000} s): stop it first, or ask it "
+                                     "(delete_detached_segments)")
+        orphans = orphaned_segments(args.archive_dir)
+        for path in orphans:
+            if not args.dry_run:
+                os.unlink(path)
+            print(f"{'would delete' if args.dry_run else 'deleted'} {os.path.basename(path)}")
+        if not orphans:
+            print("no orphaned segment files")
+        return 0
+    if args.action == "retention":
+        if not args.dry_run:
+            print("aeron-async recordings retention: the running archive applies retention itself "
+                  "(AERON_ARCHIVE_RETENTION_*); add --dry-run to see what it would remove now")
+            return 2
+        plans = retention_plan(
+            args.archive_dir,
+            max_bytes=_option(args.max_bytes, "AERON_ARCHIVE_RETENTION_MAX_BYTES", lib.aa_parse_size, "--max-bytes"),
+            max_age_ms=_option(args.max_age, "AERON_ARCHIVE_RETENTION_MAX_AGE", lib.aa_parse_duration_ns,
+                               "--max-age") // 1_000_000,
+            max_recording_age_ms=_option(args.recording_max_age, "AERON_ARCHIVE_RETENTION_RECORDING_MAX_AGE",
+                                         lib.aa_parse_duration_ns, "--recording-max-age") // 1_000_000)
+        if not plans:
+            print("retention would remove nothing")
+        for plan in plans:
+            if plan.purge:
+                print(f"recording {plan.recording_id}: would purge the whole recording ({len(plan.segments)} segment "
+                      f"file(s), {plan.size} bytes)")
+            else:
+                print(f"recording {plan.recording_id}: would move its start {plan.start} -> {plan.new_start} and "
+                      f"delete {len(plan.segments)} segment file(s), {plan.size} bytes")
+            for segment in plan.segments:
+                print(f"  {os.path.basename(segment.path)}")
+        return 0
     raise AssertionError(args.action)
 
 
@@ -348,3 +463,16 @@ def add_arguments(parser: Any) -> None:
     p.add_argument("destination", help="the destination archive directory (created if needed)")
     p.add_argument("recording_ids", type=int, nargs="*", help="which (default: every valid one)")
     p.add_argument("--move", action="store_true", help="delete them from the source afterwards")
+    p = actions.add_parser("delete-orphaned-segments",
+                           help="delete segment files no recording reads: of recordings not valid in the catalog, "
+                                "and detached ones below a recording's start (the archive must be stopped)")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
+    p = actions.add_parser("retention", help="what the archive's retention would remove now (--dry-run)")
+    p.add_argument("--archive-dir", required=True)
+    p.add_argument("--dry-run", action="store_true", help="show what would be removed, remove nothing")
+    p.add_argument("--max-bytes",
+                   help="keep each recording's newest N bytes (default AERON_ARCHIVE_RETENTION_MAX_BYTES)")
+    p.add_argument("--max-age", help="segments last written longer ago go (default AERON_ARCHIVE_RETENTION_MAX_AGE)")
+    p.add_argument("--recording-max-age", help="stopped recordings that stopped longer ago go "
+                                                "(default AERON_ARCHIVE_RETENTION_RECORDING_MAX_AGE)")

@@ -19,6 +19,8 @@
 #include "archive/aa_archive_replication.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_segments_mgmt.h"
+#include "archive/aa_archive_replay_tokens.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
 #include "util/aa_array.h"
@@ -300,6 +302,13 @@ static int aa_response_channel(aa_archive_conductor_t *c, const char *channel, c
     if (n < length && (!has_term || refused))
     {
         w = snprintf(out + n, length - n, "|term-length=%" PRId64, ctx->control_term_buffer_length);
+        n += (size_t)w;
+    }
+    if (n < length && NULL != strstr(channel, "control-mode=response") && NULL != c->request_image)
+    {
+        /* a response channel (reference aeron-wave3.md 6.2): the driver links it to the client's
+         * subscription through the request image's correlation id */
+        w = snprintf(out + n, length - n, "|response-correlation-id=%" PRId64, c->request_image->correlation_id);
         n += (size_t)w;
     }
     return n < length ? 0 : -1;
@@ -709,6 +718,11 @@ static int aa_control_handler(void *clientd, const aa_poll_fragment_t *fragment)
     int64_t session_id;
     memcpy(&session_id, payload + AA_ARCHIVE_MESSAGE_HEADER_LENGTH, 8);
     aa_archive_control_session_t *s = aa_archive_find_session(c, session_id);
+    if (NULL != s && s->image != fragment->image && AA_CONTROL_SESSION_ACTIVE == s->state &&
+        aa_archive_replay_by_token(c, s, &msg))
+    {
+        return AA_POLL_CONTINUE; /* a replay over a response channel, with its token */
+    }
     /* Aeron finds a ChallengeResponse's session without the image check; this archive keeps it, so
      * only the client that opened the session can answer its challenge (docs/security.md, "The archive") */
     if (NULL == s || s->image != fragment->image || AA_CONTROL_SESSION_REFUSED == s->state)
@@ -811,6 +825,7 @@ int aa_archive_conductor_do_work(void *state)
     work += aa_archive_replications_do_work(c, now_ns);
     work += aa_archive_conductor_check_recordings(c);
     work += aa_archive_conductor_check_replays(c);
+    work += aa_archive_segments_do_work(c, now_ns);
     return work;
 }
 
@@ -903,6 +918,8 @@ void aa_archive_conductor_close(aa_archive_conductor_t *c)
         aa_session_free(c->sessions[i]);
     }
     free(c->sessions);
+    aa_archive_segments_close(c);
+    aa_archive_replay_tokens_close(c);
     aa_archive_authenticator_close(&c->authenticator);
     aa_archive_catalog_close(c->catalog);
     free(c->scratch);

@@ -45,6 +45,8 @@ typedef struct aa_archive_control_session_stct
 }
 aa_archive_control_session_t;
 
+typedef struct aa_archive_replay_tokens_stct aa_archive_replay_tokens_t;
+
 /* A subscription the archive records from (start recording / extend). */
 typedef struct aa_archive_recording_subscription_stct
 {
@@ -97,6 +99,8 @@ struct aa_archive_conductor_stct
     aa_image_t *request_image; /* the image of the request being handled */
     aa_archive_authenticator_t authenticator;
     struct aa_archive_replications_stct *replications; /* aa_archive_replication.c */
+    struct aa_archive_segments_stct *segments; /* segment deletes and retention (aa_archive_segments_mgmt.h) */
+    aa_archive_replay_tokens_t *replay_tokens; /* aa_archive_replay_tokens.h */
 };
 
 /* aa_archive_conductor.c: responses (queued when the response publication refuses them) */

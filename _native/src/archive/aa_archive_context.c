@@ -211,6 +211,26 @@ static const aa_option_t aa_archive_options[] =
     { "max_replays_per_session", "AERON_ARCHIVE_MAX_REPLAYS_PER_SESSION", "aeron.archive.max.replays.per.session",
         AA_OPTION_INT32, AA_ARCHIVE_FIELD(max_replays_per_session), "0",
         "replays one control session may run at once (MAX_REPLAYS beyond); 0: only max.concurrent.replays bounds them" },
+    /* retention, applied by the archive itself (docs/architecture.md, "Segments and retention") */
+    { "retention_max_bytes", "AERON_ARCHIVE_RETENTION_MAX_BYTES", "aeron.archive.retention.max.bytes",
+        AA_OPTION_SIZE, AA_ARCHIVE_FIELD(retention_max_bytes), "0",
+        "keep each recording's newest N bytes: its whole segments older than them are purged (the segment being "
+        "written is always kept); 0: off" },
+    { "retention_max_age", "AERON_ARCHIVE_RETENTION_MAX_AGE", "aeron.archive.retention.max.age",
+        AA_OPTION_DURATION, AA_ARCHIVE_FIELD(retention_max_age_ns), "0",
+        "purge a recording's segments last written longer ago than this, oldest first (the segment being written is "
+        "always kept); 0: off",
+        .unit_ns = 1 },
+    { "retention_recording_max_age", "AERON_ARCHIVE_RETENTION_RECORDING_MAX_AGE",
+        "aeron.archive.retention.recording.max.age",
+        AA_OPTION_DURATION, AA_ARCHIVE_FIELD(retention_recording_max_age_ns), "0",
+        "purge whole stopped recordings (catalog entry and files) that stopped longer ago than this and are not being "
+        "replayed; 0: off",
+        .unit_ns = 1 },
+    { "retention_check_interval", "AERON_ARCHIVE_RETENTION_CHECK_INTERVAL", "aeron.archive.retention.check.interval",
+        AA_OPTION_DURATION, AA_ARCHIVE_FIELD(retention_check_interval_ns), "1s",
+        "how often retention passes over the catalog (one recording per duty cycle, one file deleted per duty cycle)",
+        .unit_ns = 1 },
 };
 
 static const aa_options_table_t aa_archive_options_table =
@@ -299,6 +319,12 @@ int aa_archive_context_validate(aa_archive_context_t *ctx)
             "AERON_ARCHIVE_MAX_RESPONSE_TERM_LENGTH=%" PRId64 " is below AERON_ARCHIVE_CONTROL_TERM_BUFFER_LENGTH=%" PRId64
             "; raise it to at least the archive's own response term length", ctx->max_response_term_length,
             ctx->control_term_buffer_length);
+        return -1;
+    }
+    if (ctx->retention_check_interval_ns < 1000000)
+    {
+        AA_SET_ERR(AA_ERROR_CODE_CONFIGURATION,
+            "AERON_ARCHIVE_RETENTION_CHECK_INTERVAL=%" PRId64 "ns must be at least 1ms", ctx->retention_check_interval_ns);
         return -1;
     }
     if ('\0' == ctx->archive_dir[0])

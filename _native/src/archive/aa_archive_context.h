@@ -61,6 +61,10 @@ typedef struct aa_archive_context_stct
     int64_t max_response_term_length;
     int32_t max_replays_per_session;
     char replication_channel[AA_ARCHIVE_CHANNEL_MAX];
+    int64_t retention_max_bytes;           /* retention (aa_archive_retention.h): 0 off */
+    int64_t retention_max_age_ns;
+    int64_t retention_recording_max_age_ns;
+    int64_t retention_check_interval_ns;
 }
 aa_archive_context_t;
 

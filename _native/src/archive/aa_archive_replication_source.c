@@ -437,8 +437,8 @@ static void aa_on_replicate(aa_archive_conductor_t *c, aa_archive_control_sessio
     {
         refusal = r->live_merge ? "response channels can't be used with live destinations" :
             r->tagged ? "response channels can't be used with tagged replication" :
-            "replication over a response channel (control-mode=response) needs replay tokens, which this archive does "
-            "not implement: give a src response channel with an endpoint";
+            "replication over a response channel (control-mode=response) is not supported by this archive's "
+            "replication session: give a src response channel with an endpoint";
     }
     else if (-1 != req->dst_recording_id && !aa_archive_find_descriptor(c, req->dst_recording_id, &d))
     {

@@ -15,6 +15,8 @@
 #include "archive/aa_archive_replication.h"
 #include "aeron_async.h"
 #include "archive/aa_archive_segment.h"
+#include "archive/aa_archive_segments_mgmt.h"
+#include "archive/aa_archive_replay_tokens.h"
 #include "protocols/aa_udp_protocol.h"
 #include "concurrent/aa_atomic.h"
 #include "logbuffer/aa_logbuffer.h"
@@ -410,6 +412,21 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
             "unknown recording id %" PRId64 "; list the recordings to find their ids", recording_id);
         return;
     }
+    /* a replay over a response channel: only with a replay token, from the client's publication whose
+     * image names its replay subscription (aa_archive_replay_tokens.h) */
+    int64_t response_correlation_id = -1;
+    if (channel_var->length > 0 && NULL != memmem(channel_var->data, channel_var->length, "control-mode=response", 21))
+    {
+        if (NULL == c->request_image || c->request_image == s->image)
+        {
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s", "a replay over a response "
+                "channel (control-mode=response) needs a replay token: ask for one (ReplayTokenRequest), then send the "
+                "replay with it on a publication to the control channel with response-correlation-id=<the registration "
+                "id of the replay's subscription>");
+            return;
+        }
+        response_correlation_id = c->request_image->correlation_id;
+    }
     if ((int32_t)c->replay_count >= c->archive->ctx.max_concurrent_replays)
     {
         aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_MAX_REPLAYS,
@@ -504,9 +521,13 @@ static void aa_on_replay(aa_archive_conductor_t *c, aa_archive_control_session_t
     {
         snprintf(linger, sizeof(linger), "|linger=%" PRId64 "ns", c->archive->ctx.replay_linger_timeout_ns);
     }
-    snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d%s",
+    int n = snprintf(pub_channel, pub_length, "%s%cinit-term-id=%d|term-id=%d|term-offset=%d|term-length=%d|mtu=%d%s",
         channel, NULL != strchr(channel, '?') ? '|' : '?', d.initial_term_id, term_id, term_offset,
         d.term_buffer_length, d.mtu_length, linger);
+    if (response_correlation_id >= 0)
+    {
+        snprintf(pub_channel + n, pub_length - (size_t)n, "|response-correlation-id=%" PRId64, response_correlation_id);
+    }
     r->work.do_work = aa_archive_replay_do_work;
     r->work.session = r;
     r->control_session_id = s->id;
@@ -830,6 +851,18 @@ static void aa_on_position(aa_archive_conductor_t *c, aa_archive_control_session
     aa_archive_send_ok(c, s, correlation_id, value);
 }
 
+/* Why a request is refused, per request type (docs/architecture.md, "Replays over response channels"). */
+static const char *aa_unsupported_reason(int32_t template_id)
+{
+    switch (template_id)
+    {
+        case AA_ARCHIVE_TEMPLATE_UPDATE_CHANNEL_REQUEST:
+            return " (channel updates are not implemented)";
+        default:
+            return "";
+    }
+}
+
 void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const aa_archive_message_t *msg)
 {
     switch (msg->template_id)
@@ -956,15 +989,25 @@ void aa_archive_on_request(aa_archive_conductor_t *c, aa_archive_control_session
         case AA_ARCHIVE_TEMPLATE_STOP_REPLICATION_REQUEST:
             aa_archive_on_replication_request(c, s, msg);
             break;
+        case AA_ARCHIVE_TEMPLATE_REPLAY_TOKEN_REQUEST:
+            aa_archive_on_replay_token_request(c, s, msg->replay_token_request.correlation_id,
+                msg->replay_token_request.recording_id);
+            break;
+        case AA_ARCHIVE_TEMPLATE_DETACH_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_DELETE_DETACHED_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_PURGE_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_ATTACH_SEGMENTS_REQUEST:
+        case AA_ARCHIVE_TEMPLATE_MIGRATE_SEGMENTS_REQUEST:
+            aa_archive_on_segments_request(c, s, msg);
+            break;
         default:
         {
             /* every request starts with controlSessionId, correlationId: the codecs keep that layout */
             int64_t correlation_id = msg->keep_alive_request.correlation_id;
             const char *name = aa_archive_template_name(msg->template_id);
-            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC,
-                "%s (template %d) is not supported by this archive (segment detach/attach/migrate, "
-                "replay tokens and channel updates are not implemented)", NULL != name ? name : "unknown request",
-                msg->template_id);
+            aa_archive_send_error(c, s, correlation_id, AA_ARCHIVE_ERROR_GENERIC, "%s (template %d) is not supported "
+                "by this archive%s", NULL != name ? name : "unknown request", msg->template_id,
+                aa_unsupported_reason(msg->template_id));
             break;
         }
     }
