@@ -339,11 +339,13 @@ def measure(case: dict[str, Any], aeron_dir: str, stream: int, *, warmup: float,
 
 
 def run(*, rounds: int, warmup: float, duration: float, only: list[str] | None = None,
-        aeron_dir: str | None = None, threading_mode: str = "SHARED", note: Any = print) -> dict[str, Any]:
+        aeron_dir: str | None = None, threading_mode: str = "SHARED", note: Any = print,
+        kinds: tuple[str, ...] = ("latency", "throughput")) -> dict[str, Any]:
     """Rounds of every case (ours and zmq's alternating); the median of each figure over the rounds."""
     from .harness import Driver
 
-    selected = [c for c in cases() if not only or any(fnmatch.fnmatchcase(c["name"], p) for p in only)]
+    selected = [c for c in cases() if c["kind"] in kinds
+                and (not only or any(fnmatch.fnmatchcase(c["name"], p) for p in only))]
     driver = None if aeron_dir else Driver(threading_mode, None, name="rpc")
     directory = aeron_dir or (driver.aeron_dir if driver else "")
     samples: dict[tuple[str, str], list[dict[str, Any]]] = {}

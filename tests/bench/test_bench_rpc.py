@@ -12,20 +12,18 @@ from conftest import REPO, python_env
 def test_request_response_bench_rows() -> None:
     from aeron_async.bench import rpc
 
-    figures = rpc.run(rounds=1, warmup=0.1, duration=0.3, only=["aeron-rpc-trio", "zmq-dealer-router-ipc"])
-    rows = {(r["case"], r["kind"]): r for r in figures["rows"]}
-    assert set(rows) == {(case, kind) for case in ("aeron-rpc-trio", "zmq-dealer-router-ipc")
-                         for kind in ("latency", "throughput")}
+    # ours on trio against zmq's DEALER/ROUTER, 100 concurrent requests (the round trips: a run of
+    # aeron-async bench; each measurement is two processes, so the test takes two)
+    figures = rpc.run(rounds=1, warmup=0.1, duration=0.3, only=["aeron-rpc-trio", "zmq-dealer-router-ipc"],
+                      kinds=("throughput",))
+    rows = {r["case"]: r for r in figures["rows"]}
+    assert set(rows) == {"aeron-rpc-trio", "zmq-dealer-router-ipc"}
     for row in rows.values():
         assert row["errors"] == 0, row
-    for case in ("aeron-rpc-trio", "zmq-dealer-router-ipc"):
-        latency = rows[(case, "latency")]
-        assert 0 < latency["p50_us"] <= latency["p99_us"]
-        assert rows[(case, "throughput")]["requests_per_s"] > 0
-        assert rows[(case, "throughput")]["rounds"][0]["concurrent"] == 100
-    assert rows[("aeron-rpc-trio", "throughput")]["vs_best_zmq"] > 0
+        assert row["requests_per_s"] > 0 and row["rounds"][0]["concurrent"] == 100
+    assert rows["aeron-rpc-trio"]["vs_best_zmq"] > 0
     table = rpc.markdown(figures)
-    assert "| aeron-rpc-trio | aeron:ipc |" in table and "| zmq-dealer-router-ipc | ipc:// |" in table
+    assert "| aeron-rpc-trio | aeron:ipc | - | - |" in table and "| zmq-dealer-router-ipc | ipc:// | - | - |" in table
 
 
 def test_request_response_bench_command() -> None:
