@@ -20,15 +20,17 @@ unique per client; the answer is one message on the client's response channel wi
 value, or with its negation when the server could not answer (its payload is then the UTF-8 text of
 the reason). Nothing is copied in front of the payload, so a message is sent and received as is.
 
-Speed: a client's answers are read by one task per client, a batch per wake-up, woken through the
-subscription's eventfd (aeron_async/aio.py); on asyncio and uvloop each request waits on a plain
-future of the loop and its timeout is a timer of the loop, so a request costs one future, one timer
-and one `Message`.
+Speed: a client's answers are read a batch per wake-up, woken through the subscription's eventfd
+(the one aeron_async/aio.py parks on): on asyncio and uvloop in the loop's callback for that fd, so no
+task runs between the wake-up and the waiting request; on trio by a task of the client. On asyncio
+and uvloop each request waits on a plain future of the loop, and the timeouts of a client's requests share one timer of the loop (armed for
+the earliest deadline), so a request costs one future, one dict entry and one `Message`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,7 +39,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from .aio import AsyncAeron, AsyncPublication, AsyncSubscription
+from .aio import AsyncAeron, AsyncPublication, AsyncSubscription, _translate
 from .client import Aeron, Image, Message, Publication, Subscription
 from .errors import (
     AeronError,
@@ -131,11 +133,7 @@ class _Slot:
 _RETRY = object()    # the server went away: send again on the next connection
 _TIMEOUT = object()
 _CLOSED = object()
-
-
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_result(_TIMEOUT)
+_NEVER = float("inf")
 
 
 class AsyncRpcClient:
@@ -171,6 +169,11 @@ class AsyncRpcClient:
         self._closed = False
         self._lost = False
         self._lost_scope: anyio.CancelScope | None = None
+        self._reader_error: AeronError | None = None
+        self._reader: tuple[asyncio.AbstractEventLoop, int] | None = None
+        self._deadlines: dict[int, float] = {}   # asyncio: correlation id -> deadline in loop.time()
+        self._sweep_at = _NEVER
+        self._sweep_handle: asyncio.TimerHandle | None = None
         self._publication: AsyncPublication | None = None
         self._subscription: AsyncSubscription | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -201,6 +204,9 @@ class AsyncRpcClient:
         self._closed = True
         if self._task_group is not None:
             self._task_group.cancel_scope.cancel()
+        if self._sweep_handle is not None:
+            self._sweep_handle.cancel()
+            self._sweep_handle = None
         self._close_links()
         self._wake_pending(_CLOSED)
         self._ready.set()
@@ -266,18 +272,16 @@ class AsyncRpcClient:
     async def _receive(self) -> None:
         subscription = self._subscription
         assert subscription is not None
-        pending = self._pending
+        loop = asyncio._get_running_loop()   # None: trio
+        if loop is not None:
+            await self._receive_in_callbacks(loop, subscription)
+            return
+        dispatch = self._dispatch
         next_batch = subscription._next_batch
         batches = 0
         try:
             while True:
-                for message in await next_batch(BATCH):
-                    value = message.reserved_value
-                    waiter = pending.pop(value if value > 0 else -value, None)
-                    if waiter is None or waiter.done():
-                        self.late_replies += 1
-                    else:
-                        waiter.set_result(message)
+                dispatch(await next_batch(BATCH))
                 batches += 1
                 if not batches & 63:
                     await anyio.lowlevel.checkpoint()
@@ -285,7 +289,65 @@ class AsyncRpcClient:
             if not self._closed:
                 self._lost = True
 
+    async def _receive_in_callbacks(self, loop: asyncio.AbstractEventLoop, subscription: AsyncSubscription) -> None:
+        """asyncio and uvloop: answers are read in the loop's callback for the subscription's eventfd
+        (the fd the async facade parks on), no task between the wake-up and the waiting request."""
+        fd = subscription._waker.fd
+        native = subscription.subscription
+        poll, park, dispatch = native.poll_messages, native._park, self._dispatch
+        self._reader_error = None
+
+        def on_readable() -> None:
+            try:
+                os.eventfd_read(fd)
+            except BlockingIOError:
+                pass
+            try:
+                for _ in range(16):
+                    messages = poll(BATCH)   # image events first: a lost server cancels the scope
+                    if not messages:
+                        park()
+                        messages = poll(BATCH)   # re-check after arming
+                        if not messages:
+                            return   # parked: the client conductor writes the fd for the next answer
+                    dispatch(messages)
+            except AeronError as exc:
+                self._reader_error = exc
+                if self._lost_scope is not None:
+                    self._lost_scope.cancel()
+                return
+            loop.call_soon(on_readable)   # still busy: the rest on the loop's next turn
+
+        loop.add_reader(fd, on_readable)
+        self._reader = (loop, fd)
+        try:
+            on_readable()
+            await anyio.sleep_forever()
+        finally:
+            self._stop_reader()
+            native._unpark()
+            error, self._reader_error = self._reader_error, None
+            if error is not None and not self._closed:
+                raise _translate(error)
+
+    def _stop_reader(self) -> None:
+        """Take the answers' callback off the loop (before the subscription, and its fd, close)."""
+        reader, self._reader = self._reader, None
+        if reader is not None and not reader[0].is_closed():
+            reader[0].remove_reader(reader[1])
+
+    def _dispatch(self, messages: list[Message]) -> None:
+        pending = self._pending
+        for message in messages:
+            value = message.reserved_value
+            waiter = pending.pop(value if value > 0 else -value, None)
+            if waiter is None or waiter.done():
+                self.late_replies += 1
+            else:
+                waiter.set_result(message)
+
     def _close_links(self) -> None:
+        self._stop_reader()
         publication, self._publication = self._publication, None
         subscription, self._subscription = self._subscription, None
         if publication is not None:
@@ -372,17 +434,42 @@ class AsyncRpcClient:
             if remaining <= 0:
                 return _TIMEOUT
             if loop is not None:
-                timer = loop.call_later(remaining, _expire, waiter)
+                # no timer per request: one sweep of the client's deadlines, armed for the earliest
+                deadlines = self._deadlines
+                at = deadlines[correlation_id] = loop.time() + remaining
+                if at < self._sweep_at:
+                    self._arm_sweep(loop, at)
                 try:
                     return await waiter
                 finally:
-                    timer.cancel()
+                    del deadlines[correlation_id]
             with anyio.move_on_after(remaining):
                 await waiter.event.wait()
             return waiter.value if waiter.done() else _TIMEOUT
         finally:
             if pending.get(correlation_id) is waiter:
                 del pending[correlation_id]
+
+    def _arm_sweep(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
+        if self._sweep_handle is not None:
+            self._sweep_handle.cancel()
+        self._sweep_at = at
+        self._sweep_handle = loop.call_at(at, self._sweep, loop)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Time out the requests whose deadline has passed; arm for the earliest of the others."""
+        self._sweep_handle = None
+        self._sweep_at = _NEVER
+        now, earliest, pending = loop.time(), _NEVER, self._pending
+        for correlation_id, at in self._deadlines.items():
+            if at <= now:
+                waiter = pending.get(correlation_id)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(_TIMEOUT)
+            elif at < earliest:
+                earliest = at
+        if earliest < _NEVER:
+            self._arm_sweep(loop, earliest)
 
     async def _offer_waiting(self, publication: AsyncPublication, data: Any, correlation_id: int,
                              deadline: float | None) -> bool:
