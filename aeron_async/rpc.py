@@ -545,7 +545,21 @@ class RpcRequest:
     async def respond(self, data: Any) -> None:
         """Answer the request (any bytes-like object). If the client has gone, or does not take the
         answer within the server's `respond_timeout`, the answer is dropped and counted."""
-        await self._answer(data, self.message.reserved_value)
+        if self.answered:
+            raise InvalidStateError(f"request {self.message.reserved_value} was already answered")
+        message, server = self.message, self._server
+        publication = server._responses.get(message.session_id)
+        if publication is not None:
+            # the common case, with no await: one offer into the client's response log
+            try:
+                sent = publication.publication.offer(data, message.reserved_value) > 0
+            except AeronError:
+                sent = False   # closed meanwhile, or too long for the log: _send drops or raises
+            if sent:
+                self.answered = True
+                server._release()
+                return
+        await self._answer(data, message.reserved_value)
 
     async def fail(self, reason: str) -> None:
         """Answer that the request could not be served: the client's request raises RemoteError."""
