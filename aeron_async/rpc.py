@@ -23,8 +23,10 @@ the reason). Nothing is copied in front of the payload, so a message is sent and
 Speed: a client's answers are read a batch per wake-up, woken through the subscription's eventfd
 (the one aeron_async/aio.py parks on): on asyncio and uvloop in the loop's callback for that fd, so no
 task runs between the wake-up and the waiting request; on trio by a task of the client. On asyncio
-and uvloop each request waits on a plain future of the loop, and the timeouts of a client's requests share one timer of the loop (armed for
-the earliest deadline), so a request costs one future, one dict entry and one `Message`.
+and uvloop each request waits on a plain future of the loop; the timeouts of a client's requests
+share one timer of the loop armed for the earliest deadline (on trio a task of the client sleeps
+until it), so a request costs one future (on trio one Event), one dict entry and one `Message`, and
+no cancel scope.
 """
 
 from __future__ import annotations
@@ -113,12 +115,15 @@ def _remote_error(message: Message) -> RemoteError:
 
 
 class _Slot:
-    """A request's answer on trio: what a future of the loop is on asyncio (`done`, `set_result`)."""
+    """A request's answer on trio: what a future of the loop is on asyncio (`done`, `set_result`).
+    Trio's own Event: anyio's asks which library runs the task each time it is made, most of its cost."""
 
     __slots__ = ("event", "value")
 
     def __init__(self) -> None:
-        self.event = anyio.Event()
+        import trio   # only ever made on trio, anyio's one other backend
+
+        self.event = trio.Event()
         self.value: Any = None
 
     def done(self) -> bool:
@@ -174,6 +179,7 @@ class AsyncRpcClient:
         self._deadlines: dict[int, float] = {}   # asyncio: correlation id -> deadline in loop.time()
         self._sweep_at = _NEVER
         self._sweep_handle: asyncio.TimerHandle | None = None
+        self._sweep_wake: Any = None   # trio: the Event that wakes the sweeping task
         self._publication: AsyncPublication | None = None
         self._subscription: AsyncSubscription | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -190,6 +196,8 @@ class AsyncRpcClient:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._run)
+        if asyncio._get_running_loop() is None:
+            self._task_group.start_soon(self._sweep_trio)
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -443,9 +451,19 @@ class AsyncRpcClient:
                     return await waiter
                 finally:
                     del deadlines[correlation_id]
-            with anyio.move_on_after(remaining):
+            import trio
+
+            deadlines = self._deadlines
+            at = deadlines[correlation_id] = trio.current_time() + remaining
+            wake = self._sweep_wake
+            if at < self._sweep_at and wake is not None:
+                self._sweep_at = at
+                wake.set()
+            try:
                 await waiter.event.wait()
-            return waiter.value if waiter.done() else _TIMEOUT
+            finally:
+                del deadlines[correlation_id]
+            return waiter.value
         finally:
             if pending.get(correlation_id) is waiter:
                 del pending[correlation_id]
@@ -457,10 +475,27 @@ class AsyncRpcClient:
         self._sweep_handle = loop.call_at(at, self._sweep, loop)
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Time out the requests whose deadline has passed; arm for the earliest of the others."""
+        """asyncio: time out the requests whose deadline has passed; arm for the earliest of the others."""
         self._sweep_handle = None
         self._sweep_at = _NEVER
-        now, earliest, pending = loop.time(), _NEVER, self._pending
+        earliest = self._expire(loop.time())
+        if earliest < _NEVER:
+            self._arm_sweep(loop, earliest)
+
+    async def _sweep_trio(self) -> None:
+        """trio: the same, as a task of the client that sleeps until the earliest deadline (a request
+        with an earlier one wakes it): no cancel scope per request."""
+        import trio
+
+        while True:
+            wake = self._sweep_wake = trio.Event()
+            with trio.move_on_at(self._sweep_at):
+                await wake.wait()
+            self._sweep_at = self._expire(trio.current_time())
+
+    def _expire(self, now: float) -> float:
+        """Hand _TIMEOUT to every request whose deadline is past `now`; the earliest deadline left."""
+        earliest, pending = _NEVER, self._pending
         for correlation_id, at in self._deadlines.items():
             if at <= now:
                 waiter = pending.get(correlation_id)
@@ -468,8 +503,7 @@ class AsyncRpcClient:
                     waiter.set_result(_TIMEOUT)
             elif at < earliest:
                 earliest = at
-        if earliest < _NEVER:
-            self._arm_sweep(loop, earliest)
+        return earliest
 
     async def _offer_waiting(self, publication: AsyncPublication, data: Any, correlation_id: int,
                              deadline: float | None) -> bool:
