@@ -13,6 +13,7 @@ import pytest
 
 import aeron_async
 from aeron_async import AsyncRpcClient, AsyncRpcServer, RpcClient, RpcServer
+from conftest import free_udp_port
 
 # short terms: 50 clients are 100 logs
 REQUESTS = "aeron:ipc?term-length=64k"
@@ -280,3 +281,19 @@ def test_channels_are_checked(client: aeron_async.Aeron) -> None:
         RpcClient(client, "aeron:udp?endpoint=127.0.0.1:40000", STREAM)
     with pytest.raises(aeron_async.InvalidArgumentError, match="must not name control-mode=response"):
         RpcClient(client, "aeron:ipc?control-mode=response", STREAM)
+
+
+async def test_over_udp(udp_driver: aeron_async.MediaDriver) -> None:
+    """The same API over UDP: the answers go where each client's packets came from (response channels)."""
+    request_channel = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}"
+    response_channel = f"aeron:udp?control-mode=response|control=127.0.0.1:{free_udp_port()}"
+    async with aeron_async.connect(udp_driver.aeron_dir) as aeron, \
+            AsyncRpcServer(aeron, request_channel, STREAM, response_channel=response_channel) as srv, \
+            anyio.create_task_group() as serving:
+        serving.start_soon(srv.serve, upper)
+        async with AsyncRpcClient(aeron, request_channel, STREAM, response_channel=response_channel) as one, \
+                AsyncRpcClient(aeron, request_channel, STREAM, response_channel=response_channel) as two:
+            assert await one.request(b"one", timeout=20) == b"ONE"
+            assert await two.request(b"two", timeout=20) == b"TWO"
+        assert srv.dropped_responses == 0
+        serving.cancel_scope.cancel()
