@@ -27,7 +27,8 @@ from .client import (
 from .publication_errors import PublicationErrorFrame
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from ._stop import cancel_on_signals
-from .rpc import AsyncRpcClient, AsyncRpcServer, RpcClient, RpcRequest, RpcServer
+from .rpc import AsyncRpcClient, AsyncRpcServer, RpcRequest
+from .rpc_sync import RpcClient, RpcServer
 from .context import DriverContext
 from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
