@@ -27,6 +27,8 @@ from .client import (
 from .publication_errors import PublicationErrorFrame
 from .aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription, connect
 from ._stop import cancel_on_signals
+from .rpc import AsyncRpcClient, AsyncRpcServer, RpcRequest
+from .rpc_sync import RpcClient, RpcServer
 from .context import DriverContext
 from .counters import ChannelStatus, Counter, CounterRecord, CountersReader
 from .driver import MediaDriver, is_driver_active
@@ -48,6 +50,10 @@ from .errors import (
     InvalidPositionError,
     MessageTooLongError,
     RegistrationError,
+    RemoteError,
+    RequestError,
+    RequestTimeoutError,
+    ServerUnavailableError,
     StorageSpaceError,
     UsedAfterForkError,
 )
@@ -89,6 +95,8 @@ __all__ = (
     "AsyncAeron",
     "AsyncImageView",
     "AsyncPublication",
+    "AsyncRpcClient",
+    "AsyncRpcServer",
     "AsyncSubscription",
     "BufferClaim",
     "ChannelStatus",
@@ -125,6 +133,13 @@ __all__ = (
     "Publication",
     "PublicationErrorFrame",
     "RegistrationError",
+    "RemoteError",
+    "RequestError",
+    "RequestTimeoutError",
+    "RpcClient",
+    "RpcRequest",
+    "RpcServer",
+    "ServerUnavailableError",
     "StatusMessage",
     "StorageSpaceError",
     "Subscription",

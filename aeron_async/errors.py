@@ -283,3 +283,25 @@ class BenchError(AeronError, RuntimeError):
 
 class BenchTimeoutError(BenchError, TimeoutError):
     """A benchmark waited its bound for a message, a worker's line or the archive."""
+
+
+# ---- request/response (aeron_async/rpc.py, docs/api.md "Request/response") ----
+
+
+class RequestError(AeronError):
+    """A request of the request/response API failed."""
+
+
+class RequestTimeoutError(RequestError, TimeoutError):
+    """A request got no answer within its timeout (or could not be sent, or found no server, in it);
+    it is forgotten: an answer that comes later is dropped and counted in the client's `late_replies`."""
+
+
+class RemoteError(RequestError):
+    """The server answered that it could not serve the request (its handler raised); the message
+    carries the server's reason."""
+
+
+class ServerUnavailableError(RequestError, ConnectionError):
+    """The server went away before answering, and the client was told not to send the request again
+    (`retry=False`): the server may or may not have run it."""

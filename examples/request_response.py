@@ -1,17 +1,16 @@
-"""Request/response over two streams: a server answers requests on stream 1 with responses on
-stream 2; clients match responses to requests by a correlation id carried in `reserved_value`.
+"""Request/response with the request/response API (docs/api.md, "Request/response"): one server
+answers many clients over one request channel and a response channel per client (Aeron's response
+channels); each client's requests are matched to their answers by correlation id, with a timeout.
 
-    python examples/request_response.py [--clients 3] [--requests 5]
+    python examples/request_response.py [--clients 3] [--requests 5] [--backend asyncio|uvloop|trio]
 
-One process, an embedded media driver, a server task and several client tasks. Each client has
-its own exclusive publication (its own session); the server replies on one response stream and
-every client picks out the answers to its own correlation ids.
+One process, an embedded media driver, a server task (handlers run concurrently, at most 16 at
+once) and several client tasks, each with its own `AsyncRpcClient` and up to 4 requests in flight.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import time
 
@@ -19,48 +18,42 @@ import anyio
 
 import aeron_async
 
-REQUESTS, RESPONSES = 1, 2
-CHANNEL = "aeron:ipc"
+CHANNEL, STREAM = "aeron:ipc", 1   # answers go on stream 2, on aeron:ipc?control-mode=response
 
 
-async def server(client: aeron_async.AsyncAeron, ready: anyio.Event) -> None:
-    async with await client.add_subscription(CHANNEL, REQUESTS) as requests, \
-            await client.add_publication(CHANNEL, RESPONSES) as responses:
-        ready.set()
-        async for request in requests:  # ends when the subscription is closed
-            answer = request.data.decode().upper().encode()
-            await responses.offer(answer, reserved_value=request.reserved_value)
+async def shout(data: bytes) -> bytes:
+    """The server's handler: any coroutine taking the request's bytes and returning the answer's."""
+    return data.decode().upper().encode()
 
 
-async def run_client(client: aeron_async.AsyncAeron, name: str, count: int, ids: itertools.count) -> None:
-    async with await client.add_exclusive_publication(CHANNEL, REQUESTS) as requests, \
-            await client.add_subscription(CHANNEL, RESPONSES) as responses:
-        for i in range(count):
-            correlation_id = next(ids)
-            started = time.perf_counter()
-            await requests.offer(f"{name} request {i}".encode(), reserved_value=correlation_id)
-            async for response in responses:  # other clients' answers are skipped
-                if response.reserved_value == correlation_id:
-                    break
-            micros = (time.perf_counter() - started) * 1e6
-            print(f"{name}: {response.data.decode()!r} (correlation id {correlation_id}) in {micros:.0f} us",
-                  flush=True)
+async def run_client(aeron: aeron_async.AsyncAeron, name: str, count: int, in_flight: int = 4) -> None:
+    async with aeron_async.AsyncRpcClient(aeron, CHANNEL, STREAM) as client:
+        numbers = iter(range(count))
+
+        async def ask() -> None:
+            for i in numbers:   # shared: each worker takes the next request number
+                started = time.perf_counter()
+                answer = await client.request(f"{name} request {i}".encode(), timeout=10.0)
+                micros = (time.perf_counter() - started) * 1e6
+                print(f"{name}: {answer.decode()!r} in {micros:.0f} us", flush=True)
+
+        async with anyio.create_task_group() as workers:   # up to `in_flight` requests at once
+            for _ in range(min(in_flight, count)):
+                workers.start_soon(ask)
 
 
 async def main(args: argparse.Namespace) -> None:
     # SIGINT or SIGTERM ends the run at once, closing cleanly
     async with aeron_async.cancel_on_signals() as stopping:
-        async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as client:
-            print(f"a server and {args.clients} clients in {client.aeron_dir}", flush=True)
-            ready = anyio.Event()
-            ids = itertools.count(1)
-            async with anyio.create_task_group() as outer:
-                outer.start_soon(server, client, ready)
-                await ready.wait()
+        async with aeron_async.connect(args.aeron_dir, embedded_driver=True, dir_delete_on_shutdown=True) as aeron:
+            print(f"a server and {args.clients} clients in {aeron.aeron_dir}", flush=True)
+            async with aeron_async.AsyncRpcServer(aeron, CHANNEL, STREAM, max_concurrent=16) as server, \
+                    anyio.create_task_group() as outer:
+                outer.start_soon(server.serve, shout)
                 with anyio.fail_after(60):
                     async with anyio.create_task_group() as clients:
                         for c in range(args.clients):
-                            clients.start_soon(run_client, client, f"client-{c}", args.requests, ids)
+                            clients.start_soon(run_client, aeron, f"client-{c}", args.requests)
                 outer.cancel_scope.cancel()
     if stopping.cancelled_caught:
         print("stopped by a signal", flush=True)
@@ -74,6 +67,9 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=5)
     parser.add_argument("--aeron-dir", default=os.environ.get("AERON_DIR") or "/dev/shm/aeron-async-request-response",
                         help="the media driver's directory (default $AERON_DIR, else /dev/shm/aeron-async-request-response)")
-    parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
+    parser.add_argument("--backend", default="asyncio", choices=["asyncio", "uvloop", "trio"])
     ns = parser.parse_args()
-    anyio.run(main, ns, backend=ns.backend)
+    if ns.backend == "uvloop":
+        anyio.run(main, ns, backend="asyncio", backend_options={"use_uvloop": True})
+    else:
+        anyio.run(main, ns, backend=ns.backend)

@@ -149,7 +149,7 @@ def interleave(ours: list[Case], peers: list[Case]) -> list[Case]:
 class Target:
     label: str
     goal: str
-    metric: str  # "throughput", "ratio", "latency", "idle", "flow-control"
+    metric: str  # "throughput", "ratio", "latency", "idle", "flow-control", "rpc" (bench/rpc.py's rows)
     case: str = ""
     size: int = 32
     field: str = ""
@@ -191,6 +191,12 @@ TARGETS = (
            "aeron-sync-invoker", 32, "p50_us", 15.0, False, transport="aeron:udp"),
     Target("idle async subscriber + embedded driver", "<= 2% of a core", "idle", field="cpu_percent",
            threshold=2.0, higher_is_better=False),
+    Target("IPC request/response round trip, AsyncRpcClient on asyncio, p50", "<= 20 us", "rpc",
+           "aeron-rpc-asyncio", 32, "p50_us", 20.0, False),
+    Target("IPC request/response round trip, AsyncRpcClient on uvloop, p50", "<= 10 us", "rpc",
+           "aeron-rpc-uvloop", 32, "p50_us", 10.0, False),
+    Target("IPC request/response, 10 clients x 10 in flight, asyncio, requests/s vs the best pyzmq row", ">= 10x",
+           "rpc", "aeron-rpc-asyncio", 32, "vs_best_zmq", 10.0),
     Target("flow control written in Python (fc=pymin) vs native fc=min, 3 multicast receivers, 32 B", ">= 0.9x",
            "flow-control", field="ratio", threshold=0.9, transport="aeron:udp"),
 )

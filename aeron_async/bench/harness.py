@@ -33,9 +33,9 @@ from ..errors import BenchError
 from .cases import TARGETS, Case, interleave, latency_cases, throughput_cases
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCHES = ("throughput", "latency", "memory", "idle", "flow-control", "multicast")
+BENCHES = ("throughput", "latency", "memory", "idle", "flow-control", "multicast", "request-response")
 # multicast needs root (network namespaces) and minutes: run only when asked for (--bench multicast)
-DEFAULT_BENCHES = ("throughput", "latency", "memory", "idle", "flow-control")
+DEFAULT_BENCHES = ("throughput", "latency", "memory", "idle", "flow-control", "request-response")
 DEFAULT_CHANNELS = ("aeron:ipc", "aeron:udp?endpoint=127.0.0.1:40456")
 FRAME_HEADER = 32
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p99_9_us", "max_us")
@@ -448,6 +448,26 @@ def run_flow_control(cfg: Config, ui: Any) -> dict[str, Any]:
     return figures
 
 
+def run_request_response(ctx: Context, ui: Any) -> dict[str, Any]:
+    """AsyncRpcServer/AsyncRpcClient against pyzmq DEALER/ROUTER and REQ/REP (bench/rpc.py), on the
+    run's driver."""
+    from . import rpc
+
+    cfg = ctx.config
+    ui.running("request/response: round trips and requests/s, aeron_async vs pyzmq DEALER/ROUTER and REQ/REP")
+    selected = [c for c in rpc.cases() if cfg.peers or c["impl"] == "aeron_async"]
+    only = cfg.only or None
+    if only is not None and not any(fnmatch.fnmatchcase(c["name"], p) for c in selected for p in only):
+        return {"rows": [], "skipped": "no request/response case matches --only"}
+    names = [c["name"] for c in selected]
+    patterns = only or sorted(set(names))
+    figures = rpc.run(rounds=cfg.rounds, warmup=cfg.warmup, duration=cfg.duration, only=patterns,
+                      aeron_dir=ctx.driver.aeron_dir if ctx.driver else None, threading_mode=cfg.threading_mode,
+                      note=ui.note)
+    ui.note("request/response (32 B; requests/s: 10 clients x 10 in flight):\n" + rpc.markdown(figures))
+    return figures
+
+
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     def row_for(kind: str, case: str, size: int, transport: str) -> dict[str, Any] | None:
         rows: list[dict[str, Any]] = results.get(kind, [])
@@ -486,6 +506,13 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 value = fc["ratio"]
                 measured = (f"{value:.2f}x ({fc['median']['pymin'] / 1e6:.2f} M vs "
                             f"{fc['median']['min'] / 1e6:.2f} M msgs/s)")
+        elif t.metric == "rpc":
+            rows = results.get("request_response", {}).get("rows", [])
+            match = [r for r in rows if r["case"] == t.case and t.field in r]
+            if match:
+                value = match[0][t.field]
+                measured = (f"{value:.1f} us ({t.case})" if t.field.endswith("_us") else
+                            f"{value:.1f}x ({match[0]['requests_per_s'] / 1e3:,.0f} k requests/s, {t.case})")
         elif t.metric == "idle":
             idle = results.get("idle")
             if idle and "error" not in idle:
@@ -684,6 +711,8 @@ def run(cfg: Config) -> dict[str, Any]:
             extra += 1
         if "flow-control" in cfg.benches:
             extra += 1
+        if "request-response" in cfg.benches:
+            extra += 1
         total = sum(len(order) for _, order in plans) * len(cfg.sizes) * cfg.rounds + extra
         ui.start(total)
 
@@ -733,6 +762,8 @@ def run(cfg: Config) -> dict[str, Any]:
             ui.idle(results["idle"])
         if "flow-control" in cfg.benches:
             results["flow_control"] = run_flow_control(cfg, ui)
+        if "request-response" in cfg.benches:
+            results["request_response"] = run_request_response(ctx, ui)
     finally:
         ui.stop()
         if ctx.driver is not None:

@@ -141,6 +141,14 @@ def render(results: dict[str, Any]) -> str:
         out.append("### Multicast (hosts in network namespaces on a bridge; `aeron-sync-batch`, msgs/s per receiver)")
         out.append("")
         out.append(multicast_markdown(m))
+    rpc_figures = results.get("request_response")
+    if rpc_figures and rpc_figures.get("rows"):
+        from .rpc import markdown as rpc_markdown
+
+        out.append("### Request/response (32 B; round trips: one client; requests/s: 10 clients x 10 in flight)")
+        out.append("")
+        out.append(rpc_markdown(rpc_figures))
+        out.append("")
     for s in results.get("skipped") or []:
         out.append(f"Skipped `{s['channel']}`: {s['reason']}")
         out.append("")

@@ -234,7 +234,7 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> None:
 
 
 def _load_roles() -> None:
-    from . import aeron_roles, memory_roles, peer_roles  # noqa: F401 - they register their roles
+    from . import aeron_roles, memory_roles, peer_roles, rpc  # noqa: F401 - they register their roles
 
 
 def main(argv: list[str] | None = None) -> int:
