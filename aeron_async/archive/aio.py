@@ -50,6 +50,7 @@ from ._session import (
 )
 from .auth import CredentialsSupplier, resolve_credentials
 from .client import ChallengeHandler, SignalHandler
+from .persistent import AsyncPersistentSubscription
 from .replay_merge import (
     DEFAULT_PROGRESS_TIMEOUT,
     MergeState,
@@ -61,7 +62,7 @@ from .replay_merge import (
 )
 from .records import RecordingSignal, RecordingSignalEvent
 
-__all__ = ["AsyncAeronArchive", "AsyncReplay", "AsyncReplayMerge", "connect"]
+__all__ = ["AsyncAeronArchive", "AsyncPersistentSubscription", "AsyncReplay", "AsyncReplayMerge", "connect"]
 
 MAX_QUEUED_SIGNALS = 65536
 T = TypeVar("T")
