@@ -22,6 +22,7 @@ them.
 from __future__ import annotations
 
 import enum
+import struct
 import time
 from collections import deque
 from collections.abc import Callable, Generator
@@ -31,8 +32,10 @@ import anyio
 
 from .._closing import ClosedOnExit
 from ..client import Header, Image, Message, Subscription
+from ..counters import CountersReader
 from ..errors import (
-    AeronError, ArchiveConnectionError, ArchiveError, ArchiveTimeoutError, ClosedError, InvalidArgumentError, InvalidPositionError,
+    AeronError, ArchiveConnectionError, ArchiveError, ArchiveTimeoutError, ClosedError, InvalidArgumentError,
+    InvalidPositionError,
     RecordingPositionError, UnknownRecordingError,
 )
 from . import _session
@@ -53,6 +56,7 @@ FROM_START = -1
 FROM_LIVE = -2
 """start_position: join the live stream where it is now (Aeron's default)."""
 
+REC_POS_TYPE_ID = 100  # the archive's rec-pos counter
 RECORDING_POSITION_INTERVAL = 0.01  # seconds between MaxRecordedPosition requests while replaying
 RECORDING_POSITION_MIN_INTERVAL = 0.001  # ... and at least this far apart when the replay has caught up
 DEFAULT_MAX_MESSAGES = 1024
@@ -142,6 +146,10 @@ class _Machine:
         self.live_subscription: Subscription | None = None
         self._live_image: Image | None = None
         self._last_live_position = NULL_POSITION  # the furthest live position delivered
+        self.counters: CountersReader | None = None  # this driver's counters (rec-pos), set by the client
+        self._rec_pos_id: int | None = None
+        self._rec_pos_key = b""
+        self._rec_pos_checked = float("-inf")
 
     def _what(self) -> str:
         return f"persistent subscription of recording {self.recording_id}"
@@ -270,21 +278,24 @@ class _Machine:
                 self.position = batch[-1].position
             elif image.is_closed or image.is_end_of_stream:
                 # the replay ended (the recording stopped, or the archive stopped it or went away):
-                # from the position delivered, list the recording again (Aeron: #2037)
+                # from the position delivered, list the recording again (aeron-wave3.md 8.2, REPLAY)
                 yield from self._drop_replay()
                 yield from self._drop_live()
                 self.state = State.SEND_LIST_RECORDING
                 return False
             if self.state == State.REPLAY:
                 if self.live_subscription is None:
-                    # every 10 ms, and at once (1 ms apart at most) when the replay has nothing
-                    # more: then it is at the recording's edge, the moment to compare
-                    if active and (now >= next_check or (not batch and now >= last_check + RECORDING_POSITION_MIN_INTERVAL)):
+                    # the recording's rec-pos counter when the archive shares this driver (read
+                    # without a request); else MaxRecordedPosition every 10 ms, and at once (1 ms
+                    # apart at most) when the replay has nothing more: at the recording's edge
+                    recorded = self._recorded_locally(session_id, now) if active else None
+                    if recorded is None and active and (
+                            now >= next_check or (not batch and now >= last_check + RECORDING_POSITION_MIN_INTERVAL)):
                         next_check, last_check = now + RECORDING_POSITION_INTERVAL, now
                         recorded = yield _Op("max_recorded_position", self.recording_id)
-                        if self.position >= recorded - window:
-                            self.live_subscription = yield _Op("subscribe", self.live_channel, self.live_stream_id, None)
-                            live_deadline = time.monotonic() + self.timeout
+                    if recorded is not None and self.position >= recorded - window:
+                        self.live_subscription = yield _Op("subscribe", self.live_channel, self.live_stream_id, None)
+                        live_deadline = time.monotonic() + self.timeout
                 else:
                     live = self.live_subscription.image_by_session_id(session_id)
                     if live is not None:
@@ -295,7 +306,8 @@ class _Machine:
                         live_deadline = now + self.timeout
                         self._report(ArchiveTimeoutError(
                             f"{self._what()}: No image became available on the live subscription within "
-                            f"{self.timeout} s ({self.live_channel} stream {self.live_stream_id}, session {session_id})"))
+                            f"{self.timeout} s ({self.live_channel} stream {self.live_stream_id}, "
+                            f"session {session_id})"))
             if self.state == State.ATTEMPT_SWITCH:
                 live = self._live_image
                 assert live is not None
@@ -308,6 +320,30 @@ class _Machine:
                     yield batch
                     return True
             yield batch
+
+    def _recorded_locally(self, session_id: int, now: float) -> int | None:
+        """The recording's rec-pos counter (type 100, key: recording id, session id) in this driver's
+        counters, when exactly one archive here records it; None otherwise (ask the archive). The
+        counter is checked again every 100 ms (freed and reused once the recording stops)."""
+        reader = self.counters
+        if reader is None:
+            return None
+        counter_id = self._rec_pos_id
+        if counter_id is not None and now >= self._rec_pos_checked + 0.1:
+            record = reader.find_by_id(counter_id)
+            self._rec_pos_checked = now
+            if record is None or record.type_id != REC_POS_TYPE_ID or not record.key.startswith(self._rec_pos_key):
+                self._rec_pos_id = counter_id = None
+        if counter_id is None:
+            if now < self._rec_pos_checked + 0.1:
+                return None
+            self._rec_pos_checked = now
+            self._rec_pos_key = struct.pack("<qi", self.recording_id, session_id)
+            found = reader.find_by_key(self._rec_pos_key, type_id=REC_POS_TYPE_ID)
+            if len(found) != 1:
+                return None
+            self._rec_pos_id = counter_id = found[0].id
+        return reader.value(counter_id)
 
     def _move_live(self, live: Image) -> bool:
         """Move the live image to `position` (a message boundary at or after it): True once there."""
@@ -503,6 +539,7 @@ class PersistentSubscription(_Base, ClosedOnExit):
         self._machine = _machine(archive.timeout, recording_id, live_channel, live_stream_id, start_position,
                                  replay_channel, replay_stream_id, recording_channel, timeout, on_live_joined,
                                  on_live_left, on_error)
+        self._machine.counters = archive.aeron.counters_reader
         self._steps = self._machine.run()
         self._closed = False
         self._pending: deque[Message] = deque()
@@ -609,6 +646,7 @@ class AsyncPersistentSubscription(_Base):
         self._machine = _machine(archive.timeout, recording_id, live_channel, live_stream_id, start_position,
                                  replay_channel, replay_stream_id, recording_channel, timeout, on_live_joined,
                                  on_live_left, on_error)
+        self._machine.counters = archive.aeron.client.counters_reader
         self._steps = self._machine.run()
         self._closed = False
         self._pending: deque[Message] = deque()

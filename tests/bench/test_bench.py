@@ -164,7 +164,8 @@ def test_plots_are_readable_charts_of_every_case(results: dict) -> None:
 def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Path) -> None:
     out = os.path.join(str(tmp_path), "archive.json")
     run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-archive", "--dir", str(tmp_path), "--megabytes",
-                          "8", "--round-trips", "200", "--repeats", "2", "--json", out],
+                          "8", "--round-trips", "200", "--repeats", "2", "--persistent-messages", "20000",
+                          "--persistent-behind", "4000", "--json", out],
                          env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     data = json.loads(open(out).read())
@@ -180,6 +181,10 @@ def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Pat
         assert r["cpu"]["archive-replaye"] > r["plain_read_cpu"].get("archive-replaye", 0.0)
     assert data["latency"]["on"]["median_us"] > 0 and data["latency"]["off"]["median_us"] > 0
     assert "CPU seconds by thread" in run.stdout and "| replay, page cache |" in run.stdout
+    persistent = data["persistent"]
+    assert persistent["scenario"]["exactly_once_in_order"] and persistent["scenario"]["live_joins"] >= 2
+    assert persistent["to_live_s"] > 0 and len(persistent["ratios"]) == 5 and min(persistent["replaying_runs"]) > 0
+    assert "| throughput while replaying |" in run.stdout
 
 
 def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> None:

@@ -1,0 +1,206 @@
+"""The persistent subscription's figures for `aeron-async bench-archive` (docs/benchmarks.md,
+"Persistent subscription"), on the driver and archive of archive.py's Bench:
+
+- time from start to live with `behind` messages recorded ahead of it (IPC stream, 32-byte
+  messages), and its throughput while replaying against a plain replay of the same range read the
+  same way (whole messages, `poll_messages(1024)`), the two taken in turns;
+- the whole scenario at scale: `messages` published (the last ones at LIVE_RATE while it reads),
+  the subscription started `behind` messages behind, joining live, stopped half way (once live)
+  and restarted from its saved position; every message checked exactly once, in order.
+"""
+
+from __future__ import annotations
+
+import statistics
+import struct
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..archive import FROM_START, PersistentSubscription, RecordingSignal
+from ..errors import BenchError, BenchTimeoutError
+from ..idle import IdleStrategy
+
+if TYPE_CHECKING:
+    from .archive import Bench
+
+SIZE = 32
+TERM = 16 << 20
+MIN_REPEATS = 5  # a catch-up of 100 k messages lasts tens of ms: medians of at least this many runs
+LIVE_RATE = 2e6  # messages/s of the scenario's live publisher (in this process: it shares the GIL)
+_COUNT = struct.Struct("<q")
+
+
+def _payload(i: int) -> bytes:
+    return _COUNT.pack(i) + bytes(SIZE - 8)
+
+
+class _Publisher(threading.Thread):
+    """Publishes messages first..last-1 in batches, at about `rate` a second (None: as fast as the
+    publication takes them)."""
+
+    def __init__(self, publication: Any, first: int, last: int, rate: float | None = None) -> None:
+        super().__init__(daemon=True)
+        self.publication, self.first, self.last, self.rate = publication, first, last, rate
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            idle = IdleStrategy("backoff")
+            i = self.first
+            start = time.monotonic()
+            deadline = start + 600
+            while i < self.last:
+                n = self.publication.offer_batch([_payload(j) for j in range(i, min(i + 256, self.last))])
+                if n > 0:
+                    i += n
+                    ahead = 0.0 if self.rate is None else (i - self.first) / self.rate - (time.monotonic() - start)
+                    if ahead > 0.001:
+                        time.sleep(ahead)
+                elif time.monotonic() > deadline:
+                    raise BenchTimeoutError(f"persistent subscription bench: offer of message {i} stalled")
+                idle.idle(max(n, 0))
+        except BaseException as exc:
+            self.error = exc
+
+
+def _deadline_check(deadline: float, what: str) -> None:
+    if time.monotonic() > deadline:
+        raise BenchTimeoutError(f"persistent subscription bench: {what} not done within 300 s")
+
+
+def _plain_replay(bench: Bench, recording_id: int, count: int, stream_id: int) -> float:
+    """Messages/s of a plain replay of the first `count` messages, read as the subscription reads
+    (timed from the first batch on, which is not counted)."""
+    got, first_batch, start = 0, 0, 0.0
+    deadline = time.monotonic() + 300
+    with bench.archive.replay(recording_id, position=0, length=count * 64, stream_id=stream_id) as replay:
+        idle = IdleStrategy("backoff")
+        while got < count:
+            _deadline_check(deadline, "plain replay")
+            batch = replay.subscription.poll_messages(1024)
+            if batch and not got:
+                start, first_batch = time.perf_counter(), len(batch)
+            got += len(batch)
+            idle.idle(len(batch))
+        return (count - first_batch) / (time.perf_counter() - start)
+
+
+def _catch_up(bench: Bench, recording_id: int, stream_id: int, channel: str, count: int) -> tuple[float, float]:
+    """(seconds from start to live, messages/s while replaying, timed as the plain replay) of a
+    subscription from position 0 with `count` messages recorded ahead of it and nothing published
+    meanwhile."""
+    deadline = time.monotonic() + 300
+    started = time.perf_counter()
+    got, first_batch, first, last = 0, 0, 0.0, 0.0
+    with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel=channel,
+                                live_stream_id=stream_id, start_position=FROM_START,
+                                replay_stream_id=stream_id + 5000) as subscription:
+        idle = IdleStrategy("backoff")
+        while not subscription.is_live:
+            _deadline_check(deadline, "catching up")
+            batch = subscription.poll_messages(1024)
+            if batch:
+                last = time.perf_counter()
+                if not got:
+                    first, first_batch = last, len(batch)
+            got += len(batch)
+            idle.idle(len(batch))
+        live = time.perf_counter()
+    if got != count:
+        raise BenchError(f"persistent subscription bench: {got} messages replayed of the {count} recorded")
+    return live - started, (count - first_batch) / (last - first)
+
+
+def _read(subscription: PersistentSubscription, expected: int, until: int, deadline: float) -> int:
+    """Read and check messages `expected`..`until`-1 and on until it is live; returns the next
+    expected."""
+    idle = IdleStrategy("backoff")
+    unpack = _COUNT.unpack_from
+    while expected < until or not subscription.is_live:
+        _deadline_check(deadline, "the full scenario")
+        batch = subscription.poll_messages(1024)
+        for message in batch:
+            (number,) = unpack(message.data)
+            if number != expected:
+                raise BenchError(f"persistent subscription bench: message {number} where {expected} was due "
+                                 "(missed, repeated or reordered)")
+            expected += 1
+        idle.idle(len(batch))
+    return expected
+
+
+def run(bench: Bench, messages: int, behind: int, repeats: int) -> dict[str, Any]:
+    if not 0 < behind < messages:
+        raise BenchError(f"persistent subscription bench: give 0 < behind ({behind}) < messages ({messages})")
+    bench.stream_id += 10
+    stream_id = bench.stream_id
+    channel = f"aeron:ipc?term-length={TERM}"
+    publication = bench.client.add_exclusive_publication(channel, stream_id)
+    subscription_id = bench.archive.start_recording(channel, stream_id)
+    recording_id = bench.archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id).recording_id
+    try:
+        before = _Publisher(publication, 0, behind)
+        before.run()
+        if before.error is not None:
+            raise before.error
+        end = publication.position
+        deadline = time.monotonic() + 300
+        while bench.archive.max_recorded_position(recording_id) < end:
+            _deadline_check(deadline, "recording")
+            time.sleep(0.001)
+        plain, replaying, to_live = [], [], []
+        for _ in range(max(repeats, MIN_REPEATS)):
+            plain.append(_plain_replay(bench, recording_id, behind, stream_id + 5001))
+            seconds, rate = _catch_up(bench, recording_id, stream_id, "aeron:ipc", behind)
+            to_live.append(seconds)
+            replaying.append(rate)
+        # the whole scenario: started `behind` behind while the rest is published, stopped half way
+        # and restarted from its saved position
+        rest = _Publisher(publication, behind, messages, LIVE_RATE)
+        full_deadline = time.monotonic() + 300
+        started = time.perf_counter()
+        rest.start()
+        with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel="aeron:ipc",
+                                    live_stream_id=stream_id, start_position=FROM_START,
+                                    replay_stream_id=stream_id + 5002) as first:
+            expected = _read(first, 0, messages // 2, full_deadline)
+            joined = first.live_joined_count
+            saved = first.position
+        with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel="aeron:ipc",
+                                    live_stream_id=stream_id, start_position=saved,
+                                    replay_stream_id=stream_id + 5003) as second:
+            expected = _read(second, expected, messages, full_deadline)
+            joined += second.live_joined_count
+        elapsed = time.perf_counter() - started
+        rest.join(60)
+        if rest.error is not None:
+            raise rest.error
+    finally:
+        bench.archive.stop_recording(subscription_id=subscription_id)
+        publication.close()
+    return {"messages": messages, "behind": behind, "size": SIZE, "repeats": len(plain),
+            "to_live_s": statistics.median(to_live), "to_live_runs": to_live,
+            "replaying_msgs_s": statistics.median(replaying), "replaying_runs": replaying,
+            "plain_replay_msgs_s": statistics.median(plain), "plain_runs": plain,
+            "ratios": [r / p for r, p in zip(replaying, plain)],
+            "scenario": {"exactly_once_in_order": expected == messages, "live_joins": joined,
+                         "seconds": elapsed}}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    ratios = result["ratios"]
+    scenario = result["scenario"]
+    ratio = result["replaying_msgs_s"] / result["plain_replay_msgs_s"]
+    return "\n".join([
+        f"Persistent subscription: IPC, {result['size']}-byte messages, {result['behind']:,} behind; medians of "
+        f"{result['repeats']} runs taken in turns with the plain replay", "",
+        "| persistent subscription | figure |", "|---|---|",
+        f"| start to live, {result['behind']:,} messages behind | {result['to_live_s'] * 1e3:.0f} ms |",
+        f"| throughput while replaying | {result['replaying_msgs_s'] / 1e6:.2f} M msgs/s |",
+        f"| plain replay, same range, same reads | {result['plain_replay_msgs_s'] / 1e6:.2f} M msgs/s |",
+        f"| ratio (target >= 0.9) | {ratio:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |",
+        f"| {result['messages']:,} published, started {result['behind']:,} behind, stopped half way and restarted "
+        f"| {'every message once, in order' if scenario['exactly_once_in_order'] else 'FAILED'}, "
+        f"{scenario['live_joins']} live joins, {scenario['seconds']:.1f} s |",
+    ])
