@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 SIZE = 32
 TERM = 16 << 20
-MIN_REPEATS = 5  # a catch-up of 100 k messages lasts tens of ms: medians of at least this many runs
+MIN_REPEATS = 9  # a catch-up of 100 k messages lasts tens of ms: medians of at least this many runs
 LIVE_RATE = 2e6  # messages/s of the scenario's live publisher (in this process: it shares the GIL)
 _COUNT = struct.Struct("<q")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 import aeron_async
@@ -61,3 +62,28 @@ async def test_async_replays_of_stopped_recordings_always_get_their_image(anyio_
                 async with archive.replay(recording_id, follow=False) as replay:
                     got = [(bytes(m.data), m.position) async for m in replay]
                 assert got == sent, f"round {round_}, recording {recording_id}"
+
+
+@pytest.mark.anyio
+async def test_async_replay_read_to_its_end_before_its_image_was_looked_at_still_ends(
+        anyio_backend: Any, stopped: Any) -> None:
+    """The race behind replays of stopped recordings that never got their image: a replay that has
+    sent everything is drained as soon as its subscriber has read it, and the driver withdraws its
+    image (at its next publication check); a client that looks for the image in the subscription's
+    current images, rather than keeping it from the AVAILABLE event, then finds none and waits out
+    its timeout ("the replay stream did not connect"). Here the replay is read natively and drained
+    before the AsyncReplay looks: it must end at once, with nothing more."""
+    service, recordings = stopped
+    recording_id, sent = recordings[1]
+    async with aeron_async.connect(service.aeron_dir) as aeron, \
+            archive_aio.connect(aeron, timeout=3.0) as archive:
+        for _ in range(3):
+            async with archive.replay(recording_id, follow=False) as replay:
+                assert replay.subscription is not None
+                native = replay.subscription.subscription
+                read: list[Any] = []
+                wait_for(lambda: read.extend(native.poll_messages()) or len(read) == len(sent), what="the replay")
+                wait_for(lambda: not native.is_connected, what="the drained replay's image withdrawn")
+                with anyio.fail_after(2.0):  # not the archive client's timeout
+                    assert [m async for m in replay] == []
+            assert [(bytes(m.data), m.position) for m in read] == sent
