@@ -651,6 +651,7 @@ class AsyncPersistentSubscription(_Base):
         self._closed = False
         self._pending: deque[Message] = deque()
         self._handed = self._machine.position
+        self._interrupted: _Op | None = None
         self._async_subscriptions: dict[int, AsyncSubscription] = {}
 
     async def _perform(self, op: _Op) -> Any:
@@ -689,16 +690,26 @@ class AsyncPersistentSubscription(_Base):
         steps: Any = self._steps
         result: Any = None
         error: BaseException | None = None
+        item: Any = self._interrupted
+        self._interrupted = None
+        cancelled = anyio.get_cancelled_exc_class()
         try:
             while True:
-                item = steps.send(result) if error is None else steps.throw(error)
-                if not isinstance(item, _Op):
-                    return list(item)
+                if item is None:
+                    item = steps.send(result) if error is None else steps.throw(error)
+                    if not isinstance(item, _Op):
+                        return list(item)
                 result, error = None, None
                 try:
                     result = await self._perform(item)
                 except (AeronError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
                     error = exc
+                except cancelled:
+                    self._interrupted = item  # a cancelled wait is not a failure: done again next time
+                    raise
+                item = None
+        except cancelled:
+            raise
         except BaseException as exc:
             if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
                 exc = _archive_gone(self._machine, exc)

@@ -14,7 +14,7 @@ from aeron_async.archive import aio as archive_aio
 from conftest import wait_for
 from support.archive_e2e import archive_beside_driver, record
 
-ROUNDS = 150
+ROUNDS = 100
 
 
 @pytest.fixture
