@@ -5,13 +5,15 @@
   messages), beside a plain replay's time from request to last message of the same messages;
 - its throughput while replaying all `messages` once recorded, against a plain replay of the same
   range read the same way (whole messages, `poll_messages(1024)`), the two taken in turns;
-- the whole scenario at scale: `messages` published (the last ones at LIVE_RATE while it reads),
-  the subscription started `behind` messages behind, joining live, stopped half way (once live)
-  and restarted from its saved position; every message checked exactly once, in order.
+- the whole scenario at scale, with an IPC, a UDP and a spy live stream: `messages` published
+  (the last ones at LIVE_RATE while it reads), the subscription started `behind` messages behind,
+  joining live, stopped half way (once live) and restarted from its saved position; every message
+  checked exactly once, in order.
 """
 
 from __future__ import annotations
 
+import socket
 import statistics
 import struct
 import threading
@@ -135,73 +137,106 @@ def _read(subscription: PersistentSubscription, expected: int, until: int, deadl
     return expected
 
 
-def run(bench: Bench, messages: int, behind: int, repeats: int) -> dict[str, Any]:
-    if not 0 < behind < messages:
-        raise BenchError(f"persistent subscription bench: give 0 < behind ({behind}) < messages ({messages})")
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _channels(kind: str) -> tuple[str, str]:
+    """The publication's channel and the live channel the subscription reads, of `kind`."""
+    if kind == "ipc":
+        return f"aeron:ipc?term-length={TERM}", "aeron:ipc"
+    endpoint = f"aeron:udp?endpoint=127.0.0.1:{_free_udp_port()}"
+    return f"{endpoint}|term-length={TERM}", endpoint if kind == "udp" else "aeron-spy:" + endpoint
+
+
+def _record(bench: Bench, channel: str, behind: int) -> tuple[Any, int, int, int]:
+    """A publication on `channel`, recorded locally, with `behind` messages recorded: (publication,
+    stream id, recording subscription id, recording id)."""
     bench.stream_id += 10
     stream_id = bench.stream_id
-    channel = f"aeron:ipc?term-length={TERM}"
     publication = bench.client.add_exclusive_publication(channel, stream_id)
     subscription_id = bench.archive.start_recording(channel, stream_id)
     recording_id = bench.archive.wait_for_signal(RecordingSignal.START, subscription_id=subscription_id).recording_id
+    before = _Publisher(publication, 0, behind)
+    before.run()
+    if before.error is not None:
+        raise before.error
+    end = publication.position
+    deadline = time.monotonic() + 300
+    while bench.archive.max_recorded_position(recording_id) < end:
+        _deadline_check(deadline, "recording")
+        time.sleep(0.001)
+    return publication, stream_id, subscription_id, recording_id
+
+
+def _scenario(bench: Bench, publication: Any, stream_id: int, recording_id: int, live_channel: str, messages: int,
+              behind: int) -> dict[str, Any]:
+    """Started `behind` messages behind (from the start) while the rest is published, stopped half
+    way once live and restarted from its saved position; every message checked."""
+    rest = _Publisher(publication, behind, messages, LIVE_RATE)
+    deadline = time.monotonic() + 300
+    started = time.perf_counter()
+    rest.start()
+    with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel=live_channel,
+                                live_stream_id=stream_id, start_position=FROM_START,
+                                replay_stream_id=stream_id + 5002) as first:
+        expected = _read(first, 0, messages // 2, deadline)
+        joined = first.live_joined_count
+        saved = first.position
+    with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel=live_channel,
+                                live_stream_id=stream_id, start_position=saved,
+                                replay_stream_id=stream_id + 5003) as second:
+        expected = _read(second, expected, messages, deadline)
+        joined += second.live_joined_count
+    elapsed = time.perf_counter() - started
+    rest.join(60)
+    if rest.error is not None:
+        raise rest.error
+    return {"exactly_once_in_order": expected == messages, "live_joins": joined, "seconds": elapsed}
+
+
+def run(bench: Bench, messages: int, behind: int, repeats: int) -> dict[str, Any]:
+    if not 0 < behind < messages:
+        raise BenchError(f"persistent subscription bench: give 0 < behind ({behind}) < messages ({messages})")
+    channel, live_channel = _channels("ipc")
+    publication, stream_id, subscription_id, recording_id = _record(bench, channel, behind)
     try:
-        before = _Publisher(publication, 0, behind)
-        before.run()
-        if before.error is not None:
-            raise before.error
-        end = publication.position
-        deadline = time.monotonic() + 300
-        while bench.archive.max_recorded_position(recording_id) < end:
-            _deadline_check(deadline, "recording")
-            time.sleep(0.001)
         plain_seconds, to_live = [], []
         for _ in range(max(repeats, MIN_REPEATS)):
             plain_seconds.append(_plain_replay(bench, recording_id, behind, stream_id + 5001)[1])
-            to_live.append(_catch_up(bench, recording_id, stream_id, "aeron:ipc", behind)[0])
-        # the whole scenario: started `behind` behind while the rest is published, stopped half way
-        # and restarted from its saved position
-        rest = _Publisher(publication, behind, messages, LIVE_RATE)
-        full_deadline = time.monotonic() + 300
-        started = time.perf_counter()
-        rest.start()
-        with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel="aeron:ipc",
-                                    live_stream_id=stream_id, start_position=FROM_START,
-                                    replay_stream_id=stream_id + 5002) as first:
-            expected = _read(first, 0, messages // 2, full_deadline)
-            joined = first.live_joined_count
-            saved = first.position
-        with PersistentSubscription(bench.archive, recording_id=recording_id, live_channel="aeron:ipc",
-                                    live_stream_id=stream_id, start_position=saved,
-                                    replay_stream_id=stream_id + 5003) as second:
-            expected = _read(second, expected, messages, full_deadline)
-            joined += second.live_joined_count
-        elapsed = time.perf_counter() - started
-        rest.join(60)
-        if rest.error is not None:
-            raise rest.error
+            to_live.append(_catch_up(bench, recording_id, stream_id, live_channel, behind)[0])
+        scenarios = {"ipc": _scenario(bench, publication, stream_id, recording_id, live_channel, messages, behind)}
         # throughput over all `messages` now recorded (long enough to time on a shared machine):
         # a plain replay, then the subscription from the start until it is live, in turns
         plain, replaying = [], []
         for _ in range(max(repeats, THROUGHPUT_PAIRS)):
             plain.append(_plain_replay(bench, recording_id, messages, stream_id + 5001)[0])
-            replaying.append(_catch_up(bench, recording_id, stream_id, "aeron:ipc", messages)[1])
+            replaying.append(_catch_up(bench, recording_id, stream_id, live_channel, messages)[1])
     finally:
         bench.archive.stop_recording(subscription_id=subscription_id)
         publication.close()
+    for kind in ("udp", "spy"):
+        channel, live_channel = _channels(kind)
+        publication, stream_id, subscription_id, recording_id = _record(bench, channel, behind)
+        try:
+            scenarios[kind] = _scenario(bench, publication, stream_id, recording_id, live_channel, messages, behind)
+        finally:
+            bench.archive.stop_recording(subscription_id=subscription_id)
+            publication.close()
     return {"messages": messages, "behind": behind, "size": SIZE, "repeats": len(plain),
             "to_live_repeats": len(to_live),
             "to_live_s": statistics.median(to_live), "to_live_runs": to_live,
             "replaying_msgs_s": statistics.median(replaying), "replaying_runs": replaying,
             "plain_replay_msgs_s": statistics.median(plain), "plain_runs": plain,
             "plain_replay_s": statistics.median(plain_seconds),
-            "ratios": [r / p for r, p in zip(replaying, plain)],
-            "scenario": {"exactly_once_in_order": expected == messages, "live_joins": joined,
-                         "seconds": elapsed}}
+            "ratios": [r / p for r, p in zip(replaying, plain)], "scenarios": scenarios}
 
 
 def markdown(result: dict[str, Any]) -> str:
     ratios = result["ratios"]
-    scenario = result["scenario"]
     ratio = result["replaying_msgs_s"] / result["plain_replay_msgs_s"]
     return "\n".join([
         f"Persistent subscription: IPC, {result['size']}-byte messages; start to live: medians of "
@@ -214,7 +249,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['replaying_msgs_s'] / 1e6:.2f} M msgs/s |",
         f"| plain replay, same range, same reads | {result['plain_replay_msgs_s'] / 1e6:.2f} M msgs/s |",
         f"| ratio (target >= 0.9) | {ratio:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |",
-        f"| {result['messages']:,} published, started {result['behind']:,} behind, stopped half way and restarted "
-        f"| {'every message once, in order' if scenario['exactly_once_in_order'] else 'FAILED'}, "
-        f"{scenario['live_joins']} live joins, {scenario['seconds']:.1f} s |",
+    ] + [
+        f"| {kind}: {result['messages']:,} published, started {result['behind']:,} behind, stopped half way and "
+        f"restarted | {'every message once, in order' if scenario['exactly_once_in_order'] else 'FAILED'}, "
+        f"{scenario['live_joins']} live joins, {scenario['seconds']:.1f} s |"
+        for kind, scenario in result["scenarios"].items()
     ])

@@ -182,7 +182,9 @@ def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Pat
     assert data["latency"]["on"]["median_us"] > 0 and data["latency"]["off"]["median_us"] > 0
     assert "CPU seconds by thread" in run.stdout and "| replay, page cache |" in run.stdout
     persistent = data["persistent"]
-    assert persistent["scenario"]["exactly_once_in_order"] and persistent["scenario"]["live_joins"] >= 2
+    assert list(persistent["scenarios"]) == ["ipc", "udp", "spy"]
+    for scenario in persistent["scenarios"].values():
+        assert scenario["exactly_once_in_order"] and scenario["live_joins"] >= 2
     assert persistent["to_live_s"] > 0 and len(persistent["ratios"]) == 5 and min(persistent["replaying_runs"]) > 0
     assert "| throughput while replaying (20,000 messages) |" in run.stdout
 
