@@ -384,8 +384,11 @@ class _Machine:
                 raise ArchiveError(f"{self._what()}: live stream joined at position {live.position} which is earlier "
                                    f"than last seen position {known}")
             if live.position > known:
-                yield from self._drop_live()  # what lies between is in the recording: replay it
-                return False
+                # here the recording stopped at `known` (else it would be replayed): what the live
+                # stream sent since is in neither
+                raise RecordingPositionError(
+                    f"{self._what()}: the recording stopped at {known}, and the live stream is at {live.position}: "
+                    "the messages between were not recorded; start from FROM_LIVE, or record the stream again")
         else:
             self.position = live.position
         self._live_image = live

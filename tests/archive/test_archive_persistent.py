@@ -265,3 +265,25 @@ async def test_async_persistent_subscription_replays_joins_live_and_resumes(anyi
         assert live.error is None
         check_sequence(received, positions, TOTAL)
         publication.close()
+
+
+def test_a_recording_stopped_while_the_stream_went_on_is_a_gap_it_names(running: Any) -> None:
+    with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
+        publication, live_channel, recording_id = live_setup("ipc", client, archive, 6108)
+        positions = array("q", [0]) * 200
+        Publisher(publication, 0, 100, positions, rate=1e9).run()
+        wait_recorded(archive, recording_id, positions[99])
+        reader = client.add_subscription(live_channel, 6108)  # another subscriber, reading on
+        archive.stop_recording(recording_id=recording_id)  # the stream goes on, unrecorded
+        Publisher(publication, 100, 200, positions, rate=1e9).run()
+        read: list[Any] = []
+        wait_for(lambda: read.extend(reader.poll_messages()) or len(read) == 100, what="the other subscriber")
+        with PersistentSubscription(archive, recording_id=recording_id, live_channel=live_channel,
+                                    live_stream_id=6108, start_position=0) as subscription:
+            received: list[tuple[bytes, int]] = []
+            with pytest.raises(RecordingPositionError, match="were not recorded"):
+                wait_for(lambda: received.extend((bytes(m.data), m.position) for m in subscription.poll_messages())
+                         and False, 30, what="the gap")
+            check_sequence(received, positions, 100)  # all it recorded, then the error
+        reader.close()
+        publication.close()
