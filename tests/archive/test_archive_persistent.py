@@ -143,13 +143,15 @@ def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: A
         publication.close()
 
 
-def test_a_slow_consumer_dropped_off_live_comes_back_through_the_replay(running: Any) -> None:
-    stream_id = 6104
+@pytest.mark.parametrize("kind", ["ipc", "spy"])
+def test_a_slow_consumer_dropped_off_live_comes_back_through_the_replay(running: Any, kind: str) -> None:
+    stream_id = {"ipc": 6104, "spy": 6109}[kind]
     positions = array("q", [0]) * TOTAL
     with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
-        # an untethered live subscriber left behind the publication's window for 150 ms is dropped
-        publication, _, recording_id = live_setup(
-            "ipc", client, archive, stream_id,
+        # an untethered live subscriber (IPC or a spy) left behind the publication's window for
+        # 150 ms is dropped
+        publication, live_channel, recording_id = live_setup(
+            kind, client, archive, stream_id,
             "|untethered-window-limit-timeout=150ms|untethered-linger-timeout=150ms|untethered-resting-timeout=30s")
         Publisher(publication, 0, BEHIND, positions, rate=1e9).run()
         live = Publisher(publication, BEHIND, TOTAL, positions, rate=8_000)  # still publishing once it is live
@@ -157,7 +159,8 @@ def test_a_slow_consumer_dropped_off_live_comes_back_through_the_replay(running:
         left: list[int] = []
         live.start()
         try:
-            with PersistentSubscription(archive, recording_id=recording_id, live_channel="aeron:ipc?tether=false",
+            with PersistentSubscription(archive, recording_id=recording_id,
+                                        live_channel=live_channel + ("|" if "?" in live_channel else "?") + "tether=false",
                                         live_stream_id=stream_id, start_position=0,
                                         on_live_left=lambda: left.append(len(received))) as subscription:
                 deadline = time.monotonic() + 60
