@@ -159,8 +159,8 @@ def test_a_slow_consumer_dropped_off_live_comes_back_through_the_replay(running:
         left: list[int] = []
         live.start()
         try:
-            with PersistentSubscription(archive, recording_id=recording_id,
-                                        live_channel=live_channel + ("|" if "?" in live_channel else "?") + "tether=false",
+            untethered = live_channel + ("|" if "?" in live_channel else "?") + "tether=false"
+            with PersistentSubscription(archive, recording_id=recording_id, live_channel=untethered,
                                         live_stream_id=stream_id, start_position=0,
                                         on_live_left=lambda: left.append(len(received))) as subscription:
                 deadline = time.monotonic() + 60
