@@ -22,6 +22,7 @@ them.
 from __future__ import annotations
 
 import enum
+import re
 import struct
 import time
 from collections import deque
@@ -63,9 +64,11 @@ DEFAULT_MAX_MESSAGES = 1024
 
 
 class PersistentSubscriptionState(enum.IntEnum):
-    """Aeron's states, code = ordinal (aeron-wave3.md 8.2). The response-channel states (5-11 but
-    the two replay-subscription ones) are Aeron's for replays over response channels, which this
-    client does not request: it passes through ADD_REPLAY_SUBSCRIPTION only."""
+    """Aeron's states, code = ordinal (aeron-wave3.md 8.2). Replay channel kinds: SESSION_SPECIFIC
+    (the default, `aeron:ipc` or a UDP endpoint: replay requested, then subscribed with its session
+    id) and DYNAMIC_PORT (a UDP endpoint with port 0: subscribed first, AWAIT_REPLAY_CHANNEL_ENDPOINT
+    until its port is known, then requested to it). States 8-11 are Aeron's for replays over
+    response channels, which this client does not request."""
 
     AWAIT_ARCHIVE_CONNECTION = 0
     SEND_LIST_RECORDING = 1
@@ -112,6 +115,15 @@ def _discard(data: memoryview, header: Header) -> None:
     """What the live image had that the replay delivered already: dropped by position."""
 
 
+_ENDPOINT = re.compile(r"endpoint=[^|]*")
+
+
+def _dynamic_port(channel: str) -> bool:
+    """A UDP replay channel whose endpoint's port is 0 (Aeron's DYNAMIC_PORT replay channel kind)."""
+    endpoint = _ENDPOINT.search(channel)
+    return channel.startswith("aeron:udp") and endpoint is not None and endpoint.group(0).endswith(":0")
+
+
 def _spy_free(channel: str) -> str:
     return channel[len("aeron-spy:"):] if channel.startswith("aeron-spy:") else channel
 
@@ -128,6 +140,10 @@ class _Machine:
         self.live_channel = _session.check_channel(live_channel, "live_channel")
         self.live_stream_id = _session.check_stream_id(live_stream_id)
         self.replay_channel = _session.check_channel(replay_channel, "replay_channel")
+        if "control-mode=response" in self.replay_channel:
+            raise InvalidArgumentError(
+                f"replay_channel {replay_channel!r}: replays over response channels are not requested by this client; "
+                "give aeron:ipc, or a UDP endpoint (port 0 for the one its subscription binds)")
         self.replay_stream_id = _session.check_stream_id(replay_stream_id)
         self.recording_channel = _spy_free(self.live_channel) if recording_channel is None else recording_channel
         position = _session.check_int(start_position, "start_position", FROM_LIVE)
@@ -230,10 +246,27 @@ class _Machine:
                         f"{self.timeout} s (it is at {recorded})"))
                     return False
                 yield []
+        captured: list[Image] = []
+        replay_channel = self.replay_channel
+        dynamic = _dynamic_port(replay_channel)
+        if dynamic:
+            # DYNAMIC_PORT (aeron-wave3.md 8.1): subscribe first, then ask for the replay to the
+            # port the subscription bound
+            self.state = State.ADD_REPLAY_SUBSCRIPTION
+            self.replay_subscription = yield _Op("subscribe", replay_channel, self.replay_stream_id, captured.append)
+            self.state = State.AWAIT_REPLAY_CHANNEL_ENDPOINT
+            deadline = time.monotonic() + self.timeout
+            while not (bound := self.replay_subscription.local_socket_addresses):
+                if time.monotonic() > deadline:
+                    raise ArchiveTimeoutError(
+                        f"{self._what()}: the port the replay subscription on {replay_channel} bound was not reported "
+                        f"within {self.timeout} s; give the replay channel a fixed port")
+                yield []
+            replay_channel = _ENDPOINT.sub(f"endpoint={bound[0]}", replay_channel, count=1)
         self.state = State.AWAIT_REPLAY
         try:
             self.replay_session_id = yield _Op(
-                "start_replay", self.recording_id, self.position, None, channel=self.replay_channel,
+                "start_replay", self.recording_id, self.position, None, channel=replay_channel,
                 stream_id=self.replay_stream_id, follow=True)
         except RecordingPositionError as exc:
             raise RecordingPositionError(
@@ -243,13 +276,15 @@ class _Machine:
             raise UnknownRecordingError(
                 f"{self._what()}: the recording is not in the archive's catalog (deleted or purged): {exc}",
                 exc.archive_code, exc.correlation_id) from exc
-        self.state = State.ADD_REPLAY_SUBSCRIPTION
-        # the image is kept from its AVAILABLE event: a short replay may end, and its image go,
-        # before the image list is next looked at
-        captured: list[Image] = []
-        self.replay_subscription = yield _Op(
-            "subscribe", _session.replay_subscription_channel(self.replay_channel, self.replay_session_id),
-            self.replay_stream_id, lambda image: None if captured else captured.append(image))
+        session_id = self.replay_session_id & 0xFFFFFFFF  # the replay publication's: the low 32 bits, signed
+        session_id -= (session_id >> 31) << 32
+        if not dynamic:
+            # SESSION_SPECIFIC: the image is kept from its AVAILABLE event: a short replay may end,
+            # and its image go, before the image list is next looked at
+            self.state = State.ADD_REPLAY_SUBSCRIPTION
+            self.replay_subscription = yield _Op(
+                "subscribe", _session.replay_subscription_channel(replay_channel, self.replay_session_id),
+                self.replay_stream_id, captured.append)
         self.state = State.REPLAY
         term_length = descriptor.term_buffer_length
         window = term_length >> 2
@@ -257,13 +292,13 @@ class _Machine:
         image_deadline = time.monotonic() + self.timeout
         live_deadline = 0.0
         next_check = last_check = 0.0
-        session_id = descriptor.session_id
         while True:
             now = time.monotonic()
             if image is None:
                 assert self.replay_subscription is not None
                 self.replay_subscription.images  # takes the image events, which fill `captured`
-                if not captured:
+                image = next((i for i in captured if i.session_id == session_id), None)
+                if image is None:
                     if now > image_deadline:
                         self._report(ArchiveTimeoutError(
                             f"{self._what()}: no replay image within {self.timeout} s ({self.replay_channel} stream "
@@ -272,7 +307,6 @@ class _Machine:
                         return False
                     yield []
                     continue
-                image = captured[0]
             batch = image.poll_messages(self.max_messages)
             if batch:
                 self.position = batch[-1].position
@@ -288,7 +322,7 @@ class _Machine:
                     # the recording's rec-pos counter when the archive shares this driver (read
                     # without a request); else MaxRecordedPosition every 10 ms, and at once (1 ms
                     # apart at most) when the replay has nothing more: at the recording's edge
-                    recorded = self._recorded_locally(session_id, now) if active else None
+                    recorded = self._recorded_locally(descriptor.session_id, now) if active else None
                     if recorded is None and active and (
                             now >= next_check or (not batch and now >= last_check + RECORDING_POSITION_MIN_INTERVAL)):
                         next_check, last_check = now + RECORDING_POSITION_INTERVAL, now
@@ -297,7 +331,7 @@ class _Machine:
                         self.live_subscription = yield _Op("subscribe", self.live_channel, self.live_stream_id, None)
                         live_deadline = time.monotonic() + self.timeout
                 else:
-                    live = self.live_subscription.image_by_session_id(session_id)
+                    live = self.live_subscription.image_by_session_id(descriptor.session_id)
                     if live is not None:
                         self._live_image = live
                         self.join_difference = live.position - self.position
@@ -307,7 +341,7 @@ class _Machine:
                         self._report(ArchiveTimeoutError(
                             f"{self._what()}: No image became available on the live subscription within "
                             f"{self.timeout} s ({self.live_channel} stream {self.live_stream_id}, "
-                            f"session {session_id})"))
+                            f"session {descriptor.session_id})"))
             if self.state == State.ATTEMPT_SWITCH:
                 live = self._live_image
                 assert live is not None

@@ -22,6 +22,7 @@ from aeron_async.archive import (
     PersistentSubscriptionState, RecordingPositionError, UnknownRecordingError,
 )
 from aeron_async.archive import aio as archive_aio
+from aeron_async.errors import InvalidArgumentError
 from conftest import wait_for
 from support.archive_e2e import archive_beside_driver, free_udp_port, record, wait_recorded
 
@@ -101,10 +102,14 @@ def read_until(subscription: PersistentSubscription, received: list[tuple[bytes,
         idle.idle(len(batch))
 
 
-@pytest.mark.parametrize("kind", ["ipc", "udp", "spy"])
-def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: Any, kind: str) -> None:
+@pytest.mark.parametrize("kind, replay_channel", [
+    ("ipc", "aeron:ipc"), ("udp", "aeron:ipc"), ("spy", "aeron:ipc"),
+    ("ipc", "aeron:udp?endpoint=127.0.0.1:0"),  # replayed to the port its subscription bound
+])
+def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: Any, kind: str,
+                                                                      replay_channel: str) -> None:
     positions = array("q", [0]) * TOTAL
-    stream_id = {"ipc": 6101, "udp": 6102, "spy": 6103}[kind]
+    stream_id = {"ipc": 6101, "udp": 6102, "spy": 6103}[kind] + (10 if replay_channel != "aeron:ipc" else 0)
     with aeron_async.Aeron.connect(running.aeron_dir) as client, AeronArchive.connect(client) as archive:
         publication, live_channel, recording_id = live_setup(kind, client, archive, stream_id)
         before = Publisher(publication, 0, BEHIND, positions, rate=1e9)
@@ -118,6 +123,7 @@ def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: A
         try:
             with PersistentSubscription(archive, recording_id=recording_id, live_channel=live_channel,
                                         live_stream_id=stream_id, start_position=FROM_START,
+                                        replay_channel=replay_channel,
                                         on_live_joined=lambda: joined.append(len(received))) as first:
                 assert first.state == PersistentSubscriptionState.AWAIT_ARCHIVE_CONNECTION
                 deadline = time.monotonic() + 60
@@ -130,7 +136,8 @@ def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: A
                 assert saved == received[-1][1]
             # stopped; the publisher goes on; restarted from the saved position: replayed, then live
             with PersistentSubscription(archive, live_channel=live_channel, live_stream_id=stream_id,
-                                        start_position=saved) as second:  # finds the recording itself
+                                        start_position=saved, replay_channel=replay_channel) as second:
+                # (it finds the recording itself)
                 stopped_at = len(received)
                 assert stopped_at < TOTAL, "the publisher had finished before the first one stopped"
                 read_until(second, received, TOTAL, "after the restart")
@@ -207,6 +214,9 @@ def test_failures_say_what_happened(running: Any) -> None:
                                     start_position=0) as nothing:
             with pytest.raises(UnknownRecordingError, match="no recording of"):
                 nothing.poll_messages()
+        with pytest.raises(InvalidArgumentError, match="response channels"):
+            PersistentSubscription(archive, recording_id=recording_id, live_channel=live_channel, live_stream_id=6105,
+                                   replay_channel="aeron:udp?control-mode=response|control=127.0.0.1:10001")
 
 
 def test_the_archive_going_away_fails_it_with_a_connection_error(aeron_dir: str, tmp_path: Any) -> None:
