@@ -9,7 +9,9 @@ position, compatible with Aeron Archive (its control protocol, SBE schema 101 ve
             for message in replay:
                 ...
 
-`aeron_async.archive.aio` is the same for async code on anyio. Errors are
+`PersistentSubscription` (and `AsyncPersistentSubscription`) reads a recorded stream from any
+position, replayed then live, each message once (persistent.py). `aeron_async.archive.aio` is the
+same for async code on anyio. Errors are
 `aeron_async.errors.ArchiveError` subclasses naming the archive's code and the fix.
 """
 
@@ -22,6 +24,9 @@ from ..errors import (
 from .auth import Accept, Authenticator, CredentialsSupplier, Reject, SendChallenge
 from .client import AeronArchive, Replay
 from .replay_merge import MergeState, ReplayMerge
+from .persistent import (
+    FROM_LIVE, FROM_START, AsyncPersistentSubscription, PersistentSubscription, PersistentSubscriptionState,
+)
 from .service import Archive, ArchiveContext
 from .records import (
     NULL_POSITION,
@@ -51,6 +56,11 @@ __all__ = [
     "AuthenticationError",
     "InvalidExtensionError",
     "MergeState",
+    "AsyncPersistentSubscription",
+    "FROM_LIVE",
+    "FROM_START",
+    "PersistentSubscription",
+    "PersistentSubscriptionState",
     "RecordingPositionError",
     "ReplayMerge",
     "UnknownRecordingError",

@@ -28,7 +28,7 @@ import anyio.abc
 
 from ..aio import AsyncAeron, AsyncImageView, AsyncPublication, AsyncSubscription
 from ..aio import connect as aeron_connect
-from ..client import Message
+from ..client import Image, Message
 from ..counters import Counter
 from ..errors import AeronError, ArchiveConnectionError, ArchiveError, ArchiveTimeoutError
 from . import _session
@@ -50,6 +50,7 @@ from ._session import (
 )
 from .auth import CredentialsSupplier, resolve_credentials
 from .client import ChallengeHandler, SignalHandler
+from .persistent import AsyncPersistentSubscription
 from .replay_merge import (
     DEFAULT_PROGRESS_TIMEOUT,
     MergeState,
@@ -61,7 +62,7 @@ from .replay_merge import (
 )
 from .records import RecordingSignal, RecordingSignalEvent
 
-__all__ = ["AsyncAeronArchive", "AsyncReplay", "AsyncReplayMerge", "connect"]
+__all__ = ["AsyncAeronArchive", "AsyncPersistentSubscription", "AsyncReplay", "AsyncReplayMerge", "connect"]
 
 MAX_QUEUED_SIGNALS = 65536
 T = TypeVar("T")
@@ -340,6 +341,7 @@ class AsyncReplay(_MessageIterator):
         self._channel = channel
         self._stream_id = stream_id
         self._view: AsyncImageView | None = None
+        self._first_image: list[Image] = []
         self._ended = False
         self._closed = False
 
@@ -358,9 +360,13 @@ class AsyncReplay(_MessageIterator):
             return await self._start_by_token()
         replay_session_id = await archive._run(self._make())
         self.replay_session_id = replay_session_id
+        first = self._first_image
         try:
+            # the image is kept from its AVAILABLE event: a replay that has sent everything is
+            # drained once read, and the driver withdraws its image, maybe before it is looked for
             self.subscription = await archive.aeron.add_subscription(
-                _session.replay_subscription_channel(self._channel, replay_session_id), self._stream_id)
+                _session.replay_subscription_channel(self._channel, replay_session_id), self._stream_id,
+                on_available_image=lambda image: None if first else first.append(image))
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._stop_quietly()
@@ -404,16 +410,21 @@ class AsyncReplay(_MessageIterator):
         subscription = self.subscription
         assert subscription is not None
         pause = 0.0005
+        first = self._first_image
         try:
             with anyio.fail_after(self.archive.timeout):
-                while not subscription.images:
-                    await anyio.sleep(pause)
-                    pause = min(pause * 2, 0.02)
+                while not first:
+                    images = subscription.images  # takes the image events, which fill `first`
+                    if images and not first:
+                        first.append(images[0])
+                    if not first:
+                        await anyio.sleep(pause)
+                        pause = min(pause * 2, 0.02)
         except TimeoutError:
             raise ArchiveTimeoutError(
                 f"replay {self.replay_session_id} of recording {self.recording_id}: the replay stream did not "
                 f"connect within {self.archive.timeout} s ({self._channel} stream {self._stream_id})") from None
-        self._view = subscription.image_view(subscription.images[0])
+        self._view = subscription.image_view(first[0])
         return self._view
 
     async def receive(self) -> Message:

@@ -9,6 +9,8 @@
 - the latency recording adds to a live IPC round trip (ping recorded against not recorded);
 - replication of a recording between two archives against the source's record rate
   (`archive_replication.py`, `--replication-megabytes`).
+- the persistent subscription: start to live, throughput while replaying against a plain replay,
+  and its whole scenario at scale (persistent.py).
 
 One embedded driver and archive in this process (SHARED threading for the driver, the archive's
 own agents DEDICATED unless told), in a temporary directory on the disk under test (`--dir`).
@@ -37,6 +39,7 @@ from ..driver import MediaDriver
 from ..errors import BenchError, BenchTimeoutError
 from ..idle import IdleStrategy
 from . import archive_replication
+from . import persistent
 
 FILE_IO = 1 << 20
 TERM = 16 << 20
@@ -344,7 +347,7 @@ def _settle() -> None:
 
 
 def run(directory: str | None, sync_level: int, total_mb: int, threading_mode: str, round_trips: int,
-        repeats: int = 3) -> dict[str, Any]:
+        repeats: int = 3, persistent_messages: int = 0, persistent_behind: int = 0) -> dict[str, Any]:
     """Each figure and its baseline are taken in turns, `repeats` times each (a recording, then the
     disk write of the same bytes; a plain read, then a replay), each after a write-back of dirty
     pages: on a shared machine the load moves between seconds, and pairs taken side by side see
@@ -399,6 +402,8 @@ def run(directory: str | None, sync_level: int, total_mb: int, threading_mode: s
                                       "ratios": [r / p for r, p in zip(replay, plain)],
                                       "rates": replay, "plain_read_rates": plain,
                                       "cpu": _median_cpu(cpu), "plain_read_cpu": _median_cpu(plain_cpu)})
+        if persistent_messages > 0:
+            results["persistent"] = persistent.run(bench, persistent_messages, persistent_behind, repeats)
         off = bench.round_trips(False, round_trips)
         on = bench.round_trips(True, round_trips)
         for name, times in (("off", off), ("on", on)):
@@ -450,6 +455,8 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", "| IPC round trip, 32 B, echo process | median us | p99 us |", "|---|---|---|",
               f"| not recorded | {off['median_us']:.1f} | {off['p99_us']:.1f} |",
               f"| ping stream recorded | {on['median_us']:.1f} | {on['p99_us']:.1f} |"]
+    if "persistent" in results:
+        lines += ["", persistent.markdown(results["persistent"])]
     return "\n".join(lines)
 
 
@@ -465,13 +472,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="log bytes of the recording replicated between two archives (0: no replication row)")
     parser.add_argument("--replication-mtu", type=int, default=1408,
                         help="MTU of the recording replicated (its replay's datagram size; 1408: Aeron's default)")
+    parser.add_argument("--persistent-messages", type=int, default=1_000_000,
+                        help="messages of the persistent subscription's scenario (0: leave it out)")
+    parser.add_argument("--persistent-behind", type=int, default=100_000,
+                        help="messages recorded ahead of the persistent subscription when it starts")
     parser.add_argument("--json", help="write the results to this file too")
 
 
 def command(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise SystemExit(f"--repeats {args.repeats}: give at least 1")
-    results = run(args.dir, args.sync_level, args.megabytes, args.threading_mode, args.round_trips, args.repeats)
+    results = run(args.dir, args.sync_level, args.megabytes, args.threading_mode, args.round_trips, args.repeats,
+                  args.persistent_messages, args.persistent_behind)
     text = markdown(results)
     if args.replication_megabytes > 0:
         results["replication"] = archive_replication.run(args.dir, args.replication_megabytes, args.threading_mode,
