@@ -23,11 +23,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
                             f"(missing: {exc.name})", name=exc.name) from exc
 
 from .datasource import SCHEMA, AeronDataSource
+from .workers import use_this_python
 
 
 def register(spark: Any) -> None:
-    """Register the `aeron` data source with a SparkSession (`spark.read.format("aeron")`)."""
+    """Register the `aeron` data source with a SparkSession (`spark.read.format("aeron")`). The
+    session's Python workers run this interpreter unless PYSPARK_PYTHON or spark.pyspark.python
+    names another (workers.py); with a local master, a workers' Python that cannot import the
+    package is refused here, in one line."""
+    use_this_python(spark)
     spark.dataSource.register(AeronDataSource)
 
 
-__all__ = ["SCHEMA", "AeronDataSource", "register"]
+__all__ = ["SCHEMA", "AeronDataSource", "register", "use_this_python"]
