@@ -1,0 +1,71 @@
+"""The same batch queries through both connectors of the `aeron` source in one local SparkSession
+(docs/spark.md, "The JVM connector"): `format("aeron")` resolves to the JVM connector (its jar in
+spark.jars), `format("aeron_python")` is the Python source. Prints one JSON object: for each query,
+each connector's result (or its error), and the JVM plans' pushdown lines.
+
+    python spark_connectors.py '<json: {"options": {...}, "queries": [...]}>'
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from aeron_async.spark import register
+from aeron_async.spark.jvm import configure
+
+
+def rows(df: Any) -> list[list[Any]]:
+    table = df.toArrow()
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    out = [[value.hex() if isinstance(value, bytes) else value for value in row] for row in zip(*columns)]
+    return sorted(out, key=lambda row: [(0, v, "") if isinstance(v, int) else (1, 0, str(v)) for v in row])
+
+
+def run(spark: Any, fmt: str, query: dict[str, Any]) -> Any:
+    reader = spark.read.format(fmt).options(**query["options"])
+    if query.get("schema"):
+        reader = reader.schema(query["schema"])
+    df = reader.load()
+    if query.get("where"):
+        df = df.where(query["where"])
+    if query.get("select"):
+        df = df.selectExpr(*query["select"])
+    if query.get("count"):
+        return df.count()
+    return rows(df)
+
+
+def main() -> None:
+    job = json.loads(sys.argv[1])
+    spark = configure(SparkSession.builder.master("local[2]")).config("spark.ui.enabled", "false") \
+        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.host", "127.0.0.1") \
+        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        results: dict[str, Any] = {"connector": register(spark), "queries": []}
+        for query in job["queries"]:
+            query = {**query, "options": {**job["options"], **query.get("options", {})}}
+            found: dict[str, Any] = {"name": query["name"]}
+            for fmt in ("aeron", "aeron_python"):
+                try:
+                    found[fmt] = run(spark, fmt, query)
+                except Exception as exc:  # Spark's error (its message, wrapped), for comparison
+                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            if query.get("plan"):
+                reader = spark.read.format("aeron").options(**query["options"]).load()
+                df = reader.where(query["where"]) if query.get("where") else reader
+                df = df.selectExpr(*query["select"]) if query.get("select") else df
+                df = df.groupBy().count() if query.get("count") else df
+                found["plan"] = df._jdf.queryExecution().executedPlan().toString()
+            results["queries"].append(found)
+        print("RESULT " + json.dumps(results))
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
