@@ -33,6 +33,9 @@ from ..idle import IdleStrategy
 TRADES = ("aeron:ipc?term-length=16m", 5001)
 LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
+# the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
+# is the JVM connector, which reads stopped recordings only (streaming and the sink stay Python's)
+PYTHON_FORMAT = ["aeron"]
 
 
 def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -109,8 +112,8 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, messages: int,
-               repeats: int = 1) -> dict[str, Any]:
+def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str, messages: int,
+               repeats: int = 1, python_format: str = "aeron", jvm: bool = False) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     client = archive.aeron
@@ -126,7 +129,7 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
             raise BenchTimeoutError("the archive did not record the benchmark stream")
         time.sleep(0.01)
     archive.stop_recording(*TRADES)
-    aeron = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+    aeron = (spark.read.format(python_format).option("recordingIds", str(recording.recording_id))
              .option("aeronDir", aeron_dir).load())
     parquet_dir = os.path.join(workdir, "trades.parquet")
     (spark.range(0, messages).select(
@@ -142,11 +145,18 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     def aeron_columns(schema: str) -> Any:
         # the source's columns chosen by a schema: Spark prunes Parquet's columns itself, but asks a
         # Python source for every column it declares
-        return (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+        return (spark.read.format(python_format).option("recordingIds", str(recording.recording_id))
                 .option("aeronDir", aeron_dir).schema(schema).load())
 
-    runs = (("aeron", aeron, aeron), ("aeron_columns", aeron_columns("position bigint"),
-                                      aeron_columns("data binary, position bigint")), ("parquet", parquet, parquet))
+    runs: tuple[tuple[str, Any, Any], ...] = (
+        ("aeron", aeron, aeron), ("aeron_columns", aeron_columns("position bigint"),
+                                  aeron_columns("data binary, position bigint")), ("parquet", parquet, parquet))
+    if jvm:
+        # the JVM connector (docs/spark.md, "The JVM connector"): it prunes columns and answers
+        # count() from the frame headers itself, so it needs no schema
+        aeron_jvm = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+                     .option("archiveDir", archive_dir).load())
+        runs = (("aeron_jvm", aeron_jvm, aeron_jvm), *runs)
     def query_rows(query: str, counted: Any, grouped_frame: Any) -> int:
         if query == "count":
             return int(counted.count())
@@ -183,7 +193,7 @@ def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_
     def count(frame: Any, batch_id: int) -> None:
         batches.append(frame.count())
 
-    query = (spark.readStream.format("aeron").option("channel", TRADES[0]).option("streamId", TRADES[1])
+    query = (spark.readStream.format(PYTHON_FORMAT[0]).option("channel", TRADES[0]).option("streamId", TRADES[1])
              .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
              .option("aeronDir", aeron_dir).load()
              .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, "ck-read"))
@@ -214,7 +224,7 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             if sent:
                 latencies.append((now - sent) / 1e6)
 
-    query = (spark.readStream.format("aeron").option("channel", LIVE[0]).option("streamId", LIVE[1])
+    query = (spark.readStream.format(PYTHON_FORMAT[0]).option("channel", LIVE[0]).option("streamId", LIVE[1])
              .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load()
              .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, "ck-live"))
              .trigger(processingTime="0 seconds").start())
@@ -264,7 +274,7 @@ def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, A
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
     try:
-        write = frame.write.format("aeron").mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
+        write = frame.write.format(PYTHON_FORMAT[0]).mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
         for _ in range(2):  # the second timed, as above
             seconds, _ = _timed(lambda: write.option("aeronDir", aeron_dir).save())
             parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
@@ -286,12 +296,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     workdir = tempfile.mkdtemp(prefix="aa-bench-spark-", dir=args.dir)
     aeron_dir = os.path.join("/dev/shm", os.path.basename(workdir))
+    from ..spark import jvm as spark_jvm
+
     builder = (SparkSession.builder.appName("aeron-async bench-spark").master(args.master)
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", args.driver_memory))
+    if args.connectors != "python" and spark_jvm.jar_path() is not None:
+        builder = spark_jvm.configure(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    connector = register(spark)
+    if args.connectors == "both" and connector != "jvm":
+        raise SystemExit("bench-spark --connectors both: the JVM connector is not built (no JDK when the package was "
+                         "built): python -m aeron_async.spark.jvm.build, or --connectors python")
+    PYTHON_FORMAT[0] = "aeron_python" if connector == "jvm" else "aeron"
     archive_service = Archive.launch(
         embedded_driver=DriverContext(aeron_dir=aeron_dir, dir_delete_on_shutdown=True, threading_mode="SHARED",
                                       ipc_term_buffer_length=str(16 << 20)),
@@ -299,7 +317,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"master": args.master}
     try:
         with AeronArchive.connect(aeron_dir=aeron_dir) as archive:
-            result.update(batch_read(spark, aeron_dir, archive, workdir, args.messages, args.repeats))
+            result.update(batch_read(spark, aeron_dir, archive, workdir, os.path.join(workdir, "archive"), args.messages,
+                                     args.repeats, PYTHON_FORMAT[0], connector == "jvm"))
             print(json.dumps(result), flush=True)
             result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
             print(json.dumps(result), flush=True)
@@ -325,6 +344,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--dir", help="where the archive and Parquet files go (default: the temp directory)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--connectors", choices=("auto", "both", "python"), default="auto",
+                        help="batch reads through the JVM connector and the Python source side by side (both; "
+                             "auto: both where the JVM connector is built), or the Python source alone")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -337,7 +359,9 @@ def command(args: argparse.Namespace) -> int:
     for key, value in result.items():
         shown = f"{value:,.0f}" if isinstance(value, float) and value > 100 else value
         print(f"{key:28s} {shown}")
-    for name in ("aeron", "aeron_columns"):
+    for name in ("aeron_jvm", "aeron", "aeron_columns"):
+        if f"{name}_count_rows_s" not in result:
+            continue
         print(f"{name}/parquet count {result[f'{name}_count_rows_s'] / result['parquet_count_rows_s']:.2f}x, groupBy "
               f"{result[f'{name}_groupby_rows_s'] / result['parquet_groupby_rows_s']:.2f}x")
     print(f"sink/parquet write {result['sink_rows_s'] / result['parquet_write_rows_s']:.2f}x (one run)")

@@ -194,7 +194,10 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
                          env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     data = json.loads(run.stdout.strip().splitlines()[-1])
-    for name in ("aeron", "aeron_columns", "parquet"):
+    from aeron_async.spark.jvm import jar_path
+
+    # the JVM connector beside the Python source where it is built (docs/spark.md, "The JVM connector")
+    for name in ("aeron", "aeron_columns", "parquet", *(("aeron_jvm",) if jar_path() else ())):
         for query in ("count", "groupby"):
             assert data[f"{name}_{query}_rows_s"] > 0 and len(data[f"{name}_{query}_rows_s_runs"]) == 2
             cpu = data[f"{name}_{query}_cpu_s"]
