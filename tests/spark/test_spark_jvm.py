@@ -26,7 +26,8 @@ from support.spark_fixtures import java_available
 pytest.importorskip("pyspark")
 
 JAVA = os.path.join(REPO, "aeron_async", "spark", "jvm", "src", "aeron", "spark")
-MIXED_STREAM, SMALL_STREAM = 4201, 4202
+MIXED_STREAM, SMALL_STREAM, ACTIVE_STREAM = 4201, 4202, 4203
+ACTIVE_MESSAGES = 3000
 
 
 def java_list(name: str) -> list[str]:
@@ -61,6 +62,8 @@ class Archive:
     small: int
     stream: Stream
     small_end: int
+    active: int
+    active_stream: Stream
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +86,15 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         archive.stop_recording("aeron:ipc", SMALL_STREAM)
         mixed_publication.close()
         small_publication.close()
-        yield Archive(aeron_dir, archive_dir, mixed, small, stream, small_end)
+        # still being recorded while the queries run: its rec-pos counter says how far
+        active_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", ACTIVE_STREAM)
+        _, active = record(archive, "aeron:ipc", ACTIVE_STREAM)
+        active_stream = Stream(ACTIVE_MESSAGES, seed=11)
+        active_stream.publish(active_publication)
+        wait_recorded(archive, active, active_publication.position)
+        yield Archive(aeron_dir, archive_dir, mixed, small, stream, small_end, active, active_stream)
+        archive.stop_recording("aeron:ipc", ACTIVE_STREAM)
+        active_publication.close()
 
 
 def jar() -> str:
@@ -119,9 +130,18 @@ def compared(archive: Archive) -> dict[str, Any]:
          "select": ["position", "data"], "plan": True},
         {"name": "bad size", "options": {"recordingIds": mixed, "maxBytesPerPartition": "lots"}},
         {"name": "unknown recording", "options": {"recordingIds": "999"}},
+        {"name": "active batch", "options": {"recordingIds": str(archive.active)}},
+    ]
+    streams = [
+        {"name": "limited", "options": {"recordingIds": mixed, "startingPositions": "earliest",
+                                        "maxRecordsPerTrigger": "4000"}, "restart": True},
+        {"name": "bytes", "options": {"recordingIds": f"{mixed},{small}", "startingPositions": "earliest",
+                                      "maxBytesPerTrigger": "600k"}},
+        {"name": "active", "options": {"channel": "aeron:ipc", "streamId": str(ACTIVE_STREAM),
+                                       "startingPositions": "earliest", "maxRecordsPerTrigger": "1000"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5",
-                       "maxBytesPerPartition": "256k"}, "queries": queries}
+                       "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams}
     env = python_env()
     env["PYSPARK_PYTHON"] = sys.executable
     done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_connectors.py"),
@@ -130,7 +150,7 @@ def compared(archive: Archive) -> dict[str, Any]:
     assert done.returncode == 0 and lines, done.stderr[-4000:]
     result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
     assert result["connector"] == "jvm"
-    result["by_name"] = {query["name"]: query for query in result["queries"]}
+    result["by_name"] = {query["name"]: query for query in result["queries"] + result["streams"]}
     return result
 
 
@@ -172,3 +192,34 @@ def test_both_connectors_refuse_the_same_options_alike(compared: dict[str, Any],
     query = compared["by_name"][name]
     for fmt in ("aeron", "aeron_python"):
         assert isinstance(query[fmt], dict) and message in query[fmt]["error"], (fmt, query[fmt])
+
+
+def test_a_recording_still_being_recorded_is_refused_by_the_batch_jvm_read(compared: dict[str, Any],
+                                                                         archive: Archive) -> None:
+    query = compared["by_name"]["active batch"]
+    assert isinstance(query["aeron"], dict) and f"recording {archive.active} is still recording" in query["aeron"][
+        "error"] and 'connector="python"' in query["aeron"]["error"]
+    assert len(query["aeron_python"]) == ACTIVE_MESSAGES
+
+
+@pytest.mark.parametrize("name", ["limited", "bytes", "active"])
+def test_both_connectors_stream_the_same_batches(compared: dict[str, Any], archive: Archive, name: str) -> None:
+    """AvailableNow with admission control: the same micro-batches (their end offsets, in the
+    Python source's JSON) and the same rows, each message once; "limited" is restarted after its
+    last batch's commit was lost and re-runs that batch over the same offsets."""
+    query = compared["by_name"][name]
+    jvm, python = query["aeron"], query["aeron_python"]
+    assert "error" not in jvm and "error" not in python, (jvm, python)
+    assert jvm["rows"] == python["rows"] and jvm["offsets"] == python["offsets"], name
+    s = archive.stream
+    if name == "limited":
+        assert [json.loads(offset) for offset in jvm["offsets"]] == [
+            {str(archive.mixed): s.positions[3999]}, {str(archive.mixed): s.positions[7999]},
+            {str(archive.mixed): s.positions[-1]}]
+        assert jvm["rerun"] == jvm["offsets"][-1:] == python["rerun"]
+        assert sorted(row[0] for row in jvm["rows"]) == list(s.positions)  # each message once
+    elif name == "bytes":
+        assert len(jvm["offsets"]) > 2 and len(jvm["rows"]) == len(s) + 20000
+    else:
+        assert len(jvm["offsets"]) == 3
+        assert sorted(row[0] for row in jvm["rows"]) == list(archive.active_stream.positions)

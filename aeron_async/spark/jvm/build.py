@@ -30,7 +30,10 @@ LIBRARY_NAME = "libaeron_async_spark.so"
 NATIVE_RESOURCE = "aeron/spark/native/" + LIBRARY_NAME
 # the C archive code the shim reads the catalog and segment files through (paths under _native/src)
 C_SOURCES = ("archive/aa_archive_catalog.c", "archive/aa_archive_checksum.c", "archive/aa_archive_segment.c",
-             "protocols/aa_archive_codecs.c", "util/aa_error.c", "util/aa_fs.c")
+             "protocols/aa_archive_codecs.c", "util/aa_error.c", "util/aa_fs.c",
+             # the CnC file's counters (an active recording's rec-pos), read-only
+             "client/aa_cnc_reader.c", "concurrent/aa_counters.c", "concurrent/aa_doorbell.c",
+             "concurrent/aa_mpsc_rb.c", "concurrent/aa_error_log.c")
 C_FLAGS = ("-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
            "-Wno-missing-field-initializers", "-Wno-unused-parameter", "-Wno-format-truncation", "-D_GNU_SOURCE",
            "-pthread")

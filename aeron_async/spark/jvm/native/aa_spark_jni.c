@@ -9,12 +9,17 @@
  *                   segment files, copied into column buffers laid out as aa_columns_t's
  *                   (src/client/aa_columns.c): data bytes back to back with int32 offsets, each
  *                   message's END position (Message.position), reserved values
- * count(...)        the same walk without copying: messages, smallest and largest end position
+ * count(...)        the same walk without copying: messages (at most state[S_ROW_LIMIT] when > 0),
+ *                   smallest and largest end position; the state's cursor left after the last one
+ * recordedPosition(aeron dir, id)  an active recording's rec-pos counter (type 100, key: its id)
+ *                   in the media driver's CnC file, or -1 when it has none (stopped)
  *
  * A range [from, to) holds the messages whose START position is in it; a message's end position
  * must also lie in [end_low, end_high] (a pushed-down filter on the `position` column). A walk
  * starts at a message boundary (the term start at or before `from`, or where the last call stopped)
- * and stops outside a message: it never returns part of one. Errors throw java.io.IOException with
+ * and stops outside a message: it never returns part of one. The walk's limit is the recording's
+ * stop position, or for an active recording a position it has recorded (state[S_PARTIAL_OK] = 1:
+ * a message only partly recorded there ends the walk before it, as if it were not yet written). Errors throw java.io.IOException with
  * the C layer's message.
  */
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "aeron_async.h"
 #include "archive/aa_archive_catalog.h"
 #include "archive/aa_archive_segment.h"
 #include "logbuffer/aa_frame.h"
@@ -36,7 +42,8 @@
 
 enum
 {
-    S_CURSOR = 0, S_FROM, S_TO, S_END_LOW, S_END_HIGH, S_ROWS, S_DATA_LENGTH, S_DONE, S_REQUIRED, S_LENGTH
+    S_CURSOR = 0, S_FROM, S_TO, S_END_LOW, S_END_HIGH, S_ROWS, S_DATA_LENGTH, S_DONE, S_REQUIRED, S_PARTIAL_OK,
+    S_ROW_LIMIT, S_LENGTH
 };
 
 static void throw_io(JNIEnv *env, const char *message)
@@ -242,11 +249,19 @@ static int walk(segments_t *s, jlong *state, columns_t *c, char *error, size_t e
         }
         if (position >= s->stop_position)
         {
+            if (state[S_PARTIAL_OK])
+            {
+                break; /* the rest of this message is not recorded yet */
+            }
             snprintf(error, error_length, "recording %" PRId64 ": the message at %" PRId64
                 " runs past the recording's stop position %" PRId64, s->recording_id, message_start, s->stop_position);
             return -1;
         }
         if (!in_message && !c->count_only && rows >= c->row_capacity)
+        {
+            break;
+        }
+        if (!in_message && c->count_only && state[S_ROW_LIMIT] > 0 && rows >= state[S_ROW_LIMIT])
         {
             break;
         }
@@ -429,6 +444,7 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_count(
         {
             (*env)->SetLongArrayRegion(env, result, 0, 3, out);
         }
+        (*env)->SetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
         error[0] = '\0';
     }
     segments_close(env, &s, dir);
@@ -437,4 +453,41 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_count(
         throw_io(env, error);
     }
     return result;
+}
+
+JNIEXPORT jlong JNICALL Java_aeron_spark_Native_recordedPosition(
+    JNIEnv *env, jclass type, jstring aeron_dir, jlong recording_id)
+{
+    const char *dir = NULL == aeron_dir ? NULL : (*env)->GetStringUTFChars(env, aeron_dir, NULL);
+    aa_cnc_reader_t *reader = NULL;
+    int rc = aa_cnc_reader_open(&reader, dir);
+    if (NULL != dir)
+    {
+        (*env)->ReleaseStringUTFChars(env, aeron_dir, dir);
+    }
+    if (rc < 0)
+    {
+        char message[1024];
+        snprintf(message, sizeof(message), "the media driver's CnC file (option aeronDir): %s", aa_errmsg());
+        throw_io(env, message);
+        return -1;
+    }
+    jlong position = -1;
+    aa_counter_info_t info;
+    for (int32_t id = aa_cnc_reader_next_counter(reader, 0, &info); id >= 0;
+        id = aa_cnc_reader_next_counter(reader, id + 1, &info))
+    {
+        int64_t key_id;
+        if (100 == info.type_id && info.key_length >= 8)
+        {
+            memcpy(&key_id, info.key, sizeof(key_id));
+            if (key_id == recording_id)
+            {
+                position = aa_cnc_reader_counter_value(reader, id);
+                break;
+            }
+        }
+    }
+    aa_cnc_reader_close(reader);
+    return position;
 }

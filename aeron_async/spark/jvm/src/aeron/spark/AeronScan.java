@@ -30,13 +30,14 @@ import org.apache.spark.sql.types.StructType;
 final class AeronScan implements Scan, Batch {
     static final int COUNT = 0, MIN = 1, MAX = 2;
 
-    private final Options options;
+    private final java.util.Map<String, String> given;
+    private Options options;
     private final StructType schema;
     private final Filter[] filters;
     private final int[] aggregates;   // null: a read of rows
 
-    AeronScan(Options options, StructType schema, Filter[] filters, Aggregation aggregation) {
-        this.options = options;
+    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation) {
+        this.given = given;
         this.schema = schema;
         this.filters = filters;
         if (aggregation == null) {
@@ -65,13 +66,19 @@ final class AeronScan implements Scan, Batch {
 
     @Override
     public String description() {
-        return "aeron " + options.archiveDir + " filters " + Arrays.toString(filters)
+        return "aeron " + given.get("archiveDir") + " filters " + Arrays.toString(filters)
             + (aggregates == null ? "" : " aggregates " + Arrays.toString(aggregates));
     }
 
     @Override
     public Batch toBatch() {
+        options = Options.parse(given, false);
         return this;
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpoint) {
+        return new AeronMicroBatchStream(Options.parse(given, true), schema, filters);
     }
 
     static List<Recording> catalog(String archiveDir) {
@@ -91,14 +98,23 @@ final class AeronScan implements Scan, Batch {
     }
 
     List<Recording> select() {
+        return select(options, true);
+    }
+
+    /** The recordings the options choose, by id; `required`: a channel + stream with none is an error. */
+    static List<Recording> select(Options options, boolean required) {
         List<Recording> all = catalog(options.archiveDir);
         List<Recording> found = new ArrayList<>();
         if (options.recordingIds != null) {
             for (long id : options.recordingIds) {
-                Recording r = all.stream().filter(x -> x.id == id).findFirst().orElseThrow(
-                    () -> new Options.OptionException("recording " + id + " (recordingIds) is not in the archive: "
-                        + "list the recordings with `aeron-async recordings list`"));
-                found.add(r);
+                Recording r = all.stream().filter(x -> x.id == id).findFirst().orElse(null);
+                if (r == null && required) {
+                    throw new Options.OptionException("recording " + id + " (recordingIds) is not in the archive: "
+                        + "list the recordings with `aeron-async recordings list`");
+                }
+                if (r != null) {
+                    found.add(r);
+                }
             }
         } else {
             for (Recording r : all) {
@@ -106,7 +122,7 @@ final class AeronScan implements Scan, Batch {
                     found.add(r);
                 }
             }
-            if (found.isEmpty()) {
+            if (required && found.isEmpty()) {
                 throw new Options.OptionException("no recording of stream " + options.streamId
                     + " on a channel containing " + Options.repr(options.channel) + " in the archive");
             }
@@ -149,7 +165,7 @@ final class AeronScan implements Scan, Batch {
             for (long low = start; low < end; ) {
                 long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
                 ranges.add(new RangePartition(options.archiveDir, r, low, high, bounds[0], bounds[1],
-                    options.failOnDataLoss));
+                    options.failOnDataLoss, r.stop));
                 low = high;
             }
         }

@@ -34,12 +34,12 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
     SupportsPushDownAggregates {
     static final List<String> RECORDING_COLUMNS = List.of("recording_id", "session_id", "stream_id");
 
-    private final Options options;
+    private final java.util.Map<String, String> options;
     private StructType schema;
     private final List<Filter> pushed = new ArrayList<>();
     private Aggregation aggregation;
 
-    AeronScanBuilder(StructType schema, Options options) {
+    AeronScanBuilder(StructType schema, java.util.Map<String, String> options) {
         this.schema = schema;
         this.options = options;
     }

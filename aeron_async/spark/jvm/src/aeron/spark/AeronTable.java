@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The `aeron` table: batch reads of stopped recordings. */
+/** The `aeron` table: batch reads of stopped recordings, micro-batch reads of any. */
 final class AeronTable implements SupportsRead {
     private final StructType schema;
 
@@ -29,11 +29,11 @@ final class AeronTable implements SupportsRead {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
     }
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-        return new AeronScanBuilder(schema, Options.parse(options.asCaseSensitiveMap()));
+        return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()));
     }
 }

@@ -16,9 +16,10 @@ public final class Native {
     /** longs per recording in {@link #recordings}: id, start, stop, session id, stream id, term length,
      *  segment length, initial term id. */
     public static final int RECORDING_FIELDS = 8;
-    /** the walk's state array: cursor, from, to, end low, end high, rows, data length, done, required. */
+    /** the walk's state array: cursor, from, to, end low, end high, rows, data length, done, required,
+     *  partial ok (an active recording: stop before a message not recorded whole), row limit (count). */
     public static final int S_CURSOR = 0, S_FROM = 1, S_TO = 2, S_END_LOW = 3, S_END_HIGH = 4, S_ROWS = 5,
-        S_DATA_LENGTH = 6, S_DONE = 7, S_REQUIRED = 8, S_LENGTH = 9;
+        S_DATA_LENGTH = 6, S_DONE = 7, S_REQUIRED = 8, S_PARTIAL_OK = 9, S_ROW_LIMIT = 10, S_LENGTH = 11;
     static final String RESOURCE = "/aeron/spark/native/libaeron_async_spark.so";
 
     private static boolean loaded;
@@ -60,7 +61,11 @@ public final class Native {
                                    ByteBuffer offsets, ByteBuffer positions, ByteBuffer reservedValues)
         throws IOException;
 
-    /** {messages, smallest end position, largest end position} (-1 when none) of a range. */
+    /** An active recording's recorded position (its rec-pos counter in the driver's CnC file), -1 when none. */
+    public static native long recordedPosition(String aeronDir, long recordingId) throws IOException;
+
+    /** {messages, smallest end position, largest end position} (-1 when none) of a range; the state's
+     *  cursor is left after the last message counted. */
     public static native long[] count(String archiveDir, long recordingId, long startPosition, long stopPosition,
                                       int termLength, int segmentLength, long[] state) throws IOException;
 }

@@ -43,6 +43,10 @@ public final class Options implements Serializable {
     public final Map<Long, Long> endingMap;
     public final long maxBytesPerPartition;
     public final boolean failOnDataLoss;
+    public final boolean streaming;
+    public final String aeronDir;           // null: AERON_DIR, else Aeron's default
+    public final long maxRecordsPerTrigger; // 0: none
+    public final long maxBytesPerTrigger;   // 0: none
 
     /** A malformed or inapplicable option; the message starts "aeron data source: " as OptionError's. */
     public static final class OptionException extends IllegalArgumentException {
@@ -53,10 +57,12 @@ public final class Options implements Serializable {
         }
     }
 
-    private Options(Map<String, String> found) {
-        for (String name : STREAM_ONLY) {
+    private Options(Map<String, String> found, boolean streaming) {
+        this.streaming = streaming;
+        for (String name : streaming ? BATCH_ONLY : STREAM_ONLY) {
             if (found.containsKey(name)) {
-                throw new OptionException(name + " applies to spark.readStream only, not to spark.read");
+                throw new OptionException(name + " applies to spark." + (streaming ? "read" : "readStream")
+                    + " only, not to spark." + (streaming ? "readStream" : "read"));
             }
         }
         if (found.containsKey("recordingIds")) {
@@ -90,7 +96,8 @@ public final class Options implements Serializable {
             throw new OptionException("choose the recordings: option recordingIds (\"3,5\"), or channel and streamId");
         }
         Map<Long, Long> startMap = new TreeMap<>(), endMap = new TreeMap<>();
-        starting = positions("startingPositions", found.getOrDefault("startingPositions", "earliest"), true, startMap);
+        starting = positions("startingPositions",
+            found.getOrDefault("startingPositions", streaming ? "latest" : "earliest"), true, startMap);
         ending = positions("endingPositions", found.getOrDefault("endingPositions", "latest"), false, endMap);
         startingMap = startMap;
         endingMap = endMap;
@@ -134,10 +141,20 @@ public final class Options implements Serializable {
                 + "channel with the Python source: aeron_async.spark.register(spark, connector=\"python\")");
         }
         archiveDir = dir;
+        String driverDir = found.get("aeronDir");
+        if (driverDir != null && driverDir.strip().isEmpty()) {
+            throw new OptionException("aeronDir is empty: name the media driver's directory, or leave the option out");
+        }
+        aeronDir = driverDir;
+        maxRecordsPerTrigger = found.containsKey("maxRecordsPerTrigger")
+            ? integer("maxRecordsPerTrigger", found.get("maxRecordsPerTrigger"), 1, Long.MAX_VALUE) : 0;
+        maxBytesPerTrigger = found.containsKey("maxBytesPerTrigger")
+            ? size("maxBytesPerTrigger", found.get("maxBytesPerTrigger"), 1) : 0;
     }
 
-    /** The options of a batch read, checked: an unknown one is refused, naming the known ones. */
-    public static Options parse(Map<String, String> options) {
+    /** The options of a batch (streaming false) or streaming read, checked: an unknown one is refused,
+     *  naming the known ones. */
+    public static Options parse(Map<String, String> options, boolean streaming) {
         List<String> known = new ArrayList<>(ARCHIVE_OPTIONS);
         known.addAll(READ_OPTIONS);
         Map<String, String> canonical = new LinkedHashMap<>();
@@ -156,7 +173,7 @@ public final class Options implements Serializable {
             }
             found.put(name, option.getValue());
         }
-        return new Options(found);
+        return new Options(found, streaming);
     }
 
     static String repr(String text) {

@@ -10,9 +10,13 @@ final class RangePartition implements InputPartition {
     final Recording recording;
     final long from, to, endLow, endHigh;
     final boolean failOnDataLoss;
+    /** where the walk stops: a stopped recording's stop position, or for an active one the end of
+     *  the micro-batch (a message boundary it has recorded) */
+    final long limit;
 
     RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
-                   boolean failOnDataLoss) {
+                   boolean failOnDataLoss, long limit) {
+        this.limit = limit;
         this.archiveDir = archiveDir;
         this.recording = recording;
         this.from = from;

@@ -78,7 +78,7 @@ final class Readers implements PartitionReaderFactory {
                 state[Native.S_ROWS] = 0;
                 state[Native.S_DATA_LENGTH] = 0;
                 try {
-                    Native.read(p.archiveDir, r.id, r.start, r.stop, r.termLength, r.segmentLength, state, data,
+                    Native.read(p.archiveDir, r.id, r.start, p.limit, r.termLength, r.segmentLength, state, data,
                         offsets, positions, reserved);
                 } catch (IOException e) {
                     if (p.failOnDataLoss) {
@@ -163,7 +163,7 @@ final class Readers implements PartitionReaderFactory {
                 Recording r = range.recording;
                 long[] found;
                 try {
-                    found = Native.count(range.archiveDir, r.id, r.start, r.stop, r.termLength, r.segmentLength,
+                    found = Native.count(range.archiveDir, r.id, r.start, range.limit, r.termLength, r.segmentLength,
                         range.initialState());
                 } catch (IOException e) {
                     if (range.failOnDataLoss) {
