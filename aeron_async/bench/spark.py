@@ -253,6 +253,96 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             "latency_p99_ms": _percentile(latencies, 0.99) if latencies else None}
 
 
+REALTIME = ("aeron:ipc?term-length=16m", 5004)
+
+
+class _LatencyWriter:
+    """A Real-time Mode query's foreach writer (in the Python workers): each row's latency, its
+    publish time (the first 8 bytes of `data`) to now, appended to a file of the task's own."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.out: Any = None
+
+    def open(self, partition_id: int, epoch_id: int) -> bool:
+        self.out = open(os.path.join(self.directory, f"{os.getpid()}-{partition_id}-{epoch_id}.txt"), "a")
+        return True
+
+    def process(self, row: Any) -> None:
+        data = bytes(row.data)
+        sent = int.from_bytes(data[:8], "little")
+        if sent:  # the kind (byte 8: w for the warm-up, m for measured), then the latency in ms
+            self.out.write(f"{chr(data[8])} {(time.time_ns() - sent) / 1e6}\n")
+            self.out.flush()
+
+    def close(self, error: Any) -> None:
+        if self.out is not None:
+            self.out.close()
+
+
+def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str,
+                     seconds: float, rate: int) -> dict[str, Any]:
+    """Real-time Mode through the JVM connector (docs/spark.md, "The JVM connector"): a filter and a
+    projection from the recording of a live stream to a foreach writer; the latency from publish
+    (the time in the message) to the row at the writer."""
+    archive.start_recording(*REALTIME)
+    publication = archive.aeron.add_exclusive_publication(*REALTIME)
+    idle = IdleStrategy("backoff")
+    while not publication.is_connected:
+        idle.idle(0)
+    publication.offer(bytes(32))  # the recording exists before the query starts
+    deadline = time.monotonic() + 60
+    while not archive.list_recordings(REALTIME[0], REALTIME[1]):
+        if time.monotonic() > deadline:
+            raise BenchTimeoutError("the archive did not start recording the real-time stream")
+        time.sleep(0.01)
+    out = os.path.join(workdir, "realtime")
+    os.makedirs(out, exist_ok=True)
+    query = (spark.readStream.format("aeron").option("channel", REALTIME[0]).option("streamId", REALTIME[1])
+             .option("startingPositions", "earliest").option("aeronDir", aeron_dir).option("archiveDir", archive_dir)
+             .load().where("position > 0").select("data")
+             .writeStream.foreach(_LatencyWriter(out)).outputMode("update")
+             .option("checkpointLocation", os.path.join(workdir, "ck-realtime"))
+             .trigger(realTime="5 seconds").start())
+
+    def measured(kind: str = "m") -> list[float]:
+        found: list[float] = []
+        for name in os.listdir(out):
+            with open(os.path.join(out, name)) as f:
+                found.extend(float(line[2:]) for line in f if line.startswith(kind))
+        return found
+
+    sent = 0
+    try:
+        # the first rows reach the writer once the query's tasks run: wait for them, then measure
+        warm = time.monotonic() + 120
+        while not measured("w") and time.monotonic() < warm:
+            publication.offer(time.time_ns().to_bytes(8, "little") + b"w" + bytes(23))
+            time.sleep(0.05)
+        interval = 1.0 / rate
+        end = time.monotonic() + seconds
+        next_send = time.monotonic()
+        while time.monotonic() < end:
+            now = time.monotonic()
+            if now < next_send:
+                time.sleep(min(next_send - now, 0.001))
+                continue
+            while publication.offer(time.time_ns().to_bytes(8, "little") + b"m" + bytes(23)) < 0:
+                idle.idle(0)
+            sent += 1
+            next_send += interval
+        drain = time.monotonic() + 30
+        while len(measured()) < sent and time.monotonic() < drain:
+            time.sleep(0.05)
+    finally:
+        query.stop()
+        publication.close()
+    latencies = measured()
+    return {"realtime_messages": len(latencies), "realtime_sent": sent, "realtime_rate": rate,
+            "realtime_p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            "realtime_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+
+
 def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
@@ -324,6 +414,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(json.dumps(result), flush=True)
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
+            if connector == "jvm":
+                result.update(realtime_latency(spark, aeron_dir, archive, workdir, os.path.join(workdir, "archive"),
+                                               args.latency_seconds, args.realtime_rate))
+                print(json.dumps(result), flush=True)
             result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
     finally:
         spark.stop()
@@ -338,6 +432,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-per-trigger", type=int, default=1_000_000, help="maxRecordsPerTrigger of the stream")
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--latency-rate", type=int, default=1000, help="messages/s of the latency stream")
+    parser.add_argument("--realtime-rate", type=int, default=10_000,
+                        help="messages/s of the Real-time Mode stream (JVM connector)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each batch query, the sources in turns (the median reported)")
     parser.add_argument("--master", default="local[*]")

@@ -205,3 +205,6 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
     assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger
     assert data["latency_messages"] > 0 and data["latency_p99_ms"] >= data["latency_p50_ms"] > 0
     assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0
+    if jar_path():  # Real-time Mode through the JVM connector: every message published reaches the writer
+        assert data["realtime_messages"] == data["realtime_sent"] > 0
+        assert data["realtime_p99_ms"] >= data["realtime_p50_ms"] > 0

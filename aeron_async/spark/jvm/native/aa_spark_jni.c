@@ -27,6 +27,7 @@
 #include <jni.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -490,4 +491,81 @@ JNIEXPORT jlong JNICALL Java_aeron_spark_Native_recordedPosition(
     }
     aa_cnc_reader_close(reader);
     return position;
+}
+
+/* An active recording's rec-pos counter kept open (Real-time Mode polls it): a handle for
+ * counterValue/counterClose, or 0 when the recording has no counter (stopped). */
+typedef struct
+{
+    aa_cnc_reader_t *reader;
+    int32_t counter_id;
+}
+counter_handle_t;
+
+JNIEXPORT jlong JNICALL Java_aeron_spark_Native_counterOpen(
+    JNIEnv *env, jclass type, jstring aeron_dir, jlong recording_id)
+{
+    const char *dir = NULL == aeron_dir ? NULL : (*env)->GetStringUTFChars(env, aeron_dir, NULL);
+    aa_cnc_reader_t *reader = NULL;
+    int rc = aa_cnc_reader_open(&reader, dir);
+    if (NULL != dir)
+    {
+        (*env)->ReleaseStringUTFChars(env, aeron_dir, dir);
+    }
+    if (rc < 0)
+    {
+        char message[1024];
+        snprintf(message, sizeof(message), "the media driver's CnC file (option aeronDir): %s", aa_errmsg());
+        throw_io(env, message);
+        return 0;
+    }
+    aa_counter_info_t info;
+    for (int32_t id = aa_cnc_reader_next_counter(reader, 0, &info); id >= 0;
+        id = aa_cnc_reader_next_counter(reader, id + 1, &info))
+    {
+        int64_t key_id;
+        if (100 == info.type_id && info.key_length >= 8)
+        {
+            memcpy(&key_id, info.key, sizeof(key_id));
+            if (key_id == recording_id)
+            {
+                counter_handle_t *handle = malloc(sizeof(counter_handle_t));
+                if (NULL == handle)
+                {
+                    break;
+                }
+                handle->reader = reader;
+                handle->counter_id = id;
+                return (jlong)(intptr_t)handle;
+            }
+        }
+    }
+    aa_cnc_reader_close(reader);
+    return 0;
+}
+
+/* The counter's value, or -1 once it is no longer the recording's (the recording stopped). */
+JNIEXPORT jlong JNICALL Java_aeron_spark_Native_counterValue(JNIEnv *env, jclass type, jlong handle_address,
+    jlong recording_id)
+{
+    counter_handle_t *handle = (counter_handle_t *)(intptr_t)handle_address;
+    aa_counter_info_t info;
+    if (1 != aa_cnc_reader_counter(handle->reader, handle->counter_id, &info) || 100 != info.type_id ||
+        info.key_length < 8)
+    {
+        return -1;
+    }
+    int64_t key_id;
+    memcpy(&key_id, info.key, sizeof(key_id));
+    return key_id == recording_id ? aa_cnc_reader_counter_value(handle->reader, handle->counter_id) : -1;
+}
+
+JNIEXPORT void JNICALL Java_aeron_spark_Native_counterClose(JNIEnv *env, jclass type, jlong handle_address)
+{
+    counter_handle_t *handle = (counter_handle_t *)(intptr_t)handle_address;
+    if (NULL != handle)
+    {
+        aa_cnc_reader_close(handle->reader);
+        free(handle);
+    }
 }

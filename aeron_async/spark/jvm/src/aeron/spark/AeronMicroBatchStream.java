@@ -30,7 +30,8 @@ import org.apache.spark.sql.types.StructType;
  * a message boundary it has recorded whole; recordings that match channel + streamId and appear
  * while the query runs are read from their start.
  */
-final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow {
+final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow,
+    org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode {
     private final Options options;
     private final StructType schema;
     private final Filter[] filters;
@@ -326,6 +327,32 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
             }
         }
         return ranges.toArray(new InputPartition[0]);
+    }
+
+    /** Real-time Mode: a task per selected recording, reading from the batch's start for as long as the
+     *  batch lasts (RealTimeReader). */
+    @Override
+    public InputPartition[] planInputPartitions(Offset start) {
+        Map<Long, Long> begin = ((Positions) deserializeOffset(start.json())).positions;
+        long[] bounds = Filters.endBounds(filters);
+        List<InputPartition> tasks = new ArrayList<>();
+        for (Recording r : recordings().values()) {
+            if (Filters.keeps(filters, r)) {
+                tasks.add(new RealTimeReader.Partition(options.archiveDir, options.aeronDir, r,
+                    begin.getOrDefault(r.id, r.start), bounds[0], bounds[1]));
+            }
+        }
+        return tasks.toArray(new InputPartition[0]);
+    }
+
+    @Override
+    public Offset mergeOffsets(org.apache.spark.sql.connector.read.streaming.PartitionOffset[] offsets) {
+        Map<Long, Long> positions = new TreeMap<>();
+        for (org.apache.spark.sql.connector.read.streaming.PartitionOffset offset : offsets) {
+            RealTimeReader.Position p = (RealTimeReader.Position) offset;
+            positions.merge(p.recordingId, p.position, Math::max);
+        }
+        return new Positions(positions);
     }
 
     @Override

@@ -118,7 +118,7 @@ final class AeronScan implements Scan, Batch {
             }
         } else {
             for (Recording r : all) {
-                if (r.streamId == options.streamId && r.strippedChannel.contains(options.channel)) {
+                if (r.streamId == options.streamId && r.channel.contains(options.channel)) { // as the archive matches: original channel
                     found.add(r);
                 }
             }

@@ -64,6 +64,14 @@ public final class Native {
     /** An active recording's recorded position (its rec-pos counter in the driver's CnC file), -1 when none. */
     public static native long recordedPosition(String aeronDir, long recordingId) throws IOException;
 
+    /** An active recording's rec-pos counter kept open: a handle, or 0 when it has none (stopped). */
+    public static native long counterOpen(String aeronDir, long recordingId) throws IOException;
+
+    /** The counter's value, -1 once it is no longer the recording's (it stopped). */
+    public static native long counterValue(long handle, long recordingId);
+
+    public static native void counterClose(long handle);
+
     /** {messages, smallest end position, largest end position} (-1 when none) of a range; the state's
      *  cursor is left after the last message counted. */
     public static native long[] count(String archiveDir, long recordingId, long startPosition, long stopPosition,

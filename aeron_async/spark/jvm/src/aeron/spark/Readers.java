@@ -30,11 +30,14 @@ final class Readers implements PartitionReaderFactory {
 
     @Override
     public boolean supportColumnarReads(InputPartition partition) {
-        return aggregates == null;
+        return aggregates == null && partition instanceof RangePartition;
     }
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
+        if (partition instanceof RealTimeReader.Partition p) {
+            return new RealTimeReader(p, schema);
+        }
         return new AggregateReader((AggregatePartition) partition, aggregates);
     }
 
