@@ -281,29 +281,38 @@ class _LatencyWriter:
 
 
 def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str,
-                     seconds: float, rate: int) -> dict[str, Any]:
+                     seconds: float, rate: int, writer: str, stream_id: int) -> dict[str, Any]:
     """Real-time Mode through the JVM connector (docs/spark.md, "The JVM connector"): a filter and a
-    projection from the recording of a live stream to a foreach writer; the latency from publish
-    (the time in the message) to the row at the writer."""
-    archive.start_recording(*REALTIME)
-    publication = archive.aeron.add_exclusive_publication(*REALTIME)
+    projection from the recording of a live stream to a foreach writer, Python's (`writer`
+    "python": each row goes to a Python worker) or one in the JVM ("jvm": aeron.spark.LatencyWriter);
+    the latency from publish (the time in the message) to the row at the writer."""
+    channel = REALTIME[0]
+    archive.start_recording(channel, stream_id)
+    publication = archive.aeron.add_exclusive_publication(channel, stream_id)
     idle = IdleStrategy("backoff")
     while not publication.is_connected:
         idle.idle(0)
     publication.offer(bytes(32))  # the recording exists before the query starts
     deadline = time.monotonic() + 60
-    while not archive.list_recordings(REALTIME[0], REALTIME[1]):
+    while not archive.list_recordings(channel, stream_id):
         if time.monotonic() > deadline:
             raise BenchTimeoutError("the archive did not start recording the real-time stream")
         time.sleep(0.01)
-    out = os.path.join(workdir, "realtime")
+    out = os.path.join(workdir, f"realtime-{writer}")
     os.makedirs(out, exist_ok=True)
-    query = (spark.readStream.format("aeron").option("channel", REALTIME[0]).option("streamId", REALTIME[1])
+    frame = (spark.readStream.format("aeron").option("channel", channel).option("streamId", stream_id)
              .option("startingPositions", "earliest").option("aeronDir", aeron_dir).option("archiveDir", archive_dir)
-             .load().where("position > 0").select("data")
-             .writeStream.foreach(_LatencyWriter(out)).outputMode("update")
-             .option("checkpointLocation", os.path.join(workdir, "ck-realtime"))
-             .trigger(realTime="5 seconds").start())
+             .load().where("position > 0").select("data"))
+    checkpoint = os.path.join(workdir, f"ck-realtime-{writer}")
+    query: Any
+    if writer == "python":
+        query = (frame.writeStream.foreach(_LatencyWriter(out)).outputMode("update")
+                 .option("checkpointLocation", checkpoint).trigger(realTime="5 seconds").start())
+    else:
+        jvm = spark.sparkContext._jvm
+        query = (frame._jdf.writeStream().foreach(jvm.aeron.spark.LatencyWriter(out)).outputMode("update")
+                 .option("checkpointLocation", checkpoint)
+                 .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")).start())
 
     def measured(kind: str = "m") -> list[float]:
         found: list[float] = []
@@ -338,9 +347,10 @@ def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir:
         query.stop()
         publication.close()
     latencies = measured()
-    return {"realtime_messages": len(latencies), "realtime_sent": sent, "realtime_rate": rate,
-            "realtime_p50_ms": _percentile(latencies, 0.5) if latencies else None,
-            "realtime_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+    key = "realtime" if writer == "python" else "realtime_jvm_writer"
+    return {f"{key}_messages": len(latencies), f"{key}_sent": sent, f"{key}_rate": rate,
+            f"{key}_p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
 
 
 def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, Any]:
@@ -415,9 +425,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
             if connector == "jvm":
-                result.update(realtime_latency(spark, aeron_dir, archive, workdir, os.path.join(workdir, "archive"),
-                                               args.latency_seconds, args.realtime_rate))
-                print(json.dumps(result), flush=True)
+                for writer, stream_id in (("jvm", REALTIME[1]), ("python", REALTIME[1] + 1)):
+                    result.update(realtime_latency(spark, aeron_dir, archive, workdir,
+                                                   os.path.join(workdir, "archive"), args.latency_seconds,
+                                                   args.realtime_rate, writer, stream_id))
+                    print(json.dumps(result), flush=True)
             result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
     finally:
         spark.stop()
