@@ -187,20 +187,27 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     return result
 
 
-def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int) -> dict[str, Any]:
+def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int,
+                   archive_dir: str | None = None) -> dict[str, Any]:
+    """AvailableNow over the batch benchmark's recording; through the JVM connector when
+    `archive_dir` is given (figures named streaming_jvm_*), else the Python source."""
     batches: list[int] = []
 
     def count(frame: Any, batch_id: int) -> None:
         batches.append(frame.count())
 
-    query = (spark.readStream.format(PYTHON_FORMAT[0]).option("channel", TRADES[0]).option("streamId", TRADES[1])
+    reader = spark.readStream.format(PYTHON_FORMAT[0] if archive_dir is None else "aeron")
+    if archive_dir is not None:
+        reader = reader.option("archiveDir", archive_dir)
+    key = "streaming" if archive_dir is None else "streaming_jvm"
+    query = (reader.option("channel", TRADES[0]).option("streamId", TRADES[1])
              .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
              .option("aeronDir", aeron_dir).load()
-             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, "ck-read"))
+             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, f"ck-{key}"))
              .trigger(availableNow=True).start())
     seconds, _ = _timed(lambda: query.awaitTermination(900))
-    assert sum(batches) == messages, f"streaming read {sum(batches)} of {messages}"
-    return {"streaming_rows_s": messages / seconds, "streaming_batches": len(batches),
+    assert sum(batches) == messages, f"{key} read {sum(batches)} of {messages}"
+    return {f"{key}_rows_s": messages / seconds, f"{key}_batches": len(batches),
             "max_records_per_trigger": max_per_trigger}
 
 
@@ -422,6 +429,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(json.dumps(result), flush=True)
             result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
             print(json.dumps(result), flush=True)
+            if connector == "jvm":
+                result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger,
+                                             os.path.join(workdir, "archive")))
+                print(json.dumps(result), flush=True)
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
             if connector == "jvm":

@@ -206,6 +206,7 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
     assert data["latency_messages"] > 0 and data["latency_p99_ms"] >= data["latency_p50_ms"] > 0
     assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0
     if jar_path():  # Real-time Mode through the JVM connector: every message published reaches the writer
+        assert data["streaming_jvm_batches"] == 4 and data["streaming_jvm_rows_s"] > 0
         for key in ("realtime", "realtime_jvm_writer"):
             assert data[f"{key}_messages"] == data[f"{key}_sent"] > 0
             assert data[f"{key}_p99_ms"] >= data[f"{key}_p50_ms"] > 0
