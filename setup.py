@@ -17,6 +17,7 @@ import re
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 if not sys.platform.startswith("linux"):
     sys.exit(f"aeron_async runs on Linux only (it is built on eventfd, futex_waitv, recvmmsg and /dev/shm); "
@@ -36,10 +37,42 @@ def _version() -> str:
     return match.group(1)
 
 
+def _load_jvm_build():
+    """aeron_async/spark/jvm/build.py, loaded by path (standard library only; the package is not built yet)."""
+    import importlib.util
+
+    path = pathlib.Path(__file__).resolve().parent / "aeron_async" / "spark" / "jvm" / "build.py"
+    spec = importlib.util.spec_from_file_location("_aeron_async_jvm_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildPyWithJvmConnector(build_py):
+    """build_py, then the Spark JVM connector's jar into the built package where a JDK and pyspark's
+    jars are at hand (docs/spark.md, "The JVM connector"); without them the Python source serves."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return  # ./dev setup builds it in the source tree
+        jvm = _load_jvm_build()
+        try:
+            jvm.build(pathlib.Path(self.build_lib) / "aeron_async" / "spark" / "jvm",
+                      repo=pathlib.Path(__file__).resolve().parent)
+        except jvm.Unavailable as exc:
+            print(f"aeron_async: {exc}", file=sys.stderr)
+
+
 setup(
     version=_version(),
+    cmdclass={"build_py": BuildPyWithJvmConnector},
     # PEP 561: the package is typed, and the native modules have stubs
-    package_data={"aeron_async": ["py.typed", "*.pyi"]},
+    package_data={"aeron_async": ["py.typed", "*.pyi"],
+                  # the JVM connector's sources (and, where built, its jar and native library)
+                  "aeron_async.spark.jvm": ["src/aeron/*.java", "src/aeron/spark/*.java", "native/*.c",
+                                            "*.jar", "*.so"]},
     cffi_modules=["_native/build_ffi.py:ffibuilder"],
     ext_modules=[
         Extension(

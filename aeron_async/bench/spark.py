@@ -33,6 +33,9 @@ from ..idle import IdleStrategy
 TRADES = ("aeron:ipc?term-length=16m", 5001)
 LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
+# the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
+# is the JVM connector, which reads stopped recordings only (streaming and the sink stay Python's)
+PYTHON_FORMAT = ["aeron"]
 
 
 def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -109,8 +112,8 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, messages: int,
-               repeats: int = 1) -> dict[str, Any]:
+def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str, messages: int,
+               repeats: int = 1, python_format: str = "aeron", jvm: bool = False) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     client = archive.aeron
@@ -126,7 +129,7 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
             raise BenchTimeoutError("the archive did not record the benchmark stream")
         time.sleep(0.01)
     archive.stop_recording(*TRADES)
-    aeron = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+    aeron = (spark.read.format(python_format).option("recordingIds", str(recording.recording_id))
              .option("aeronDir", aeron_dir).load())
     parquet_dir = os.path.join(workdir, "trades.parquet")
     (spark.range(0, messages).select(
@@ -142,11 +145,18 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     def aeron_columns(schema: str) -> Any:
         # the source's columns chosen by a schema: Spark prunes Parquet's columns itself, but asks a
         # Python source for every column it declares
-        return (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+        return (spark.read.format(python_format).option("recordingIds", str(recording.recording_id))
                 .option("aeronDir", aeron_dir).schema(schema).load())
 
-    runs = (("aeron", aeron, aeron), ("aeron_columns", aeron_columns("position bigint"),
-                                      aeron_columns("data binary, position bigint")), ("parquet", parquet, parquet))
+    runs: tuple[tuple[str, Any, Any], ...] = (
+        ("aeron", aeron, aeron), ("aeron_columns", aeron_columns("position bigint"),
+                                  aeron_columns("data binary, position bigint")), ("parquet", parquet, parquet))
+    if jvm:
+        # the JVM connector (docs/spark.md, "The JVM connector"): it prunes columns and answers
+        # count() from the frame headers itself, so it needs no schema
+        aeron_jvm = (spark.read.format("aeron").option("recordingIds", str(recording.recording_id))
+                     .option("archiveDir", archive_dir).load())
+        runs = (("aeron_jvm", aeron_jvm, aeron_jvm), *runs)
     def query_rows(query: str, counted: Any, grouped_frame: Any) -> int:
         if query == "count":
             return int(counted.count())
@@ -177,20 +187,27 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
     return result
 
 
-def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int) -> dict[str, Any]:
+def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int,
+                   archive_dir: str | None = None) -> dict[str, Any]:
+    """AvailableNow over the batch benchmark's recording; through the JVM connector when
+    `archive_dir` is given (figures named streaming_jvm_*), else the Python source."""
     batches: list[int] = []
 
     def count(frame: Any, batch_id: int) -> None:
         batches.append(frame.count())
 
-    query = (spark.readStream.format("aeron").option("channel", TRADES[0]).option("streamId", TRADES[1])
+    reader = spark.readStream.format(PYTHON_FORMAT[0] if archive_dir is None else "aeron")
+    if archive_dir is not None:
+        reader = reader.option("archiveDir", archive_dir)
+    key = "streaming" if archive_dir is None else "streaming_jvm"
+    query = (reader.option("channel", TRADES[0]).option("streamId", TRADES[1])
              .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
              .option("aeronDir", aeron_dir).load()
-             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, "ck-read"))
+             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, f"ck-{key}"))
              .trigger(availableNow=True).start())
     seconds, _ = _timed(lambda: query.awaitTermination(900))
-    assert sum(batches) == messages, f"streaming read {sum(batches)} of {messages}"
-    return {"streaming_rows_s": messages / seconds, "streaming_batches": len(batches),
+    assert sum(batches) == messages, f"{key} read {sum(batches)} of {messages}"
+    return {f"{key}_rows_s": messages / seconds, f"{key}_batches": len(batches),
             "max_records_per_trigger": max_per_trigger}
 
 
@@ -214,7 +231,7 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             if sent:
                 latencies.append((now - sent) / 1e6)
 
-    query = (spark.readStream.format("aeron").option("channel", LIVE[0]).option("streamId", LIVE[1])
+    query = (spark.readStream.format(PYTHON_FORMAT[0]).option("channel", LIVE[0]).option("streamId", LIVE[1])
              .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load()
              .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, "ck-live"))
              .trigger(processingTime="0 seconds").start())
@@ -243,6 +260,106 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             "latency_p99_ms": _percentile(latencies, 0.99) if latencies else None}
 
 
+REALTIME = ("aeron:ipc?term-length=16m", 5004)
+
+
+class _LatencyWriter:
+    """A Real-time Mode query's foreach writer (in the Python workers): each row's latency, its
+    publish time (the first 8 bytes of `data`) to now, appended to a file of the task's own."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.out: Any = None
+
+    def open(self, partition_id: int, epoch_id: int) -> bool:
+        self.out = open(os.path.join(self.directory, f"{os.getpid()}-{partition_id}-{epoch_id}.txt"), "a")
+        return True
+
+    def process(self, row: Any) -> None:
+        data = bytes(row.data)
+        sent = int.from_bytes(data[:8], "little")
+        if sent:  # the kind (byte 8: w for the warm-up, m for measured), then the latency in ms
+            self.out.write(f"{chr(data[8])} {(time.time_ns() - sent) / 1e6}\n")
+            self.out.flush()
+
+    def close(self, error: Any) -> None:
+        if self.out is not None:
+            self.out.close()
+
+
+def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str,
+                     seconds: float, rate: int, writer: str, stream_id: int) -> dict[str, Any]:
+    """Real-time Mode through the JVM connector (docs/spark.md, "The JVM connector"): a filter and a
+    projection from the recording of a live stream to a foreach writer, Python's (`writer`
+    "python": each row goes to a Python worker) or one in the JVM ("jvm": aeron.spark.LatencyWriter);
+    the latency from publish (the time in the message) to the row at the writer."""
+    channel = REALTIME[0]
+    archive.start_recording(channel, stream_id)
+    publication = archive.aeron.add_exclusive_publication(channel, stream_id)
+    idle = IdleStrategy("backoff")
+    while not publication.is_connected:
+        idle.idle(0)
+    publication.offer(bytes(32))  # the recording exists before the query starts
+    deadline = time.monotonic() + 60
+    while not archive.list_recordings(channel, stream_id):
+        if time.monotonic() > deadline:
+            raise BenchTimeoutError("the archive did not start recording the real-time stream")
+        time.sleep(0.01)
+    out = os.path.join(workdir, f"realtime-{writer}")
+    os.makedirs(out, exist_ok=True)
+    frame = (spark.readStream.format("aeron").option("channel", channel).option("streamId", stream_id)
+             .option("startingPositions", "earliest").option("aeronDir", aeron_dir).option("archiveDir", archive_dir)
+             .load().where("position > 0").select("data"))
+    checkpoint = os.path.join(workdir, f"ck-realtime-{writer}")
+    query: Any
+    if writer == "python":
+        query = (frame.writeStream.foreach(_LatencyWriter(out)).outputMode("update")
+                 .option("checkpointLocation", checkpoint).trigger(realTime="5 seconds").start())
+    else:
+        jvm = spark.sparkContext._jvm
+        query = (frame._jdf.writeStream().foreach(jvm.aeron.spark.LatencyWriter(out)).outputMode("update")
+                 .option("checkpointLocation", checkpoint)
+                 .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")).start())
+
+    def measured(kind: str = "m") -> list[float]:
+        found: list[float] = []
+        for name in os.listdir(out):
+            with open(os.path.join(out, name)) as f:
+                found.extend(float(line[2:]) for line in f if line.startswith(kind))
+        return found
+
+    sent = 0
+    try:
+        # the first rows reach the writer once the query's tasks run: wait for them, then measure
+        warm = time.monotonic() + 120
+        while not measured("w") and time.monotonic() < warm:
+            publication.offer(time.time_ns().to_bytes(8, "little") + b"w" + bytes(23))
+            time.sleep(0.05)
+        interval = 1.0 / rate
+        end = time.monotonic() + seconds
+        next_send = time.monotonic()
+        while time.monotonic() < end:
+            now = time.monotonic()
+            if now < next_send:
+                time.sleep(min(next_send - now, 0.001))
+                continue
+            while publication.offer(time.time_ns().to_bytes(8, "little") + b"m" + bytes(23)) < 0:
+                idle.idle(0)
+            sent += 1
+            next_send += interval
+        drain = time.monotonic() + 30
+        while len(measured()) < sent and time.monotonic() < drain:
+            time.sleep(0.05)
+    finally:
+        query.stop()
+        publication.close()
+    latencies = measured()
+    key = "realtime" if writer == "python" else "realtime_jvm_writer"
+    return {f"{key}_messages": len(latencies), f"{key}_sent": sent, f"{key}_rate": rate,
+            f"{key}_p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+
+
 def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
@@ -264,7 +381,7 @@ def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, A
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
     try:
-        write = frame.write.format("aeron").mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
+        write = frame.write.format(PYTHON_FORMAT[0]).mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
         for _ in range(2):  # the second timed, as above
             seconds, _ = _timed(lambda: write.option("aeronDir", aeron_dir).save())
             parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
@@ -286,12 +403,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     workdir = tempfile.mkdtemp(prefix="aa-bench-spark-", dir=args.dir)
     aeron_dir = os.path.join("/dev/shm", os.path.basename(workdir))
+    from ..spark import jvm as spark_jvm
+
     builder = (SparkSession.builder.appName("aeron-async bench-spark").master(args.master)
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", args.driver_memory))
+    if args.connectors != "python" and spark_jvm.jar_path() is not None:
+        builder = spark_jvm.configure(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    connector = register(spark)
+    if args.connectors == "both" and connector != "jvm":
+        raise SystemExit("bench-spark --connectors both: the JVM connector is not built (no JDK when the package was "
+                         "built): python -m aeron_async.spark.jvm.build, or --connectors python")
+    PYTHON_FORMAT[0] = "aeron_python" if connector == "jvm" else "aeron"
     archive_service = Archive.launch(
         embedded_driver=DriverContext(aeron_dir=aeron_dir, dir_delete_on_shutdown=True, threading_mode="SHARED",
                                       ipc_term_buffer_length=str(16 << 20)),
@@ -299,12 +424,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"master": args.master}
     try:
         with AeronArchive.connect(aeron_dir=aeron_dir) as archive:
-            result.update(batch_read(spark, aeron_dir, archive, workdir, args.messages, args.repeats))
+            result.update(batch_read(spark, aeron_dir, archive, workdir, os.path.join(workdir, "archive"), args.messages,
+                                     args.repeats, PYTHON_FORMAT[0], connector == "jvm"))
             print(json.dumps(result), flush=True)
             result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
             print(json.dumps(result), flush=True)
+            if connector == "jvm":
+                result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger,
+                                             os.path.join(workdir, "archive")))
+                print(json.dumps(result), flush=True)
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
+            if connector == "jvm":
+                for writer, stream_id in (("jvm", REALTIME[1]), ("python", REALTIME[1] + 1)):
+                    result.update(realtime_latency(spark, aeron_dir, archive, workdir,
+                                                   os.path.join(workdir, "archive"), args.latency_seconds,
+                                                   args.realtime_rate, writer, stream_id))
+                    print(json.dumps(result), flush=True)
             result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
     finally:
         spark.stop()
@@ -319,12 +455,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-per-trigger", type=int, default=1_000_000, help="maxRecordsPerTrigger of the stream")
     parser.add_argument("--latency-seconds", type=float, default=20.0)
     parser.add_argument("--latency-rate", type=int, default=1000, help="messages/s of the latency stream")
+    parser.add_argument("--realtime-rate", type=int, default=10_000,
+                        help="messages/s of the Real-time Mode stream (JVM connector)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each batch query, the sources in turns (the median reported)")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--dir", help="where the archive and Parquet files go (default: the temp directory)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--connectors", choices=("auto", "both", "python"), default="auto",
+                        help="batch reads through the JVM connector and the Python source side by side (both; "
+                             "auto: both where the JVM connector is built), or the Python source alone")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -337,7 +478,9 @@ def command(args: argparse.Namespace) -> int:
     for key, value in result.items():
         shown = f"{value:,.0f}" if isinstance(value, float) and value > 100 else value
         print(f"{key:28s} {shown}")
-    for name in ("aeron", "aeron_columns"):
+    for name in ("aeron_jvm", "aeron", "aeron_columns"):
+        if f"{name}_count_rows_s" not in result:
+            continue
         print(f"{name}/parquet count {result[f'{name}_count_rows_s'] / result['parquet_count_rows_s']:.2f}x, groupBy "
               f"{result[f'{name}_groupby_rows_s'] / result['parquet_groupby_rows_s']:.2f}x")
     print(f"sink/parquet write {result['sink_rows_s'] / result['parquet_write_rows_s']:.2f}x (one run)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..extras import MissingExtraError
 
 try:
@@ -23,11 +24,49 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
                             f"(missing: {exc.name})", name=exc.name) from exc
 
 from .datasource import SCHEMA, AeronDataSource
+from .workers import use_this_python
 
 
-def register(spark: Any) -> None:
-    """Register the `aeron` data source with a SparkSession (`spark.read.format("aeron")`)."""
-    spark.dataSource.register(AeronDataSource)
+CONNECTORS = ("auto", "jvm", "python")
 
 
-__all__ = ["SCHEMA", "AeronDataSource", "register"]
+class PythonAeronDataSource(AeronDataSource):
+    """The Python source under a second name, `format("aeron_python")`, whichever `aeron` resolves to."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "aeron_python"
+
+
+def register(spark: Any, connector: str = "auto") -> str:
+    """Register the `aeron` data source with a SparkSession (`spark.read.format("aeron")`); returns
+    the connector `format("aeron")` resolves to, "jvm" or "python" (docs/spark.md, "The JVM
+    connector"). connector="jvm" puts the JVM connector's jar on the session's classpath;
+    "python" registers the Python source; "auto" keeps the JVM connector where the jar is on the
+    classpath already (spark.jars, --jars, aeron_async.spark.jvm.configure(builder)), else the
+    Python source. The Python source is also registered as `aeron_python` in every case.
+
+    The session's Python workers run this interpreter unless PYSPARK_PYTHON or spark.pyspark.python
+    names another (workers.py); with a local master, a workers' Python that cannot import the
+    package is refused here, in one line."""
+    from . import jvm
+
+    if connector not in CONNECTORS:
+        raise ConfigurationError(f"aeron data source: connector={connector!r}; give one of {', '.join(CONNECTORS)}")
+    use_this_python(spark)
+    spark.dataSource.register(PythonAeronDataSource)
+    on_classpath = jvm.loaded(spark)
+    if connector == "python" or (connector == "auto" and not on_classpath):
+        if on_classpath:
+            raise ConfigurationError(
+                "aeron data source: the JVM connector is on this session's classpath (spark.jars or --jars), so "
+                "format(\"aeron\") resolves to it: read the Python source as format(\"aeron_python\"), or start the "
+                "session without the jar")
+        spark.dataSource.register(AeronDataSource)
+        return "python"
+    if not on_classpath:
+        jvm.add_jar(spark)
+    return "jvm"
+
+
+__all__ = ["CONNECTORS", "SCHEMA", "AeronDataSource", "PythonAeronDataSource", "register", "use_this_python"]

@@ -19,6 +19,11 @@ responseChannel         aeron:ipc?term-length=64k       where the archive answer
 responseStreamId        20                              its stream id
 timeout                 10                              seconds for each archive request and for a
                                                         replay to make progress
+archiveDir              none                            the archive's directory on each host: the
+                                                        JVM connector reads its catalog and segment
+                                                        files (required there); the Python source
+                                                        reaches the archive through controlChannel
+                                                        and ignores it
 ======================  ==============================  ===========================================
 
 Reading (batch and streaming):
@@ -74,7 +79,7 @@ EARLIEST: Final = -2
 LATEST: Final = -1
 
 ARCHIVE_OPTIONS: Final = ("aeronDir", "controlChannel", "controlStreamId", "responseChannel", "responseStreamId",
-                          "timeout")
+                          "timeout", "archiveDir")
 READ_OPTIONS: Final = ("recordingIds", "channel", "streamId", "startingPositions", "endingPositions",
                        "maxBytesPerPartition", "replayChannel", "replayStreamId", "failOnDataLoss",
                        "maxRecordsPerTrigger", "maxBytesPerTrigger", "dropRepeats")
@@ -213,6 +218,9 @@ def parse_archive_options(found: Mapping[str, str]) -> ArchiveOptions:
     aeron_dir = found.get("aeronDir")
     if aeron_dir is not None and not aeron_dir.strip():
         raise OptionError("aeronDir is empty: name the media driver's directory, or leave the option out")
+    archive_dir = found.get("archiveDir")
+    if archive_dir is not None and not archive_dir.strip():
+        raise OptionError("archiveDir is empty: name the archive's directory, or leave the option out")
     return ArchiveOptions(
         aeron_dir=aeron_dir,
         control_channel=_channel("controlChannel", found.get("controlChannel", LOCAL_CONTROL_CHANNEL)),

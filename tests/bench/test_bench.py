@@ -204,7 +204,10 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
                          env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     data = json.loads(run.stdout.strip().splitlines()[-1])
-    for name in ("aeron", "aeron_columns", "parquet"):
+    from aeron_async.spark.jvm import jar_path
+
+    # the JVM connector beside the Python source where it is built (docs/spark.md, "The JVM connector")
+    for name in ("aeron", "aeron_columns", "parquet", *(("aeron_jvm",) if jar_path() else ())):
         for query in ("count", "groupby"):
             assert data[f"{name}_{query}_rows_s"] > 0 and len(data[f"{name}_{query}_rows_s_runs"]) == 2
             cpu = data[f"{name}_{query}_cpu_s"]
@@ -212,3 +215,8 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
     assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger
     assert data["latency_messages"] > 0 and data["latency_p99_ms"] >= data["latency_p50_ms"] > 0
     assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0
+    if jar_path():  # Real-time Mode through the JVM connector: every message published reaches the writer
+        assert data["streaming_jvm_batches"] == 4 and data["streaming_jvm_rows_s"] > 0
+        for key in ("realtime", "realtime_jvm_writer"):
+            assert data[f"{key}_messages"] == data[f"{key}_sent"] > 0
+            assert data[f"{key}_p99_ms"] >= data[f"{key}_p50_ms"] > 0

@@ -1,0 +1,130 @@
+"""Builds the JVM connector (docs/spark.md, "The JVM connector"): `aeron-async-spark.jar` beside this
+file, holding the Java classes of src/ compiled with the JDK's `javac` against the jars inside the
+installed pyspark (no Maven, no network) and the native library libaeron_async_spark.so (the JNI
+shim in native/ with the C archive code it reads catalogs and segment files through, compiled with
+the JDK's include directory).
+
+    python -m aeron_async.spark.jvm.build [--force]
+
+`./dev setup` runs it after installing the package, and setup.py when a wheel is built where
+pyspark and a JDK are present. Without a JDK (no javac) it builds nothing and says why: the Python
+source serves. Standard library only, so setup.py can load it by path before the package exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+JAR_NAME = "aeron-async-spark.jar"
+LIBRARY_NAME = "libaeron_async_spark.so"
+NATIVE_RESOURCE = "aeron/spark/native/" + LIBRARY_NAME
+# the C archive code the shim reads the catalog and segment files through (paths under _native/src)
+C_SOURCES = ("archive/aa_archive_catalog.c", "archive/aa_archive_checksum.c", "archive/aa_archive_segment.c",
+             "protocols/aa_archive_codecs.c", "util/aa_error.c", "util/aa_fs.c",
+             # the CnC file's counters (an active recording's rec-pos), read-only
+             "client/aa_cnc_reader.c", "concurrent/aa_counters.c", "concurrent/aa_doorbell.c",
+             "concurrent/aa_mpsc_rb.c", "concurrent/aa_error_log.c")
+C_FLAGS = ("-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
+           "-Wno-missing-field-initializers", "-Wno-unused-parameter", "-Wno-format-truncation", "-D_GNU_SOURCE",
+           "-pthread")
+
+
+class Unavailable(Exception):
+    """What the build needs is missing (no JDK, no pyspark): the Python source serves."""
+
+
+def java_home() -> pathlib.Path:
+    """The JDK javac belongs to (JAVA_HOME when it has javac)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (pathlib.Path(home) / "bin" / "javac").exists():
+        return pathlib.Path(home)
+    javac = shutil.which("javac")
+    if javac is None:
+        raise Unavailable("no JDK (javac on PATH or in JAVA_HOME): the JVM connector is not built and the Python "
+                          "source serves format(\"aeron\")")
+    return pathlib.Path(os.path.realpath(javac)).parent.parent
+
+
+def spark_jars() -> pathlib.Path:
+    """The jars inside the installed pyspark (or $SPARK_HOME/jars)."""
+    spec = importlib.util.find_spec("pyspark")
+    candidates = []
+    if spec is not None and spec.origin is not None:
+        candidates.append(pathlib.Path(spec.origin).parent / "jars")
+    if os.environ.get("SPARK_HOME"):
+        candidates.append(pathlib.Path(os.environ["SPARK_HOME"]) / "jars")
+    for candidate in candidates:
+        if any(candidate.glob("spark-sql_*.jar")):
+            return candidate
+    raise Unavailable("no pyspark with its jars (pip install 'aeron_async[spark]') and no SPARK_HOME: the JVM "
+                      "connector is compiled against Spark's own jars")
+
+
+def sources(repo: pathlib.Path) -> list[pathlib.Path]:
+    java = sorted((HERE / "src").rglob("*.java"))
+    c = [HERE / "native" / "aa_spark_jni.c"] + [repo / "_native" / "src" / name for name in C_SOURCES]
+    return java + c
+
+
+def build(out_dir: pathlib.Path = HERE, *, repo: pathlib.Path | None = None, force: bool = False) -> pathlib.Path:
+    """Builds out_dir/aeron-async-spark.jar (when a source is newer than it, or force); its path."""
+    repo = repo or HERE.parents[2]
+    if not (repo / "_native" / "src").is_dir():
+        raise Unavailable(f"{repo} has no _native/src: the JVM connector is built from the source tree")
+    home, jars = java_home(), spark_jars()
+    jar = out_dir / JAR_NAME
+    inputs = sources(repo)
+    if not force and jar.exists() and all(path.stat().st_mtime <= jar.stat().st_mtime for path in inputs):
+        return jar
+    gen = repo / "protocols" / "aa_archive_codecs_gen.h"
+    if not gen.exists():
+        subprocess.run([sys.executable, "gen_codecs.py"], cwd=repo / "_native", check=True)
+    with tempfile.TemporaryDirectory(prefix="aa-jvm-build-") as scratch:
+        work = pathlib.Path(scratch)
+        library = work / LIBRARY_NAME
+        cc = os.environ.get("CC", "cc")
+        subprocess.run([cc, *C_FLAGS, "-I", str(repo / "_native" / "src"), "-I", str(home / "include"),
+                        "-I", str(home / "include" / "linux"), "-o", str(library),
+                        *[str(path) for path in inputs if path.suffix == ".c"], "-Wl,--no-undefined", "-lm"],
+                       check=True)
+        classes = work / "classes"
+        classpath = os.pathsep.join(sorted(glob.glob(str(jars / "*.jar"))))
+        subprocess.run([str(home / "bin" / "javac"), "--release", "17", "-nowarn", "-d", str(classes), "-cp",
+                        classpath, *[str(path) for path in inputs if path.suffix == ".java"]], check=True)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        partial = out_dir / (JAR_NAME + ".tmp")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: aeron_async\n\n")
+            for path in sorted(classes.rglob("*.class")):
+                archive.write(path, path.relative_to(classes).as_posix())
+            archive.write(library, NATIVE_RESOURCE)
+        os.replace(partial, jar)
+        shutil.copy2(library, out_dir / LIBRARY_NAME)
+    return jar
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aeron_async.spark.jvm.build", description="Builds the Spark JVM connector's jar (docs/spark.md, \"The JVM connector\").")
+    parser.add_argument("--force", action="store_true", help="rebuild even when the jar is newer than its sources")
+    args = parser.parse_args(argv)
+    try:
+        jar = build(force=args.force)
+    except Unavailable as exc:
+        print(f"aeron_async: {exc}", file=sys.stderr)
+        return 0
+    print(jar)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+package aeron.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A batch read planned on the driver (aeron_async/spark/reader.py's plan, from the catalog file):
+ * the selected recordings, each position range cut into partitions of about maxBytesPerPartition
+ * (whole terms), narrowed by the pushed filters. Everything wrong with the options or the archive
+ * is found here, at query start.
+ */
+final class AeronScan implements Scan, Batch {
+    static final int COUNT = 0, MIN = 1, MAX = 2;
+
+    private final java.util.Map<String, String> given;
+    private Options options;
+    private final StructType schema;
+    private final Filter[] filters;
+    private final int[] aggregates;   // null: a read of rows
+
+    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation) {
+        this.given = given;
+        this.schema = schema;
+        this.filters = filters;
+        if (aggregation == null) {
+            aggregates = null;
+        } else {
+            AggregateFunc[] functions = aggregation.aggregateExpressions();
+            aggregates = new int[functions.length];
+            for (int i = 0; i < functions.length; i++) {
+                AggregateFunc f = functions[i];
+                aggregates[i] = f instanceof CountStar || f instanceof Count ? COUNT : f instanceof Min ? MIN : MAX;
+            }
+        }
+    }
+
+    @Override
+    public StructType readSchema() {
+        if (aggregates == null) {
+            return schema;
+        }
+        StructField[] fields = new StructField[aggregates.length];
+        for (int i = 0; i < aggregates.length; i++) {
+            fields[i] = new StructField("agg_" + i, DataTypes.LongType, aggregates[i] != COUNT, Metadata.empty());
+        }
+        return new StructType(fields);
+    }
+
+    @Override
+    public String description() {
+        return "aeron " + given.get("archiveDir") + " filters " + Arrays.toString(filters)
+            + (aggregates == null ? "" : " aggregates " + Arrays.toString(aggregates));
+    }
+
+    @Override
+    public Batch toBatch() {
+        options = Options.parse(given, false);
+        return this;
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpoint) {
+        return new AeronMicroBatchStream(Options.parse(given, true), schema, filters);
+    }
+
+    static List<Recording> catalog(String archiveDir) {
+        Native.load();
+        try {
+            long[] fields = Native.recordings(archiveDir);
+            List<Recording> found = new ArrayList<>();
+            for (int row = 0; row < fields.length / Native.RECORDING_FIELDS; row++) {
+                long id = fields[row * Native.RECORDING_FIELDS];
+                String[] channels = Native.channels(archiveDir, id);
+                found.add(new Recording(fields, row, channels[0], channels[1]));
+            }
+            return found;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+    }
+
+    List<Recording> select() {
+        return select(options, true);
+    }
+
+    /** The recordings the options choose, by id; `required`: a channel + stream with none is an error. */
+    static List<Recording> select(Options options, boolean required) {
+        List<Recording> all = catalog(options.archiveDir);
+        List<Recording> found = new ArrayList<>();
+        if (options.recordingIds != null) {
+            for (long id : options.recordingIds) {
+                Recording r = all.stream().filter(x -> x.id == id).findFirst().orElse(null);
+                if (r == null && required) {
+                    throw new Options.OptionException("recording " + id + " (recordingIds) is not in the archive: "
+                        + "list the recordings with `aeron-async recordings list`");
+                }
+                if (r != null) {
+                    found.add(r);
+                }
+            }
+        } else {
+            for (Recording r : all) {
+                if (r.streamId == options.streamId && r.channel.contains(options.channel)) { // as the archive matches: original channel
+                    found.add(r);
+                }
+            }
+            if (required && found.isEmpty()) {
+                throw new Options.OptionException("no recording of stream " + options.streamId
+                    + " on a channel containing " + Options.repr(options.channel) + " in the archive");
+            }
+        }
+        found.sort((a, b) -> Long.compare(a.id, b.id));
+        return found;
+    }
+
+    static long floorTerm(long position, int termLength) {
+        return position - Math.floorMod(position, (long) termLength);
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+        long[] bounds = Filters.endBounds(filters);
+        List<RangePartition> ranges = new ArrayList<>();
+        for (Recording r : select()) {
+            if (!r.stopped()) {
+                throw new Options.OptionException("recording " + r.id + " is still recording: the JVM connector "
+                    + "reads stopped recordings (their segment files); read it with the Python source: "
+                    + "aeron_async.spark.register(spark, connector=\"python\")");
+            }
+            long start = Options.resolve("startingPositions", options.starting, options.startingMap,
+                Options.EARLIEST, r, r.stop);
+            long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r, r.stop);
+            if (end < start) {
+                throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
+                    + " is before startingPositions " + start);
+            }
+            if (!Filters.keeps(filters, r)) {
+                continue;
+            }
+            // a message ending in [low, high] starts in the term of its last byte, before high
+            if (bounds[0] > Long.MIN_VALUE) {
+                start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
+            }
+            end = Math.min(end, bounds[1]);
+            long term = r.termLength;
+            long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
+            for (long low = start; low < end; ) {
+                long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
+                ranges.add(new RangePartition(options.archiveDir, r, low, high, bounds[0], bounds[1],
+                    options.failOnDataLoss, r.stop));
+                low = high;
+            }
+        }
+        if (aggregates != null) {
+            return new InputPartition[] {new AggregatePartition(ranges.toArray(new RangePartition[0]))};
+        }
+        return ranges.toArray(new InputPartition[0]);
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+        return new Readers(schema, aggregates);
+    }
+}

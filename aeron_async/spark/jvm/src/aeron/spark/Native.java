@@ -1,0 +1,79 @@
+package aeron.spark;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * The project's native library for the JVM (aa_spark_jni.c beside the Java sources): an archive's
+ * catalog and segment files read through the C archive code. Loaded once per JVM from the system
+ * property {@code aeron.spark.native} when set, else from the copy inside this jar.
+ */
+public final class Native {
+    /** longs per recording in {@link #recordings}: id, start, stop, session id, stream id, term length,
+     *  segment length, initial term id. */
+    public static final int RECORDING_FIELDS = 8;
+    /** the walk's state array: cursor, from, to, end low, end high, rows, data length, done, required,
+     *  partial ok (an active recording: stop before a message not recorded whole), row limit (count). */
+    public static final int S_CURSOR = 0, S_FROM = 1, S_TO = 2, S_END_LOW = 3, S_END_HIGH = 4, S_ROWS = 5,
+        S_DATA_LENGTH = 6, S_DONE = 7, S_REQUIRED = 8, S_PARTIAL_OK = 9, S_ROW_LIMIT = 10, S_LENGTH = 11;
+    static final String RESOURCE = "/aeron/spark/native/libaeron_async_spark.so";
+
+    private static boolean loaded;
+
+    private Native() {
+    }
+
+    public static synchronized void load() {
+        if (loaded) {
+            return;
+        }
+        String given = System.getProperty("aeron.spark.native");
+        if (given != null && !given.isEmpty()) {
+            System.load(given);
+        } else {
+            try (InputStream in = Native.class.getResourceAsStream(RESOURCE)) {
+                if (in == null) {
+                    throw new UnsatisfiedLinkError("the aeron connector's jar has no " + RESOURCE
+                        + ": rebuild it (python -m aeron_async.spark.jvm.build) or set -Daeron.spark.native");
+                }
+                Path copy = Files.createTempFile("libaeron_async_spark", ".so");
+                Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
+                copy.toFile().deleteOnExit();
+                System.load(copy.toString());
+            } catch (IOException e) {
+                throw new UnsatisfiedLinkError("the aeron connector cannot unpack its native library: " + e);
+            }
+        }
+        loaded = true;
+    }
+
+    public static native long[] recordings(String archiveDir) throws IOException;
+
+    /** {original channel, stripped channel} of a recording. */
+    public static native String[] channels(String archiveDir, long recordingId) throws IOException;
+
+    public static native void read(String archiveDir, long recordingId, long startPosition, long stopPosition,
+                                   int termLength, int segmentLength, long[] state, ByteBuffer data,
+                                   ByteBuffer offsets, ByteBuffer positions, ByteBuffer reservedValues)
+        throws IOException;
+
+    /** An active recording's recorded position (its rec-pos counter in the driver's CnC file), -1 when none. */
+    public static native long recordedPosition(String aeronDir, long recordingId) throws IOException;
+
+    /** An active recording's rec-pos counter kept open: a handle, or 0 when it has none (stopped). */
+    public static native long counterOpen(String aeronDir, long recordingId) throws IOException;
+
+    /** The counter's value, -1 once it is no longer the recording's (it stopped). */
+    public static native long counterValue(long handle, long recordingId);
+
+    public static native void counterClose(long handle);
+
+    /** {messages, smallest end position, largest end position} (-1 when none) of a range; the state's
+     *  cursor is left after the last message counted. */
+    public static native long[] count(String archiveDir, long recordingId, long startPosition, long stopPosition,
+                                      int termLength, int segmentLength, long[] state) throws IOException;
+}

@@ -1,0 +1,55 @@
+package aeron.spark;
+
+import org.apache.spark.sql.connector.read.InputPartition;
+
+/** One task's work: the messages of one stopped recording starting in [from, to), ending in [endLow, endHigh]. */
+final class RangePartition implements InputPartition {
+    private static final long serialVersionUID = 1L;
+
+    final String archiveDir;
+    final Recording recording;
+    final long from, to, endLow, endHigh;
+    final boolean failOnDataLoss;
+    /** where the walk stops: a stopped recording's stop position, or for an active one the end of
+     *  the micro-batch (a message boundary it has recorded) */
+    final long limit;
+
+    RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
+                   boolean failOnDataLoss, long limit) {
+        this.limit = limit;
+        this.archiveDir = archiveDir;
+        this.recording = recording;
+        this.from = from;
+        this.to = to;
+        this.endLow = endLow;
+        this.endHigh = endHigh;
+        this.failOnDataLoss = failOnDataLoss;
+    }
+
+    /** The walk's state at the start: from the term start at or before `from` (the recording's start at least). */
+    long[] initialState() {
+        long[] state = new long[Native.S_LENGTH];
+        state[Native.S_CURSOR] = Math.max(recording.start, AeronScan.floorTerm(from, recording.termLength));
+        state[Native.S_FROM] = from;
+        state[Native.S_TO] = to;
+        state[Native.S_END_LOW] = endLow;
+        state[Native.S_END_HIGH] = endHigh;
+        return state;
+    }
+
+    @Override
+    public String toString() {
+        return "RangePartition(recording " + recording.id + ", [" + from + ", " + to + "))";
+    }
+}
+
+/** An aggregate's one partition: every range, walked by one task. */
+final class AggregatePartition implements InputPartition {
+    private static final long serialVersionUID = 1L;
+
+    final RangePartition[] ranges;
+
+    AggregatePartition(RangePartition[] ranges) {
+        this.ranges = ranges;
+    }
+}

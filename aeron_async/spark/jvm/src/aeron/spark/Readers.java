@@ -1,0 +1,198 @@
+package aeron.spark;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/** The executors' side: columnar batches of a range's messages, or an aggregate's one row. */
+final class Readers implements PartitionReaderFactory {
+    private static final long serialVersionUID = 1L;
+    static final int BATCH_ROWS = 65536;
+    static final int DATA_CAPACITY = 4 << 20;
+
+    private final StructType schema;
+    private final int[] aggregates;
+
+    Readers(StructType schema, int[] aggregates) {
+        this.schema = schema;
+        this.aggregates = aggregates;
+    }
+
+    @Override
+    public boolean supportColumnarReads(InputPartition partition) {
+        return aggregates == null && partition instanceof RangePartition;
+    }
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition partition) {
+        if (partition instanceof RealTimeReader.Partition p) {
+            return new RealTimeReader(p, schema);
+        }
+        return new AggregateReader((AggregatePartition) partition, aggregates);
+    }
+
+    @Override
+    public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+        return new RangeReader((RangePartition) partition, schema);
+    }
+
+    static RuntimeException dataLoss(RangePartition p, IOException e) {
+        return new IllegalStateException("aeron data source: " + e.getMessage()
+            + " (set failOnDataLoss=false to read what is left instead)", e);
+    }
+
+    static ByteBuffer direct(long bytes) {
+        return ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
+    }
+
+    /** A range's messages in batches of up to BATCH_ROWS rows; the buffers are reused batch after batch. */
+    static final class RangeReader implements PartitionReader<ColumnarBatch> {
+        private final RangePartition p;
+        private final StructType schema;
+        private final long[] state;
+        private ByteBuffer data = direct(DATA_CAPACITY);
+        private final ByteBuffer offsets = direct(4L * (BATCH_ROWS + 1));
+        private final ByteBuffer positions = direct(8L * BATCH_ROWS);
+        private final ByteBuffer reserved = direct(8L * BATCH_ROWS);
+        private ColumnarBatch batch;
+        private boolean done;
+
+        RangeReader(RangePartition p, StructType schema) {
+            Native.load();
+            this.p = p;
+            this.schema = schema;
+            this.state = p.initialState();
+        }
+
+        @Override
+        public boolean next() throws IOException {
+            Recording r = p.recording;
+            while (!done) {
+                state[Native.S_ROWS] = 0;
+                state[Native.S_DATA_LENGTH] = 0;
+                try {
+                    Native.read(p.archiveDir, r.id, r.start, p.limit, r.termLength, r.segmentLength, state, data,
+                        offsets, positions, reserved);
+                } catch (IOException e) {
+                    if (p.failOnDataLoss) {
+                        throw dataLoss(p, e);
+                    }
+                    System.err.println("aeron data source: " + e.getMessage() + "; reading what is left "
+                        + "(failOnDataLoss=false)");
+                    done = true;
+                    return false;
+                }
+                long required = state[Native.S_REQUIRED];
+                if (required > 0) {
+                    if (required > Integer.MAX_VALUE) {
+                        throw new IOException("a message of " + required + " bytes does not fit a binary column");
+                    }
+                    data = direct(Math.max(required, Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
+                    continue;
+                }
+                done = state[Native.S_DONE] == 1;
+                int rows = (int) state[Native.S_ROWS];
+                if (rows > 0) {
+                    batch = build(rows);
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private ColumnarBatch build(int rows) {
+            Recording r = p.recording;
+            StructField[] fields = schema.fields();
+            ColumnVector[] vectors = new ColumnVector[fields.length];
+            for (int i = 0; i < fields.length; i++) {
+                vectors[i] = switch (fields[i].name()) {
+                    case "data" -> new Vectors.Binary(data, offsets);
+                    case "position" -> new Vectors.Longs(positions);
+                    case "reserved_value" -> new Vectors.Longs(reserved);
+                    case "recording_id" -> new Vectors.ConstantLong(r.id);
+                    case "session_id" -> new Vectors.ConstantInt(r.sessionId);
+                    case "stream_id" -> new Vectors.ConstantInt(r.streamId);
+                    default -> new Vectors.ConstantString(r.channel);
+                };
+            }
+            ColumnarBatch out = new ColumnarBatch(vectors);
+            out.setNumRows(rows);
+            return out;
+        }
+
+        @Override
+        public ColumnarBatch get() {
+            return batch;
+        }
+
+        @Override
+        public void close() {
+            batch = null;
+        }
+    }
+
+    /** count / min(position) / max(position) over every range, from the frame headers alone. */
+    static final class AggregateReader implements PartitionReader<InternalRow> {
+        private final AggregatePartition p;
+        private final int[] aggregates;
+        private boolean given;
+
+        AggregateReader(AggregatePartition p, int[] aggregates) {
+            Native.load();
+            this.p = p;
+            this.aggregates = aggregates;
+        }
+
+        @Override
+        public boolean next() {
+            return !given;
+        }
+
+        @Override
+        public InternalRow get() {
+            given = true;
+            long count = 0, min = -1, max = -1;
+            for (RangePartition range : p.ranges) {
+                Recording r = range.recording;
+                long[] found;
+                try {
+                    found = Native.count(range.archiveDir, r.id, r.start, range.limit, r.termLength, r.segmentLength,
+                        range.initialState());
+                } catch (IOException e) {
+                    if (range.failOnDataLoss) {
+                        throw dataLoss(range, e);
+                    }
+                    continue;
+                }
+                count += found[0];
+                if (found[0] > 0) {
+                    min = min < 0 ? found[1] : Math.min(min, found[1]);
+                    max = Math.max(max, found[2]);
+                }
+            }
+            Object[] values = new Object[aggregates.length];
+            for (int i = 0; i < aggregates.length; i++) {
+                values[i] = switch (aggregates[i]) {
+                    case AeronScan.COUNT -> count;
+                    case AeronScan.MIN -> count == 0 ? null : (Object) min;
+                    default -> count == 0 ? null : (Object) max;
+                };
+            }
+            return new GenericInternalRow(values);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

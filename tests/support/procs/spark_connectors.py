@@ -1,0 +1,124 @@
+"""The same batch queries through both connectors of the `aeron` source in one local SparkSession
+(docs/spark.md, "The JVM connector"): `format("aeron")` resolves to the JVM connector (its jar in
+spark.jars), `format("aeron_python")` is the Python source. Prints one JSON object: for each query,
+each connector's result (or its error), and the JVM plans' pushdown lines.
+
+    python spark_connectors.py '<json: {"options": {...}, "queries": [...]}>'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from aeron_async.spark import register
+from aeron_async.spark.jvm import configure
+
+
+def rows(df: Any) -> list[list[Any]]:
+    table = df.toArrow()
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    out = [[value.hex() if isinstance(value, bytes) else value for value in row] for row in zip(*columns)]
+    return sorted(out, key=lambda row: [(0, v, "") if isinstance(v, int) else (1, 0, str(v)) for v in row])
+
+
+def run(spark: Any, fmt: str, query: dict[str, Any]) -> Any:
+    reader = spark.read.format(fmt).options(**query["options"])
+    if query.get("schema"):
+        reader = reader.schema(query["schema"])
+    df = reader.load()
+    if query.get("where"):
+        df = df.where(query["where"])
+    if query.get("select"):
+        df = df.selectExpr(*query["select"])
+    if query.get("count"):
+        return df.count()
+    return rows(df)
+
+
+def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str, restart: bool) -> dict[str, Any]:
+    """An AvailableNow query to Parquet: its batches' end offsets and what the sink holds; with
+    `restart`, the last batch's commit is removed (a crash after its files were written, before the
+    sink and the query committed them) and the query restarted from the checkpoint: the batch is
+    re-run over the same offsets."""
+    out, checkpoint = os.path.join(workdir, fmt, "out"), os.path.join(workdir, fmt, "checkpoint")
+
+    def run() -> Any:
+        query = (spark.readStream.format(fmt).options(**options).load().select("position", "data", "recording_id")
+                 .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+                 .trigger(availableNow=True).start())
+        if not query.awaitTermination(300):
+            raise RuntimeError("the query did not end within 300 s")
+        query.stop()  # off the session's active queries before a restart uses the checkpoint
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception()))
+        return query
+
+    query = run()
+    offsets = [p["sources"][0]["endOffset"] for p in query.recentProgress if p["numInputRows"] > 0]
+    rerun: list[Any] = []
+    if restart:
+        commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())
+        # the last batch's commit and the sink's record of it, each with its checksum: the batch is
+        # re-run, and the files its first run wrote are not the sink's (its metadata log says which are)
+        for folder in (os.path.join(checkpoint, "commits"), os.path.join(out, "_spark_metadata")):
+            for name in (str(commits[-1]), f".{commits[-1]}.crc"):
+                path = os.path.join(folder, name)
+                if os.path.exists(path):
+                    os.unlink(path)
+        again = run()
+        rerun = [p["sources"][0]["endOffset"] for p in again.recentProgress if p["numInputRows"] > 0]
+    return {"offsets": offsets, "rerun": rerun, "rows": rows(spark.read.parquet(out))}
+
+
+def main() -> None:
+    job = json.loads(sys.argv[1])
+    spark = configure(SparkSession.builder.master("local[2]")).config("spark.ui.enabled", "false") \
+        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.host", "127.0.0.1") \
+        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        results: dict[str, Any] = {"connector": register(spark), "queries": []}
+        for query in job["queries"]:
+            query = {**query, "options": {**job["options"], **query.get("options", {})}}
+            found: dict[str, Any] = {"name": query["name"]}
+            for fmt in ("aeron", "aeron_python"):
+                try:
+                    found[fmt] = run(spark, fmt, query)
+                except Exception as exc:  # Spark's error (its message, wrapped), for comparison
+                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            if query.get("plan"):
+                reader = spark.read.format("aeron").options(**query["options"]).load()
+                df = reader.where(query["where"]) if query.get("where") else reader
+                df = df.selectExpr(*query["select"]) if query.get("select") else df
+                df = df.groupBy().count() if query.get("count") else df
+                found["plan"] = df._jdf.queryExecution().executedPlan().toString()
+            results["queries"].append(found)
+        workdir = tempfile.mkdtemp(prefix="aa-connectors-")
+        try:
+            results["streams"] = []
+            for query in job.get("streams", []):
+                options = {**job["options"], **query["options"]}
+                found = {"name": query["name"]}
+                for fmt in ("aeron", "aeron_python"):
+                    try:
+                        found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]),
+                                            bool(query.get("restart")))
+                    except Exception as exc:
+                        found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+                results["streams"].append(found)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        print("RESULT " + json.dumps(results))
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
