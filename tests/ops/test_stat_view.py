@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -127,16 +129,23 @@ def test_the_live_view_lists_every_counter_when_not_in_a_terminal(stream: str) -
     assert "pub-pos" in result.stdout and os.path.basename(stream) in result.stdout
 
 
-def test_the_live_view_ends_on_sigterm_leaving_the_terminal_as_it_was(stream: str) -> None:
-    terminal = Terminal([sys.executable, "-m", "aeron_async", "stat", "--aeron-dir", stream, "--interval", "0.2"])
+def test_the_live_view_ends_on_sigterm_leaving_the_terminal_as_it_was(stream: str, tmp_path: Path) -> None:
+    # stat runs under a shell that writes its exit status to a file: tmux 3.3a here sometimes leaves a
+    # pane's process unreaped (its status never recorded) or drops the pane's last output when it
+    # ends, so the test does not depend on tmux's bookkeeping
+    status_file = tmp_path / "status"
+    command = f"{shlex.quote(sys.executable)} -m aeron_async stat --aeron-dir {shlex.quote(stream)} --interval 0.2"
+    terminal = Terminal(["sh", "-c", f"{command}; echo $? > {shlex.quote(str(status_file))}"])
     try:
         shows(terminal, 1)
-        pid = int(terminal.tmux(["display-message", "-p", "-t", "stat", "#{pane_pid}"]).strip())
+        shell = int(terminal.tmux(["display-message", "-p", "-t", "stat", "#{pane_pid}"]).strip())
+        with open(f"/proc/{shell}/task/{shell}/children") as f:
+            (pid,) = (int(p) for p in f.read().split())
         os.kill(pid, signal.SIGTERM)
-        wait_for(terminal.dead, timeout=10, interval=0.05, what="stat ended on SIGTERM")
+        status = wait_for(lambda: status_file.exists() and status_file.read_text().strip(), timeout=10, interval=0.05,
+                          what="stat ended on SIGTERM")
         screen = "\n".join(terminal.screen())
         assert "Traceback" not in screen and "rows 1-" not in screen, screen   # the alternate screen left
-        status = terminal.tmux(["display-message", "-p", "-t", "stat", "#{pane_dead_status}:#{pane_dead_signal}"])
-        assert status.strip() in ("0:", "130:"), status
+        assert status in ("0", "130"), (status, screen)
     finally:
         terminal.close()
