@@ -1,8 +1,9 @@
-"""Persistent subscriptions (README.md, "Persistent subscriptions"; docs/architecture.md, "Persistent subscription"): a recording read from a
-position, replayed while behind, then live, over IPC, UDP and a spy; stopped and restarted from the
-position it exposes; dropped off the live stream as a slow consumer and back through the replay;
-every message exactly once, in order, at the positions its publisher got. The failures (recording
-gone, start position gone, archive gone) are the errors of aeron_async.errors."""
+"""Persistent subscriptions (README.md, "Persistent subscriptions"; docs/architecture.md, "Persistent
+subscription"): a recording read from a position, replayed while behind, then live, over IPC, UDP
+and a spy; stopped and restarted from the position it exposes; dropped off the live stream as a
+slow consumer and back through the replay; every message exactly once, in order, at the positions
+its publisher got. The failures (recording gone, start position gone, archive gone) are the errors
+of aeron_async.errors."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import threading
 import time
 from array import array
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -22,7 +24,7 @@ from aeron_async.archive import (
     PersistentSubscriptionState, RecordingPositionError, UnknownRecordingError,
 )
 from aeron_async.archive import aio as archive_aio
-from aeron_async.errors import InvalidArgumentError
+from aeron_async.errors import InvalidArgumentError, InvalidPositionError
 from conftest import wait_for
 from support.archive_e2e import archive_beside_driver, free_udp_port, record, wait_recorded
 
@@ -383,3 +385,102 @@ def test_a_recording_stopped_while_the_stream_went_on_is_a_gap_it_names(running:
             check_sequence(received, positions, 100)  # all it recorded, then the error
         reader.close()
         publication.close()
+
+
+class _FakeImage:
+    """A stream of messages ending at `ends` (positions), read from `position` up to `available`.
+    `settable`: whether the position setter moves it (else InvalidPositionError: not within the
+    current term, and the machine reads up to the position instead)."""
+
+    def __init__(self, session_id: int, ends: list[int], position: int, settable: bool = True) -> None:
+        self.session_id, self.ends, self._position, self.settable = session_id, ends, position, settable
+        self.is_closed = self.is_end_of_stream = False
+        self.read_away: list[int] = []
+
+    @property
+    def position(self) -> int:
+        return self._position
+
+    @position.setter
+    def position(self, position: int) -> None:
+        if not self.settable or position not in self.ends:
+            raise InvalidPositionError(f"{position} is not within the current term")
+        self._position = position
+
+    def poll_messages(self, limit: int) -> list[Any]:
+        batch = [e for e in self.ends if e > self._position][:limit]
+        if batch:
+            self._position = batch[-1]
+        return [SimpleNamespace(data=b"%d" % e, position=e) for e in batch]
+
+    def bounded_poll(self, handler: Any, limit_position: int, fragment_limit: int) -> int:
+        dropped = [e for e in self.ends if self._position < e <= limit_position][:fragment_limit]
+        self.read_away += dropped
+        if dropped:
+            self._position = dropped[-1]
+        return len(dropped)
+
+
+class _FakeSubscription:
+    def __init__(self, image: _FakeImage) -> None:
+        self.image = image
+        self.images = [image]
+
+    def image_by_session_id(self, session_id: int) -> _FakeImage | None:
+        return self.image if self.image.session_id == session_id else None
+
+
+@pytest.mark.parametrize("moved_by", ["the position setter", "reading up to the position"])
+def test_the_switch_drops_from_the_live_image_what_the_replay_delivered(moved_by: str) -> None:
+    """The switch rule (aeron-wave3.md 8.2) with the replay past the live image's position, as
+    the machine meets it (its requests answered here, its images fakes): the live image joined at
+    448, the replay (3 messages a poll) is at 384, then at 576; the live image is moved to 576 and
+    delivers from there; each message once, in order."""
+    from aeron_async.archive.persistent import State, _Machine, _Op
+    from aeron_async.archive.records import NULL_POSITION
+
+    ends = list(range(64, 64 * 21, 64))  # messages of 64 bytes, 64 to 1280
+    replay = _FakeImage(5, ends, 0)
+    live = _FakeImage(7, ends, 448, settable=moved_by == "the position setter")
+    machine = _Machine(recording_id=3, live_channel="aeron:ipc", live_stream_id=10, start_position=0,
+                       replay_channel="aeron:ipc", replay_stream_id=1001, recording_channel=None, timeout=5.0,
+                       on_live_joined=None, on_live_left=None, on_error=None)
+    machine.max_messages = 3
+    descriptor = SimpleNamespace(stream_id=10, start_position=0, stop_position=NULL_POSITION, session_id=7,
+                                 term_buffer_length=64 * 1024)
+    requests: list[str] = []
+
+    def answer(op: _Op) -> Any:
+        requests.append(op.name)
+        if op.name == "list_recording":
+            return descriptor
+        if op.name == "max_recorded_position":
+            return ends[-1]
+        if op.name == "start_replay":
+            return (1 << 32) | 5
+        if op.name == "subscribe":
+            channel, _, on_available = op.args
+            if "session-id=5" in channel:
+                on_available(replay)
+                return _FakeSubscription(replay)
+            return _FakeSubscription(live)
+        return None  # stop_replay, close
+
+    steps = machine.run()
+    delivered: list[int] = []
+    result: Any = None
+    states: list[State] = []
+    for _ in range(100):
+        item = steps.send(result)
+        result = answer(item) if isinstance(item, _Op) else None
+        if not isinstance(item, _Op):
+            delivered += [m.position for m in item]
+            states.append(machine.state)
+            if len(delivered) >= len(ends):
+                break
+    steps.close()
+    assert delivered == ends, "messages missed, repeated or reordered at the switch"
+    assert machine.join_difference == 448 - 384 and State.ATTEMPT_SWITCH in states
+    assert machine.state == State.LIVE and machine.live_joined_count == 1
+    assert requests.count("stop_replay") == 1  # the replay stopped at the switch
+    assert live.read_away == ([] if moved_by == "the position setter" else [512, 576])
