@@ -1,7 +1,7 @@
 """PersistentSubscription: a recorded stream read in order, without a gap or a duplicate, from any
 position: replayed from the archive while behind, then live once caught up, and replayed again
 whenever it drops off the live stream (Aeron 1.51's PersistentSubscription; aeron-wave3.md 8, and
-docs/archive.md, "Persistent subscriptions").
+README.md, "Persistent subscriptions"; docs/architecture.md, "Persistent subscription").
 
 Unlike a replay merge (replay_merge.py: one multi-destination UDP subscription, so one image), it
 uses two independent subscriptions, one to the replay and one to the live stream, and compares
@@ -547,7 +547,7 @@ def _machine(archive_timeout: float, recording_id: int | None, live_channel: str
 
 class PersistentSubscription(_Base, ClosedOnExit):
     """A recording read from `start_position` on, replayed then live, each message once in order
-    (synchronous; see the module doc and docs/archive.md, "Persistent subscriptions").
+    (synchronous; see the module doc and README.md, "Persistent subscriptions"; docs/architecture.md, "Persistent subscription").
 
     `recording_id`: the recording of the live stream; None finds the newest recording of
     `recording_channel` (the live channel without `aeron-spy:` when None) and `live_stream_id`.

@@ -1,5 +1,5 @@
 """Replays of a stopped recording (`follow=False`), many in a row, quickly: each gets its image and
-every message of its range, whole or a tiny tail (docs/archive.md, "Replays of stopped recordings")."""
+every message of its range, whole or a tiny tail (docs/architecture.md, "Archive", the client part: **Replay**)."""
 
 from __future__ import annotations
 
