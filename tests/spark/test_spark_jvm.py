@@ -31,6 +31,7 @@ ACTIVE_MESSAGES = 3000
 # the sinks' streams, recorded from the start (the sink publishes once a subscriber is connected)
 SINK_STREAMS = {"batch": {"aeron": 4211, "aeron_python": 4212}, "stream": {"aeron": 4213, "aeron_python": 4214}}
 SINK_ROWS = 3000
+UNRECORDED_STREAM = 4216  # read by a plain subscription, recorded by no one
 
 
 def java_list(name: str, file: str = "Options.java") -> list[str]:
@@ -101,9 +102,11 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         for streams in SINK_STREAMS.values():
             for stream_id in streams.values():
                 archive.start_recording("aeron:ipc", stream_id)
+        unrecorded = client.add_subscription("aeron:ipc", UNRECORDED_STREAM)
         yield Archive(aeron_dir, archive_dir, mixed, small, stream, small_end, active, active_stream)
         archive.stop_recording("aeron:ipc", ACTIVE_STREAM)
         active_publication.close()
+        unrecorded.close()
 
 
 def jar() -> str:
@@ -156,6 +159,9 @@ def compared(archive: Archive) -> dict[str, Any]:
         {"name": "stream", "kind": "stream", "streams": SINK_STREAMS["stream"], "options": sink},
         {"name": "not applied", "kind": "batch", "rows": 10, "streams": {"aeron": 4215},
          "options": {**sink, "controlChannel": "aeron:udp?endpoint=localhost:8010"}},
+        {"name": "not recorded", "kind": "batch", "rows": 10,
+         "streams": {"aeron": UNRECORDED_STREAM, "aeron_python": UNRECORDED_STREAM},
+         "options": {**sink, "durableTimeout": "1"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5",
                        "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams, "writes": writes}
@@ -296,3 +302,13 @@ def test_an_option_the_jvm_sink_does_not_apply_is_refused(compared: dict[str, An
     error = compared["writes"]["not applied"]["aeron"]
     assert isinstance(error, dict) and "controlChannel is not applied by the JVM connector's sink" in error[
         "error"] and 'connector="python"' in error["error"], error
+
+
+def test_durable_writes_to_a_stream_no_archive_records_fail_in_both_sinks(compared: dict[str, Any]) -> None:
+    """durable=true with a subscriber but no recording: each sink's task fails after durableTimeout
+    with the same first words; the JVM's names the Python sink for an archive elsewhere."""
+    write = compared["writes"]["not recorded"]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(write[fmt], dict) and "durable=true: the archive did not record" in write[fmt][
+            "error"] and "within 1 s" in write[fmt]["error"], (fmt, write[fmt])
+    assert 'connector="python"' in write["aeron"]["error"], write["aeron"]
