@@ -34,7 +34,7 @@ TRADES = ("aeron:ipc?term-length=16m", 5001)
 LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
 # the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
-# is the JVM connector, which reads stopped recordings only (streaming and the sink stay Python's)
+# is the JVM connector (whose sink `sink` measures beside the Python one, as sink_jvm_rows_s)
 PYTHON_FORMAT = ["aeron"]
 
 
@@ -360,7 +360,9 @@ def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir:
             f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
 
 
-def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, Any]:
+def sink(spark: Any, aeron_dir: str, workdir: str, messages: int, fmt: str = "", key: str = "sink") -> dict[str, Any]:
+    """The sink of `fmt` (default: the Python one) against a Parquet write of the same rows: {key}_rows_s
+    and, for the Python sink, parquet_write_rows_s."""
     from pyspark.sql import functions as F
 
     frame = spark.range(0, messages, numPartitions=max(1, spark.sparkContext.defaultParallelism)).select(
@@ -381,7 +383,7 @@ def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, A
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
     try:
-        write = frame.write.format(PYTHON_FORMAT[0]).mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
+        write = frame.write.format(fmt or PYTHON_FORMAT[0]).mode("append").option("channel", SINK[0]).option("streamId", SINK[1])
         for _ in range(2):  # the second timed, as above
             seconds, _ = _timed(lambda: write.option("aeronDir", aeron_dir).save())
             parquet_seconds, _ = _timed(lambda: frame.write.mode("overwrite").parquet(os.path.join(workdir, "sink.parquet")))
@@ -390,6 +392,8 @@ def sink(spark: Any, aeron_dir: str, workdir: str, messages: int) -> dict[str, A
         drainer.join(10)
         client.close()
         frame.unpersist()
+    if key != "sink":
+        return {f"{key}_rows_s": messages / seconds, f"{key}_parquet_write_rows_s": messages / parquet_seconds}
     return {"sink_rows_s": messages / seconds, "parquet_write_rows_s": messages / parquet_seconds}
 
 
@@ -442,6 +446,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                    args.realtime_rate, writer, stream_id))
                     print(json.dumps(result), flush=True)
             result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
+            if connector == "jvm":  # the JVM connector's sink (docs/spark.md, "The JVM connector")
+                result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages, "aeron", "sink_jvm"))
     finally:
         spark.stop()
         archive_service.close()
@@ -484,4 +490,7 @@ def command(args: argparse.Namespace) -> int:
         print(f"{name}/parquet count {result[f'{name}_count_rows_s'] / result['parquet_count_rows_s']:.2f}x, groupBy "
               f"{result[f'{name}_groupby_rows_s'] / result['parquet_groupby_rows_s']:.2f}x")
     print(f"sink/parquet write {result['sink_rows_s'] / result['parquet_write_rows_s']:.2f}x (one run)")
+    if "sink_jvm_rows_s" in result:
+        print(f"JVM sink/parquet write {result['sink_jvm_rows_s'] / result['sink_jvm_parquet_write_rows_s']:.2f}x "
+              "(one run)")
     return 0

@@ -219,7 +219,8 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
     assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger
     assert data["latency_messages"] > 0 and data["latency_p99_ms"] >= data["latency_p50_ms"] > 0
     assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0
-    if jar_path():  # Real-time Mode through the JVM connector: every message published reaches the writer
+    if jar_path():  # the JVM connector's sink, and Real-time Mode: every message published reaches the writer
+        assert data["sink_jvm_rows_s"] > 0 and data["sink_jvm_parquet_write_rows_s"] > 0
         assert data["streaming_jvm_batches"] == 4 and data["streaming_jvm_rows_s"] > 0
         for key in ("realtime", "realtime_jvm_writer"):
             assert data[f"{key}_messages"] == data[f"{key}_sent"] > 0

@@ -28,18 +28,23 @@ pytest.importorskip("pyspark")
 JAVA = os.path.join(REPO, "aeron_async", "spark", "jvm", "src", "aeron", "spark")
 MIXED_STREAM, SMALL_STREAM, ACTIVE_STREAM = 4201, 4202, 4203
 ACTIVE_MESSAGES = 3000
+# the sinks' streams, recorded from the start (the sink publishes once a subscriber is connected)
+SINK_STREAMS = {"batch": {"aeron": 4211, "aeron_python": 4212}, "stream": {"aeron": 4213, "aeron_python": 4214}}
+SINK_ROWS = 3000
+UNRECORDED_STREAM = 4216  # read by a plain subscription, recorded by no one
 
 
-def java_list(name: str) -> list[str]:
-    source = open(os.path.join(JAVA, "Options.java")).read()
+def java_list(name: str, file: str = "Options.java") -> list[str]:
+    source = open(os.path.join(JAVA, file)).read()
     match = re.search(rf"{name} = List\.of\(([^)]*)\)", source)
     assert match is not None, name
     return re.findall(r'"([^"]+)"', match.group(1))
 
 
 def test_the_jvm_connector_has_the_python_sources_options_and_columns() -> None:
-    """Options.java and AeronProvider.java mirror options.py and datasource.py: same option names
-    in the same order (batch-only and stream-only ones too), same columns, types and order."""
+    """Options.java, SinkOptions.java and AeronProvider.java mirror options.py and datasource.py: same
+    option names in the same order (batch-only, stream-only and sink ones too; the archive options the
+    JVM sink does not apply are among the Python sink's), same columns, types and order."""
     from aeron_async.spark import options
     from aeron_async.spark.datasource import SCHEMA
 
@@ -47,6 +52,8 @@ def test_the_jvm_connector_has_the_python_sources_options_and_columns() -> None:
     assert java_list("READ_OPTIONS") == list(options.READ_OPTIONS)
     assert java_list("BATCH_ONLY") == list(options.BATCH_ONLY)
     assert java_list("STREAM_ONLY") == list(options.STREAM_ONLY)
+    assert java_list("SINK_OPTIONS", "SinkOptions.java") == list(options.SINK_OPTIONS)
+    assert set(java_list("NOT_APPLIED", "SinkOptions.java")) < set(options.ARCHIVE_OPTIONS)
     provider = open(os.path.join(JAVA, "AeronProvider.java")).read()
     java_types = {"BinaryType": "binary", "LongType": "bigint", "IntegerType": "int", "StringType": "string"}
     columns = [(name, java_types[kind]) for name, kind in re.findall(r'field\("(\w+)", DataTypes\.(\w+)\)', provider)]
@@ -92,9 +99,14 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         active_stream = Stream(ACTIVE_MESSAGES, seed=11)
         active_stream.publish(active_publication)
         wait_recorded(archive, active, active_publication.position)
+        for streams in SINK_STREAMS.values():
+            for stream_id in streams.values():
+                archive.start_recording("aeron:ipc", stream_id)
+        unrecorded = client.add_subscription("aeron:ipc", UNRECORDED_STREAM)
         yield Archive(aeron_dir, archive_dir, mixed, small, stream, small_end, active, active_stream)
         archive.stop_recording("aeron:ipc", ACTIVE_STREAM)
         active_publication.close()
+        unrecorded.close()
 
 
 def jar() -> str:
@@ -140,8 +152,19 @@ def compared(archive: Archive) -> dict[str, Any]:
         {"name": "active", "options": {"channel": "aeron:ipc", "streamId": str(ACTIVE_STREAM),
                                        "startingPositions": "earliest", "maxRecordsPerTrigger": "1000"}},
     ]
+    sink = {"aeronDir": archive.aeron_dir, "channel": "aeron:ipc?term-length=256k", "durable": "true",
+            "durableTimeout": "20"}
+    writes = [
+        {"name": "batch", "kind": "batch", "rows": SINK_ROWS, "streams": SINK_STREAMS["batch"], "options": sink},
+        {"name": "stream", "kind": "stream", "streams": SINK_STREAMS["stream"], "options": sink},
+        {"name": "not applied", "kind": "batch", "rows": 10, "streams": {"aeron": 4215},
+         "options": {**sink, "controlChannel": "aeron:udp?endpoint=localhost:8010"}},
+        {"name": "not recorded", "kind": "batch", "rows": 10,
+         "streams": {"aeron": UNRECORDED_STREAM, "aeron_python": UNRECORDED_STREAM},
+         "options": {**sink, "durableTimeout": "1"}},
+    ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5",
-                       "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams}
+                       "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams, "writes": writes}
     env = python_env()
     env["PYSPARK_PYTHON"] = sys.executable
     done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_connectors.py"),
@@ -151,6 +174,8 @@ def compared(archive: Archive) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
     assert result["connector"] == "jvm"
     result["by_name"] = {query["name"]: query for query in result["queries"] + result["streams"]}
+    result["writes"] = {write["name"]: write for write in result["writes"]}
+    print(f"the sinks' writes and read-backs took {result['write_seconds']} s")
     return result
 
 
@@ -223,3 +248,67 @@ def test_both_connectors_stream_the_same_batches(compared: dict[str, Any], archi
     else:
         assert len(jvm["offsets"]) == 3
         assert sorted(row[0] for row in jvm["rows"]) == list(archive.active_stream.positions)
+
+
+def by_partition(rows: list[list[Any]], batch_write: bool) -> dict[int, list[tuple[str, int]]]:
+    """A sink stream read back (session_id, position, reserved_value, data) as each task attempt's
+    messages (its own session) by partition, in order: (data, reserved value), the batch write's
+    random id masked out of the sink's own values (each write draws its own)."""
+    from aeron_async.spark import provenance
+
+    sessions: dict[int, list[list[Any]]] = {}
+    for row in sorted(rows, key=lambda row: (row[0], row[1])):
+        sessions.setdefault(row[0], []).append(row)
+    found: dict[int, list[tuple[str, int]]] = {}
+    for messages in sessions.values():
+        first = provenance.decode(messages[0][2])
+        assert first is not None and first.kind == int(batch_write), messages[0]
+        end = messages[-1]
+        assert provenance.is_end_marker(end[2]) and end[3] == "", end  # the attempt's end marker, empty
+        assert sum(provenance.is_end_marker(row[2]) for row in messages) == 1
+        batch_mask = ((1 << 32) - 1) << 28 if batch_write else 0
+        key = first.partition if batch_write else (first.batch << 20) | first.partition
+        assert key not in found
+        found[key] = [(row[3], row[2] if provenance.decode(row[2]) is None else row[2] & ~batch_mask)
+                      for row in messages]
+    return found
+
+
+@pytest.mark.parametrize("name", ["batch", "stream"])
+def test_the_jvm_sink_publishes_what_the_python_sink_publishes(compared: dict[str, Any], name: str) -> None:
+    """The same batch write (strings of mixed sizes, fragmented ones included, a reserved_value column
+    with nulls) and the same stream (three micro-batches) through both sinks with durable=true: the
+    same messages, byte for byte, with the same reserved values and end markers, per task attempt."""
+    from aeron_async.spark import provenance
+
+    write = compared["writes"][name]
+    jvm, python = write["aeron"], write["aeron_python"]
+    assert not isinstance(jvm, dict) and not isinstance(python, dict), (jvm, python)
+    jvm_parts, python_parts = by_partition(jvm, name == "batch"), by_partition(python, name == "batch")
+    assert jvm_parts == python_parts
+    if name == "batch":
+        assert sorted(jvm_parts) == [0, 1]
+        assert sum(len(messages) - 1 for messages in jvm_parts.values()) == SINK_ROWS
+        data = [message for messages in jvm_parts.values() for message in messages[:-1]]
+        assert max(len(hex_data) // 2 for hex_data, _ in data) > 4000  # fragmented on IPC's 1408-byte MTU
+        assert {reserved for _, reserved in data} >= {0, 5} and any(  # the column's values, its nulls the sink's
+            provenance.decode(reserved) is not None for _, reserved in data)
+    else:
+        assert sorted(key >> 20 for key in jvm_parts) == [0, 1, 2]  # micro-batch ids
+        assert sum(len(messages) - 1 for messages in jvm_parts.values()) == 1200
+
+
+def test_an_option_the_jvm_sink_does_not_apply_is_refused(compared: dict[str, Any]) -> None:
+    error = compared["writes"]["not applied"]["aeron"]
+    assert isinstance(error, dict) and "controlChannel is not applied by the JVM connector's sink" in error[
+        "error"] and 'connector="python"' in error["error"], error
+
+
+def test_durable_writes_to_a_stream_no_archive_records_fail_in_both_sinks(compared: dict[str, Any]) -> None:
+    """durable=true with a subscriber but no recording: each sink's task fails after durableTimeout
+    with the same first words; the JVM's names the Python sink for an archive elsewhere."""
+    write = compared["writes"]["not recorded"]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(write[fmt], dict) and "durable=true: the archive did not record" in write[fmt][
+            "error"] and "within 1 s" in write[fmt]["error"], (fmt, write[fmt])
+    assert 'connector="python"' in write["aeron"]["error"], write["aeron"]

@@ -1,7 +1,8 @@
 """Builds the JVM connector (docs/spark.md, "The JVM connector"): `aeron-async-spark.jar` beside this
 file, holding the Java classes of src/ compiled with the JDK's `javac` against the jars inside the
 installed pyspark (no Maven, no network) and the native library libaeron_async_spark.so (the JNI
-shim in native/ with the C archive code it reads catalogs and segment files through, compiled with
+shim in native/ with the C archive code it reads catalogs and segment files through and the C client
+the sink publishes through, compiled with
 the JDK's include directory).
 
     python -m aeron_async.spark.jvm.build [--force]
@@ -34,6 +35,8 @@ C_SOURCES = ("archive/aa_archive_catalog.c", "archive/aa_archive_checksum.c", "a
              # the CnC file's counters (an active recording's rec-pos), read-only
              "client/aa_cnc_reader.c", "concurrent/aa_counters.c", "concurrent/aa_doorbell.c",
              "concurrent/aa_mpsc_rb.c", "concurrent/aa_error_log.c")
+# the client the sink publishes through (aa_spark_jni_sink.c): every file of these folders under _native/src
+CLIENT_DIRS = ("client", "concurrent", "logbuffer", "util", "uri", "agent")
 C_FLAGS = ("-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
            "-Wno-missing-field-initializers", "-Wno-unused-parameter", "-Wno-format-truncation", "-D_GNU_SOURCE",
            "-pthread")
@@ -72,7 +75,9 @@ def spark_jars() -> pathlib.Path:
 
 def sources(repo: pathlib.Path) -> list[pathlib.Path]:
     java = sorted((HERE / "src").rglob("*.java"))
-    c = [HERE / "native" / "aa_spark_jni.c"] + [repo / "_native" / "src" / name for name in C_SOURCES]
+    src = repo / "_native" / "src"
+    c = sorted((HERE / "native").glob("*.c")) + [src / name for name in C_SOURCES]
+    c += [path for folder in CLIENT_DIRS for path in sorted((src / folder).glob("*.c")) if path not in c]
     return java + c
 
 

@@ -1,7 +1,9 @@
 """The same batch queries through both connectors of the `aeron` source in one local SparkSession
 (docs/spark.md, "The JVM connector"): `format("aeron")` resolves to the JVM connector (its jar in
 spark.jars), `format("aeron_python")` is the Python source. Prints one JSON object: for each query,
-each connector's result (or its error), and the JVM plans' pushdown lines.
+each connector's result (or its error), and the JVM plans' pushdown lines; and the same writes through
+both sinks (`format("aeron")` the JVM's, `format("aeron_python")` the Python's), each to its own
+stream, read back with the Python source.
 
     python spark_connectors.py '<json: {"options": {...}, "queries": [...]}>'
 """
@@ -13,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -77,6 +80,33 @@ def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str, restart:
     return {"offsets": offsets, "rerun": rerun, "rows": rows(spark.read.parquet(out))}
 
 
+def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], workdir: str) -> None:
+    """A batch write of `spec["rows"]` rows in two partitions (strings of mixed sizes, fragmented ones
+    included, and a reserved_value column with nulls), or an AvailableNow stream of three text files
+    (one micro-batch each) as binary data."""
+    if spec["kind"] == "batch":
+        df = spark.range(0, spec["rows"], 1, 2).selectExpr(
+            "concat('m', id, repeat('x', CAST(id % 7 * 700 AS INT))) AS data",
+            "IF(id % 5 = 0, NULL, id DIV 500) AS reserved_value")
+        df.write.format(fmt).mode("append").options(**options).save()
+        return
+    source = os.path.join(workdir, "files")
+    if not os.path.isdir(source):
+        os.makedirs(source)
+        for index in range(3):
+            with open(os.path.join(source, f"part-{index}.txt"), "w") as out:
+                out.writelines(f"file {index} line {line} {'y' * (line * 37 % 3000)}\n" for line in range(400))
+    query = (spark.readStream.format("text").option("maxFilesPerTrigger", "1").load(source)
+             .selectExpr("CAST(value AS BINARY) AS data").writeStream.format(fmt).options(**options)
+             .option("checkpointLocation", os.path.join(workdir, fmt, "checkpoint"))
+             .trigger(availableNow=True).start())
+    if not query.awaitTermination(300):
+        raise RuntimeError("the query did not end within 300 s")
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+
+
 def main() -> None:
     job = json.loads(sys.argv[1])
     spark = configure(SparkSession.builder.master("local[2]")).config("spark.ui.enabled", "false") \
@@ -113,6 +143,21 @@ def main() -> None:
                     except Exception as exc:
                         found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
                 results["streams"].append(found)
+            started = time.monotonic()
+            results["writes"] = []
+            for spec in job.get("writes", []):
+                found = {"name": spec["name"]}
+                for fmt, stream_id in spec["streams"].items():
+                    options = {**spec["options"], "streamId": str(stream_id)}
+                    try:
+                        write(spark, fmt, spec, options, os.path.join(workdir, spec["name"]))
+                        back = spark.read.format("aeron_python").options(**job["options"]).option(
+                            "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
+                        found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
+                    except Exception as exc:
+                        found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+                results["writes"].append(found)
+            results["write_seconds"] = round(time.monotonic() - started, 1)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         print("RESULT " + json.dumps(results))

@@ -38,7 +38,14 @@ public class AeronProvider implements TableProvider {
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-        return new AeronTable(checkSchema(schema == null ? SCHEMA : schema));
+        // a write hands over the DataFrame's schema: checked by the write (AeronWrite); a read's
+        // .schema(...) is checked here, its error raised when the table is read
+        StructType given = schema == null ? SCHEMA : schema;
+        try {
+            return new AeronTable(checkSchema(given), null);
+        } catch (Options.OptionException e) {
+            return new AeronTable(given, e);
+        }
     }
 
     /** A `.schema(...)` may choose some of the columns, with their types (datasource.py's check_read_schema). */

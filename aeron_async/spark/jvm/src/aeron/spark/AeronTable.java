@@ -4,17 +4,24 @@ import java.util.EnumSet;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The `aeron` table: batch reads of stopped recordings, micro-batch reads of any. */
-final class AeronTable implements SupportsRead {
+/** The `aeron` table: batch reads of stopped recordings, micro-batch reads of any; batch and streaming
+ *  writes to a channel and stream (AeronWrite: any DataFrame with `data` and an optional
+ *  `reserved_value`, so the table accepts any schema and the write checks it). */
+final class AeronTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
+    private final Options.OptionException readError;   // a schema no read can have (AeronProvider.checkSchema)
 
-    AeronTable(StructType schema) {
+    AeronTable(StructType schema, Options.OptionException readError) {
         this.schema = schema;
+        this.readError = readError;
     }
 
     @Override
@@ -29,11 +36,20 @@ final class AeronTable implements SupportsRead {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_WRITE,
+            TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);
     }
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+        if (readError != null) {
+            throw readError;
+        }
         return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()));
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+        return new AeronWrite(info);
     }
 }

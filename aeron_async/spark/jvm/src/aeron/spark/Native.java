@@ -8,8 +8,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The project's native library for the JVM (aa_spark_jni.c beside the Java sources): an archive's
- * catalog and segment files read through the C archive code. Loaded once per JVM from the system
+ * The project's native library for the JVM (aa_spark_jni.c and aa_spark_jni_sink.c beside the Java
+ * sources): an archive's catalog and segment files read through the C archive code, and the sink's
+ * exclusive publications through the C client. Loaded once per JVM from the system
  * property {@code aeron.spark.native} when set, else from the copy inside this jar.
  */
 public final class Native {
@@ -76,4 +77,33 @@ public final class Native {
      *  cursor is left after the last message counted. */
     public static native long[] count(String archiveDir, long recordingId, long startPosition, long stopPosition,
                                       int termLength, int segmentLength, long[] state) throws IOException;
+
+    /** A client of the media driver in aeronDir (null: AERON_DIR, else Aeron's default): a handle. */
+    public static native long clientConnect(String aeronDir, long timeoutMs) throws IOException;
+
+    /** False once the driver timed the client out or went away. */
+    public static native boolean clientAlive(long client);
+
+    public static native void clientClose(long client);
+
+    /** An exclusive publication of the client: a handle. */
+    public static native long publicationAdd(long client, String channel, int streamId, long timeoutMs)
+        throws IOException;
+
+    public static native boolean publicationConnected(long publication);
+
+    public static native int publicationSessionId(long publication);
+
+    public static native long publicationPosition(long publication);
+
+    public static native void publicationClose(long publication);
+
+    /** Offers messages from..from+count (message i: data bytes offsets[i]..offsets[i+1], int32 offsets)
+     *  with one reserved value: how many went in, or the refusal code (negative) when none did. */
+    public static native long publicationOffer(long publication, ByteBuffer data, ByteBuffer offsets, int from,
+                                               int count, long reservedValue) throws IOException;
+
+    /** {recording id, recorded position} of the active recording of a session and stream (its rec-pos
+     *  counter in the driver's CnC file), {-1, -1} when there is none. */
+    public static native long[] recordedBySession(String aeronDir, int sessionId, int streamId) throws IOException;
 }

@@ -1,0 +1,132 @@
+package aeron.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import aeron.spark.Options.OptionException;
+
+/**
+ * The write options of the JVM connector's sink: aeron_async/spark/options.py's SINK_OPTIONS, checked
+ * the same way with the same messages (tests/spark/test_spark_jvm.py holds the two side by
+ * side). The archive options reach the archive's control session in the Python sink (durable=true);
+ * this sink reads the recording's rec-pos counter in the driver's CnC file instead, so it takes
+ * aeronDir and refuses the others, naming the Python sink.
+ */
+final class SinkOptions implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final List<String> SINK_OPTIONS = List.of(
+        "channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout");
+    /** Archive options the Python sink takes that this one does not apply. */
+    static final List<String> NOT_APPLIED = List.of(
+        "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout", "archiveDir");
+    static final List<String> SPARK_STREAM_WRITE_OPTIONS = List.of("checkpointlocation", "queryname");
+
+    final String aeronDir;      // null: AERON_DIR, else Aeron's default
+    final String channel;
+    final int streamId;
+    final boolean durable;
+    final double connectTimeout;
+    final double offerTimeout;
+    final double durableTimeout;
+
+    private SinkOptions(Map<String, String> found) {
+        for (String name : NOT_APPLIED) {
+            if (found.containsKey(name)) {
+                throw new OptionException(name + " is not applied by the JVM connector's sink (durable=true reads "
+                    + "the recording's rec-pos counter in the driver's CnC file, in aeronDir): leave it out, or "
+                    + "write with the Python sink: aeron_async.spark.register(spark, connector=\"python\")");
+            }
+        }
+        for (String name : List.of("channel", "streamId")) {
+            if (!found.containsKey(name)) {
+                throw new OptionException("the sink needs option '" + name
+                    + "': the channel and stream id to publish on");
+            }
+        }
+        String dir = found.get("aeronDir");
+        if (dir != null && dir.strip().isEmpty()) {
+            throw new OptionException("aeronDir is empty: name the media driver's directory, or leave the option out");
+        }
+        aeronDir = dir;
+        channel = sinkChannel(found.get("channel"));
+        streamId = (int) Options.integer("streamId", found.get("streamId"), Integer.MIN_VALUE, Integer.MAX_VALUE);
+        durable = Options.bool("durable", found.getOrDefault("durable", "false"));
+        connectTimeout = seconds("connectTimeout", found.get("connectTimeout"), 10.0);
+        offerTimeout = seconds("offerTimeout", found.get("offerTimeout"), 30.0);
+        durableTimeout = seconds("durableTimeout", found.get("durableTimeout"), 30.0);
+    }
+
+    /** The write options (batch and streaming), checked; `path` (`save(path)`) is refused. */
+    static SinkOptions parse(Map<String, String> options) {
+        List<String> known = new ArrayList<>(Options.ARCHIVE_OPTIONS);
+        known.addAll(SINK_OPTIONS);
+        Map<String, String> canonical = new LinkedHashMap<>();
+        for (String name : known) {
+            canonical.put(name.toLowerCase(Locale.ROOT), name);
+        }
+        Map<String, String> found = new LinkedHashMap<>();
+        for (Map.Entry<String, String> option : options.entrySet()) {
+            String key = option.getKey().toLowerCase(Locale.ROOT);
+            if (key.equals("path") && option.getValue() != null && !option.getValue().isEmpty()) {
+                throw new OptionException("the sink takes no path: give .option('channel', ...) and "
+                    + ".option('streamId', ...)");
+            }
+            if (SPARK_STREAM_WRITE_OPTIONS.contains(key) || key.equals("path")) {
+                continue;
+            }
+            String name = canonical.get(key);
+            if (name == null) {
+                throw new OptionException("unknown option " + Options.repr(option.getKey()) + "; the options here are: "
+                    + String.join(", ", known));
+            }
+            found.put(name, option.getValue());
+        }
+        return new SinkOptions(found);
+    }
+
+    private static String sinkChannel(String text) {
+        int question = text.indexOf('?');
+        String media = question < 0 ? text : text.substring(0, question);
+        String params = question < 0 ? "" : text.substring(question + 1);
+        if (!media.equals("aeron:ipc") && !media.equals("aeron:udp")) {
+            throw new OptionException("channel=" + Options.repr(text) + " is not a channel to publish on: give "
+                + "aeron:ipc or aeron:udp?endpoint=host:port, then |key=value parameters");
+        }
+        for (String pair : params.split("\\|")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int equals = pair.indexOf('=');
+            if (equals <= 0 || equals == pair.length() - 1) {
+                throw new OptionException("channel=" + Options.repr(text) + ": parameter " + Options.repr(pair)
+                    + " is not key=value");
+            }
+        }
+        if (media.equals("aeron:udp") && !params.contains("endpoint=") && !params.contains("control=")) {
+            throw new OptionException("channel=" + Options.repr(text) + ": a UDP channel to publish on needs "
+                + "endpoint=host:port (or control=host:port for multi-destination-cast)");
+        }
+        return text;
+    }
+
+    private static double seconds(String name, String text, double fallback) {
+        if (text == null) {
+            return fallback;
+        }
+        double value;
+        try {
+            value = Double.parseDouble(text.strip());
+        } catch (NumberFormatException e) {
+            throw new OptionException(name + "=" + Options.repr(text) + " is not a number of seconds");
+        }
+        if (!(value > 0 && value <= 3600)) {
+            throw new OptionException(name + "=" + Options.repr(text) + " must be between 0 and 3600 seconds");
+        }
+        return value;
+    }
+}
