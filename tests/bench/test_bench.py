@@ -169,7 +169,7 @@ def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Pat
     out = os.path.join(str(tmp_path), "archive.json")
     run = subprocess.run([sys.executable, "-m", "aeron_async", "bench-archive", "--dir", str(tmp_path), "--megabytes",
                           "8", "--round-trips", "200", "--repeats", "2", "--replication-megabytes", "8",
-                          "--persistent-messages", "20000", "--persistent-behind", "4000", "--json", out],
+                          "--persistent-messages", "1000000", "--persistent-behind", "100000", "--json", out],
                          env=python_env(), cwd=REPO, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     data = json.loads(open(out).read())
@@ -188,12 +188,15 @@ def test_bench_archive_reports_rates_ratios_and_where_the_cpu_went(tmp_path: Pat
     replication = data["replication"]  # a recording of 8 MiB replicated whole to a second archive
     assert replication["bytes"] >= 8 << 20 and replication["replication_rate"] > 0 and replication["record_rate"] > 0
     assert "| archive replication (UDP, loopback) |" in run.stdout
+    # the persistent subscription over IPC, UDP and a spy: 1 M messages published while it starts 100 k behind,
+    # joins live, is stopped half way and restarted from its saved position; every message once, in order
     persistent = data["persistent"]
+    assert persistent["messages"] == 1_000_000 and persistent["behind"] == 100_000
     assert list(persistent["scenarios"]) == ["ipc", "udp", "spy"]
     for scenario in persistent["scenarios"].values():
         assert scenario["exactly_once_in_order"] and scenario["live_joins"] >= 2
     assert persistent["to_live_s"] > 0 and len(persistent["ratios"]) == 5 and min(persistent["replaying_runs"]) > 0
-    assert "| throughput while replaying (20,000 messages) |" in run.stdout
+    assert "| throughput while replaying (1,000,000 messages) |" in run.stdout
 
 
 def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> None:
