@@ -72,7 +72,7 @@ setup(
     package_data={"aeron_async": ["py.typed", "*.pyi"],
                   # the JVM connector's sources (and, where built, its jar and native library)
                   "aeron_async.spark.jvm": ["src/aeron/*.java", "src/aeron/spark/*.java", "native/*.c",
-                                            "*.jar", "*.so"]},
+                                            "*.jar", "lib/*.so"]},
     cffi_modules=["_native/build_ffi.py:ffibuilder"],
     ext_modules=[
         Extension(

@@ -126,11 +126,13 @@ def test_environment_variables_configure_the_driver(monkeypatch: pytest.MonkeyPa
 # ---- one hierarchy: everything the package raises is an AeronError ----
 
 def _package_modules() -> list[types.ModuleType]:
-    """Every module of aeron_async (not the `python -m` entry points), imported; a module is left out
-    only when a module of an extra that is not installed here is what it could not import."""
+    """Every module of aeron_async (not the `python -m` entry points, nor the JVM connector's build
+    script, which setup.py loads by path with the standard library only, before the package exists),
+    imported; a module is left out only when a module of an extra that is not installed here is what
+    it could not import."""
     modules = []
     for info in pkgutil.walk_packages(aeron_async.__path__, "aeron_async."):
-        if info.name.rpartition(".")[2] == "__main__":
+        if info.name.rpartition(".")[2] == "__main__" or info.name == "aeron_async.spark.jvm.build":
             continue
         try:
             modules.append(importlib.import_module(info.name))

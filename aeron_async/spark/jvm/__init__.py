@@ -14,7 +14,7 @@ from ...errors import ConfigurationError
 
 HERE = pathlib.Path(__file__).resolve().parent
 JAR = HERE / "aeron-async-spark.jar"
-LIBRARY = HERE / "libaeron_async_spark.so"
+LIBRARY = HERE / "lib" / "libaeron_async_spark.so"   # build.py: LIBRARY_DIR, LIBRARY_NAME
 PROVIDER = "aeron.DefaultSource"
 
 

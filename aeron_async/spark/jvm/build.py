@@ -28,6 +28,9 @@ import zipfile
 HERE = pathlib.Path(__file__).resolve().parent
 JAR_NAME = "aeron-async-spark.jar"
 LIBRARY_NAME = "libaeron_async_spark.so"
+# beside the jar, in a folder that is no Python package: a .so in the package itself would look like an
+# extension module to importers and to pkgutil's walk
+LIBRARY_DIR = "lib"
 NATIVE_RESOURCE = "aeron/spark/native/" + LIBRARY_NAME
 # the C archive code the shim reads the catalog and segment files through (paths under _native/src)
 C_SOURCES = ("archive/aa_archive_catalog.c", "archive/aa_archive_checksum.c", "archive/aa_archive_segment.c",
@@ -114,7 +117,8 @@ def build(out_dir: pathlib.Path = HERE, *, repo: pathlib.Path | None = None, for
                 archive.write(path, path.relative_to(classes).as_posix())
             archive.write(library, NATIVE_RESOURCE)
         os.replace(partial, jar)
-        shutil.copy2(library, out_dir / LIBRARY_NAME)
+        (out_dir / LIBRARY_DIR).mkdir(exist_ok=True)
+        shutil.copy2(library, out_dir / LIBRARY_DIR / LIBRARY_NAME)
     return jar
 
 
