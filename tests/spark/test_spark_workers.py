@@ -16,7 +16,7 @@ from aeron_async.errors import ConfigurationError
 from aeron_async.spark.workers import use_this_python
 from support.spark_fixtures import java_available
 
-pytest.importorskip("pyspark")
+import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
 
 class FakeConf:
