@@ -225,8 +225,7 @@ void aa_archive_send_signal(aa_archive_conductor_t *c, int64_t control_session_i
 
 /* ---- control sessions ---- */
 
-/* The value of a channel's parameter (false when it has none). */
-static bool aa_channel_param(const char *channel, const char *key, char *value, size_t length)
+bool aa_archive_channel_param(const char *channel, const char *key, char *value, size_t length)
 {
     const char *q = strchr(channel, '?');
     size_t key_length = strlen(key);
@@ -254,7 +253,7 @@ static int aa_response_channel(aa_archive_conductor_t *c, const char *channel, c
 {
     const aa_archive_context_t *ctx = &c->archive->ctx;
     char term[64];
-    bool has_term = aa_channel_param(channel, "term-length", term, sizeof(term));
+    bool has_term = aa_archive_channel_param(channel, "term-length", term, sizeof(term));
     bool refused = false;
     refusal[0] = '\0';
     if (has_term)

@@ -103,6 +103,9 @@ struct aa_archive_conductor_stct
     aa_archive_replay_tokens_t *replay_tokens; /* aa_archive_replay_tokens.h */
 };
 
+/* aa_archive_conductor.c: the value of a channel's parameter (false when it has none) */
+bool aa_archive_channel_param(const char *channel, const char *key, char *value, size_t length);
+
 /* aa_archive_conductor.c: responses (queued when the response publication refuses them) */
 void aa_archive_session_send(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const aa_archive_message_t *msg);
 void aa_archive_session_send_bytes(aa_archive_conductor_t *c, aa_archive_control_session_t *s, const uint8_t *msg,

@@ -162,7 +162,7 @@ static void aa_repl_extend(aa_archive_conductor_t *c, aa_archive_replication_t *
     char extra[256];
     char channel[AA_ARCHIVE_CHANNEL_MAX];
     char endpoint[AA_ARCHIVE_CHANNEL_MAX];
-    if (!aa_repl_param(r->replication_channel, "endpoint", endpoint, sizeof(endpoint)))
+    if (!aa_archive_channel_param(r->replication_channel, "endpoint", endpoint, sizeof(endpoint)))
     {
         aa_repl_fail(c, r, AA_ARCHIVE_ERROR_GENERIC, "the replication channel %s has no endpoint: give one where this "
             "archive receives the replay, e.g. aeron:udp?endpoint=<this host>:0", r->replication_channel);

@@ -105,7 +105,6 @@ struct aa_archive_replications_stct
 };
 
 /* ---- aa_archive_replication_source.c: channels, the source archive's client ---- */
-bool aa_repl_param(const char *channel, const char *key, char *value, size_t length);
 void aa_repl_channel(char *out, size_t capacity, const char *channel, const char *drop, const char *extra);
 /* Ends the replication with an ERROR (correlation id = replication id) to the requester and in the log. */
 void aa_repl_fail(aa_archive_conductor_t *c, aa_archive_replication_t *r, int64_t code, const char *fmt, ...)

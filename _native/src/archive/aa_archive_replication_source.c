@@ -45,25 +45,6 @@ static void aa_repl_var_copy(char *out, size_t capacity, const aa_archive_var_t 
     out[n] = '\0';
 }
 
-/* The value of a channel's parameter (false when it has none). */
-bool aa_repl_param(const char *channel, const char *key, char *value, size_t length)
-{
-    const char *q = strchr(channel, '?');
-    size_t key_length = strlen(key);
-    for (const char *p = NULL == q ? NULL : q + 1; NULL != p && '\0' != *p;)
-    {
-        const char *end = strchr(p, '|');
-        size_t item = NULL == end ? strlen(p) : (size_t)(end - p);
-        if (item > key_length && '=' == p[key_length] && 0 == strncmp(p, key, key_length))
-        {
-            snprintf(value, length, "%.*s", (int)(item - key_length - 1), p + key_length + 1);
-            return true;
-        }
-        p = NULL == end ? NULL : end + 1;
-    }
-    return false;
-}
-
 /* channel without its parameter key, then with "key=value" items of extra appended ('|'-separated). */
 void aa_repl_channel(char *out, size_t capacity, const char *channel, const char *drop, const char *extra)
 {
@@ -92,7 +73,7 @@ void aa_repl_channel(char *out, size_t capacity, const char *channel, const char
 static bool aa_repl_response_mode(const char *channel)
 {
     char mode[32];
-    return aa_repl_param(channel, "control-mode", mode, sizeof(mode)) && 0 == strcmp(mode, "response");
+    return aa_archive_channel_param(channel, "control-mode", mode, sizeof(mode)) && 0 == strcmp(mode, "response");
 }
 
 void aa_repl_fail(aa_archive_conductor_t *c, aa_archive_replication_t *r, int64_t code, const char *fmt, ...)
@@ -360,7 +341,7 @@ int aa_repl_connect(aa_archive_conductor_t *c, aa_archive_replication_t *r, int6
     }
     char endpoint[AA_ARCHIVE_CHANNEL_MAX], bound[AA_ARCHIVE_CHANNEL_MAX];
     if (NULL != r->response && NULL != r->request && aa_publication_is_connected(r->request) &&
-        aa_repl_param(r->response_channel, "endpoint", endpoint, sizeof(endpoint)) &&
+        aa_archive_channel_param(r->response_channel, "endpoint", endpoint, sizeof(endpoint)) &&
         aa_repl_resolve_endpoint(c, r, endpoint, aa_subscription_channel_status_id(r->response), bound, sizeof(bound)))
     {
         char extra[AA_ARCHIVE_CHANNEL_MAX + 16];
@@ -478,10 +459,10 @@ static void aa_on_replicate(aa_archive_conductor_t *c, aa_archive_control_sessio
         /* Aeron's archive client default: aeron:udp?endpoint=<control host>:0 (this archive's control channel host,
          * or the replication channel's when it has none) */
         char endpoint[AA_ARCHIVE_CHANNEL_MAX] = "localhost:0";
-        if (!(ctx->control_channel_enabled && aa_repl_param(ctx->control_channel, "endpoint", endpoint,
+        if (!(ctx->control_channel_enabled && aa_archive_channel_param(ctx->control_channel, "endpoint", endpoint,
             sizeof(endpoint))))
         {
-            aa_repl_param(r->replication_channel, "endpoint", endpoint, sizeof(endpoint));
+            aa_archive_channel_param(r->replication_channel, "endpoint", endpoint, sizeof(endpoint));
         }
         char *colon = strrchr(endpoint, ':');
         if (NULL != colon)
