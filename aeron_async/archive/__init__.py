@@ -41,7 +41,7 @@ from .records import (
     SourceLocation,
 )
 # Aeron Archive's default channels and streams
-from ._session import (
+from ._channels import (
     CONTROL_STREAM_ID, DEFAULT_REPLAY_CHANNEL, DEFAULT_REPLAY_STREAM_ID, LOCAL_CONTROL_CHANNEL, RESPONSE_CHANNEL,
     RESPONSE_STREAM_ID,
 )

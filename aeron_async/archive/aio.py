@@ -31,8 +31,8 @@ from ..aio import connect as aeron_connect
 from ..client import Image, Message
 from ..counters import Counter
 from ..errors import AeronError, ArchiveConnectionError, ArchiveError, ArchiveTimeoutError
-from . import _session
-from ._session import (
+from . import _channels, _session
+from ._channels import (
     CONTROL_STREAM_ID,
     DEFAULT_REPLAY_CHANNEL,
     DEFAULT_REPLAY_STREAM_ID,
@@ -41,6 +41,8 @@ from ._session import (
     LOCAL_CONTROL_CHANNEL,
     RESPONSE_CHANNEL,
     RESPONSE_STREAM_ID,
+)
+from ._session import (
     Answered,
     Call,
     ControlSession,
@@ -356,7 +358,7 @@ class AsyncReplay(_MessageIterator):
         if self._closed:
             raise anyio.ClosedResourceError("the replay is closed")
         archive = self.archive
-        if _session.is_response_channel(self._channel):
+        if _channels.is_response_channel(self._channel):
             return await self._start_by_token()
         replay_session_id = await archive._run(self._make())
         self.replay_session_id = replay_session_id
@@ -365,7 +367,7 @@ class AsyncReplay(_MessageIterator):
             # the image is kept from its AVAILABLE event: a replay that has sent everything is
             # drained once read, and the driver withdraws its image, maybe before it is looked for
             self.subscription = await archive.aeron.add_subscription(
-                _session.replay_subscription_channel(self._channel, replay_session_id), self._stream_id,
+                _channels.replay_subscription_channel(self._channel, replay_session_id), self._stream_id,
                 on_available_image=lambda image: None if first else first.append(image))
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -384,7 +386,7 @@ class AsyncReplay(_MessageIterator):
             token = await archive.replay_token(self.recording_id)
             control = archive.control_publication
             request = await archive.aeron.add_exclusive_publication(
-                _session.token_request_channel(control.publication.channel or "",
+                _channels.token_request_channel(control.publication.channel or "",
                                                self.subscription.subscription.registration_id), control.stream_id)
             try:
                 with anyio.fail_after(archive.timeout):
@@ -483,7 +485,7 @@ class AsyncReplayMerge(_MessageIterator):
                  replay_destination: str, live_destination: str, position: int | None,
                  progress_timeout: float) -> None:
         self.archive = archive
-        self.recording_id = _session.check_int(recording_id, "recording_id", 0)
+        self.recording_id = _channels.check_int(recording_id, "recording_id", 0)
         self.channel = channel
         self._stream_id = stream_id
         self.replay_destination = replay_destination
@@ -538,7 +540,7 @@ class AsyncReplayMerge(_MessageIterator):
         self._window = merge_window(descriptor.term_buffer_length)
         if self._position is None:
             self._position = descriptor.start_position
-        stream_id = descriptor.stream_id if self._stream_id is None else _session.check_stream_id(self._stream_id)
+        stream_id = descriptor.stream_id if self._stream_id is None else _channels.check_stream_id(self._stream_id)
         self._stream_id = stream_id
         self.subscription = await archive.aeron.add_subscription(self.channel, stream_id)
         sync = self.subscription.subscription
@@ -557,7 +559,7 @@ class AsyncReplayMerge(_MessageIterator):
         self._replay_channel = replay_channel_for(self.replay_destination, host_port, self._session_id)
         self._target = await self._recording_position()
         self.replay_session_id = await archive.start_replay(
-            self.recording_id, self._position, _session.MAX_LENGTH, channel=self._replay_channel, stream_id=stream_id,
+            self.recording_id, self._position, _channels.MAX_LENGTH, channel=self._replay_channel, stream_id=stream_id,
             _merge=True)
         self._last_progress = time.monotonic()
         self.state = MergeState.CATCHUP
@@ -649,7 +651,7 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
         on_challenge: ChallengeHandler | None = None,
         on_recording_signal: SignalHandler | None = None,
     ) -> None:
-        _session.check_connect(control_channel, response_channel, timeout)
+        _channels.check_connect(control_channel, response_channel, timeout)
         credentials, on_challenge = resolve_credentials(credentials, on_challenge)
         self._aeron = aeron
         self._aeron_dir = aeron_dir
@@ -670,9 +672,9 @@ class connect:  # noqa: N801 - used as `async with aeron_async.archive.aio.conne
             aeron = await self._owned.__aenter__()
         publication = subscription = None
         try:
-            request_channel, response_channel = _session.session_channels(self._control[0], self._response[0])
+            request_channel, response_channel = _channels.session_channels(self._control[0], self._response[0])
             subscription = await aeron.add_subscription(response_channel, self._response[1])
-            request_channel = _session.request_channel(request_channel, response_channel,
+            request_channel = _channels.request_channel(request_channel, response_channel,
                                                        subscription.subscription.registration_id)
             publication = await aeron.add_exclusive_publication(request_channel, self._control[1])
             publication.publication.channel = request_channel

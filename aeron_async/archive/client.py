@@ -28,9 +28,9 @@ from ..client import Aeron, ExclusivePublication, FragmentAssembler, Header, Ima
 from ..counters import Counter
 from ..errors import ArchiveError, ArchiveTimeoutError, ClosedError
 from ..idle import IdleStrategy
-from . import _session
+from . import _channels, _session
 from .auth import CredentialsSupplier, resolve_credentials
-from ._session import (
+from ._channels import (
     CONTROL_STREAM_ID,
     DEFAULT_REPLAY_CHANNEL,
     DEFAULT_REPLAY_STREAM_ID,
@@ -38,6 +38,8 @@ from ._session import (
     LOCAL_CONTROL_CHANNEL,
     RESPONSE_CHANNEL,
     RESPONSE_STREAM_ID,
+)
+from ._session import (
     Call,
     ControlSession,
     Encoder,
@@ -109,15 +111,15 @@ class AeronArchive(ClosedOnExit, Operations):
         `on_recording_signal(signal)` is called for each recording signal that
         `poll_for_recording_signals` hands out.
         """
-        _session.check_connect(control_channel, response_channel, timeout)
+        _channels.check_connect(control_channel, response_channel, timeout)
         encoded, on_challenge = resolve_credentials(credentials, on_challenge)
         owns = aeron is None
         client = Aeron.connect(aeron_dir) if aeron is None else aeron
         publication = subscription = None
         try:
-            request, response = _session.session_channels(control_channel, response_channel)
+            request, response = _channels.session_channels(control_channel, response_channel)
             subscription = client.add_subscription(response, response_stream_id)
-            request = _session.request_channel(request, response, subscription.registration_id)
+            request = _channels.request_channel(request, response, subscription.registration_id)
             publication = client.add_exclusive_publication(request, control_stream_id)
             publication.channel = request
             archive = cls(client, owns, publication, subscription, timeout, idle_strategy, on_recording_signal)
@@ -215,7 +217,7 @@ class AeronArchive(ClosedOnExit, Operations):
         1.5) is replayed to with a replay token: the replay's subscription first, then the request
         on a publication of its own naming it (docs/architecture.md, "Replays over response
         channels")."""
-        if _session.is_response_channel(channel):
+        if _channels.is_response_channel(channel):
             return self._replay_by_token(recording_id, position, length, channel=channel, stream_id=stream_id,
                                          follow=follow, limit_counter=limit_counter,
                                          file_io_max_length=file_io_max_length)
@@ -227,7 +229,7 @@ class AeronArchive(ClosedOnExit, Operations):
             # the image is kept from its AVAILABLE event: a short replay can be read to its end, and
             # its image go (drained), before the subscription's image list is next looked at
             subscription = self.aeron.add_subscription(
-                _session.replay_subscription_channel(channel, replay_session_id), stream_id,
+                _channels.replay_subscription_channel(channel, replay_session_id), stream_id,
                 on_available_image=lambda image: None if first_image else first_image.append(image))
         except BaseException:
             self._stop_replay_quietly(replay_session_id)
@@ -252,7 +254,7 @@ class AeronArchive(ClosedOnExit, Operations):
         try:
             token = self.replay_token(recording_id)
             request = self.aeron.add_exclusive_publication(
-                _session.token_request_channel(self.control_publication.channel or "", subscription.registration_id),
+                _channels.token_request_channel(self.control_publication.channel or "", subscription.registration_id),
                 self.control_publication.stream_id)
             deadline = time.monotonic() + self.timeout
             while not request.is_connected:
@@ -288,7 +290,7 @@ class AeronArchive(ClosedOnExit, Operations):
 
         check_merge_channels(channel, replay_destination, live_destination)
         descriptor = self.list_recording(recording_id)
-        stream = descriptor.stream_id if stream_id is None else _session.check_stream_id(stream_id)
+        stream = descriptor.stream_id if stream_id is None else _channels.check_stream_id(stream_id)
         subscription = self.aeron.add_subscription(channel, stream)
         try:
             return ReplayMerge(self, subscription, channel, recording_id, replay_destination=replay_destination,

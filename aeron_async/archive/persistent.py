@@ -39,8 +39,8 @@ from ..errors import (
     InvalidPositionError,
     RecordingPositionError, UnknownRecordingError,
 )
-from . import _session
-from ._session import DEFAULT_REPLAY_CHANNEL, DEFAULT_REPLAY_STREAM_ID
+from . import _channels
+from ._channels import DEFAULT_REPLAY_CHANNEL, DEFAULT_REPLAY_STREAM_ID
 from .records import NULL_POSITION, RecordingDescriptor
 
 if TYPE_CHECKING:
@@ -136,17 +136,17 @@ class _Machine:
         replay_channel: str, replay_stream_id: int, recording_channel: str | None, timeout: float,
         on_live_joined: Notify | None, on_live_left: Notify | None, on_error: ErrorHandler | None,
     ) -> None:
-        self.recording_id = None if recording_id is None else _session.check_int(recording_id, "recording_id", 0)
-        self.live_channel = _session.check_channel(live_channel, "live_channel")
-        self.live_stream_id = _session.check_stream_id(live_stream_id)
-        self.replay_channel = _session.check_channel(replay_channel, "replay_channel")
+        self.recording_id = None if recording_id is None else _channels.check_int(recording_id, "recording_id", 0)
+        self.live_channel = _channels.check_channel(live_channel, "live_channel")
+        self.live_stream_id = _channels.check_stream_id(live_stream_id)
+        self.replay_channel = _channels.check_channel(replay_channel, "replay_channel")
         if "control-mode=response" in self.replay_channel:
             raise InvalidArgumentError(
                 f"replay_channel {replay_channel!r}: replays over response channels are not requested by this client; "
                 "give aeron:ipc, or a UDP endpoint (port 0 for the one its subscription binds)")
-        self.replay_stream_id = _session.check_stream_id(replay_stream_id)
+        self.replay_stream_id = _channels.check_stream_id(replay_stream_id)
         self.recording_channel = _spy_free(self.live_channel) if recording_channel is None else recording_channel
-        position = _session.check_int(start_position, "start_position", FROM_LIVE)
+        position = _channels.check_int(start_position, "start_position", FROM_LIVE)
         self.position = position
         self.timeout = timeout
         self.on_live_joined, self.on_live_left, self.on_error = on_live_joined, on_live_left, on_error
@@ -283,7 +283,7 @@ class _Machine:
             # and its image go, before the image list is next looked at
             self.state = State.ADD_REPLAY_SUBSCRIPTION
             self.replay_subscription = yield _Op(
-                "subscribe", _session.replay_subscription_channel(replay_channel, self.replay_session_id),
+                "subscribe", _channels.replay_subscription_channel(replay_channel, self.replay_session_id),
                 self.replay_stream_id, captured.append)
         self.state = State.REPLAY
         term_length = descriptor.term_buffer_length

@@ -31,7 +31,7 @@ from .._closing import ClosedOnExit
 from ..client import Image, Message, Subscription
 from ..errors import ArchiveError, InvalidArgumentError
 from ..idle import IdleStrategy
-from . import _session
+from . import _channels
 from .client import AeronArchive
 
 MAX_WINDOW = 32 << 20
@@ -101,12 +101,12 @@ class ReplayMerge(ClosedOnExit):
         self._owns_subscription = owns_subscription
         self.archive = archive
         self.subscription = subscription
-        self.recording_id = _session.check_int(recording_id, "recording_id", 0)
+        self.recording_id = _channels.check_int(recording_id, "recording_id", 0)
         self.replay_destination = replay_destination
         self.live_destination = live_destination
         descriptor = archive.list_recording(recording_id)
         self.descriptor = descriptor
-        self.position = descriptor.start_position if position is None else _session.check_int(position, "position", 0)
+        self.position = descriptor.start_position if position is None else _channels.check_int(position, "position", 0)
         self.window = merge_window(descriptor.term_buffer_length)
         self.progress_timeout = progress_timeout
         self.state = MergeState.RESOLVE_REPLAY_PORT
@@ -167,7 +167,7 @@ class ReplayMerge(ClosedOnExit):
             self.state = MergeState.REPLAY
         elif state == MergeState.REPLAY:
             self.replay_session_id = self.archive.start_replay(
-                self.recording_id, self.position, _session.MAX_LENGTH, channel=self._replay_channel,
+                self.recording_id, self.position, _channels.MAX_LENGTH, channel=self._replay_channel,
                 stream_id=self.descriptor.stream_id, _merge=True)
             self._last_progress = time.monotonic()
             self.state = MergeState.CATCHUP

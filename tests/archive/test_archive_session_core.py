@@ -12,7 +12,8 @@ import anyio
 import pytest
 
 from aeron_async.archive import _codec
-from aeron_async.archive._session import LIST_PAGE, Answered, Call, ControlSession, Operations
+from aeron_async.archive._channels import LIST_PAGE
+from aeron_async.archive._session import Answered, Call, ControlSession, Operations
 from aeron_async.archive._session import SignalArrived, SignalWait
 from aeron_async.archive.aio import AsyncAeronArchive
 from aeron_async.archive.records import ArchiveErrorCode, ControlResponseCode
