@@ -14,7 +14,8 @@ import aeron.spark.Options.OptionException;
  * the same way with the same messages (tests/spark/test_spark_jvm.py holds the two side by
  * side). The archive options reach the archive's control session in the Python sink (durable=true);
  * this sink reads the recording's rec-pos counter in the driver's CnC file instead, so it takes
- * aeronDir and refuses the others, naming the Python sink.
+ * aeronDir only: a write with the others is the Python sink's (AeronTable hands it over through
+ * PythonDelegate), and this sink refuses them should it be given them.
  */
 final class SinkOptions implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -39,7 +40,7 @@ final class SinkOptions implements Serializable {
             if (found.containsKey(name)) {
                 throw new OptionException(name + " is not applied by the JVM connector's sink (durable=true reads "
                     + "the recording's rec-pos counter in the driver's CnC file, in aeronDir): leave it out, or "
-                    + "write with the Python sink: aeron_async.spark.register(spark, connector=\"python\")");
+                    + "write with format(\"aeron\"), which hands such a write to the Python sink");
             }
         }
         for (String name : List.of("channel", "streamId")) {
