@@ -35,7 +35,8 @@ from support.spark_fixtures import java_available
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
 CHANNEL = "aeron:ipc?term-length=64k"
-SINK_STREAM, WRITE_STREAMS = 4301, {"aeron": 4303, "aeron_python": 4304}
+SINK_STREAM = 4301
+WRITE_STREAMS = {"durable": {"aeron": 4303, "aeron_python": 4304}, "not durable": {"aeron": 4305, "aeron_python": 4306}}
 WRITE_ROWS = 500
 
 
@@ -99,8 +100,9 @@ def end(kind: int, batch: int, partition: int, attempt: int) -> tuple[bytes, int
 def archive(tmp_path_factory: Any) -> Iterator[Archive]:
     with archive_clients(tmp_path_factory, "spark-jvm-features") as (aeron_dir, archive_dir, client, archive):
         archive.start_recording("aeron:ipc", SINK_STREAM)
-        for stream_id in WRITE_STREAMS.values():
-            archive.start_recording("aeron:ipc", stream_id)
+        for streams in WRITE_STREAMS.values():
+            for stream_id in streams.values():
+                archive.start_recording("aeron:ipc", stream_id)
         rows = [f"row {i} ".encode() * (1 + i % 9) for i in range(40)]
         plan = {
             "finished": tagged(1, 7, 0, 0, rows) + [end(1, 7, 0, 0)],
@@ -143,16 +145,21 @@ def results(archive: Archive) -> dict[str, Any]:
         {"name": "active", "options": {"recordingIds": str(a["active"].recording_id)}},
         {"name": "active count", "options": {"recordingIds": str(a["active"].recording_id)}, "count": True},
         {"name": "remote", "options": {"recordingIds": str(a["plain"].recording_id)}, "drop": ["archiveDir"]},
+        {"name": "bad timeout", "options": {"recordingIds": str(a["plain"].recording_id), "timeout": "soon"}},
     ]
     streams = [
         {"name": "repeats", "options": {**repeats, "startingPositions": "earliest"}},
         {"name": "remote", "options": {"recordingIds": str(a["finished"].recording_id),
                                        "startingPositions": "earliest"}, "drop": ["archiveDir"]},
     ]
+    control = {"aeronDir": archive.aeron_dir, "channel": CHANNEL, "controlChannel": "aeron:ipc?term-length=64k",
+               "ControlStreamId": "10", "archiveDir": archive.archive_dir}
     writes = [
-        {"name": "control", "rows": WRITE_ROWS, "streams": WRITE_STREAMS,
-         "options": {"aeronDir": archive.aeron_dir, "channel": CHANNEL, "durable": "true", "durableTimeout": "20",
-                     "controlChannel": "aeron:ipc?term-length=64k", "controlStreamId": "10"}},
+        {"name": "durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["durable"],
+         "options": {**control, "DURABLE": "true", "durableTimeout": "20"}},
+        {"name": "not durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["not durable"], "options": control},
+        {"name": "bad control", "rows": 1, "streams": {"aeron": 4307, "aeron_python": 4307},
+         "options": {**control, "controlChannel": "udp://archive:8010"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
            "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir},
@@ -253,23 +260,40 @@ def test_a_read_handed_to_the_python_source_needs_it_registered(results: dict[st
         "aeron_async.spark.register(spark) first" in found["error"] and "give option archiveDir" in found["error"]
 
 
-def test_a_write_with_the_archive_control_options_is_served_by_the_python_sink(results: dict[str, Any]) -> None:
-    """controlChannel (the archive's control session for durable=true): format("aeron") writes through
-    the Python sink (its plan says so), the same messages, reserved values and end markers as
-    format("aeron_python"), recorded whole."""
-    write = results["writes"]["control"]
+def write_attempts(rows: list[list[Any]]) -> list[list[tuple[str, bool]]]:
+    """A sink stream read back (session_id, position, reserved_value, data) as each task attempt's
+    messages in order: (data, is an end marker); the attempts sorted."""
+    sessions: dict[int, list[list[Any]]] = {}
+    for row in sorted(rows, key=lambda row: (row[0], row[1])):
+        sessions.setdefault(row[0], []).append(row)
+    return sorted([(row[3], provenance.is_end_marker(row[2])) for row in messages] for messages in sessions.values())
+
+
+@pytest.mark.parametrize("name", ["durable", "not durable"])
+def test_a_write_with_the_archive_control_options(results: dict[str, Any], name: str) -> None:
+    """controlChannel, controlStreamId and archiveDir (any case): with durable=true the wait goes
+    through the archive's control session, so format("aeron") writes through the Python sink (its
+    plan says so); without durable=true neither sink reaches the archive and the JVM sink writes.
+    Either way the same messages and end markers as format("aeron_python"), recorded whole."""
+    write = results["writes"][name]
     jvm, python = write["aeron"], write["aeron_python"]
     assert not isinstance(jvm, dict) and not isinstance(python, dict), (jvm, python)
+    assert write_attempts(jvm) == write_attempts(python)
+    assert sum(len(messages) - 1 for messages in write_attempts(jvm)) == WRITE_ROWS
+    assert all(messages[-1][1] for messages in write_attempts(jvm))
+    # the write's description: the Python source's short name, or the JVM sink's "aeron sink <channel> ..."
+    served = "Arguments: aeron_python" if name == "durable" else f"Arguments: aeron sink {CHANNEL}"
+    assert "AppendData aeron" in write["aeron plan"] and served in write["aeron plan"], write["aeron plan"]
 
-    def attempts(rows: list[list[Any]]) -> list[list[tuple[str, bool]]]:
-        sessions: dict[int, list[list[Any]]] = {}
-        for row in sorted(rows, key=lambda row: (row[0], row[1])):
-            sessions.setdefault(row[0], []).append(row)
-        return sorted([(row[3], provenance.is_end_marker(row[2])) for row in messages]
-                      for messages in sessions.values())
 
-    assert attempts(jvm) == attempts(python)
-    assert sum(len(messages) - 1 for messages in attempts(jvm)) == WRITE_ROWS
-    # the write's description: the Python source's short name (the JVM sink's is "aeron sink <channel> ...")
-    assert "AppendData aeron" in write["aeron plan"] and "Arguments: aeron_python" in write["aeron plan"], \
-        write["aeron plan"]
+@pytest.mark.parametrize("kind, name, message", [
+    ("reads", "bad timeout", "timeout='soon' is not a number of seconds"),
+    ("writes", "bad control", "controlChannel='udp://archive:8010' is not an Aeron channel"),
+])
+def test_the_archive_options_the_jvm_connector_does_not_use_are_checked_alike(
+        results: dict[str, Any], kind: str, name: str, message: str) -> None:
+    """A read with archiveDir and a write without durable=true use neither the archive's timeout nor
+    its control channel, yet refuse a malformed one as the Python source does."""
+    query = results[kind][name]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(query[fmt], dict) and message in query[fmt]["error"], (fmt, query[fmt])

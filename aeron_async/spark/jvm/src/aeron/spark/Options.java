@@ -121,6 +121,7 @@ public final class Options implements Serializable {
             found.getOrDefault("maxBytesPerPartition", Long.toString(DEFAULT_MAX_BYTES_PER_PARTITION)), 1);
         failOnDataLoss = bool("failOnDataLoss", found.getOrDefault("failOnDataLoss", "true"));
         dropRepeats = bool("dropRepeats", found.getOrDefault("dropRepeats", "false"));
+        SinkOptions.seconds("timeout", found.get("timeout"), 10.0);   // unused here, checked as options.py does
         for (String name : List.of("controlChannel", "responseChannel", "replayChannel")) {
             if (found.containsKey(name) && !found.get(name).startsWith("aeron:")) {
                 throw new OptionException(name + "=" + repr(found.get(name))

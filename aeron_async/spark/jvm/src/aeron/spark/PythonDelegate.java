@@ -16,9 +16,10 @@ import org.apache.spark.sql.types.StructType;
  * <ul>
  * <li>a read without archiveDir: the executors have no local archive directory, so the read goes
  *     over the archive's control protocol (a remote archive);</li>
- * <li>a write with any of the archive control options (controlChannel, controlStreamId,
- *     responseChannel, responseStreamId, timeout, archiveDir): the Python sink's durable wait through
- *     the archive's control session.</li>
+ * <li>a durable=true write with any of the archive control options (controlChannel,
+ *     controlStreamId, responseChannel, responseStreamId, timeout): the Python sink's wait through the
+ *     archive's control session (the JVM sink waits on the rec-pos counter in the local driver's CnC
+ *     file instead).</li>
  * </ul>
  * Such a table is Spark's own table of the Python data source registered as `aeron_python`
  * (aeron_async.spark.register(spark) registers it), reached through Spark's provider for Python
@@ -46,14 +47,21 @@ final class PythonDelegate {
         return dir == null || dir.strip().isEmpty();
     }
 
-    /** A write the Python sink serves: an archive control option, which only its durable wait uses. */
+    /** How the Python sink reaches the archive for durable=true (archiveDir, which neither sink uses, is
+     *  not among them). */
+    static final List<String> WRITE_CONTROL = List.of(
+        "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout");
+
+    /** A write the Python sink serves: durable=true with an archive control option, which only its wait
+     *  through the archive's control session uses (without durable=true neither sink reaches the
+     *  archive, and the JVM sink serves the write; a malformed durable is the JVM sink's to refuse, with
+     *  the Python sink's words). */
     static boolean writes(Map<String, String> options) {
-        for (String name : SinkOptions.NOT_APPLIED) {
-            if (get(options, name) != null) {
-                return true;
-            }
+        String durable = get(options, "durable");
+        if (durable == null || !List.of("true", "1", "yes").contains(durable.strip().toLowerCase(Locale.ROOT))) {
+            return false;
         }
-        return false;
+        return !writeOptions(options).isEmpty();
     }
 
     /** The Python source's table for these options and schema; refused in one line where the session
@@ -69,7 +77,7 @@ final class PythonDelegate {
             throw new Options.OptionException(why + " is served by the Python source, which this session has not "
                 + "registered: call aeron_async.spark.register(spark) first (it registers " + NAME + ")"
                 + (why.startsWith("a read") ? ", or give option archiveDir (the archive's directory on each host) "
-                + "to read natively" : ", or leave out " + String.join(", ", SinkOptions.NOT_APPLIED)
+                + "to read natively" : ", or leave out " + String.join(", ", WRITE_CONTROL)
                 + " to write natively"));
         }
         PythonDataSourceV2 provider = new PythonDataSourceV2();
@@ -77,9 +85,9 @@ final class PythonDelegate {
         return provider.getTable(schema, partitioning, properties);
     }
 
-    /** The option names in `options` that send a write to the Python sink, as given. */
+    /** The archive control options in `options`, as given. */
     static List<String> writeOptions(Map<String, String> options) {
-        return options.keySet().stream().filter(key -> SinkOptions.NOT_APPLIED.stream().anyMatch(
+        return options.keySet().stream().filter(key -> WRITE_CONTROL.stream().anyMatch(
             name -> name.toLowerCase(Locale.ROOT).equals(key.toLowerCase(Locale.ROOT)))).toList();
     }
 }
