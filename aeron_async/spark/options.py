@@ -21,9 +21,9 @@ timeout                 10                              seconds for each archive
                                                         replay to make progress
 archiveDir              none                            the archive's directory on each host: the
                                                         JVM connector reads its catalog and segment
-                                                        files (required there); the Python source
-                                                        reaches the archive through controlChannel
-                                                        and ignores it
+                                                        files (without it, it hands the read to
+                                                        this source); the Python source reaches the
+                                                        archive through controlChannel and ignores it
 ======================  ==============================  ===========================================
 
 Reading (batch and streaming):

@@ -19,7 +19,8 @@
  * starts at a message boundary (the term start at or before `from`, or where the last call stopped)
  * and stops outside a message: it never returns part of one. The walk's limit is the recording's
  * stop position, or for an active recording a position it has recorded (state[S_PARTIAL_OK] = 1:
- * a message only partly recorded there ends the walk before it, as if it were not yet written). Errors throw java.io.IOException with
+ * a message only partly recorded there ends the walk before it, as if it were not yet written);
+ * with state[S_DROP_MARKERS] = 1 (dropRepeats) the sink's end markers are skipped. Errors throw java.io.IOException with
  * the C layer's message.
  */
 #include <errno.h>
@@ -44,8 +45,13 @@
 enum
 {
     S_CURSOR = 0, S_FROM, S_TO, S_END_LOW, S_END_HIGH, S_ROWS, S_DATA_LENGTH, S_DONE, S_REQUIRED, S_PARTIAL_OK,
-    S_ROW_LIMIT, S_LENGTH
+    S_ROW_LIMIT, S_DROP_MARKERS, S_LENGTH
 };
+
+/* dropRepeats (aa_spark_jni_repeats.c): the sink's end markers, told by their reserved value's tag and
+ * end bit (aeron_async/spark/provenance.py), are no rows of the walk when state[S_DROP_MARKERS] is set */
+#define SINK_TAG_AND_END_MASK ((int64_t)(UINT64_C(0xD) << 60))
+#define SINK_TAG_AND_END_VALUE ((int64_t)(UINT64_C(0x9) << 60))
 
 static void throw_io(JNIEnv *env, const char *message)
 {
@@ -329,7 +335,9 @@ static int walk(segments_t *s, jlong *state, columns_t *c, char *error, size_t e
         {
             in_message = false;
             committed = position;
-            if (!skipping && committed >= end_low && committed <= end_high)
+            bool marker = 0 != state[S_DROP_MARKERS] &&
+                SINK_TAG_AND_END_VALUE == (reserved_value & SINK_TAG_AND_END_MASK);
+            if (!skipping && !marker && committed >= end_low && committed <= end_high)
             {
                 if (c->count_only)
                 {

@@ -41,10 +41,11 @@ public class AeronProvider implements TableProvider {
         // a write hands over the DataFrame's schema: checked by the write (AeronWrite); a read's
         // .schema(...) is checked here, its error raised when the table is read
         StructType given = schema == null ? SCHEMA : schema;
+        Transform[] parts = partitioning == null ? new Transform[0] : partitioning;
         try {
-            return new AeronTable(checkSchema(given), null);
+            return new AeronTable(checkSchema(given), null, given, parts, properties);
         } catch (Options.OptionException e) {
-            return new AeronTable(given, e);
+            return new AeronTable(given, e, given, parts, properties);
         }
     }
 

@@ -23,7 +23,8 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A batch read planned on the driver (aeron_async/spark/reader.py's plan, from the catalog file):
- * the selected recordings, each position range cut into partitions of about maxBytesPerPartition
+ * the selected recordings (with dropRepeats, those Repeats keeps), an active one up to the position
+ * it has recorded, each position range cut into partitions of about maxBytesPerPartition
  * (whole terms), narrowed by the pushed filters. Everything wrong with the options or the archive
  * is found here, at query start.
  */
@@ -135,19 +136,44 @@ final class AeronScan implements Scan, Batch {
         return position - Math.floorMod(position, (long) termLength);
     }
 
+    /** Where a recording ends now: its stop position, or the position an active one has recorded (its
+     *  rec-pos counter in the CnC file of the driver in aeronDir; the catalog's stop position when it
+     *  stopped since it was listed). */
+    static long recordedEnd(Options options, Recording r) {
+        if (r.stopped()) {
+            return r.stop;
+        }
+        try {
+            long position = Native.recordedPosition(options.aeronDir, r.id);
+            if (position >= 0) {
+                return position;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+        for (Recording again : catalog(options.archiveDir)) {
+            if (again.id == r.id && again.stopped()) {
+                return again.stop;
+            }
+        }
+        return r.start;
+    }
+
     @Override
     public InputPartition[] planInputPartitions() {
         long[] bounds = Filters.endBounds(filters);
         List<RangePartition> ranges = new ArrayList<>();
-        for (Recording r : select()) {
-            if (!r.stopped()) {
-                throw new Options.OptionException("recording " + r.id + " is still recording: the JVM connector "
-                    + "reads stopped recordings (their segment files); read it with the Python source: "
-                    + "aeron_async.spark.register(spark, connector=\"python\")");
-            }
+        List<Recording> chosen = select();
+        if (options.dropRepeats) {
+            chosen = Repeats.kept(options, chosen);
+        }
+        for (Recording r : chosen) {
+            // an active recording is read up to where it stands now (reader.py's recorded_end)
+            long recorded = recordedEnd(options, r);
             long start = Options.resolve("startingPositions", options.starting, options.startingMap,
-                Options.EARLIEST, r, r.stop);
-            long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r, r.stop);
+                Options.EARLIEST, r, recorded);
+            long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
+                recorded);
             if (end < start) {
                 throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
                     + " is before startingPositions " + start);
@@ -165,7 +191,7 @@ final class AeronScan implements Scan, Batch {
             for (long low = start; low < end; ) {
                 long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
                 ranges.add(new RangePartition(options.archiveDir, r, low, high, bounds[0], bounds[1],
-                    options.failOnDataLoss, r.stop));
+                    options.failOnDataLoss, recorded, !r.stopped(), options.dropRepeats));
                 low = high;
             }
         }

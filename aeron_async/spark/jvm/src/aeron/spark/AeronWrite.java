@@ -95,6 +95,12 @@ final class AeronWrite implements WriteBuilder, Write {
         return "aeron sink " + options.channel + " stream " + options.streamId;
     }
 
+    /** What a write's plan shows (AppendData's arguments): the JVM sink and where it publishes. */
+    @Override
+    public String toString() {
+        return description();
+    }
+
     /** `df.write.format("aeron").mode("append")...save()`: the write's id (random, 32 bits) in the
      *  reserved values. */
     @Override

@@ -18,9 +18,11 @@ public final class Native {
      *  segment length, initial term id. */
     public static final int RECORDING_FIELDS = 8;
     /** the walk's state array: cursor, from, to, end low, end high, rows, data length, done, required,
-     *  partial ok (an active recording: stop before a message not recorded whole), row limit (count). */
+     *  partial ok (an active recording: stop before a message not recorded whole), row limit (count),
+     *  drop markers (dropRepeats: the sink's end markers are no rows). */
     public static final int S_CURSOR = 0, S_FROM = 1, S_TO = 2, S_END_LOW = 3, S_END_HIGH = 4, S_ROWS = 5,
-        S_DATA_LENGTH = 6, S_DONE = 7, S_REQUIRED = 8, S_PARTIAL_OK = 9, S_ROW_LIMIT = 10, S_LENGTH = 11;
+        S_DATA_LENGTH = 6, S_DONE = 7, S_REQUIRED = 8, S_PARTIAL_OK = 9, S_ROW_LIMIT = 10, S_DROP_MARKERS = 11,
+        S_LENGTH = 12;
     static final String RESOURCE = "/aeron/spark/native/libaeron_async_spark.so";
 
     private static boolean loaded;
@@ -77,6 +79,14 @@ public final class Native {
      *  cursor is left after the last message counted. */
     public static native long[] count(String archiveDir, long recordingId, long startPosition, long stopPosition,
                                       int termLength, int segmentLength, long[] state) throws IOException;
+
+    /** dropRepeats' look at a recording (aa_spark_jni_repeats.c): {1 when the 32 bytes before a stopped
+     *  recording's stop position are one whole message, its reserved value, 1 when a whole message
+     *  starts in [start, stop), its reserved value}; `stop`: the stop or recorded position. */
+    public static native long[] provenanceProbe(String archiveDir, long recordingId, long startPosition,
+                                                long stopPosition, int termLength, int segmentLength,
+                                                int initialTermId, int streamId, boolean stopped)
+        throws IOException;
 
     /** A client of the media driver in aeronDir (null: AERON_DIR, else Aeron's default): a handle. */
     public static native long clientConnect(String aeronDir, long timeoutMs) throws IOException;

@@ -47,6 +47,7 @@ public final class Options implements Serializable {
     public final String aeronDir;           // null: AERON_DIR, else Aeron's default
     public final long maxRecordsPerTrigger; // 0: none
     public final long maxBytesPerTrigger;   // 0: none
+    public final boolean dropRepeats;       // a recorded sink stream's finished attempts only (Repeats)
 
     /** A malformed or inapplicable option; the message starts "aeron data source: " as OptionError's. */
     public static final class OptionException extends IllegalArgumentException {
@@ -119,10 +120,8 @@ public final class Options implements Serializable {
         maxBytesPerPartition = size("maxBytesPerPartition",
             found.getOrDefault("maxBytesPerPartition", Long.toString(DEFAULT_MAX_BYTES_PER_PARTITION)), 1);
         failOnDataLoss = bool("failOnDataLoss", found.getOrDefault("failOnDataLoss", "true"));
-        if (bool("dropRepeats", found.getOrDefault("dropRepeats", "false"))) {
-            throw new OptionException("dropRepeats=true is read by the Python source only: "
-                + "aeron_async.spark.register(spark, connector=\"python\")");
-        }
+        dropRepeats = bool("dropRepeats", found.getOrDefault("dropRepeats", "false"));
+        SinkOptions.seconds("timeout", found.get("timeout"), 10.0);   // unused here, checked as options.py does
         for (String name : List.of("controlChannel", "responseChannel", "replayChannel")) {
             if (found.containsKey(name) && !found.get(name).startsWith("aeron:")) {
                 throw new OptionException(name + "=" + repr(found.get(name))
@@ -137,8 +136,8 @@ public final class Options implements Serializable {
         String dir = found.get("archiveDir");
         if (dir == null || dir.strip().isEmpty()) {
             throw new OptionException("the JVM connector reads the archive's catalog and segment files on each "
-                + "host: give option archiveDir (the archive's directory), or read through the archive's control "
-                + "channel with the Python source: aeron_async.spark.register(spark, connector=\"python\")");
+                + "host: give option archiveDir (the archive's directory), or leave it out: format(\"aeron\") then "
+                + "reads through the archive's control channel with the Python source");
         }
         archiveDir = dir;
         String driverDir = found.get("aeronDir");

@@ -2,7 +2,7 @@ package aeron.spark;
 
 import org.apache.spark.sql.connector.read.InputPartition;
 
-/** One task's work: the messages of one stopped recording starting in [from, to), ending in [endLow, endHigh]. */
+/** One task's work: the messages of one recording starting in [from, to), ending in [endLow, endHigh]. */
 final class RangePartition implements InputPartition {
     private static final long serialVersionUID = 1L;
 
@@ -14,8 +14,21 @@ final class RangePartition implements InputPartition {
      *  the micro-batch (a message boundary it has recorded) */
     final long limit;
 
+    /** an active recording read in a batch up to the position it had recorded at planning (the walk
+     *  stops before a message not recorded whole there) */
+    final boolean partialOk;
+    /** dropRepeats: the sink's end markers are no rows (the walk skips them) */
+    final boolean dropMarkers;
+
     RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
                    boolean failOnDataLoss, long limit) {
+        this(archiveDir, recording, from, to, endLow, endHigh, failOnDataLoss, limit, false, false);
+    }
+
+    RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
+                   boolean failOnDataLoss, long limit, boolean partialOk, boolean dropMarkers) {
+        this.partialOk = partialOk;
+        this.dropMarkers = dropMarkers;
         this.limit = limit;
         this.archiveDir = archiveDir;
         this.recording = recording;
@@ -34,6 +47,8 @@ final class RangePartition implements InputPartition {
         state[Native.S_TO] = to;
         state[Native.S_END_LOW] = endLow;
         state[Native.S_END_HIGH] = endHigh;
+        state[Native.S_PARTIAL_OK] = partialOk ? 1 : 0;
+        state[Native.S_DROP_MARKERS] = dropMarkers ? 1 : 0;
         return state;
     }
 

@@ -80,6 +80,7 @@ final class Readers implements PartitionReaderFactory {
             while (!done) {
                 state[Native.S_ROWS] = 0;
                 state[Native.S_DATA_LENGTH] = 0;
+                long before = state[Native.S_CURSOR];
                 try {
                     Native.read(p.archiveDir, r.id, r.start, p.limit, r.termLength, r.segmentLength, state, data,
                         offsets, positions, reserved);
@@ -100,8 +101,10 @@ final class Readers implements PartitionReaderFactory {
                     data = direct(Math.max(required, Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
                     continue;
                 }
-                done = state[Native.S_DONE] == 1;
                 int rows = (int) state[Native.S_ROWS];
+                // an active recording read up to its recorded position: a walk that stops with nothing
+                // read stands before a message not recorded whole by then, which is not this read's
+                done = state[Native.S_DONE] == 1 || (rows == 0 && state[Native.S_CURSOR] == before);
                 if (rows > 0) {
                     batch = build(rows);
                     return true;

@@ -7,7 +7,7 @@ public final class Recording implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public final long id, start, stop;
-    public final int sessionId, streamId, termLength, segmentLength;
+    public final int sessionId, streamId, termLength, segmentLength, initialTermId;
     public final String channel, strippedChannel;
 
     Recording(long[] fields, int row, String channel, String strippedChannel) {
@@ -19,6 +19,7 @@ public final class Recording implements Serializable {
         streamId = (int) fields[at + 4];
         termLength = (int) fields[at + 5];
         segmentLength = (int) fields[at + 6];
+        initialTermId = (int) fields[at + 7];
         this.channel = channel;
         this.strippedChannel = strippedChannel;
     }

@@ -13,15 +13,16 @@ import aeron.spark.Options.OptionException;
  * The write options of the JVM connector's sink: aeron_async/spark/options.py's SINK_OPTIONS, checked
  * the same way with the same messages (tests/spark/test_spark_jvm.py holds the two side by
  * side). The archive options reach the archive's control session in the Python sink (durable=true);
- * this sink reads the recording's rec-pos counter in the driver's CnC file instead, so it takes
- * aeronDir and refuses the others, naming the Python sink.
+ * this sink reads the recording's rec-pos counter in the driver's CnC file instead, so a durable
+ * write with the control options is the Python sink's (AeronTable hands it over through
+ * PythonDelegate); without durable=true neither sink uses them, and this one checks them alike.
  */
 final class SinkOptions implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final List<String> SINK_OPTIONS = List.of(
         "channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout");
-    /** Archive options the Python sink takes that this one does not apply. */
+    /** Archive options the Python sink takes that this one does not apply (it reads the CnC file). */
     static final List<String> NOT_APPLIED = List.of(
         "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout", "archiveDir");
     static final List<String> SPARK_STREAM_WRITE_OPTIONS = List.of("checkpointlocation", "queryname");
@@ -35,22 +36,36 @@ final class SinkOptions implements Serializable {
     final double durableTimeout;
 
     private SinkOptions(Map<String, String> found) {
-        for (String name : NOT_APPLIED) {
-            if (found.containsKey(name)) {
-                throw new OptionException(name + " is not applied by the JVM connector's sink (durable=true reads "
-                    + "the recording's rec-pos counter in the driver's CnC file, in aeronDir): leave it out, or "
-                    + "write with the Python sink: aeron_async.spark.register(spark, connector=\"python\")");
-            }
-        }
         for (String name : List.of("channel", "streamId")) {
             if (!found.containsKey(name)) {
                 throw new OptionException("the sink needs option '" + name
                     + "': the channel and stream id to publish on");
             }
         }
+        // the archive options, checked as options.py's parse_archive_options checks them (in its order):
+        // only durable=true's wait through the archive's control session uses them, and such a write is
+        // the Python sink's (PythonDelegate); otherwise neither sink reaches the archive
+        seconds("timeout", found.get("timeout"), 10.0);
         String dir = found.get("aeronDir");
         if (dir != null && dir.strip().isEmpty()) {
             throw new OptionException("aeronDir is empty: name the media driver's directory, or leave the option out");
+        }
+        String archiveDir = found.get("archiveDir");
+        if (archiveDir != null && archiveDir.strip().isEmpty()) {
+            throw new OptionException("archiveDir is empty: name the archive's directory, or leave the option out");
+        }
+        for (String name : List.of("controlChannel", "controlStreamId", "responseChannel", "responseStreamId")) {
+            String value = found.get(name);
+            if (value == null) {
+                continue;
+            }
+            if (name.endsWith("Channel") && !value.startsWith("aeron:")) {
+                throw new OptionException(name + "=" + Options.repr(value)
+                    + " is not an Aeron channel (aeron:ipc or aeron:udp?endpoint=host:port)");
+            }
+            if (name.endsWith("StreamId")) {
+                Options.integer(name, value, Integer.MIN_VALUE, Integer.MAX_VALUE);
+            }
         }
         aeronDir = dir;
         channel = sinkChannel(found.get("channel"));
@@ -59,6 +74,11 @@ final class SinkOptions implements Serializable {
         connectTimeout = seconds("connectTimeout", found.get("connectTimeout"), 10.0);
         offerTimeout = seconds("offerTimeout", found.get("offerTimeout"), 30.0);
         durableTimeout = seconds("durableTimeout", found.get("durableTimeout"), 30.0);
+        if (durable && PythonDelegate.writes(found)) {
+            throw new OptionException("durable=true with " + String.join(", ", PythonDelegate.writeOptions(found))
+                + " waits through the archive's control session, which the JVM sink does not open: write with "
+                + "format(\"aeron\"), which hands such a write to the Python sink");
+        }
     }
 
     /** The write options (batch and streaming), checked; `path` (`save(path)`) is refused. */
@@ -114,7 +134,7 @@ final class SinkOptions implements Serializable {
         return text;
     }
 
-    private static double seconds(String name, String text, double fallback) {
+    static double seconds(String name, String text, double fallback) {
         if (text == null) {
             return fallback;
         }

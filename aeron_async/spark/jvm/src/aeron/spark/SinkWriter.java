@@ -238,7 +238,8 @@ final class SinkWriter implements DataWriter<InternalRow> {
             if (System.nanoTime() > deadline) {
                 String what = found[0] < 0 ? "no recording of it appeared in the counters of this executor's "
                     + "media driver; an archive that records through another driver is reached by the Python "
-                    + "sink only: aeron_async.spark.register(spark, connector=\"python\")"
+                    + "sink: give the archive's controlChannel (the write then goes through it), or "
+                    + "aeron_async.spark.register(spark, connector=\"python\")"
                     : "recording " + found[0] + " is at " + found[1];
                 throw new SinkException("durable=true: the archive did not record " + where() + " up to position "
                     + position + " within " + seconds(options.durableTimeout) + " s (" + what + "): start a "

@@ -1,0 +1,299 @@
+"""The JVM connector serves every option of the Python source (docs/spark.md, "The JVM connector"):
+dropRepeats natively, a batch read of a recording still being recorded, and what it cannot apply
+natively (a read without archiveDir, a write with the archive's control options) through the Python
+source. Each query runs through `format("aeron")` (the JVM connector, with archiveDir) and
+`format("aeron_python")` in one Spark session (tests/support/procs/spark_jvm_features.py) and the
+results are compared; the physical plans say which connector served.
+
+The recorded "sink" stream is written by hand with the sink's provenance reserved values
+(aeron_async/spark/provenance.py), one exclusive publication (so one recording) per task attempt:
+a finished attempt, a repeat of it, an unfinished attempt (its first message fragmented, its last
+longer than a frame header) with a finished retry, a stream the sink did not write (with one
+end-marker-tagged message inside), and an unfinished attempt still being recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import aeron_async
+from aeron_async.archive import NULL_POSITION, AeronArchive
+from aeron_async.spark import provenance
+from conftest import REPO, python_env
+from support.archive_e2e import archive_clients, wait_recorded
+from support.spark_fixtures import java_available
+
+import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
+
+CHANNEL = "aeron:ipc?term-length=64k"
+SINK_STREAM = 4301
+WRITE_STREAMS = {"durable": {"aeron": 4303, "aeron_python": 4304}, "not durable": {"aeron": 4305, "aeron_python": 4306}}
+WRITE_ROWS = 500
+
+
+@dataclass
+class Attempt:
+    """One hand-written task attempt (or a plain stream): its recording and messages (data, reserved)."""
+
+    recording_id: int
+    messages: list[tuple[bytes, int]]
+
+
+@dataclass
+class Archive:
+    aeron_dir: str
+    archive_dir: str
+    attempts: dict[str, Attempt]
+
+
+def _wait(condition: Any, what: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    idle = aeron_async.IdleStrategy("sleeping:1ms")
+    while not (found := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} within {timeout} s")
+        idle.idle(0)
+    return found
+
+
+def publish(client: aeron_async.Aeron, archive: AeronArchive, messages: list[tuple[bytes, int]],
+            close: bool = True) -> tuple[int, Any]:
+    """Messages on a new exclusive publication of the recorded stream (a new session: a new recording),
+    recorded whole; closed (the recording stopped) unless `close` is false. (recording id, publication)."""
+    before = {d.recording_id for d in archive.list_recordings("aeron:ipc", SINK_STREAM)}
+    publication = client.add_exclusive_publication(CHANNEL, SINK_STREAM)
+    _wait(lambda: publication.is_connected, "the archive's recording did not connect")
+    found = _wait(lambda: [d.recording_id for d in archive.list_recordings("aeron:ipc", SINK_STREAM)
+                           if d.recording_id not in before], "no recording of the new session started")
+    recording_id = found[0]
+    idle = aeron_async.IdleStrategy("backoff")
+    for data, reserved in messages:
+        while publication.offer(data, reserved_value=reserved) < 0:
+            idle.idle(0)
+    wait_recorded(archive, recording_id, publication.position)
+    if close:
+        publication.close()
+        _wait(lambda: archive.list_recording(recording_id).stop_position != NULL_POSITION,
+              f"recording {recording_id} did not stop")
+    return recording_id, publication
+
+
+def tagged(kind: int, batch: int, partition: int, attempt: int, rows: list[bytes]) -> list[tuple[bytes, int]]:
+    value = provenance.encode(kind, batch, partition, attempt)
+    return [(row, value) for row in rows]
+
+
+def end(kind: int, batch: int, partition: int, attempt: int) -> tuple[bytes, int]:
+    return (b"", provenance.encode(kind, batch, partition, attempt, end=True))
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: Any) -> Iterator[Archive]:
+    with archive_clients(tmp_path_factory, "spark-jvm-features") as (aeron_dir, archive_dir, client, archive):
+        archive.start_recording("aeron:ipc", SINK_STREAM)
+        for streams in WRITE_STREAMS.values():
+            for stream_id in streams.values():
+                archive.start_recording("aeron:ipc", stream_id)
+        rows = [f"row {i} ".encode() * (1 + i % 9) for i in range(40)]
+        plan = {
+            "finished": tagged(1, 7, 0, 0, rows) + [end(1, 7, 0, 0)],
+            "repeat": tagged(1, 7, 0, 1, rows[::-1]) + [end(1, 7, 0, 1)],   # the same task again, rows reordered
+            "unfinished": tagged(1, 7, 1, 0, [os.urandom(3000)] + rows[:20] + [b"l" * 100]),
+            "retry": tagged(1, 7, 1, 1, rows[:30]) + [end(1, 7, 1, 1)],
+            "plain": [(f"plain {i}".encode(), i) for i in range(10)] + [end(1, 9, 0, 0)] + [(b"after", 11)],
+        }
+        attempts = {}
+        for name, messages in plan.items():
+            recording_id, _ = publish(client, archive, messages)
+            attempts[name] = Attempt(recording_id, messages)
+        # still being recorded while the queries run (its publication open): an unfinished attempt
+        active_messages = tagged(0, 3, 0, 0, [f"live {i}".encode() for i in range(25)])
+        active_id, active = publish(client, archive, active_messages, close=False)
+        attempts["active"] = Attempt(active_id, active_messages)
+        yield Archive(aeron_dir, archive_dir, attempts)
+        active.close()
+
+
+def jar() -> str:
+    if shutil.which("javac") is None or not java_available():
+        pytest.fail("no JDK (javac): ./dev setup installs openjdk-17-jdk-headless, which builds the JVM connector")
+    from aeron_async.spark.jvm import build
+
+    return str(build.build())
+
+
+@pytest.fixture(scope="module")
+def results(archive: Archive) -> dict[str, Any]:
+    jar()
+    a = archive.attempts
+    repeats = {"channel": "aeron:ipc", "streamId": str(SINK_STREAM), "dropRepeats": "true"}
+    reads = [
+        {"name": "repeats", "options": repeats},
+        {"name": "repeats schema", "options": repeats, "schema": "data binary, position bigint, recording_id bigint"},
+        {"name": "repeats select", "options": repeats, "select": ["position", "recording_id", "data"]},
+        {"name": "repeats count", "options": repeats, "count": True},
+        {"name": "all count", "options": {"channel": "aeron:ipc", "streamId": str(SINK_STREAM)}, "count": True},
+        {"name": "active", "options": {"recordingIds": str(a["active"].recording_id)}},
+        {"name": "active count", "options": {"recordingIds": str(a["active"].recording_id)}, "count": True},
+        {"name": "remote", "options": {"recordingIds": str(a["plain"].recording_id)}, "drop": ["archiveDir"]},
+        {"name": "bad timeout", "options": {"recordingIds": str(a["plain"].recording_id), "timeout": "soon"}},
+    ]
+    streams = [
+        {"name": "repeats", "options": {**repeats, "startingPositions": "earliest"}},
+        {"name": "remote", "options": {"recordingIds": str(a["finished"].recording_id),
+                                       "startingPositions": "earliest"}, "drop": ["archiveDir"]},
+    ]
+    control = {"aeronDir": archive.aeron_dir, "channel": CHANNEL, "controlChannel": "aeron:ipc?term-length=64k",
+               "ControlStreamId": "10", "archiveDir": archive.archive_dir}
+    writes = [
+        {"name": "durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["durable"],
+         "options": {**control, "DURABLE": "true", "durableTimeout": "20"}},
+        {"name": "not durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["not durable"], "options": control},
+        {"name": "bad control", "rows": 1, "streams": {"aeron": 4307, "aeron_python": 4307},
+         "options": {**control, "controlChannel": "udp://archive:8010"}},
+    ]
+    job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
+           "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir},
+           "reads": reads, "streams": streams, "writes": writes}
+    env = python_env()
+    env["PYSPARK_PYTHON"] = sys.executable
+    done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_jvm_features.py"),
+                           json.dumps(job)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    found: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
+    assert found["connector"] == "jvm"
+    return found
+
+
+def expected_repeats(archive: Archive) -> list[tuple[int, bytes]]:
+    """(recording id, data) of what dropRepeats reads: the first finished attempt of each task and the
+    stream the sink did not write, without end markers."""
+    a = archive.attempts
+    return sorted((a[name].recording_id, data) for name in ("finished", "retry", "plain")
+                  for data, reserved in a[name].messages if not provenance.is_end_marker(reserved))
+
+
+@pytest.mark.parametrize("name", ["repeats", "repeats schema", "repeats select"])
+def test_drop_repeats_reads_the_same_rows_natively(results: dict[str, Any], archive: Archive, name: str) -> None:
+    """dropRepeats=true through the JVM connector: the Python source's rows exactly (with and without
+    the reserved_value column), and those are the finished attempts' rows, each task once."""
+    query = results["reads"][name]
+    jvm, python = query["aeron"], query["aeron_python"]
+    assert not isinstance(jvm, dict), jvm
+    assert jvm == python
+    columns = {"repeats": (1, 0), "repeats schema": (2, 0), "repeats select": (1, 2)}[name]
+    recording_at, data_at = columns
+    assert sorted((row[recording_at], bytes.fromhex(row[data_at])) for row in jvm) == expected_repeats(archive)
+    if name == "repeats":
+        assert not any(provenance.is_end_marker(row[5]) for row in jvm)
+    assert f"aeron {archive.archive_dir}" in query["aeron plan"], query["aeron plan"]
+
+
+def test_drop_repeats_count_is_answered_without_the_end_markers(results: dict[str, Any], archive: Archive) -> None:
+    """count() with dropRepeats: the JVM's pushed-down count walks the frame headers, the end markers
+    left out as the rows are; the Python source counts its rows."""
+    query = results["reads"]["repeats count"]
+    assert query["aeron"] == query["aeron_python"] == len(expected_repeats(archive))
+    assert "aggregates" in query["aeron plan"], query["aeron plan"]
+    everything = results["reads"]["all count"]
+    assert everything["aeron"] == everything["aeron_python"] == sum(
+        len(attempt.messages) for attempt in archive.attempts.values())
+
+
+def test_drop_repeats_is_refused_alike_by_both_streaming_reads(results: dict[str, Any]) -> None:
+    """dropRepeats is the Python source's batch option (an attempt still being recorded may yet
+    finish): both connectors' readStream refuse it with the same words."""
+    query = results["streams"]["repeats"]
+    for fmt in ("aeron", "aeron_python"):
+        assert "dropRepeats applies to spark.read only, not to spark.readStream" in query[fmt].get("error", ""), query
+
+
+def test_a_batch_read_of_an_active_recording_reads_what_it_has_recorded(results: dict[str, Any],
+                                                                       archive: Archive) -> None:
+    """A recording still being recorded, read in a batch by the JVM connector up to its rec-pos
+    counter at planning: the Python source's rows (and count), every message recorded so far."""
+    for name in ("active", "active count"):
+        query = results["reads"][name]
+        assert not isinstance(query["aeron"], dict), query["aeron"]
+        assert query["aeron"] == query["aeron_python"], name
+        assert f"aeron {archive.archive_dir}" in query["aeron plan"], query["aeron plan"]
+    active = archive.attempts["active"]
+    assert [(bytes.fromhex(row[0]), row[5]) for row in sorted(results["reads"]["active"]["aeron"],
+                                                            key=lambda row: row[4])] == active.messages
+    assert results["reads"]["active count"]["aeron"] == len(active.messages)
+
+
+def test_a_read_without_archive_dir_is_served_by_the_python_source(results: dict[str, Any],
+                                                                  archive: Archive) -> None:
+    """No archiveDir (a remote archive): format("aeron") plans the Python source's scan (the plan
+    says so) and gives its rows, batch and AvailableNow streaming."""
+    query = results["reads"]["remote"]
+    assert not isinstance(query["aeron"], dict), query["aeron"]
+    assert query["aeron"] == query["aeron_python"]
+    assert [(bytes.fromhex(row[0]), row[5]) for row in sorted(query["aeron"], key=lambda row: row[4])] == \
+        archive.attempts["plain"].messages
+    assert "(Python)" in query["aeron plan"] and "aeron " + archive.archive_dir not in query["aeron plan"], \
+        query["aeron plan"]
+    stream = results["streams"]["remote"]
+    assert "error" not in stream["aeron"], stream["aeron"]
+    assert stream["aeron"]["rows"] == stream["aeron_python"]["rows"]
+    assert stream["aeron"]["offsets"] == stream["aeron_python"]["offsets"]
+    assert len(stream["aeron"]["rows"]) == len(archive.attempts["finished"].messages)
+    assert "PythonMicroBatchStream" in stream["aeron"]["source"], stream["aeron"]["source"]
+
+
+def test_a_read_handed_to_the_python_source_needs_it_registered(results: dict[str, Any]) -> None:
+    """Before register(spark) the session has no `aeron_python`: one line says what to do."""
+    found = results["unregistered"]
+    assert isinstance(found, dict), found
+    assert "is served by the Python source, which this session has not registered: call " \
+        "aeron_async.spark.register(spark) first" in found["error"] and "give option archiveDir" in found["error"]
+
+
+def write_attempts(rows: list[list[Any]]) -> list[list[tuple[str, bool]]]:
+    """A sink stream read back (session_id, position, reserved_value, data) as each task attempt's
+    messages in order: (data, is an end marker); the attempts sorted."""
+    sessions: dict[int, list[list[Any]]] = {}
+    for row in sorted(rows, key=lambda row: (row[0], row[1])):
+        sessions.setdefault(row[0], []).append(row)
+    return sorted([(row[3], provenance.is_end_marker(row[2])) for row in messages] for messages in sessions.values())
+
+
+@pytest.mark.parametrize("name", ["durable", "not durable"])
+def test_a_write_with_the_archive_control_options(results: dict[str, Any], name: str) -> None:
+    """controlChannel, controlStreamId and archiveDir (any case): with durable=true the wait goes
+    through the archive's control session, so format("aeron") writes through the Python sink (its
+    plan says so); without durable=true neither sink reaches the archive and the JVM sink writes.
+    Either way the same messages and end markers as format("aeron_python"), recorded whole."""
+    write = results["writes"][name]
+    jvm, python = write["aeron"], write["aeron_python"]
+    assert not isinstance(jvm, dict) and not isinstance(python, dict), (jvm, python)
+    assert write_attempts(jvm) == write_attempts(python)
+    assert sum(len(messages) - 1 for messages in write_attempts(jvm)) == WRITE_ROWS
+    assert all(messages[-1][1] for messages in write_attempts(jvm))
+    # the write's description: the Python source's short name, or the JVM sink's "aeron sink <channel> ..."
+    served = "Arguments: aeron_python" if name == "durable" else f"Arguments: aeron sink {CHANNEL}"
+    assert "AppendData aeron" in write["aeron plan"] and served in write["aeron plan"], write["aeron plan"]
+
+
+@pytest.mark.parametrize("kind, name, message", [
+    ("reads", "bad timeout", "timeout='soon' is not a number of seconds"),
+    ("writes", "bad control", "controlChannel='udp://archive:8010' is not an Aeron channel"),
+])
+def test_the_archive_options_the_jvm_connector_does_not_use_are_checked_alike(
+        results: dict[str, Any], kind: str, name: str, message: str) -> None:
+    """A read with archiveDir and a write without durable=true use neither the archive's timeout nor
+    its control channel, yet refuse a malformed one as the Python source does."""
+    query = results[kind][name]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(query[fmt], dict) and message in query[fmt]["error"], (fmt, query[fmt])
