@@ -1,6 +1,6 @@
 """The JVM connector of the `aeron` source (docs/spark.md, "The JVM connector"): its option and
 column tables against the Python source's, and the same batch queries through both connectors in
-one session (tests/support/procs/spark_connectors.py), with pushdown seen in the JVM's plans.
+the shared session (tests/support/spark_connectors.py), with pushdown seen in the JVM's plans.
 Stopped recordings over IPC: 12,000 messages of mixed sizes (fragmented ones included, 256 KiB
 terms) and 20,000 of 8 bytes."""
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +18,8 @@ import pytest
 
 import aeron_async
 from support.archive_e2e import Stream, archive_clients, record, wait_recorded
-from conftest import REPO, python_env
-from support.spark_fixtures import java_available
+from conftest import REPO
+from support.spark_connectors import compare
 
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
@@ -109,20 +107,10 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         unrecorded.close()
 
 
-def jar() -> str:
-    """The connector, built (or found up to date) as `./dev setup` builds it; skip without a JDK."""
-    if shutil.which("javac") is None or not java_available():
-        pytest.fail("no JDK (javac): ./dev setup installs openjdk-17-jdk-headless, which builds the JVM connector")
-    from aeron_async.spark.jvm import build
-
-    return str(build.build())
-
-
 @pytest.fixture(scope="module")
-def compared(archive: Archive) -> dict[str, Any]:
-    """Both connectors' results of each query (one Spark session in a process of its own: a jar on
-    the shared session's classpath would make format("aeron") the JVM's for every later test)."""
-    jar()
+def compared(spark: Any, archive: Archive) -> dict[str, Any]:
+    """Both connectors' results of each query, in the shared session (its jar in spark.jars:
+    format("aeron") is the JVM connector, format("aeron_python") the Python source)."""
     s = archive.stream
     low, high = s.positions[1000] + 32, s.positions[11000]  # from inside the message after 1000
     mixed, small = str(archive.mixed), str(archive.small)
@@ -165,14 +153,7 @@ def compared(archive: Archive) -> dict[str, Any]:
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5",
                        "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams, "writes": writes}
-    env = python_env()
-    env["PYSPARK_PYTHON"] = sys.executable
-    done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_connectors.py"),
-                           json.dumps(job)], env=env, capture_output=True, text=True, timeout=600, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
-    assert result["connector"] == "jvm"
+    result = compare(spark, job)
     result["by_name"] = {query["name"]: query for query in result["queries"] + result["streams"]}
     result["writes"] = {write["name"]: write for write in result["writes"]}
     print(f"the sinks' writes and read-backs took {result['write_seconds']} s")
@@ -312,3 +293,44 @@ def test_durable_writes_to_a_stream_no_archive_records_fail_in_both_sinks(compar
         assert isinstance(write[fmt], dict) and "durable=true: the archive did not record" in write[fmt][
             "error"] and "within 1 s" in write[fmt]["error"], (fmt, write[fmt])
     assert 'connector="python"' in write["aeron"]["error"], write["aeron"]
+
+
+class FakeDataSources:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def register(self, source: type) -> None:
+        self.names.append(source.name())  # type: ignore[attr-defined]
+
+
+class FakeSession:
+    """What register() touches of a SparkSession once the workers' Python is seen to."""
+
+    def __init__(self) -> None:
+        self.dataSource = FakeDataSources()
+
+
+@pytest.mark.parametrize("built, on_classpath, connector, expected", [
+    (True, False, "auto", "jvm"),      # the jar is built: added to the session
+    (True, True, "auto", "jvm"),       # already there (spark.jars, --jars)
+    (False, False, "auto", "python"),  # built without a JDK: the Python source
+    (True, False, "python", "python"),
+    (True, False, "jvm", "jvm"),
+])
+def test_register_chooses_the_jvm_connector_wherever_its_jar_is_built(
+        monkeypatch: pytest.MonkeyPatch, built: bool, on_classpath: bool, connector: str, expected: str) -> None:
+    """docs/spark.md, "The JVM connector": register(spark)'s default, "auto", is the JVM connector
+    whenever the package's jar is built, adding it to the session when it is not on the classpath."""
+    import aeron_async.spark as spark_package
+    from aeron_async.spark import jvm
+
+    added: list[Any] = []
+    monkeypatch.setattr(spark_package, "use_this_python", lambda session: sys.executable)
+    monkeypatch.setattr(jvm, "jar_path", lambda: "/opt/aeron-async-spark.jar" if built else None)
+    monkeypatch.setattr(jvm, "loaded", lambda session: on_classpath)
+    monkeypatch.setattr(jvm, "add_jar", lambda session: added.append(session) or "/opt/aeron-async-spark.jar")
+    session = FakeSession()
+    assert spark_package.register(session, connector) == expected
+    assert added == ([session] if expected == "jvm" and not on_classpath else [])
+    # the Python source: always as aeron_python, and as aeron where that is not the JVM connector
+    assert session.dataSource.names == (["aeron_python"] if expected == "jvm" else ["aeron_python", "aeron"])

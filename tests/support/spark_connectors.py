@@ -1,27 +1,18 @@
-"""The same batch queries through both connectors of the `aeron` source in one local SparkSession
-(docs/spark.md, "The JVM connector"): `format("aeron")` resolves to the JVM connector (its jar in
-spark.jars), `format("aeron_python")` is the Python source. Prints one JSON object: for each query,
-each connector's result (or its error), and the JVM plans' pushdown lines; and the same writes through
-both sinks (`format("aeron")` the JVM's, `format("aeron_python")` the Python's), each to its own
-stream, read back with the Python source.
-
-    python spark_connectors.py '<json: {"options": {...}, "queries": [...]}>'
+"""The same queries through both connectors of the `aeron` source in the shared SparkSession
+(tests/support/spark_fixtures.py; docs/spark.md, "The JVM connector"): `format("aeron")` resolves
+to the JVM connector (its jar in spark.jars), `format("aeron_python")` is the Python source.
+compare() gives, for each query, each connector's result (or its error), and the JVM plans'
+pushdown lines; and the same writes through both sinks (`format("aeron")` the JVM's,
+`format("aeron_python")` the Python's), each to its own stream, read back with the Python source.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from typing import Any
-
-from pyspark.sql import SparkSession
-
-from aeron_async.spark import register
-from aeron_async.spark.jvm import configure
 
 
 def rows(df: Any) -> list[list[Any]]:
@@ -107,63 +98,53 @@ def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], w
         raise RuntimeError(str(query.exception()))
 
 
-def main() -> None:
-    job = json.loads(sys.argv[1])
-    spark = configure(SparkSession.builder.master("local[2]")).config("spark.ui.enabled", "false") \
-        .config("spark.sql.shuffle.partitions", "2").config("spark.driver.host", "127.0.0.1") \
-        .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """The job's queries, streams and writes through both connectors of `spark` (a session with the
+    JVM connector's jar on its classpath and the `aeron` source registered)."""
+    results: dict[str, Any] = {"queries": []}
+    for query in job["queries"]:
+        query = {**query, "options": {**job["options"], **query.get("options", {})}}
+        found: dict[str, Any] = {"name": query["name"]}
+        for fmt in ("aeron", "aeron_python"):
+            try:
+                found[fmt] = run(spark, fmt, query)
+            except Exception as exc:  # Spark's error (its message, wrapped), for comparison
+                found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+        if query.get("plan"):
+            reader = spark.read.format("aeron").options(**query["options"]).load()
+            df = reader.where(query["where"]) if query.get("where") else reader
+            df = df.selectExpr(*query["select"]) if query.get("select") else df
+            df = df.groupBy().count() if query.get("count") else df
+            found["plan"] = df._jdf.queryExecution().executedPlan().toString()
+        results["queries"].append(found)
+    workdir = tempfile.mkdtemp(prefix="aa-connectors-")
     try:
-        results: dict[str, Any] = {"connector": register(spark), "queries": []}
-        for query in job["queries"]:
-            query = {**query, "options": {**job["options"], **query.get("options", {})}}
-            found: dict[str, Any] = {"name": query["name"]}
+        results["streams"] = []
+        for query in job.get("streams", []):
+            options = {**job["options"], **query["options"]}
+            found = {"name": query["name"]}
             for fmt in ("aeron", "aeron_python"):
                 try:
-                    found[fmt] = run(spark, fmt, query)
-                except Exception as exc:  # Spark's error (its message, wrapped), for comparison
+                    found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]),
+                                        bool(query.get("restart")))
+                except Exception as exc:
                     found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
-            if query.get("plan"):
-                reader = spark.read.format("aeron").options(**query["options"]).load()
-                df = reader.where(query["where"]) if query.get("where") else reader
-                df = df.selectExpr(*query["select"]) if query.get("select") else df
-                df = df.groupBy().count() if query.get("count") else df
-                found["plan"] = df._jdf.queryExecution().executedPlan().toString()
-            results["queries"].append(found)
-        workdir = tempfile.mkdtemp(prefix="aa-connectors-")
-        try:
-            results["streams"] = []
-            for query in job.get("streams", []):
-                options = {**job["options"], **query["options"]}
-                found = {"name": query["name"]}
-                for fmt in ("aeron", "aeron_python"):
-                    try:
-                        found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]),
-                                            bool(query.get("restart")))
-                    except Exception as exc:
-                        found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
-                results["streams"].append(found)
-            started = time.monotonic()
-            results["writes"] = []
-            for spec in job.get("writes", []):
-                found = {"name": spec["name"]}
-                for fmt, stream_id in spec["streams"].items():
-                    options = {**spec["options"], "streamId": str(stream_id)}
-                    try:
-                        write(spark, fmt, spec, options, os.path.join(workdir, spec["name"]))
-                        back = spark.read.format("aeron_python").options(**job["options"]).option(
-                            "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
-                        found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
-                    except Exception as exc:
-                        found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
-                results["writes"].append(found)
-            results["write_seconds"] = round(time.monotonic() - started, 1)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        print("RESULT " + json.dumps(results))
+            results["streams"].append(found)
+        started = time.monotonic()
+        results["writes"] = []
+        for spec in job.get("writes", []):
+            found = {"name": spec["name"]}
+            for fmt, stream_id in spec["streams"].items():
+                options = {**spec["options"], "streamId": str(stream_id)}
+                try:
+                    write(spark, fmt, spec, options, os.path.join(workdir, spec["name"]))
+                    back = spark.read.format("aeron_python").options(**job["options"]).option(
+                        "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
+                    found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
+                except Exception as exc:
+                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            results["writes"].append(found)
+        results["write_seconds"] = round(time.monotonic() - started, 1)
     finally:
-        spark.stop()
-
-
-if __name__ == "__main__":
-    main()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
