@@ -120,12 +120,9 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
               archive_options: dict[str, str], results: tuple[str, int], source: str = "aeron") -> Any:
     """The Structured Streaming job: trades in, per-symbol window aggregates out, through `source`
     (`aeron`: the JVM connector where the package's jar is built, else the Python source;
-    `aeron_python`: the Python source and sink)."""
+    `aeron_python`: the Python source and sink), registered by run()."""
     from pyspark.sql import functions as F
 
-    from aeron_async.spark import register
-
-    register(spark)
     trades = (spark.readStream.format(source)
               .option("channel", TRADES[0]).option("streamId", TRADES[1])
               .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
@@ -198,6 +195,10 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
     query = None
     side: threading.Thread | None = None
     try:
+        from aeron_async.spark import register
+
+        register(spark)  # where the jar is built and not on the classpath yet, this adds it (a few seconds)
+        check()
         with AeronArchive.connect(aeron_dir=aeron_dir, **_archive_kwargs(archive_options)) as control:
             control.start_recording(*TRADES)
             side = threading.Thread(target=loop, name="pipeline-async", daemon=True)
