@@ -20,6 +20,7 @@ import aeron_async
 from support.archive_e2e import Stream, archive_clients, record, wait_recorded
 from conftest import REPO
 from support.spark_connectors import compare
+from support.spark_fixtures import SPARK_DRIVER_SETTINGS
 
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
@@ -73,7 +74,8 @@ class Archive:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: Any) -> Iterator[Archive]:
-    with archive_clients(tmp_path_factory, "spark-jvm") as (aeron_dir, archive_dir, client, archive):
+    with archive_clients(tmp_path_factory, "spark-jvm", SPARK_DRIVER_SETTINGS) as (
+            aeron_dir, archive_dir, client, archive):
         mixed_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", MIXED_STREAM)
         _, mixed = record(archive, "aeron:ipc", MIXED_STREAM)
         stream = Stream(12000)

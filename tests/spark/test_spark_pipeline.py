@@ -138,8 +138,8 @@ def test_bad_sink_input_fails_at_query_start(spark: Any, connector: Connector, a
         (df.selectExpr("id AS data"), {"channel": "aeron:ipc", "streamId": "42"}, "must be binary or string"),
         (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "ipc", "streamId": "42"}, "not a channel to publish on"),
         (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "aeron:ipc"}, "needs option 'streamId'"),
-        (df.selectExpr("CAST(id AS STRING) AS data"), {"channel": "aeron:ipc", "streamId": "42", "startingPositions": "0"},
-         "unknown option 'startingpositions'"),
+        (df.selectExpr("CAST(id AS STRING) AS data"),
+         {"channel": "aeron:ipc", "streamId": "42", "startingPositions": "0"}, "unknown option 'startingpositions'"),
     ]
     for frame, options, message in cases:
         start = time.monotonic()

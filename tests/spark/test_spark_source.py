@@ -26,7 +26,7 @@ import aeron_async
 from aeron_async.archive import AeronArchive
 from support.archive_e2e import Stream, archive_beside_driver, archive_clients, free_udp_port, record, wait_recorded
 from conftest import new_aeron_dir
-from support.spark_fixtures import Connector
+from support.spark_fixtures import SPARK_DRIVER_SETTINGS, Connector
 
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
@@ -80,7 +80,8 @@ def publish_million(publication: aeron_async.Publication, reserved: array) -> No
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
-    with archive_clients(tmp_path_factory, "spark-archive") as (aeron_dir, archive_dir, client, archive):
+    with archive_clients(tmp_path_factory, "spark-archive", SPARK_DRIVER_SETTINGS) as (
+            aeron_dir, archive_dir, client, archive):
         big_publication = client.add_exclusive_publication("aeron:ipc", BIG_STREAM)
         _, big = record(archive, "aeron:ipc", BIG_STREAM)
         reserved = array("q")

@@ -17,6 +17,12 @@ from typing import Any
 import pytest
 
 
+# the driver of an archive that Spark tests read and write: clients timed out after 10 s, not the
+# suite's 2 s (the JVMs of a Spark test starve a loaded machine, and a client must not be dropped
+# because its heartbeat thread waited for a CPU)
+SPARK_DRIVER_SETTINGS: dict[str, Any] = {"client_liveness_timeout": 10.0}
+
+
 def java_available() -> bool:
     home = os.environ.get("JAVA_HOME")
     return shutil.which("java") is not None or (home is not None and os.path.exists(os.path.join(home, "bin", "java")))
