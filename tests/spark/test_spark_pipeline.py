@@ -168,17 +168,17 @@ class Written:
 
 @pytest.fixture(scope="module")
 def written(spark: Any, host: Host) -> Written:
-    """The job through each sink in local mode (the shared session) and on a standalone cluster,
-    submitted as docs/spark.md shows (spark-submit --jars with the JVM connector's jar: the executors
-    fetch it and unpack its native library), where the first attempt of partition 1 of each write
-    dies after publishing part of its rows and is retried (tests/support/spark_jobs.py). One cluster
-    and one application for both sinks."""
+    """The job in local mode (the shared session, through the JVM connector's sink: the Python
+    sink's local writes are test_batch_and_streaming_writes_arrive_complete's) and on a standalone
+    cluster through each sink, submitted as docs/spark.md shows (spark-submit --jars with the JVM
+    connector's jar: the executors fetch it and unpack its native library), where the first attempt
+    of partition 1 of each write dies after publishing part of its rows and is retried
+    (tests/support/spark_jobs.py). One cluster and one application for both sinks."""
     from aeron_async.spark.jvm import jar_path
     from support.spark_cluster import spark_home, standalone_cluster
     from support.spark_jobs import write_rows
 
-    local = [(c.format, f"aeron:ipc?term-length=256k|alias=local-{c.name}", 43 + i)
-             for i, c in enumerate(CONNECTORS.values())]
+    local = [(CONNECTORS["jvm"].format, "aeron:ipc?term-length=256k|alias=local", 43)]
     cluster = [(c.format, f"aeron:ipc?term-length=256k|alias=cluster-{c.name}", 45 + i)
                for i, c in enumerate(CONNECTORS.values())]
     with AeronArchive.connect(aeron_dir=host.aeron_dir) as archive:
@@ -206,8 +206,8 @@ def written(spark: Any, host: Host) -> Written:
 
 def test_standalone_cluster_job_with_a_retry_matches_local_mode(spark: Any, connector: Connector, host: Host,
                                                                 written: Written) -> None:
-    """What each sink wrote, locally and on the cluster, read back through `connector`: with
-    dropRepeats=true every row once; without, the dead attempts' messages too."""
+    """What the job wrote, locally and on the cluster through each sink, read back through
+    `connector`: with dropRepeats=true every row once; without, the dead attempts' messages too."""
     from support.spark_jobs import expected_rows
 
     expected = collections.Counter(expected_rows(CLUSTER_ROWS))

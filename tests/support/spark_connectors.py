@@ -36,39 +36,19 @@ def run(spark: Any, fmt: str, query: dict[str, Any]) -> Any:
     return rows(df)
 
 
-def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str, restart: bool) -> dict[str, Any]:
-    """An AvailableNow query to Parquet: its batches' end offsets and what the sink holds; with
-    `restart`, the last batch's commit is removed (a crash after its files were written, before the
-    sink and the query committed them) and the query restarted from the checkpoint: the batch is
-    re-run over the same offsets."""
+def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str) -> dict[str, Any]:
+    """An AvailableNow query to Parquet: its batches' end offsets and what the sink holds."""
     out, checkpoint = os.path.join(workdir, fmt, "out"), os.path.join(workdir, fmt, "checkpoint")
-
-    def run() -> Any:
-        query = (spark.readStream.format(fmt).options(**options).load().select("position", "data", "recording_id")
-                 .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
-                 .trigger(availableNow=True).start())
-        if not query.awaitTermination(300):
-            raise RuntimeError("the query did not end within 300 s")
-        query.stop()  # off the session's active queries before a restart uses the checkpoint
-        if query.exception() is not None:
-            raise RuntimeError(str(query.exception()))
-        return query
-
-    query = run()
+    query = (spark.readStream.format(fmt).options(**options).load().select("position", "data", "recording_id")
+             .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    if not query.awaitTermination(300):
+        raise RuntimeError("the query did not end within 300 s")
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
     offsets = [p["sources"][0]["endOffset"] for p in query.recentProgress if p["numInputRows"] > 0]
-    rerun: list[Any] = []
-    if restart:
-        commits = sorted(int(name) for name in os.listdir(os.path.join(checkpoint, "commits")) if name.isdigit())
-        # the last batch's commit and the sink's record of it, each with its checksum: the batch is
-        # re-run, and the files its first run wrote are not the sink's (its metadata log says which are)
-        for folder in (os.path.join(checkpoint, "commits"), os.path.join(out, "_spark_metadata")):
-            for name in (str(commits[-1]), f".{commits[-1]}.crc"):
-                path = os.path.join(folder, name)
-                if os.path.exists(path):
-                    os.unlink(path)
-        again = run()
-        rerun = [p["sources"][0]["endOffset"] for p in again.recentProgress if p["numInputRows"] > 0]
-    return {"offsets": offsets, "rerun": rerun, "rows": rows(spark.read.parquet(out))}
+    return {"offsets": offsets, "rows": rows(spark.read.parquet(out))}
 
 
 def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], workdir: str) -> None:
@@ -125,8 +105,7 @@ def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
             found = {"name": query["name"]}
             for fmt in ("aeron", "aeron_python"):
                 try:
-                    found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]),
-                                        bool(query.get("restart")))
+                    found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]))
                 except Exception as exc:
                     found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
             results["streams"].append(found)
