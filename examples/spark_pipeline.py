@@ -117,14 +117,13 @@ async def _subscribe(client: aeron_async.AsyncAeron, results: tuple[str, int], s
 
 
 def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, checkpoint: str,
-              archive_options: dict[str, str], results: tuple[str, int]) -> Any:
-    """The Structured Streaming job: trades in, per-symbol window aggregates out."""
+              archive_options: dict[str, str], results: tuple[str, int], source: str = "aeron") -> Any:
+    """The Structured Streaming job: trades in, per-symbol window aggregates out, through `source`
+    (`aeron`: the JVM connector where the package's jar is built, else the Python source;
+    `aeron_python`: the Python source and sink), registered by run()."""
     from pyspark.sql import functions as F
 
-    from aeron_async.spark import register
-
-    register(spark)
-    trades = (spark.readStream.format("aeron")
+    trades = (spark.readStream.format(source)
               .option("channel", TRADES[0]).option("streamId", TRADES[1])
               .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
               .option("aeronDir", aeron_dir).options(**archive_options)
@@ -140,7 +139,7 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
     out = aggregates.select(F.to_json(F.struct(
         F.date_format("window.start", "yyyy-MM-dd HH:mm:ss.SSS").alias("window_start"),
         "symbol", "trades", "volume", F.round("vwap", 4).alias("vwap"), "low", "high")).alias("data"))
-    return (out.writeStream.format("aeron").outputMode("append")
+    return (out.writeStream.format(source).outputMode("append")
             .option("channel", results[0]).option("streamId", results[1]).option("aeronDir", aeron_dir)
             .option("checkpointLocation", checkpoint).trigger(processingTime="1 second")
             .queryName("trades_per_symbol").start())
@@ -149,23 +148,27 @@ def start_job(spark: Any, aeron_dir: str, window: float, max_per_trigger: int, c
 def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 2.0, max_per_trigger: int = 20_000,
         aeron_dir: str | None = None, archive_options: dict[str, str] | None = None,
         results: tuple[str, int] = RESULTS, show: Callable[[str], None] | None = None, timeout: float = 300.0,
-        should_stop: Callable[[], bool] = lambda: False) -> Outcome:
+        should_stop: Callable[[], bool] = lambda: False, source: str = "aeron") -> Outcome:
     """Run the pipeline once, bounded: embedded driver + archive unless `aeron_dir` names a running
     driver with its archive. `archive_options` go to the source (controlChannel, responseChannel,
-    replayChannel, ...); `results` is where the job publishes (a UDP endpoint of this host on a
-    cluster, since the executors publish from theirs). Raises `Stopped` soon after `should_stop()`
-    turns true (it is asked every 0.2 s at most while the run waits)."""
+    replayChannel, archiveDir, ...; the embedded archive's directory is given as archiveDir, which
+    the JVM connector reads); `results` is where the job publishes (a UDP endpoint of this host on a
+    cluster, since the executors publish from theirs); `source` is the data source's name
+    (start_job). Raises `Stopped` soon after `should_stop()` turns true (it is asked every 0.2 s at
+    most while the run waits)."""
     show = show or _show
     workdir = tempfile.mkdtemp(prefix="aeron-spark-pipeline-")
     archive: Any = None
+    archive_options = dict(archive_options or {})
     if aeron_dir is None:
         from aeron_async.archive.service import Archive
 
         aeron_dir = os.path.join("/dev/shm" if os.path.isdir("/dev/shm") else workdir, os.path.basename(workdir))
+        archive_options["archiveDir"] = os.path.join(workdir, "archive")
         archive = Archive.launch(embedded_driver=aeron_async.DriverContext(
                                      aeron_dir=aeron_dir, dir_delete_on_shutdown=True, threading_mode="SHARED",
                                      shared_idle_strategy="backoff"),
-                                 archive_dir=os.path.join(workdir, "archive"), threading_mode="SHARED",
+                                 archive_dir=archive_options["archiveDir"], threading_mode="SHARED",
                                  idle_strategy="backoff")
     outcome = Outcome()
     stop = threading.Event()
@@ -192,7 +195,11 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
     query = None
     side: threading.Thread | None = None
     try:
-        with AeronArchive.connect(aeron_dir=aeron_dir, **_archive_kwargs(archive_options or {})) as control:
+        from aeron_async.spark import register
+
+        register(spark)  # where the jar is built and not on the classpath yet, this adds it (a few seconds)
+        check()
+        with AeronArchive.connect(aeron_dir=aeron_dir, **_archive_kwargs(archive_options)) as control:
             control.start_recording(*TRADES)
             side = threading.Thread(target=loop, name="pipeline-async", daemon=True)
             side.start()
@@ -205,7 +212,7 @@ def run(spark: Any, *, seconds: float = 20.0, rate: int = 2000, window: float = 
             show(f"recording the trades in {aeron_dir}; starting the Spark job (results print as each {window:g} s "
                  f"window closes)")
             query = start_job(spark, aeron_dir, window, max_per_trigger, os.path.join(workdir, "checkpoint"),
-                              archive_options or {}, results)
+                              archive_options, results, source)
             check()
             while not published.wait(0.2) and time.monotonic() < deadline:
                 check()
@@ -257,6 +264,8 @@ def main() -> int:
     parser.add_argument("--control-channel", help="the archive's control channel (with --aeron-dir)")
     parser.add_argument("--response-channel", help="where the archive answers (with --aeron-dir)")
     parser.add_argument("--replay-channel", help="where the archive replays to the executors (a UDP endpoint there)")
+    parser.add_argument("--archive-dir", help="the archive's directory on each executor's host (with --aeron-dir): "
+                                              "the JVM connector reads the recording's files there")
     parser.add_argument("--results-channel", default=RESULTS[0],
                         help="where the job publishes its results (on a cluster: a UDP endpoint of this host)")
     args = parser.parse_args()
@@ -276,7 +285,8 @@ def main() -> int:
     _Signals.install()  # again: starting Spark installed pyspark's own SIGINT handler, which raises
     archive_options = {key: value for key, value in (("controlChannel", args.control_channel),
                                                      ("responseChannel", args.response_channel),
-                                                     ("replayChannel", args.replay_channel)) if value}
+                                                     ("replayChannel", args.replay_channel),
+                                                     ("archiveDir", args.archive_dir)) if value}
     try:
         outcome = run(spark, seconds=args.seconds, rate=args.rate, window=args.window,
                       max_per_trigger=args.max_per_trigger, aeron_dir=args.aeron_dir, archive_options=archive_options,

@@ -23,7 +23,7 @@ import uvloop
 
 import aeron_async
 from aeron_async.monitor import CncReader
-from support.spark_fixtures import spark  # noqa: F401  (the shared SparkSession fixture)
+from support.spark_fixtures import connector, spark  # noqa: F401  (the shared SparkSession and its two connectors)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, "tests")

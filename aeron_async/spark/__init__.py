@@ -41,10 +41,11 @@ class PythonAeronDataSource(AeronDataSource):
 def register(spark: Any, connector: str = "auto") -> str:
     """Register the `aeron` data source with a SparkSession (`spark.read.format("aeron")`); returns
     the connector `format("aeron")` resolves to, "jvm" or "python" (docs/spark.md, "The JVM
-    connector"). connector="jvm" puts the JVM connector's jar on the session's classpath;
-    "python" registers the Python source; "auto" keeps the JVM connector where the jar is on the
-    classpath already (spark.jars, --jars, aeron_async.spark.jvm.configure(builder)), else the
-    Python source. The Python source is also registered as `aeron_python` in every case.
+    connector"). "auto" is the JVM connector wherever the package's jar is built (on the classpath
+    already through spark.jars, --jars or aeron_async.spark.jvm.configure(builder), or added here),
+    else the Python source; "jvm" is the JVM connector (its jar added to the session's classpath
+    if not there); "python" registers the Python source. The Python source is also registered as
+    `aeron_python` in every case.
 
     The session's Python workers run this interpreter unless PYSPARK_PYTHON or spark.pyspark.python
     names another (workers.py); with a local master, a workers' Python that cannot import the
@@ -56,7 +57,7 @@ def register(spark: Any, connector: str = "auto") -> str:
     use_this_python(spark)
     spark.dataSource.register(PythonAeronDataSource)
     on_classpath = jvm.loaded(spark)
-    if connector == "python" or (connector == "auto" and not on_classpath):
+    if connector == "python" or (connector == "auto" and not on_classpath and jvm.jar_path() is None):
         if on_classpath:
             raise ConfigurationError(
                 "aeron data source: the JVM connector is on this session's classpath (spark.jars or --jars), so "

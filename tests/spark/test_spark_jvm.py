@@ -1,6 +1,6 @@
 """The JVM connector of the `aeron` source (docs/spark.md, "The JVM connector"): its option and
 column tables against the Python source's, and the same batch queries through both connectors in
-one session (tests/support/procs/spark_connectors.py), with pushdown seen in the JVM's plans.
+the shared session (tests/support/spark_connectors.py), with pushdown seen in the JVM's plans.
 Stopped recordings over IPC: 12,000 messages of mixed sizes (fragmented ones included, 256 KiB
 terms) and 20,000 of 8 bytes."""
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +18,9 @@ import pytest
 
 import aeron_async
 from support.archive_e2e import Stream, archive_clients, record, wait_recorded
-from conftest import REPO, python_env
-from support.spark_fixtures import java_available
+from conftest import REPO
+from support.spark_connectors import compare
+from support.spark_fixtures import SPARK_DRIVER_SETTINGS
 
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
@@ -75,7 +74,8 @@ class Archive:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: Any) -> Iterator[Archive]:
-    with archive_clients(tmp_path_factory, "spark-jvm") as (aeron_dir, archive_dir, client, archive):
+    with archive_clients(tmp_path_factory, "spark-jvm", SPARK_DRIVER_SETTINGS) as (
+            aeron_dir, archive_dir, client, archive):
         mixed_publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", MIXED_STREAM)
         _, mixed = record(archive, "aeron:ipc", MIXED_STREAM)
         stream = Stream(12000)
@@ -109,20 +109,10 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         unrecorded.close()
 
 
-def jar() -> str:
-    """The connector, built (or found up to date) as `./dev setup` builds it; skip without a JDK."""
-    if shutil.which("javac") is None or not java_available():
-        pytest.fail("no JDK (javac): ./dev setup installs openjdk-17-jdk-headless, which builds the JVM connector")
-    from aeron_async.spark.jvm import build
-
-    return str(build.build())
-
-
 @pytest.fixture(scope="module")
-def compared(archive: Archive) -> dict[str, Any]:
-    """Both connectors' results of each query (one Spark session in a process of its own: a jar on
-    the shared session's classpath would make format("aeron") the JVM's for every later test)."""
-    jar()
+def compared(spark: Any, archive: Archive) -> dict[str, Any]:
+    """Both connectors' results of each query, in the shared session (its jar in spark.jars:
+    format("aeron") is the JVM connector, format("aeron_python") the Python source)."""
     s = archive.stream
     low, high = s.positions[1000] + 32, s.positions[11000]  # from inside the message after 1000
     mixed, small = str(archive.mixed), str(archive.small)
@@ -145,8 +135,6 @@ def compared(archive: Archive) -> dict[str, Any]:
         {"name": "active batch", "options": {"recordingIds": str(archive.active)}},
     ]
     streams = [
-        {"name": "limited", "options": {"recordingIds": mixed, "startingPositions": "earliest",
-                                        "maxRecordsPerTrigger": "4000"}, "restart": True},
         {"name": "bytes", "options": {"recordingIds": f"{mixed},{small}", "startingPositions": "earliest",
                                       "maxBytesPerTrigger": "600k"}},
         {"name": "active", "options": {"channel": "aeron:ipc", "streamId": str(ACTIVE_STREAM),
@@ -157,22 +145,13 @@ def compared(archive: Archive) -> dict[str, Any]:
     writes = [
         {"name": "batch", "kind": "batch", "rows": SINK_ROWS, "streams": SINK_STREAMS["batch"], "options": sink},
         {"name": "stream", "kind": "stream", "streams": SINK_STREAMS["stream"], "options": sink},
-        {"name": "not applied", "kind": "batch", "rows": 10, "streams": {"aeron": 4215},
-         "options": {**sink, "controlChannel": "aeron:udp?endpoint=localhost:8010"}},
         {"name": "not recorded", "kind": "batch", "rows": 10,
          "streams": {"aeron": UNRECORDED_STREAM, "aeron_python": UNRECORDED_STREAM},
          "options": {**sink, "durableTimeout": "1"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5",
                        "maxBytesPerPartition": "256k"}, "queries": queries, "streams": streams, "writes": writes}
-    env = python_env()
-    env["PYSPARK_PYTHON"] = sys.executable
-    done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_connectors.py"),
-                           json.dumps(job)], env=env, capture_output=True, text=True, timeout=600, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
-    assert result["connector"] == "jvm"
+    result = compare(spark, job)
     result["by_name"] = {query["name"]: query for query in result["queries"] + result["streams"]}
     result["writes"] = {write["name"]: write for write in result["writes"]}
     print(f"the sinks' writes and read-backs took {result['write_seconds']} s")
@@ -219,31 +198,29 @@ def test_both_connectors_refuse_the_same_options_alike(compared: dict[str, Any],
         assert isinstance(query[fmt], dict) and message in query[fmt]["error"], (fmt, query[fmt])
 
 
-def test_a_recording_still_being_recorded_is_refused_by_the_batch_jvm_read(compared: dict[str, Any],
-                                                                         archive: Archive) -> None:
+def test_a_recording_still_being_recorded_is_read_alike_up_to_where_it_stood(compared: dict[str, Any],
+                                                                            archive: Archive) -> None:
+    """A batch read of an active recording: both connectors read what it had recorded when the query
+    was planned (the JVM up to its rec-pos counter, the Python source up to its max recorded position)."""
     query = compared["by_name"]["active batch"]
-    assert isinstance(query["aeron"], dict) and f"recording {archive.active} is still recording" in query["aeron"][
-        "error"] and 'connector="python"' in query["aeron"]["error"]
-    assert len(query["aeron_python"]) == ACTIVE_MESSAGES
+    assert not isinstance(query["aeron"], dict), query["aeron"]  # not an error
+    assert query["aeron"] == query["aeron_python"]
+    assert len(query["aeron"]) == ACTIVE_MESSAGES
 
 
-@pytest.mark.parametrize("name", ["limited", "bytes", "active"])
+@pytest.mark.parametrize("name", ["bytes", "active"])
 def test_both_connectors_stream_the_same_batches(compared: dict[str, Any], archive: Archive, name: str) -> None:
     """AvailableNow with admission control: the same micro-batches (their end offsets, in the
-    Python source's JSON) and the same rows, each message once; "limited" is restarted after its
-    last batch's commit was lost and re-runs that batch over the same offsets."""
+    Python source's JSON) and the same rows, each message once. (maxRecordsPerTrigger over a stopped
+    recording, with a restart that re-runs batches over the same offsets, is
+    test_spark_source.py's test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once,
+    which checks each connector's offsets and rows against the positions published.)"""
     query = compared["by_name"][name]
     jvm, python = query["aeron"], query["aeron_python"]
     assert "error" not in jvm and "error" not in python, (jvm, python)
     assert jvm["rows"] == python["rows"] and jvm["offsets"] == python["offsets"], name
     s = archive.stream
-    if name == "limited":
-        assert [json.loads(offset) for offset in jvm["offsets"]] == [
-            {str(archive.mixed): s.positions[3999]}, {str(archive.mixed): s.positions[7999]},
-            {str(archive.mixed): s.positions[-1]}]
-        assert jvm["rerun"] == jvm["offsets"][-1:] == python["rerun"]
-        assert sorted(row[0] for row in jvm["rows"]) == list(s.positions)  # each message once
-    elif name == "bytes":
+    if name == "bytes":
         assert len(jvm["offsets"]) > 2 and len(jvm["rows"]) == len(s) + 20000
     else:
         assert len(jvm["offsets"]) == 3
@@ -298,17 +275,51 @@ def test_the_jvm_sink_publishes_what_the_python_sink_publishes(compared: dict[st
         assert sum(len(messages) - 1 for messages in jvm_parts.values()) == 1200
 
 
-def test_an_option_the_jvm_sink_does_not_apply_is_refused(compared: dict[str, Any]) -> None:
-    error = compared["writes"]["not applied"]["aeron"]
-    assert isinstance(error, dict) and "controlChannel is not applied by the JVM connector's sink" in error[
-        "error"] and 'connector="python"' in error["error"], error
-
-
 def test_durable_writes_to_a_stream_no_archive_records_fail_in_both_sinks(compared: dict[str, Any]) -> None:
     """durable=true with a subscriber but no recording: each sink's task fails after durableTimeout
-    with the same first words; the JVM's names the Python sink for an archive elsewhere."""
+    with the same first words."""
     write = compared["writes"]["not recorded"]
     for fmt in ("aeron", "aeron_python"):
         assert isinstance(write[fmt], dict) and "durable=true: the archive did not record" in write[fmt][
             "error"] and "within 1 s" in write[fmt]["error"], (fmt, write[fmt])
-    assert 'connector="python"' in write["aeron"]["error"], write["aeron"]
+
+
+class FakeDataSources:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def register(self, source: type) -> None:
+        self.names.append(source.name())  # type: ignore[attr-defined]
+
+
+class FakeSession:
+    """What register() touches of a SparkSession once the workers' Python is seen to."""
+
+    def __init__(self) -> None:
+        self.dataSource = FakeDataSources()
+
+
+@pytest.mark.parametrize("built, on_classpath, connector, expected", [
+    (True, False, "auto", "jvm"),      # the jar is built: added to the session
+    (True, True, "auto", "jvm"),       # already there (spark.jars, --jars)
+    (False, False, "auto", "python"),  # built without a JDK: the Python source
+    (True, False, "python", "python"),
+    (True, False, "jvm", "jvm"),
+])
+def test_register_chooses_the_jvm_connector_wherever_its_jar_is_built(
+        monkeypatch: pytest.MonkeyPatch, built: bool, on_classpath: bool, connector: str, expected: str) -> None:
+    """docs/spark.md, "The JVM connector": register(spark)'s default, "auto", is the JVM connector
+    whenever the package's jar is built, adding it to the session when it is not on the classpath."""
+    import aeron_async.spark as spark_package
+    from aeron_async.spark import jvm
+
+    added: list[Any] = []
+    monkeypatch.setattr(spark_package, "use_this_python", lambda session: sys.executable)
+    monkeypatch.setattr(jvm, "jar_path", lambda: "/opt/aeron-async-spark.jar" if built else None)
+    monkeypatch.setattr(jvm, "loaded", lambda session: on_classpath)
+    monkeypatch.setattr(jvm, "add_jar", lambda session: added.append(session) or "/opt/aeron-async-spark.jar")
+    session = FakeSession()
+    assert spark_package.register(session, connector) == expected
+    assert added == ([session] if expected == "jvm" and not on_classpath else [])
+    # the Python source: always as aeron_python, and as aeron where that is not the JVM connector
+    assert session.dataSource.names == (["aeron_python"] if expected == "jvm" else ["aeron_python", "aeron"])

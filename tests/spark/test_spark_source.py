@@ -4,6 +4,8 @@ SparkSession (the shared `spark` fixture) over an archive beside a driver.
 The module's recordings are made once: 1,000,000 small messages (8 bytes: their index) over IPC,
 and 12,000 of mixed sizes, fragmented ones included. Every check compares what Spark
 returns with what was published: bytes, positions (each message's end), reserved values, each message once.
+Each query through Spark runs through both connectors (the `connector` fixture: the JVM connector,
+which reads the archive's files in archiveDir, and the Python source).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import aeron_async
 from aeron_async.archive import AeronArchive
 from support.archive_e2e import Stream, archive_beside_driver, archive_clients, free_udp_port, record, wait_recorded
 from conftest import new_aeron_dir
+from support.spark_fixtures import SPARK_DRIVER_SETTINGS, Connector
 
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
@@ -52,6 +55,10 @@ class Recorded:
         found.update({key: str(value) for key, value in extra.items()})
         return found
 
+    def read(self, connector: Connector, **extra: Any) -> dict[str, str]:
+        """options(**extra) with what `connector` needs to read this archive."""
+        return {**self.options(**extra), **connector.read_options(self.archive_dir)}
+
 
 def publish_million(publication: aeron_async.Publication, reserved: array) -> None:
     """The million 8-byte messages (little-endian index), in batches whose reserved value is the
@@ -73,7 +80,8 @@ def publish_million(publication: aeron_async.Publication, reserved: array) -> No
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
-    with archive_clients(tmp_path_factory, "spark-archive") as (aeron_dir, archive_dir, client, archive):
+    with archive_clients(tmp_path_factory, "spark-archive", SPARK_DRIVER_SETTINGS) as (
+            aeron_dir, archive_dir, client, archive):
         big_publication = client.add_exclusive_publication("aeron:ipc", BIG_STREAM)
         _, big = record(archive, "aeron:ipc", BIG_STREAM)
         reserved = array("q")
@@ -91,17 +99,19 @@ def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
         yield Recorded(aeron_dir, archive_dir, big, reserved, mixed, stream, client, archive)
 
 
-def load(spark: Any, options: dict[str, str]) -> Any:
-    return spark.read.format("aeron").options(**options).load()
+def load(spark: Any, connector: Connector, options: dict[str, str]) -> Any:
+    return spark.read.format(connector.format).options(**options).load()
 
 
-def test_a_million_messages_are_read_once_each_with_their_positions(spark: Any, recorded: Recorded) -> None:
+def test_a_million_messages_are_read_once_each_with_their_positions(spark: Any, connector: Connector,
+                                                                   recorded: Recorded) -> None:
     from aeron_async.spark.reader import AeronBatchReader
 
     options = recorded.options(recordingIds=recorded.big, maxBytesPerPartition="16m")
     plan = AeronBatchReader(read_options(**options)).partitions()
     assert len(plan) == 4  # 64 MB in four ranges of 16 MB: four tasks read the one recording
-    table = load(spark, options).toArrow().sort_by("position")
+    table = load(spark, connector, {**options, **connector.read_options(recorded.archive_dir)}).toArrow().sort_by(
+        "position")
     assert table.num_rows == MILLION
     # each message's end (as Message.position): the start of the next
     assert table.column("position").combine_chunks().equals(
@@ -183,26 +193,27 @@ def test_partitions_split_a_recording_exactly_at_whole_terms(recorded: Recorded)
         assert sorted(got) == expected_messages(stream, low, high)
 
 
-def test_a_position_range_read_by_spark_is_exact(spark: Any, recorded: Recorded) -> None:
+def test_a_position_range_read_by_spark_is_exact(spark: Any, connector: Connector, recorded: Recorded) -> None:
     stream = recorded.mixed_stream
     low, high = start_of(stream, 997 * 2 + 500) + 32, start_of(stream, 11000)  # from inside a fragmented message
-    df = load(spark, recorded.options(recordingIds=recorded.mixed, maxBytesPerPartition="256k",
-                                      startingPositions=json.dumps({str(recorded.mixed): low}),
-                                      endingPositions=json.dumps({str(recorded.mixed): high})))
+    df = load(spark, connector, recorded.read(connector, recordingIds=recorded.mixed, maxBytesPerPartition="256k",
+                                              startingPositions=json.dumps({str(recorded.mixed): low}),
+                                              endingPositions=json.dumps({str(recorded.mixed): high})))
     assert rows_of(df.toArrow()) == expected_messages(stream, low, high)
 
 
-def test_a_schema_chooses_columns_and_the_rows_stay_exact(spark: Any, recorded: Recorded) -> None:
+def test_a_schema_chooses_columns_and_the_rows_stay_exact(spark: Any, connector: Connector,
+                                                          recorded: Recorded) -> None:
     stream = recorded.mixed_stream
     low, high = start_of(stream, 1000), start_of(stream, 9000)
-    options = recorded.options(recordingIds=recorded.mixed, maxBytesPerPartition="256k",
-                               startingPositions=json.dumps({str(recorded.mixed): low}),
-                               endingPositions=json.dumps({str(recorded.mixed): high}))
-    df = spark.read.format("aeron").options(**options).schema("position bigint, data binary").load()
+    options = recorded.read(connector, recordingIds=recorded.mixed, maxBytesPerPartition="256k",
+                            startingPositions=json.dumps({str(recorded.mixed): low}),
+                            endingPositions=json.dumps({str(recorded.mixed): high}))
+    df = spark.read.format(connector.format).options(**options).schema("position bigint, data binary").load()
     table = df.toArrow()
     assert table.column_names == ["position", "data"]
     assert rows_of(table) == expected_messages(stream, low, high)
-    only = spark.read.format("aeron").options(**options).schema("stream_id int not null").load()
+    only = spark.read.format(connector.format).options(**options).schema("stream_id int not null").load()
     assert only.count() == len(expected_messages(stream, low, high))
     assert {row.stream_id for row in only.distinct().collect()} == {MIXED_STREAM}
 
@@ -240,9 +251,9 @@ def test_batch_and_stream_readers_hand_spark_the_chosen_columns() -> None:
     assert output_schema(source.reader(schema=SCHEMA).options.columns) is ARROW_SCHEMA
 
 
-def test_a_schema_spark_rejects_fails_at_query_start(spark: Any, recorded: Recorded) -> None:
+def test_a_schema_spark_rejects_fails_at_query_start(spark: Any, connector: Connector, recorded: Recorded) -> None:
     with pytest.raises(Exception, match="channel bigint is not among them"):
-        spark.read.format("aeron").options(**recorded.options(recordingIds=recorded.mixed)).schema(
+        spark.read.format(connector.format).options(**recorded.read(connector, recordingIds=recorded.mixed)).schema(
             "channel bigint").load().count()
 
 
@@ -271,8 +282,9 @@ def test_spark_finds_the_source_when_installed() -> None:
 
 # --- streaming ----------------------------------------------------------------------------------
 
-def run_available_now(spark: Any, options: dict[str, str], checkpoint: str, sink: str, timeout: float = 120) -> Any:
-    query = (spark.readStream.format("aeron").options(**options).load()
+def run_available_now(spark: Any, connector: Connector, options: dict[str, str], checkpoint: str, sink: str,
+                      timeout: float = 120) -> Any:
+    query = (spark.readStream.format(connector.format).options(**options).load()
              .writeStream.format("parquet").option("path", sink).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
     assert query.awaitTermination(timeout), f"the query did not end within {timeout} s"
@@ -281,14 +293,15 @@ def run_available_now(spark: Any, options: dict[str, str], checkpoint: str, sink
 
 
 def test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once(
-        spark: Any, recorded: Recorded, tmp_path: Any) -> None:
+        spark: Any, connector: Connector, recorded: Recorded, tmp_path: Any) -> None:
     """maxRecordsPerTrigger=4000 over 12,000 messages: three micro-batches of 4000. Then the query
     is 'killed' after batch 1 was planned (its offsets logged; its output and commit never made)
     and restarted from the checkpoint: batch 1 is re-run over the same offsets, batch 2 planned
     again, and the file sink holds every message exactly once."""
     checkpoint, sink = str(tmp_path / "checkpoint"), str(tmp_path / "out")
-    options = recorded.options(recordingIds=recorded.mixed, startingPositions="earliest", maxRecordsPerTrigger=4000)
-    query = run_available_now(spark, options, checkpoint, sink)
+    options = recorded.read(connector, recordingIds=recorded.mixed, startingPositions="earliest",
+                            maxRecordsPerTrigger=4000)
+    query = run_available_now(spark, connector, options, checkpoint, sink)
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
     assert [p["numInputRows"] for p in batches] == [4000, 4000, 4000]
     offsets = [json.loads(p["sources"][0]["endOffset"]) for p in batches]
@@ -304,7 +317,7 @@ def test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once(
         for path in (os.path.join(root, folder, file), os.path.join(root, folder, f".{file}.crc")):  # and its checksum
             if os.path.exists(path):
                 os.remove(path)
-    query = run_available_now(spark, options, checkpoint, sink)
+    query = run_available_now(spark, connector, options, checkpoint, sink)
     with open(os.path.join(checkpoint, "offsets", "1")) as f:
         assert f.read() == logged
     assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0] == [4000, 4000]
@@ -313,7 +326,7 @@ def test_available_now_reads_a_recording_in_batches_and_resumes_exactly_once(
 
 
 def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
-        spark: Any, recorded: Recorded, tmp_path: Any) -> None:
+        spark: Any, connector: Connector, recorded: Recorded, tmp_path: Any) -> None:
     """A publisher keeps publishing while the query runs: the query reads in several batches,
     ends without waiting for it, and what it read is the recording from its start up to a position
     at least where the recording stood when the query was started: every message once, in order."""
@@ -340,8 +353,8 @@ def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
         wait_recorded(recorded.archive, live, 30_000 * FRAME)
         before = recorded.archive.max_recorded_position(live)
         checkpoint, sink = str(tmp_path / "checkpoint"), str(tmp_path / "out")
-        options = recorded.options(recordingIds=live, startingPositions="earliest", maxRecordsPerTrigger=12_000)
-        query = run_available_now(spark, options, checkpoint, sink)
+        options = recorded.read(connector, recordingIds=live, startingPositions="earliest", maxRecordsPerTrigger=12_000)
+        query = run_available_now(spark, connector, options, checkpoint, sink)
         assert publisher.is_alive()
         batches = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0]
         end = json.loads(query.recentProgress[-1]["sources"][0]["endOffset"])[str(live)]
@@ -368,26 +381,30 @@ def test_available_now_ends_at_where_a_growing_recording_stood_at_start(
     ({"recordingIds": "{mixed}", "startPosition": "0"}, "unknown option 'startposition'"),
 ])
 def test_bad_input_is_a_clear_error_at_query_start(
-        spark: Any, recorded: Recorded, options: dict[str, str], expected: str) -> None:
+        spark: Any, connector: Connector, recorded: Recorded, options: dict[str, str], expected: str) -> None:
+    """The same message through either connector. An archive that does not answer on its control
+    channel is read without archiveDir: a remote archive, whose catalog is not on this host."""
     resolved = {key: value.format(mixed=recorded.mixed) for key, value in options.items()}
+    given = recorded.options(**resolved) if "controlChannel" in options else recorded.read(connector, **resolved)
     with pytest.raises(Exception, match=expected):
-        load(spark, recorded.options(**resolved)).count()
+        load(spark, connector, given).count()
 
 
-def test_a_stream_of_an_unknown_recording_fails_at_start(spark: Any, recorded: Recorded, tmp_path: Any) -> None:
-    query = (spark.readStream.format("aeron").options(**recorded.options(recordingIds=987654)).load()
+def test_a_stream_of_an_unknown_recording_fails_at_start(spark: Any, connector: Connector, recorded: Recorded,
+                                                         tmp_path: Any) -> None:
+    query = (spark.readStream.format(connector.format).options(**recorded.read(connector, recordingIds=987654)).load()
              .writeStream.format("parquet").option("path", str(tmp_path / "out"))
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     with pytest.raises(Exception, match="987654"):
         query.awaitTermination(60)
 
 
-def test_a_stream_with_a_batch_only_option_fails_with_our_message_alone(spark: Any, recorded: Recorded,
-                                                                         tmp_path: Any) -> None:
+def test_a_stream_with_a_batch_only_option_fails_with_our_message_alone(spark: Any, connector: Connector,
+                                                                         recorded: Recorded, tmp_path: Any) -> None:
     """readStream with dropRepeats: our message, not followed by pyspark's UnboundLocalError."""
     with pytest.raises(Exception, match="dropRepeats applies to spark.read only") as failed:
-        query = (spark.readStream.format("aeron").options(**recorded.options(recordingIds=recorded.mixed,
-                                                                             dropRepeats="true")).load()
+        query = (spark.readStream.format(connector.format).options(**recorded.read(
+                     connector, recordingIds=recorded.mixed, dropRepeats="true")).load()
                  .writeStream.format("parquet").option("path", str(tmp_path / "out"))
                  .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
         query.awaitTermination(60)

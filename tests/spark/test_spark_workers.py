@@ -76,7 +76,11 @@ def test_a_python_without_the_package_is_refused_in_one_line(monkeypatch: pytest
 @pytest.mark.skipif(not java_available(), reason="Spark needs a JVM")
 def test_a_script_run_from_an_inactive_virtualenv_gets_its_workers_on_that_python(tmp_path: Any) -> None:
     """A script run as `.venv/bin/python app.py` with `python3` on PATH the system's (which lacks
-    the package) and no PYSPARK_PYTHON: after register(spark) a task runs in this interpreter."""
+    the package) and no PYSPARK_PYTHON: after register(spark) a task runs in this interpreter; and
+    format("aeron") is the JVM connector wherever its jar is built (register adds it to the session:
+    docs/spark.md, "The JVM connector")."""
+    from aeron_async.spark.jvm import jar_path
+
     script = tmp_path / "app.py"
     script.write_text(textwrap.dedent("""
         import sys
@@ -86,7 +90,7 @@ def test_a_script_run_from_an_inactive_virtualenv_gets_its_workers_on_that_pytho
                  .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                  .getOrCreate())
         try:
-            register(spark)
+            print("CONNECTOR", register(spark))
             print("WORKER", spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable).first())
         finally:
             spark.stop()
@@ -98,3 +102,4 @@ def test_a_script_run_from_an_inactive_virtualenv_gets_its_workers_on_that_pytho
                           timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"WORKER {sys.executable}" in done.stdout.splitlines()
+    assert f"CONNECTOR {'python' if jar_path() is None else 'jvm'}" in done.stdout.splitlines()

@@ -22,9 +22,12 @@ ARCHIVE_SETTINGS: dict[str, Any] = {"threading_mode": "SHARED", "idle_strategy":
 
 
 @contextlib.contextmanager
-def archive_beside_driver(aeron_dir: str, archive_dir: str, **overrides: Any) -> Iterator[Any]:
+def archive_beside_driver(aeron_dir: str, archive_dir: str, *, driver_settings: dict[str, Any] | None = None,
+                          **overrides: Any) -> Iterator[Any]:
+    """`overrides` go to the archive, `driver_settings` to the driver (over the suite's)."""
     settings = dict(TEST_DRIVER_SETTINGS)
     settings["spies_simulate_connection"] = True
+    settings.update(driver_settings or {})
     with aeron_async.MediaDriver.launch(aeron_dir=aeron_dir, **settings) as driver:
         with service.Archive.launch(archive_dir=archive_dir, aeron_dir=driver.aeron_dir,
                                     **{**ARCHIVE_SETTINGS, **overrides}) as archive:
@@ -32,14 +35,15 @@ def archive_beside_driver(aeron_dir: str, archive_dir: str, **overrides: Any) ->
 
 
 @contextlib.contextmanager
-def archive_clients(tmp_path_factory: Any, name: str) -> Iterator[tuple[str, str, aeron_async.Aeron, AeronArchive]]:
+def archive_clients(tmp_path_factory: Any, name: str, driver_settings: dict[str, Any] | None = None,
+                    ) -> Iterator[tuple[str, str, aeron_async.Aeron, AeronArchive]]:
     """An archive beside a driver in fresh directories (the archive's a tmp directory `name`), and a
     client and an archive client connected to them: (aeron_dir, archive_dir, client, archive). The
     aeron directory is removed afterwards."""
     aeron_dir = new_aeron_dir()
     archive_dir = str(tmp_path_factory.mktemp(name))
     try:
-        with archive_beside_driver(aeron_dir, archive_dir):
+        with archive_beside_driver(aeron_dir, archive_dir, driver_settings=driver_settings):
             with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
                     AeronArchive.connect(client, timeout=10.0) as archive:
                 yield aeron_dir, archive_dir, client, archive

@@ -167,8 +167,9 @@ public final class Options implements Serializable {
                 if (option.getKey().equalsIgnoreCase("path") && option.getValue().isEmpty()) {
                     continue;
                 }
-                throw new OptionException("unknown option " + repr(option.getKey()) + "; the options here are: "
-                    + String.join(", ", known));
+                // lower case, as Spark hands the options to options.py
+                throw new OptionException("unknown option " + repr(option.getKey().toLowerCase(Locale.ROOT))
+                    + "; the options here are: " + String.join(", ", known));
             }
             found.put(name, option.getValue());
         }

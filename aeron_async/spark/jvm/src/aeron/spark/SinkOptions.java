@@ -101,7 +101,7 @@ final class SinkOptions implements Serializable {
             }
             String name = canonical.get(key);
             if (name == null) {
-                throw new OptionException("unknown option " + Options.repr(option.getKey()) + "; the options here are: "
+                throw new OptionException("unknown option " + Options.repr(key) + "; the options here are: "
                     + String.join(", ", known));
             }
             found.put(name, option.getValue());

@@ -1,0 +1,129 @@
+"""The same queries through both connectors of the `aeron` source in the shared SparkSession
+(tests/support/spark_fixtures.py; docs/spark.md, "The JVM connector"): `format("aeron")` resolves
+to the JVM connector (its jar in spark.jars), `format("aeron_python")` is the Python source.
+compare() gives, for each query, each connector's result (or its error), and the JVM plans'
+pushdown lines; and the same writes through both sinks (`format("aeron")` the JVM's,
+`format("aeron_python")` the Python's), each to its own stream, read back with the Python source.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Any
+
+
+def rows(df: Any) -> list[list[Any]]:
+    table = df.toArrow()
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    out = [[value.hex() if isinstance(value, bytes) else value for value in row] for row in zip(*columns)]
+    return sorted(out, key=lambda row: [(0, v, "") if isinstance(v, int) else (1, 0, str(v)) for v in row])
+
+
+def run(spark: Any, fmt: str, query: dict[str, Any]) -> Any:
+    reader = spark.read.format(fmt).options(**query["options"])
+    if query.get("schema"):
+        reader = reader.schema(query["schema"])
+    df = reader.load()
+    if query.get("where"):
+        df = df.where(query["where"])
+    if query.get("select"):
+        df = df.selectExpr(*query["select"])
+    if query.get("count"):
+        return df.count()
+    return rows(df)
+
+
+def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str) -> dict[str, Any]:
+    """An AvailableNow query to Parquet: its batches' end offsets and what the sink holds."""
+    out, checkpoint = os.path.join(workdir, fmt, "out"), os.path.join(workdir, fmt, "checkpoint")
+    query = (spark.readStream.format(fmt).options(**options).load().select("position", "data", "recording_id")
+             .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    if not query.awaitTermination(300):
+        raise RuntimeError("the query did not end within 300 s")
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    offsets = [p["sources"][0]["endOffset"] for p in query.recentProgress if p["numInputRows"] > 0]
+    return {"offsets": offsets, "rows": rows(spark.read.parquet(out))}
+
+
+def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], workdir: str) -> None:
+    """A batch write of `spec["rows"]` rows in two partitions (strings of mixed sizes, fragmented ones
+    included, and a reserved_value column with nulls), or an AvailableNow stream of three text files
+    (one micro-batch each) as binary data."""
+    if spec["kind"] == "batch":
+        df = spark.range(0, spec["rows"], 1, 2).selectExpr(
+            "concat('m', id, repeat('x', CAST(id % 7 * 700 AS INT))) AS data",
+            "IF(id % 5 = 0, NULL, id DIV 500) AS reserved_value")
+        df.write.format(fmt).mode("append").options(**options).save()
+        return
+    source = os.path.join(workdir, "files")
+    if not os.path.isdir(source):
+        os.makedirs(source)
+        for index in range(3):
+            with open(os.path.join(source, f"part-{index}.txt"), "w") as out:
+                out.writelines(f"file {index} line {line} {'y' * (line * 37 % 3000)}\n" for line in range(400))
+    query = (spark.readStream.format("text").option("maxFilesPerTrigger", "1").load(source)
+             .selectExpr("CAST(value AS BINARY) AS data").writeStream.format(fmt).options(**options)
+             .option("checkpointLocation", os.path.join(workdir, fmt, "checkpoint"))
+             .trigger(availableNow=True).start())
+    if not query.awaitTermination(300):
+        raise RuntimeError("the query did not end within 300 s")
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+
+
+def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """The job's queries, streams and writes through both connectors of `spark` (a session with the
+    JVM connector's jar on its classpath and the `aeron` source registered)."""
+    results: dict[str, Any] = {"queries": []}
+    for query in job["queries"]:
+        query = {**query, "options": {**job["options"], **query.get("options", {})}}
+        found: dict[str, Any] = {"name": query["name"]}
+        for fmt in ("aeron", "aeron_python"):
+            try:
+                found[fmt] = run(spark, fmt, query)
+            except Exception as exc:  # Spark's error (its message, wrapped), for comparison
+                found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+        if query.get("plan"):
+            reader = spark.read.format("aeron").options(**query["options"]).load()
+            df = reader.where(query["where"]) if query.get("where") else reader
+            df = df.selectExpr(*query["select"]) if query.get("select") else df
+            df = df.groupBy().count() if query.get("count") else df
+            found["plan"] = df._jdf.queryExecution().executedPlan().toString()
+        results["queries"].append(found)
+    workdir = tempfile.mkdtemp(prefix="aa-connectors-")
+    try:
+        results["streams"] = []
+        for query in job.get("streams", []):
+            options = {**job["options"], **query["options"]}
+            found = {"name": query["name"]}
+            for fmt in ("aeron", "aeron_python"):
+                try:
+                    found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]))
+                except Exception as exc:
+                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            results["streams"].append(found)
+        started = time.monotonic()
+        results["writes"] = []
+        for spec in job.get("writes", []):
+            found = {"name": spec["name"]}
+            for fmt, stream_id in spec["streams"].items():
+                options = {**spec["options"], "streamId": str(stream_id)}
+                try:
+                    write(spark, fmt, spec, options, os.path.join(workdir, spec["name"]))
+                    back = spark.read.format("aeron_python").options(**job["options"]).option(
+                        "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
+                    found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
+                except Exception as exc:
+                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            results["writes"].append(found)
+        results["write_seconds"] = round(time.monotonic() - started, 1)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
