@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.LockSupport;
 
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -160,6 +161,14 @@ final class RealTimeReader implements SupportsRealTimeRead<InternalRow> {
             if (!fill()) {
                 if (System.nanoTime() - deadline >= 0) {
                     return RecordStatus.newStatusWithoutArrivalTime(false);
+                }
+                // a stopped query kills its tasks: the batch may have minutes to run (the trigger's
+                // checkpoint interval), so the idle loop ends the task at once rather than at its deadline
+                TaskContext task = TaskContext.get();
+                if (task != null) {
+                    task.killTaskIfInterrupted();
+                } else if (Thread.currentThread().isInterrupted()) {
+                    throw new IOException("aeron data source: the Real-time Mode task was interrupted");
                 }
                 LockSupport.parkNanos(IDLE_NANOS);
             }
