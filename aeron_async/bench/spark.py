@@ -33,6 +33,7 @@ from ..idle import IdleStrategy
 TRADES = ("aeron:ipc?term-length=16m", 5001)
 LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
+LIVE_JVM = ("aeron:ipc?term-length=16m", 5006)
 # the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
 # is the JVM connector (whose sink `sink` measures beside the Python one, as sink_jvm_rows_s)
 PYTHON_FORMAT = ["aeron"]
@@ -212,12 +213,15 @@ def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_
 
 
 def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, seconds: float,
-            rate: int) -> dict[str, Any]:
+            rate: int, archive_dir: str | None = None) -> dict[str, Any]:
+    """Micro-batch latency, publish to `foreachBatch`, of the Python source (figures latency_*), or of
+    the JVM connector when `archive_dir` is given (latency_jvm_*, on a stream of its own)."""
     from pyspark.sql import functions as F
 
-    archive.start_recording(*LIVE)
+    live = LIVE if archive_dir is None else LIVE_JVM
+    archive.start_recording(*live)
     client = archive.aeron
-    publication = client.add_exclusive_publication(*LIVE)
+    publication = client.add_exclusive_publication(*live)
     idle = IdleStrategy("backoff")
     while not publication.is_connected:
         idle.idle(0)
@@ -231,9 +235,13 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             if sent:
                 latencies.append((now - sent) / 1e6)
 
-    query = (spark.readStream.format(PYTHON_FORMAT[0]).option("channel", LIVE[0]).option("streamId", LIVE[1])
+    reader = spark.readStream.format(PYTHON_FORMAT[0] if archive_dir is None else "aeron")
+    if archive_dir is not None:
+        reader = reader.option("archiveDir", archive_dir)
+    key = "latency" if archive_dir is None else "latency_jvm"
+    query = (reader.option("channel", live[0]).option("streamId", live[1])
              .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load()
-             .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, "ck-live"))
+             .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, f"ck-{key}"))
              .trigger(processingTime="0 seconds").start())
     try:
         interval = 1.0 / rate
@@ -255,9 +263,9 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
     finally:
         query.stop()
         publication.close()
-    return {"latency_messages": len(latencies), "latency_rate": rate,
-            "latency_p50_ms": _percentile(latencies, 0.5) if latencies else None,
-            "latency_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+    return {f"{key}_messages": len(latencies), f"{key}_rate": rate,
+            f"{key}_p50_ms": _percentile(latencies, 0.5) if latencies else None,
+            f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
 
 
 REALTIME = ("aeron:ipc?term-length=16m", 5004)
@@ -288,11 +296,18 @@ class _LatencyWriter:
 
 
 def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, archive_dir: str,
-                     seconds: float, rate: int, writer: str, stream_id: int) -> dict[str, Any]:
+                     seconds: float, rate: int, writer: str, stream_id: int,
+                     checkpoint_interval: str = "5 minutes", warmup: float = 2.0) -> dict[str, Any]:
     """Real-time Mode through the JVM connector (docs/spark.md, "The JVM connector"): a filter and a
     projection from the recording of a live stream to a foreach writer, Python's (`writer`
     "python": each row goes to a Python worker) or one in the JVM ("jvm": aeron.spark.LatencyWriter);
-    the latency from publish (the time in the message) to the row at the writer."""
+    the latency from publish (the time in the message) to the row at the writer, measured for
+    `seconds` once the first row arrived and `warmup` seconds (at most `seconds`) more went unmeasured
+    at the rate. The trigger's duration is the checkpoint interval (`checkpoint_interval`; Spark's
+    default 5 minutes): at each
+    checkpoint Spark ends the batch's tasks, commits and starts the next batch, and rows wait
+    meanwhile; {key}_checkpoints counts those inside the measured stretch and {key}_checkpoint_pause_ms
+    is the largest latency of a batch's first row after one (None without one)."""
     channel = REALTIME[0]
     archive.start_recording(channel, stream_id)
     publication = archive.aeron.add_exclusive_publication(channel, stream_id)
@@ -314,19 +329,25 @@ def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir:
     query: Any
     if writer == "python":
         query = (frame.writeStream.foreach(_LatencyWriter(out)).outputMode("update")
-                 .option("checkpointLocation", checkpoint).trigger(realTime="5 seconds").start())
+                 .option("checkpointLocation", checkpoint).trigger(realTime=checkpoint_interval).start())
     else:
         jvm = spark.sparkContext._jvm
         query = (frame._jdf.writeStream().foreach(jvm.aeron.spark.LatencyWriter(out)).outputMode("update")
                  .option("checkpointLocation", checkpoint)
-                 .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")).start())
+                 .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime(checkpoint_interval)).start())
 
-    def measured(kind: str = "m") -> list[float]:
-        found: list[float] = []
+    def by_epoch(kind: str = "m") -> dict[int, list[float]]:
+        # a writer's file per task and batch (epoch): "...-<partition>-<epoch>.txt", rows in arrival order
+        found: dict[int, list[float]] = {}
         for name in os.listdir(out):
             with open(os.path.join(out, name)) as f:
-                found.extend(float(line[2:]) for line in f if line.startswith(kind))
+                rows = [float(line[2:]) for line in f if line.startswith(kind)]
+            if rows:
+                found.setdefault(int(name[:-len(".txt")].rsplit("-", 1)[1]), []).extend(rows)
         return found
+
+    def measured(kind: str = "m") -> list[float]:
+        return [value for rows in by_epoch(kind).values() for value in rows]
 
     sent = 0
     try:
@@ -335,29 +356,43 @@ def realtime_latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir:
         while not measured("w") and time.monotonic() < warm:
             publication.offer(time.time_ns().to_bytes(8, "little") + b"w" + bytes(23))
             time.sleep(0.05)
-        interval = 1.0 / rate
-        end = time.monotonic() + seconds
-        next_send = time.monotonic()
-        while time.monotonic() < end:
-            now = time.monotonic()
-            if now < next_send:
-                time.sleep(min(next_send - now, 0.001))
-                continue
-            while publication.offer(time.time_ns().to_bytes(8, "little") + b"m" + bytes(23)) < 0:
-                idle.idle(0)
-            sent += 1
-            next_send += interval
+
+        def send(kind: bytes, duration: float) -> int:
+            count = 0
+            interval = 1.0 / rate
+            end = time.monotonic() + duration
+            next_send = time.monotonic()
+            while time.monotonic() < end:
+                now = time.monotonic()
+                if now < next_send:
+                    time.sleep(min(next_send - now, 0.001))
+                    continue
+                while publication.offer(time.time_ns().to_bytes(8, "little") + kind + bytes(23)) < 0:
+                    idle.idle(0)
+                count += 1
+                next_send += interval
+            return count
+
+        # then the rate for a while unmeasured: the JVM compiles the path and settles its heap in
+        # the first second or so (docs/benchmarks.md, "Spark")
+        send(b"w", min(warmup, seconds))
+        sent = send(b"m", seconds)
         drain = time.monotonic() + 30
         while len(measured()) < sent and time.monotonic() < drain:
             time.sleep(0.05)
     finally:
         query.stop()
         publication.close()
-    latencies = measured()
+    epochs = by_epoch()
+    latencies = [value for rows in epochs.values() for value in rows]
+    # the batches after the first with measured rows began at a checkpoint: their first rows waited for it
+    pauses = [rows[0] for epoch, rows in sorted(epochs.items())[1:]]
     key = "realtime" if writer == "python" else "realtime_jvm_writer"
     return {f"{key}_messages": len(latencies), f"{key}_sent": sent, f"{key}_rate": rate,
             f"{key}_p50_ms": _percentile(latencies, 0.5) if latencies else None,
-            f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
+            f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None,
+            f"{key}_checkpoint_interval": checkpoint_interval, f"{key}_checkpoints": len(pauses),
+            f"{key}_checkpoint_pause_ms": max(pauses) if pauses else None}
 
 
 def sink(spark: Any, aeron_dir: str, workdir: str, messages: int, fmt: str = "", key: str = "sink") -> dict[str, Any]:
@@ -440,10 +475,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
             if connector == "jvm":
-                for writer, stream_id in (("jvm", REALTIME[1]), ("python", REALTIME[1] + 1)):
+                result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate,
+                                      os.path.join(workdir, "archive")))
+                print(json.dumps(result), flush=True)
+            if connector == "jvm":
+                # a Python foreach writer gets its rows in batches, the last at the batch's end: it
+                # runs at a 5 s checkpoint interval, or its rows would wait minutes
+                for writer, stream_id, interval in (("jvm", REALTIME[1], args.realtime_checkpoint),
+                                                    ("python", REALTIME[1] + 1, "5 seconds")):
                     result.update(realtime_latency(spark, aeron_dir, archive, workdir,
                                                    os.path.join(workdir, "archive"), args.latency_seconds,
-                                                   args.realtime_rate, writer, stream_id))
+                                                   args.realtime_rate, writer, stream_id, interval,
+                                                   args.realtime_warmup))
                     print(json.dumps(result), flush=True)
             result.update(sink(spark, aeron_dir, workdir, args.sink_messages or args.messages))
             if connector == "jvm":  # the JVM connector's sink (docs/spark.md, "The JVM connector")
@@ -463,6 +506,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency-rate", type=int, default=1000, help="messages/s of the latency stream")
     parser.add_argument("--realtime-rate", type=int, default=10_000,
                         help="messages/s of the Real-time Mode stream (JVM connector)")
+    parser.add_argument("--realtime-checkpoint", default="5 minutes",
+                        help="the Real-time Mode trigger's duration with the JVM writer: its checkpoint interval "
+                             "(Spark's default; the Python foreach writer's is 5 seconds)")
+    parser.add_argument("--realtime-warmup", type=float, default=2.0,
+                        help="seconds of the Real-time Mode stream sent unmeasured once rows arrive (at most "
+                             "--latency-seconds)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed runs of each batch query, the sources in turns (the median reported)")
     parser.add_argument("--master", default="local[*]")

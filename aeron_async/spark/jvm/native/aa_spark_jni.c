@@ -13,6 +13,10 @@
  *                   smallest and largest end position; the state's cursor left after the last one
  * recordedPosition(aeron dir, id)  an active recording's rec-pos counter (type 100, key: its id)
  *                   in the media driver's CnC file, or -1 when it has none (stopped)
+ * readerOpen/readerRead/readerClose  read(...) through a handle that keeps the recording's segment
+ *                   file mapped between calls (a reader polling an active recording, or walking a
+ *                   range batch after batch): one mapping at a time, replaced only when the walk
+ *                   crosses into another segment file, unmapped by readerClose
  *
  * A range [from, to) holds the messages whose START position is in it; a message's end position
  * must also lie in [end_low, end_high] (a pushed-down filter on the `position` column). A walk
@@ -428,6 +432,96 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_read(
     if ('\0' != error[0])
     {
         throw_io(env, error);
+    }
+}
+
+/* A kept reader (readerOpen): the recording's segment files, the mapped one kept between reads. */
+typedef struct
+{
+    segments_t segments;
+    char dir[];
+}
+reader_handle_t;
+
+JNIEXPORT jlong JNICALL Java_aeron_spark_Native_readerOpen(
+    JNIEnv *env, jclass type, jstring dir, jlong recording_id, jlong start_position, jint term_length,
+    jint segment_length)
+{
+    const char *path = (*env)->GetStringUTFChars(env, dir, NULL);
+    if (NULL == path)
+    {
+        return 0;
+    }
+    size_t length = strlen(path);
+    reader_handle_t *handle = malloc(sizeof(reader_handle_t) + length + 1);
+    if (NULL == handle)
+    {
+        (*env)->ReleaseStringUTFChars(env, dir, path);
+        throw_io(env, "no memory for a segment reader");
+        return 0;
+    }
+    memcpy(handle->dir, path, length + 1);
+    (*env)->ReleaseStringUTFChars(env, dir, path);
+    memset(&handle->segments, 0, sizeof(handle->segments));
+    handle->segments.dir = handle->dir;
+    handle->segments.recording_id = recording_id;
+    handle->segments.start_position = start_position;
+    handle->segments.stop_position = start_position;
+    handle->segments.term_length = term_length;
+    handle->segments.segment_length = segment_length;
+    handle->segments.base = -1;
+    return (jlong)(intptr_t)handle;
+}
+
+/* read(...) through the handle, up to stop_position (the recording's stop, or what it has recorded). */
+JNIEXPORT void JNICALL Java_aeron_spark_Native_readerRead(
+    JNIEnv *env, jclass type, jlong handle_address, jlong stop_position, jlongArray state_array, jobject data,
+    jobject offsets, jobject positions, jobject reserved_values)
+{
+    reader_handle_t *handle = (reader_handle_t *)(intptr_t)handle_address;
+    columns_t c = {
+        .data = (*env)->GetDirectBufferAddress(env, data),
+        .data_capacity = (*env)->GetDirectBufferCapacity(env, data),
+        .offsets = (*env)->GetDirectBufferAddress(env, offsets),
+        .positions = (*env)->GetDirectBufferAddress(env, positions),
+        .reserved_values = (*env)->GetDirectBufferAddress(env, reserved_values),
+        .row_capacity = (int32_t)((*env)->GetDirectBufferCapacity(env, positions) / 8),
+        .count_only = false, .min_end = -1, .max_end = -1,
+    };
+    jlong state[S_LENGTH];
+    (*env)->GetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
+    char error[1024] = "";
+    if (NULL == handle)
+    {
+        snprintf(error, sizeof(error), "the segment reader is closed");
+    }
+    else if (NULL == c.data || NULL == c.offsets || NULL == c.positions || NULL == c.reserved_values)
+    {
+        snprintf(error, sizeof(error), "the column buffers must be direct ByteBuffers");
+    }
+    else
+    {
+        handle->segments.stop_position = stop_position;
+        c.offsets[0] = 0;
+        if (0 == walk(&handle->segments, state, &c, error, sizeof(error)))
+        {
+            error[0] = '\0';
+            (*env)->SetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
+        }
+    }
+    if ('\0' != error[0])
+    {
+        throw_io(env, error);
+    }
+}
+
+JNIEXPORT void JNICALL Java_aeron_spark_Native_readerClose(JNIEnv *env, jclass type, jlong handle_address)
+{
+    reader_handle_t *handle = (reader_handle_t *)(intptr_t)handle_address;
+    if (NULL != handle)
+    {
+        segments_unmap(&handle->segments);
+        free(handle);
     }
 }
 

@@ -37,6 +37,8 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
     private final Filter[] filters;
     private Map<Long, Long> target;  // AvailableNow: where each recording stood when the query started
     private final Map<Long, Recording> known = new HashMap<>();
+    /** active recordings' rec-pos counters (Native.counterOpen handles), closed by stop() */
+    private final Map<Long, Long> counters = new HashMap<>();
 
     AeronMicroBatchStream(Options options, StructType schema, Filter[] filters) {
         this.options = options;
@@ -80,22 +82,37 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
 
     private Map<Long, Recording> recordings() {
         Map<Long, Recording> found = new TreeMap<>();
-        for (Recording r : AeronScan.select(options, false)) {
+        for (Recording r : AeronScan.select(options, false, known)) {
             found.put(r.id, r);
         }
         known.putAll(found);
         return found;
     }
 
-    /** Where a recording ends now: its stop position, or what an active one has recorded. */
-    private long recordedEnd(Recording r) {
+    /** Where a recording ends now: its stop position, or what an active one has recorded (its rec-pos
+     *  counter, kept open from call to call: latestOffset runs for every trigger, every few ms when idle). */
+    private synchronized long recordedEnd(Recording r) {
         if (r.stopped()) {
+            Long counter = counters.remove(r.id);
+            if (counter != null) {
+                Native.counterClose(counter);
+            }
             return r.stop;
         }
         try {
-            long position = Native.recordedPosition(options.aeronDir, r.id);
+            Long counter = counters.get(r.id);
+            if (counter == null) {
+                counter = Native.counterOpen(options.aeronDir, r.id);
+                if (counter != 0) {
+                    counters.put(r.id, counter);
+                }
+            }
+            long position = counter == 0 ? -1 : Native.counterValue(counter, r.id);
             if (position >= 0) {
                 return position;
+            }
+            if (counter != 0) {  // no longer the recording's: it stopped
+                Native.counterClose(counters.remove(r.id));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e.getMessage(), e);
@@ -366,6 +383,10 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
     }
 
     @Override
-    public void stop() {
+    public synchronized void stop() {
+        for (long counter : counters.values()) {
+            Native.counterClose(counter);
+        }
+        counters.clear();
     }
 }

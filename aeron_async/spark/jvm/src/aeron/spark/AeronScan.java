@@ -83,13 +83,21 @@ final class AeronScan implements Scan, Batch {
     }
 
     static List<Recording> catalog(String archiveDir) {
+        return catalog(archiveDir, java.util.Map.of());
+    }
+
+    /** The catalog's recordings; a recording in `known` (same id and start) keeps its channels, read
+     *  again only for the others (a stream's latestOffset lists the catalog at every trigger). */
+    static List<Recording> catalog(String archiveDir, java.util.Map<Long, Recording> known) {
         Native.load();
         try {
             long[] fields = Native.recordings(archiveDir);
             List<Recording> found = new ArrayList<>();
             for (int row = 0; row < fields.length / Native.RECORDING_FIELDS; row++) {
                 long id = fields[row * Native.RECORDING_FIELDS];
-                String[] channels = Native.channels(archiveDir, id);
+                Recording seen = known.get(id);
+                String[] channels = seen != null && seen.start == fields[row * Native.RECORDING_FIELDS + 1]
+                    ? new String[] {seen.channel, seen.strippedChannel} : Native.channels(archiveDir, id);
                 found.add(new Recording(fields, row, channels[0], channels[1]));
             }
             return found;
@@ -104,7 +112,12 @@ final class AeronScan implements Scan, Batch {
 
     /** The recordings the options choose, by id; `required`: a channel + stream with none is an error. */
     static List<Recording> select(Options options, boolean required) {
-        List<Recording> all = catalog(options.archiveDir);
+        return select(options, required, java.util.Map.of());
+    }
+
+    /** select(options, required), reusing the channels of `known` recordings (catalog(dir, known)). */
+    static List<Recording> select(Options options, boolean required, java.util.Map<Long, Recording> known) {
+        List<Recording> all = catalog(options.archiveDir, known);
         List<Recording> found = new ArrayList<>();
         if (options.recordingIds != null) {
             for (long id : options.recordingIds) {

@@ -64,6 +64,21 @@ public final class Native {
                                    ByteBuffer offsets, ByteBuffer positions, ByteBuffer reservedValues)
         throws IOException;
 
+    /** A reader of a recording's segment files that keeps the one it last read mapped between
+     *  {@link #readerRead} calls (a reader polling an active recording, a range read batch after
+     *  batch): a handle for readerRead and readerClose. */
+    public static native long readerOpen(String archiveDir, long recordingId, long startPosition, int termLength,
+                                         int segmentLength) throws IOException;
+
+    /** {@link #read} through a reader handle, up to stopPosition (the recording's stop position, or
+     *  what an active one has recorded). */
+    public static native void readerRead(long reader, long stopPosition, long[] state, ByteBuffer data,
+                                         ByteBuffer offsets, ByteBuffer positions, ByteBuffer reservedValues)
+        throws IOException;
+
+    /** Unmaps the reader's segment file and frees it; 0 is ignored. */
+    public static native void readerClose(long reader);
+
     /** An active recording's recorded position (its rec-pos counter in the driver's CnC file), -1 when none. */
     public static native long recordedPosition(String aeronDir, long recordingId) throws IOException;
 

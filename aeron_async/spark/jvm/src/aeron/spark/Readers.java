@@ -55,7 +55,8 @@ final class Readers implements PartitionReaderFactory {
         return ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
     }
 
-    /** A range's messages in batches of up to BATCH_ROWS rows; the buffers are reused batch after batch. */
+    /** A range's messages in batches of up to BATCH_ROWS rows; the buffers, and the native reader with
+     *  its mapped segment file, are reused batch after batch. */
     static final class RangeReader implements PartitionReader<ColumnarBatch> {
         private final RangePartition p;
         private final StructType schema;
@@ -66,6 +67,7 @@ final class Readers implements PartitionReaderFactory {
         private final ByteBuffer reserved = direct(8L * BATCH_ROWS);
         private ColumnarBatch batch;
         private boolean done;
+        private long reader;
 
         RangeReader(RangePartition p, StructType schema) {
             Native.load();
@@ -82,8 +84,10 @@ final class Readers implements PartitionReaderFactory {
                 state[Native.S_DATA_LENGTH] = 0;
                 long before = state[Native.S_CURSOR];
                 try {
-                    Native.read(p.archiveDir, r.id, r.start, p.limit, r.termLength, r.segmentLength, state, data,
-                        offsets, positions, reserved);
+                    if (reader == 0) {
+                        reader = Native.readerOpen(p.archiveDir, r.id, r.start, r.termLength, r.segmentLength);
+                    }
+                    Native.readerRead(reader, p.limit, state, data, offsets, positions, reserved);
                 } catch (IOException e) {
                     if (p.failOnDataLoss) {
                         throw dataLoss(p, e);
@@ -141,6 +145,10 @@ final class Readers implements PartitionReaderFactory {
         @Override
         public void close() {
             batch = null;
+            if (reader != 0) {
+                Native.readerClose(reader);
+                reader = 0;
+            }
         }
     }
 
