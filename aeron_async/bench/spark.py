@@ -451,7 +451,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         builder = spark_jvm.configure(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    connector = register(spark)
+    connector = register(spark, "python" if args.connectors == "python" else "auto")
     if args.connectors == "both" and connector != "jvm":
         raise SystemExit("bench-spark --connectors both: the JVM connector is not built (no JDK when the package was "
                          "built): python -m aeron_async.spark.jvm.build, or --connectors python")
