@@ -34,6 +34,7 @@ TRADES = ("aeron:ipc?term-length=16m", 5001)
 LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
 LIVE_JVM = ("aeron:ipc?term-length=16m", 5006)
+LIVE_JVM_WRITER = ("aeron:ipc?term-length=16m", 5008)
 # the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
 # is the JVM connector (whose sink `sink` measures beside the Python one, as sink_jvm_rows_s)
 PYTHON_FORMAT = ["aeron"]
@@ -213,12 +214,16 @@ def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_
 
 
 def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, seconds: float,
-            rate: int, archive_dir: str | None = None) -> dict[str, Any]:
-    """Micro-batch latency, publish to `foreachBatch`, of the Python source (figures latency_*), or of
-    the JVM connector when `archive_dir` is given (latency_jvm_*, on a stream of its own)."""
+            rate: int, archive_dir: str | None = None, writer: str = "python") -> dict[str, Any]:
+    """Micro-batch latency, from publish (the time in the message) to the row at the query's end, of
+    the Python source (figures latency_*), or of the JVM connector when `archive_dir` is given
+    (latency_jvm_*, on a stream of its own). The end is a Python `foreachBatch` collecting each
+    micro-batch (`writer` "python"), or, for the JVM connector, a foreach writer in the JVM
+    (`writer` "jvm": aeron.spark.LatencyWriter, figures latency_jvm_writer_*), so no Python worker
+    or py4j call is in the path."""
     from pyspark.sql import functions as F
 
-    live = LIVE if archive_dir is None else LIVE_JVM
+    live = LIVE if archive_dir is None else (LIVE_JVM if writer == "python" else LIVE_JVM_WRITER)
     archive.start_recording(*live)
     client = archive.aeron
     publication = client.add_exclusive_publication(*live)
@@ -227,6 +232,8 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
         idle.idle(0)
     publication.offer(b"0" * 32)  # the recording exists before the query starts
     latencies: list[float] = []
+    out = os.path.join(workdir, f"latency-{writer}")
+    os.makedirs(out, exist_ok=True)
 
     def measure(frame: Any, batch_id: int) -> None:
         now = time.time_ns()
@@ -235,14 +242,29 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             if sent:
                 latencies.append((now - sent) / 1e6)
 
+    def written() -> list[float]:  # the JVM writer's files: "kind latency_ms" lines
+        found: list[float] = []
+        for name in os.listdir(out):
+            with open(os.path.join(out, name)) as f:
+                found.extend(float(line[2:]) for line in f if line.startswith("m"))
+        return found
+
     reader = spark.readStream.format(PYTHON_FORMAT[0] if archive_dir is None else "aeron")
     if archive_dir is not None:
         reader = reader.option("archiveDir", archive_dir)
-    key = "latency" if archive_dir is None else "latency_jvm"
-    query = (reader.option("channel", live[0]).option("streamId", live[1])
-             .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load()
-             .writeStream.foreachBatch(measure).option("checkpointLocation", os.path.join(workdir, f"ck-{key}"))
-             .trigger(processingTime="0 seconds").start())
+    key = "latency" if archive_dir is None else ("latency_jvm" if writer == "python" else "latency_jvm_writer")
+    frame = (reader.option("channel", live[0]).option("streamId", live[1])
+             .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load())
+    checkpoint = os.path.join(workdir, f"ck-{key}")
+    query: Any
+    if writer == "python":
+        query = (frame.writeStream.foreachBatch(measure).option("checkpointLocation", checkpoint)
+                 .trigger(processingTime="0 seconds").start())
+    else:
+        jvm = spark.sparkContext._jvm
+        query = (frame.select("data")._jdf.writeStream().foreach(jvm.aeron.spark.LatencyWriter(out))
+                 .option("checkpointLocation", checkpoint)
+                 .trigger(jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(0)).start())
     try:
         interval = 1.0 / rate
         end = time.monotonic() + seconds
@@ -253,16 +275,18 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
             if now < next_send:
                 time.sleep(min(next_send - now, 0.001))
                 continue
-            while publication.offer(time.time_ns().to_bytes(8, "little") + bytes(24)) < 0:
+            while publication.offer(time.time_ns().to_bytes(8, "little") + b"m" + bytes(23)) < 0:
                 idle.idle(0)
             sent += 1
             next_send += interval
         deadline = time.monotonic() + 60
-        while len(latencies) < sent and time.monotonic() < deadline:
+        while len(latencies if writer == "python" else written()) < sent and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         query.stop()
         publication.close()
+    if writer != "python":
+        latencies = written()
     return {f"{key}_messages": len(latencies), f"{key}_rate": rate,
             f"{key}_p50_ms": _percentile(latencies, 0.5) if latencies else None,
             f"{key}_p99_ms": _percentile(latencies, 0.99) if latencies else None}
@@ -475,9 +499,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
             if connector == "jvm":
-                result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate,
-                                      os.path.join(workdir, "archive")))
-                print(json.dumps(result), flush=True)
+                for writer in ("python", "jvm"):
+                    result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate,
+                                          os.path.join(workdir, "archive"), writer))
+                    print(json.dumps(result), flush=True)
             if connector == "jvm":
                 # a Python foreach writer gets its rows in batches, the last at the batch's end: it
                 # runs at a 5 s checkpoint interval, or its rows would wait minutes

@@ -2,8 +2,8 @@
 dropRepeats natively, a batch read of a recording still being recorded, and what it cannot apply
 natively (a read without archiveDir, a write with the archive's control options) through the Python
 source. Each query runs through `format("aeron")` (the JVM connector, with archiveDir) and
-`format("aeron_python")` in one Spark session (tests/support/procs/spark_jvm_features.py) and the
-results are compared; the physical plans say which connector served.
+`format("aeron_python")` in the shared Spark session (tests/support/spark_connectors.py, features)
+and the results are compared; the physical plans say which connector served.
 
 The recorded "sink" stream is written by hand with the sink's provenance reserved values
 (aeron_async/spark/provenance.py), one exclusive publication (so one recording) per task attempt:
@@ -13,11 +13,7 @@ end-marker-tagged message inside), and an unfinished attempt still being recorde
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,9 +24,8 @@ import pytest
 import aeron_async
 from aeron_async.archive import NULL_POSITION, AeronArchive
 from aeron_async.spark import provenance
-from conftest import REPO, python_env
 from support.archive_e2e import archive_clients, wait_recorded
-from support.spark_fixtures import java_available
+from support.spark_connectors import features
 
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
 
@@ -123,17 +118,8 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         active.close()
 
 
-def jar() -> str:
-    if shutil.which("javac") is None or not java_available():
-        pytest.fail("no JDK (javac): ./dev setup installs openjdk-17-jdk-headless, which builds the JVM connector")
-    from aeron_async.spark.jvm import build
-
-    return str(build.build())
-
-
 @pytest.fixture(scope="module")
-def results(archive: Archive) -> dict[str, Any]:
-    jar()
+def results(spark: Any, archive: Archive) -> dict[str, Any]:
     a = archive.attempts
     repeats = {"channel": "aeron:ipc", "streamId": str(SINK_STREAM), "dropRepeats": "true"}
     reads = [
@@ -164,15 +150,7 @@ def results(archive: Archive) -> dict[str, Any]:
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
            "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir},
            "reads": reads, "streams": streams, "writes": writes}
-    env = python_env()
-    env["PYSPARK_PYTHON"] = sys.executable
-    done = subprocess.run([sys.executable, os.path.join(REPO, "tests", "support", "procs", "spark_jvm_features.py"),
-                           json.dumps(job)], env=env, capture_output=True, text=True, timeout=600, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    found: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
-    assert found["connector"] == "jvm"
-    return found
+    return features(spark, job)
 
 
 def expected_repeats(archive: Archive) -> list[tuple[int, bytes]]:

@@ -48,7 +48,21 @@ def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str) -> dict[
     if query.exception() is not None:
         raise RuntimeError(str(query.exception()))
     offsets = [p["sources"][0]["endOffset"] for p in query.recentProgress if p["numInputRows"] > 0]
-    return {"offsets": offsets, "rows": rows(spark.read.parquet(out))}
+    return {"offsets": offsets, "rows": rows(spark.read.parquet(out)),
+            "source": query.recentProgress[-1]["sources"][0]["description"]}
+
+
+def error(exc: Exception) -> dict[str, str]:
+    """Spark's error (its message, wrapped), for comparison."""
+    return {"error": str(exc)[:4000] or repr(exc)}
+
+
+def last_plan(spark: Any) -> str:
+    """The physical plan of the session's last SQL execution (a write's too)."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    if executions.isEmpty():
+        return ""
+    return str(executions.last().physicalPlanDescription())
 
 
 def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], workdir: str) -> None:
@@ -88,8 +102,8 @@ def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
         for fmt in ("aeron", "aeron_python"):
             try:
                 found[fmt] = run(spark, fmt, query)
-            except Exception as exc:  # Spark's error (its message, wrapped), for comparison
-                found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+            except Exception as exc:
+                found[fmt] = error(exc)
         if query.get("plan"):
             reader = spark.read.format("aeron").options(**query["options"]).load()
             df = reader.where(query["where"]) if query.get("where") else reader
@@ -107,7 +121,7 @@ def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
                 try:
                     found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]))
                 except Exception as exc:
-                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+                    found[fmt] = error(exc)
             results["streams"].append(found)
         started = time.monotonic()
         results["writes"] = []
@@ -121,9 +135,72 @@ def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
                         "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
                     found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
                 except Exception as exc:
-                    found[fmt] = {"error": str(exc)[:4000] or repr(exc)}
+                    found[fmt] = error(exc)
             results["writes"].append(found)
         results["write_seconds"] = round(time.monotonic() - started, 1)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+def features(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """The JVM connector's dropRepeats, batch reads of active recordings and what it hands to the
+    Python source (tests/spark/test_spark_jvm_features.py): per read, stream and write, each
+    connector's rows (or its error) and the physical plan Spark ran. `job["unregistered"]` is read
+    in a new session of the same context (the jar on its classpath, no `aeron_python` registered),
+    as by a JVM-only user who never called register(spark)."""
+    results: dict[str, Any] = {"reads": {}, "streams": {}, "writes": {}}
+    if job.get("unregistered"):
+        try:
+            results["unregistered"] = rows(spark.newSession().read.format("aeron").options(**job["unregistered"]).load())
+        except Exception as exc:
+            results["unregistered"] = error(exc)
+    for query in job.get("reads", []):
+        query = {**query, "options": {**job["options"], **query.get("options", {})}}
+        for name in query.get("drop", []):
+            query["options"].pop(name, None)
+        found: dict[str, Any] = {}
+        for fmt in ("aeron", "aeron_python"):
+            try:
+                reader = spark.read.format(fmt).options(**query["options"])
+                df = (reader.schema(query["schema"]) if query.get("schema") else reader).load()
+                df = df.selectExpr(*query["select"]) if query.get("select") else df
+                if query.get("count"):
+                    df = df.groupBy().count()
+                    found[fmt] = df.collect()[0][0]
+                else:
+                    found[fmt] = rows(df)
+                found[fmt + " plan"] = df._jdf.queryExecution().executedPlan().toString()
+            except Exception as exc:
+                found[fmt] = error(exc)
+        results["reads"][query["name"]] = found
+    workdir = tempfile.mkdtemp(prefix="aa-jvm-features-")
+    try:
+        for query in job.get("streams", []):
+            options = {**job["options"], **query.get("options", {})}
+            for name in query.get("drop", []):
+                options.pop(name, None)
+            found = {}
+            for fmt in ("aeron", "aeron_python"):
+                try:
+                    found[fmt] = stream(spark, fmt, options, os.path.join(workdir, query["name"]))
+                except Exception as exc:
+                    found[fmt] = error(exc)
+            results["streams"][query["name"]] = found
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    for spec in job.get("writes", []):
+        found = {}
+        for fmt, stream_id in spec["streams"].items():
+            try:
+                df = spark.range(0, spec["rows"], 1, 2).selectExpr("concat('w', id) AS data")
+                df.write.format(fmt).mode("append").options(**spec["options"]).option("streamId", str(stream_id)).save()
+                plan = last_plan(spark)
+                back = spark.read.format("aeron_python").options(**job["options"]).option(
+                    "channel", "aeron:ipc").option("streamId", str(stream_id)).load()
+                found[fmt] = rows(back.select("session_id", "position", "reserved_value", "data"))
+                found[fmt + " plan"] = plan
+            except Exception as exc:
+                found[fmt] = error(exc)
+        results["writes"][spec["name"]] = found
     return results
