@@ -43,6 +43,8 @@
 #include "logbuffer/aa_frame.h"
 #include "util/aa_error.h"
 
+#include "aa_spark_jni_segments.h"
+
 #define RECORDING_FIELDS 8
 #define FRAME_ALIGNMENT 32
 
@@ -169,62 +171,6 @@ JNIEXPORT jobjectArray JNICALL Java_aeron_spark_Native_channels(JNIEnv *env, jcl
     return result;
 }
 
-/* One recording's segment files, mapped one at a time. */
-typedef struct
-{
-    const char *dir;
-    int64_t recording_id;
-    int64_t start_position;
-    int64_t stop_position;
-    int32_t term_length;
-    int32_t segment_length;
-    int64_t base;           /* of the mapped segment, -1 when none */
-    const uint8_t *map;
-}
-segments_t;
-
-static void segments_unmap(segments_t *s)
-{
-    if (NULL != s->map)
-    {
-        munmap((void *)s->map, (size_t)s->segment_length);
-        s->map = NULL;
-        s->base = -1;
-    }
-}
-
-/* The mapped bytes from position to the end of its segment file (*available of them), or NULL. */
-static const uint8_t *segments_at(segments_t *s, int64_t position, int64_t *available, char *error, size_t length)
-{
-    int64_t base = aa_archive_segment_base_position(s->start_position, position, s->term_length, s->segment_length);
-    if (base != s->base)
-    {
-        segments_unmap(s);
-        int fd = aa_archive_segment_open(
-            s->dir, s->recording_id, base, s->segment_length, AA_ARCHIVE_SEGMENT_READ_ONLY, 0);
-        if (fd < 0)
-        {
-            snprintf(error, length, "recording %" PRId64 " at position %" PRId64 ": %s", s->recording_id, position,
-                aa_errmsg());
-            return NULL;
-        }
-        void *map = mmap(NULL, (size_t)s->segment_length, PROT_READ, MAP_SHARED, fd, 0);
-        int saved = errno;
-        close(fd);
-        if (MAP_FAILED == map)
-        {
-            snprintf(error, length, "recording %" PRId64 ": mapping its segment file at base %" PRId64 ": %s",
-                s->recording_id, base, strerror(saved));
-            return NULL;
-        }
-        s->map = map;
-        s->base = base;
-    }
-    int64_t offset = aa_archive_segment_file_offset(s->start_position, position, s->term_length, s->segment_length);
-    *available = s->segment_length - offset;
-    return s->map + offset;
-}
-
 typedef struct
 {
     uint8_t *data;
@@ -240,7 +186,7 @@ typedef struct
 columns_t;
 
 /* Walks from state[S_CURSOR]; see the file's comment. 0, or -1 with error set. */
-static int walk(segments_t *s, jlong *state, columns_t *c, char *error, size_t error_length)
+static int walk(aa_spark_segments_t *s, jlong *state, columns_t *c, char *error, size_t error_length)
 {
     const int64_t from = state[S_FROM], to = state[S_TO], end_low = state[S_END_LOW], end_high = state[S_END_HIGH];
     int64_t position = state[S_CURSOR];
@@ -277,7 +223,7 @@ static int walk(segments_t *s, jlong *state, columns_t *c, char *error, size_t e
             break;
         }
         int64_t available;
-        const uint8_t *frame = segments_at(s, position, &available, error, error_length);
+        const uint8_t *frame = aa_spark_segments_at(s, position, &available, error, error_length);
         if (NULL == frame)
         {
             return -1;
@@ -373,7 +319,7 @@ static int walk(segments_t *s, jlong *state, columns_t *c, char *error, size_t e
 }
 
 static bool segments_init(
-    JNIEnv *env, segments_t *s, jstring dir, jlong recording_id, jlong start_position, jlong stop_position,
+    JNIEnv *env, aa_spark_segments_t *s, jstring dir, jlong recording_id, jlong start_position, jlong stop_position,
     jint term_length, jint segment_length)
 {
     memset(s, 0, sizeof(*s));
@@ -387,9 +333,9 @@ static bool segments_init(
     return NULL != s->dir;
 }
 
-static void segments_close(JNIEnv *env, segments_t *s, jstring dir)
+static void segments_close(JNIEnv *env, aa_spark_segments_t *s, jstring dir)
 {
-    segments_unmap(s);
+    aa_spark_segments_unmap(s);
     (*env)->ReleaseStringUTFChars(env, dir, s->dir);
 }
 
@@ -398,7 +344,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_read(
     jint term_length, jint segment_length, jlongArray state_array, jobject data, jobject offsets, jobject positions,
     jobject reserved_values)
 {
-    segments_t s;
+    aa_spark_segments_t s;
     if (!segments_init(env, &s, dir, recording_id, start_position, stop_position, term_length, segment_length))
     {
         return;
@@ -438,7 +384,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_read(
 /* A kept reader (readerOpen): the recording's segment files, the mapped one kept between reads. */
 typedef struct
 {
-    segments_t segments;
+    aa_spark_segments_t segments;
     char dir[];
 }
 reader_handle_t;
@@ -520,7 +466,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_readerClose(JNIEnv *env, jclass t
     reader_handle_t *handle = (reader_handle_t *)(intptr_t)handle_address;
     if (NULL != handle)
     {
-        segments_unmap(&handle->segments);
+        aa_spark_segments_unmap(&handle->segments);
         free(handle);
     }
 }
@@ -529,7 +475,7 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_count(
     JNIEnv *env, jclass type, jstring dir, jlong recording_id, jlong start_position, jlong stop_position,
     jint term_length, jint segment_length, jlongArray state_array)
 {
-    segments_t s;
+    aa_spark_segments_t s;
     if (!segments_init(env, &s, dir, recording_id, start_position, stop_position, term_length, segment_length))
     {
         return NULL;

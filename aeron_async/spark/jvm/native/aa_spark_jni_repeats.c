@@ -16,18 +16,17 @@
  *   [3] its reserved value (its first fragment's, as the walk and the C poller report it)
  * `stop` is a stopped recording's stop position, or the position an active one has recorded.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <jni.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "archive/aa_archive_segment.h"
 #include "logbuffer/aa_frame.h"
 #include "util/aa_error.h"
+
+#include "aa_spark_jni_segments.h"
 
 #define PROBE_FRAME_ALIGNMENT 32
 #define PROBE_COMPLETE (AA_DATA_HEADER_BEGIN_FLAG | AA_DATA_HEADER_END_FLAG)
@@ -41,63 +40,8 @@ static void probe_throw(JNIEnv *env, const char *message)
     }
 }
 
-typedef struct
-{
-    const char *dir;
-    int64_t recording_id;
-    int64_t start_position;
-    int32_t term_length;
-    int32_t segment_length;
-    int64_t base;
-    const uint8_t *map;
-}
-probe_segments_t;
-
-static void probe_unmap(probe_segments_t *s)
-{
-    if (NULL != s->map)
-    {
-        munmap((void *)s->map, (size_t)s->segment_length);
-        s->map = NULL;
-        s->base = -1;
-    }
-}
-
-/* The frame header at position (*available bytes to the end of its segment), or NULL with error set. */
-static const aa_data_header_t *probe_at(probe_segments_t *s, int64_t position, int64_t *available, char *error,
-    size_t length)
-{
-    int64_t base = aa_archive_segment_base_position(s->start_position, position, s->term_length, s->segment_length);
-    if (base != s->base)
-    {
-        probe_unmap(s);
-        int fd = aa_archive_segment_open(
-            s->dir, s->recording_id, base, s->segment_length, AA_ARCHIVE_SEGMENT_READ_ONLY, 0);
-        if (fd < 0)
-        {
-            snprintf(error, length, "recording %" PRId64 " at position %" PRId64 ": %s", s->recording_id, position,
-                aa_errmsg());
-            return NULL;
-        }
-        void *map = mmap(NULL, (size_t)s->segment_length, PROT_READ, MAP_SHARED, fd, 0);
-        int saved = errno;
-        close(fd);
-        if (MAP_FAILED == map)
-        {
-            snprintf(error, length, "recording %" PRId64 ": mapping its segment file at base %" PRId64 ": %s",
-                s->recording_id, base, strerror(saved));
-            return NULL;
-        }
-        s->map = map;
-        s->base = base;
-    }
-    int64_t offset = aa_archive_segment_file_offset(s->start_position, position, s->term_length, s->segment_length);
-    *available = s->segment_length - offset;
-    return (const aa_data_header_t *)(s->map + offset);
-}
-
 /* 1 with *reserved_value set when a whole message starts in [start, stop), 0 when none, -1 on error. */
-static int probe_first(probe_segments_t *s, int64_t stop, int64_t *reserved_value, char *error, size_t length)
+static int probe_first(aa_spark_segments_t *s, int64_t stop, int64_t *reserved_value, char *error, size_t length)
 {
     int64_t position = s->start_position;
     bool in_message = false;
@@ -105,7 +49,8 @@ static int probe_first(probe_segments_t *s, int64_t stop, int64_t *reserved_valu
     while (position < stop)
     {
         int64_t available;
-        const aa_data_header_t *header = probe_at(s, position, &available, error, length);
+        const aa_data_header_t *header =
+            (const aa_data_header_t *)aa_spark_segments_at(s, position, &available, error, length);
         if (NULL == header)
         {
             return -1;
@@ -144,8 +89,9 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_provenanceProbe(
     JNIEnv *env, jclass type, jstring dir, jlong recording_id, jlong start_position, jlong stop_position,
     jint term_length, jint segment_length, jint initial_term_id, jint stream_id, jboolean stopped)
 {
-    probe_segments_t s = {
-        .recording_id = recording_id, .start_position = start_position, .term_length = term_length,
+    aa_spark_segments_t s = {
+        .recording_id = recording_id, .start_position = start_position, .stop_position = stop_position,
+        .term_length = term_length,
         .segment_length = segment_length, .base = -1, .map = NULL,
     };
     s.dir = (*env)->GetStringUTFChars(env, dir, NULL);
@@ -170,7 +116,8 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_provenanceProbe(
             else if (1 == rc)
             {
                 int64_t available;
-                const aa_data_header_t *header = probe_at(&s, last, &available, error, sizeof(error));
+                const aa_data_header_t *header =
+                    (const aa_data_header_t *)aa_spark_segments_at(&s, last, &available, error, sizeof(error));
                 if (NULL != header && AA_HDR_TYPE_DATA == header->frame_header.type &&
                     PROBE_COMPLETE == (header->frame_header.flags & PROBE_COMPLETE) &&
                     header->frame_header.frame_length <= PROBE_FRAME_ALIGNMENT)
@@ -191,7 +138,7 @@ JNIEXPORT jlongArray JNICALL Java_aeron_spark_Native_provenanceProbe(
             }
         }
     }
-    probe_unmap(&s);
+    aa_spark_segments_unmap(&s);
     (*env)->ReleaseStringUTFChars(env, dir, s.dir);
     if ('\0' != error[0])
     {
