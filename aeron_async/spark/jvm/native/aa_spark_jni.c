@@ -339,6 +339,35 @@ static void segments_close(JNIEnv *env, aa_spark_segments_t *s, jstring dir)
     (*env)->ReleaseStringUTFChars(env, dir, s->dir);
 }
 
+/* The walk into the Java column buffers: the state array read, walked, written back; error set
+ * (and the state left as it was) on failure. */
+static void read_into(JNIEnv *env, aa_spark_segments_t *s, jlongArray state_array, jobject data, jobject offsets,
+    jobject positions, jobject reserved_values, char *error, size_t error_length)
+{
+    columns_t c = {
+        .data = (*env)->GetDirectBufferAddress(env, data),
+        .data_capacity = (*env)->GetDirectBufferCapacity(env, data),
+        .offsets = (*env)->GetDirectBufferAddress(env, offsets),
+        .positions = (*env)->GetDirectBufferAddress(env, positions),
+        .reserved_values = (*env)->GetDirectBufferAddress(env, reserved_values),
+        .row_capacity = (int32_t)((*env)->GetDirectBufferCapacity(env, positions) / 8),
+        .count_only = false, .min_end = -1, .max_end = -1,
+    };
+    if (NULL == c.data || NULL == c.offsets || NULL == c.positions || NULL == c.reserved_values)
+    {
+        snprintf(error, error_length, "the column buffers must be direct ByteBuffers");
+        return;
+    }
+    jlong state[S_LENGTH];
+    (*env)->GetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
+    c.offsets[0] = 0;
+    if (0 == walk(s, state, &c, error, error_length))
+    {
+        error[0] = '\0';
+        (*env)->SetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
+    }
+}
+
 JNIEXPORT void JNICALL Java_aeron_spark_Native_read(
     JNIEnv *env, jclass type, jstring dir, jlong recording_id, jlong start_position, jlong stop_position,
     jint term_length, jint segment_length, jlongArray state_array, jobject data, jobject offsets, jobject positions,
@@ -349,31 +378,8 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_read(
     {
         return;
     }
-    columns_t c = {
-        .data = (*env)->GetDirectBufferAddress(env, data),
-        .data_capacity = (*env)->GetDirectBufferCapacity(env, data),
-        .offsets = (*env)->GetDirectBufferAddress(env, offsets),
-        .positions = (*env)->GetDirectBufferAddress(env, positions),
-        .reserved_values = (*env)->GetDirectBufferAddress(env, reserved_values),
-        .row_capacity = (int32_t)((*env)->GetDirectBufferCapacity(env, positions) / 8),
-        .count_only = false, .min_end = -1, .max_end = -1,
-    };
-    jlong state[S_LENGTH];
-    (*env)->GetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
     char error[1024] = "";
-    if (NULL == c.data || NULL == c.offsets || NULL == c.positions || NULL == c.reserved_values)
-    {
-        snprintf(error, sizeof(error), "the column buffers must be direct ByteBuffers");
-    }
-    else
-    {
-        c.offsets[0] = 0;
-        if (0 == walk(&s, state, &c, error, sizeof(error)))
-        {
-            error[0] = '\0';
-            (*env)->SetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
-        }
-    }
+    read_into(env, &s, state_array, data, offsets, positions, reserved_values, error, sizeof(error));
     segments_close(env, &s, dir);
     if ('\0' != error[0])
     {
@@ -425,35 +431,16 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_readerRead(
     jobject offsets, jobject positions, jobject reserved_values)
 {
     reader_handle_t *handle = (reader_handle_t *)(intptr_t)handle_address;
-    columns_t c = {
-        .data = (*env)->GetDirectBufferAddress(env, data),
-        .data_capacity = (*env)->GetDirectBufferCapacity(env, data),
-        .offsets = (*env)->GetDirectBufferAddress(env, offsets),
-        .positions = (*env)->GetDirectBufferAddress(env, positions),
-        .reserved_values = (*env)->GetDirectBufferAddress(env, reserved_values),
-        .row_capacity = (int32_t)((*env)->GetDirectBufferCapacity(env, positions) / 8),
-        .count_only = false, .min_end = -1, .max_end = -1,
-    };
-    jlong state[S_LENGTH];
-    (*env)->GetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
     char error[1024] = "";
     if (NULL == handle)
     {
         snprintf(error, sizeof(error), "the segment reader is closed");
     }
-    else if (NULL == c.data || NULL == c.offsets || NULL == c.positions || NULL == c.reserved_values)
-    {
-        snprintf(error, sizeof(error), "the column buffers must be direct ByteBuffers");
-    }
     else
     {
         handle->segments.stop_position = stop_position;
-        c.offsets[0] = 0;
-        if (0 == walk(&handle->segments, state, &c, error, sizeof(error)))
-        {
-            error[0] = '\0';
-            (*env)->SetLongArrayRegion(env, state_array, 0, S_LENGTH, state);
-        }
+        read_into(env, &handle->segments, state_array, data, offsets, positions, reserved_values, error,
+            sizeof(error));
     }
     if ('\0' != error[0])
     {
