@@ -36,17 +36,22 @@ def run(spark: Any, fmt: str, query: dict[str, Any]) -> Any:
     return rows(df)
 
 
+def finish(query: Any) -> None:
+    """An AvailableNow query run to its end (bounded), its failure raised."""
+    if not query.awaitTermination(300):
+        raise RuntimeError("the query did not end within 300 s")
+    query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+
+
 def stream(spark: Any, fmt: str, options: dict[str, str], workdir: str) -> dict[str, Any]:
     """An AvailableNow query to Parquet: its batches' end offsets and what the sink holds."""
     out, checkpoint = os.path.join(workdir, fmt, "out"), os.path.join(workdir, fmt, "checkpoint")
     query = (spark.readStream.format(fmt).options(**options).load().select("position", "data", "recording_id")
              .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
              .trigger(availableNow=True).start())
-    if not query.awaitTermination(300):
-        raise RuntimeError("the query did not end within 300 s")
-    query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(str(query.exception()))
+    finish(query)
     offsets = [p["sources"][0]["endOffset"] for p in query.recentProgress if p["numInputRows"] > 0]
     return {"offsets": offsets, "rows": rows(spark.read.parquet(out)),
             "source": query.recentProgress[-1]["sources"][0]["description"]}
@@ -85,11 +90,7 @@ def write(spark: Any, fmt: str, spec: dict[str, Any], options: dict[str, str], w
              .selectExpr("CAST(value AS BINARY) AS data").writeStream.format(fmt).options(**options)
              .option("checkpointLocation", os.path.join(workdir, fmt, "checkpoint"))
              .trigger(availableNow=True).start())
-    if not query.awaitTermination(300):
-        raise RuntimeError("the query did not end within 300 s")
-    query.stop()
-    if query.exception() is not None:
-        raise RuntimeError(str(query.exception()))
+    finish(query)
 
 
 def compare(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
