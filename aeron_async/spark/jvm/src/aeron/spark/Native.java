@@ -8,9 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The project's native library for the JVM (aa_spark_jni.c and aa_spark_jni_sink.c beside the Java
- * sources): an archive's catalog and segment files read through the C archive code, and the sink's
- * exclusive publications through the C client. Loaded once per JVM from the system
+ * The project's native library for the JVM (aa_spark_jni.c, aa_spark_jni_sink.c and
+ * aa_spark_jni_remote.c beside the Java sources): an archive's catalog and segment files read through
+ * the C archive code, the sink's exclusive publications through the C client, and a remote archive's
+ * control sessions and replays through the C client and the archive codecs. Loaded once per JVM from the system
  * property {@code aeron.spark.native} when set, else from the copy inside this jar.
  */
 public final class Native {
