@@ -1,7 +1,8 @@
 """The JVM connector serves every option of the Python source (docs/spark.md, "The JVM connector"):
-dropRepeats natively, a batch read of a recording still being recorded, and what it cannot apply
-natively (a read without archiveDir, a write with the archive's control options) through the Python
-source. Each query runs through `format("aeron")` (the JVM connector, with archiveDir) and
+dropRepeats natively, a batch read of a recording still being recorded, a batch read of a remote
+archive (no archiveDir: over the archive's control protocol, IPC and UDP), and what it cannot apply
+natively (a streaming read without archiveDir, dropRepeats without archiveDir, a write with the
+archive's control options) through the Python source. Each query runs through `format("aeron")` (the JVM connector, with archiveDir) and
 `format("aeron_python")` in the shared Spark session (tests/support/spark_connectors.py, features)
 and the results are compared; the physical plans say which connector served.
 
@@ -24,7 +25,7 @@ import pytest
 import aeron_async
 from aeron_async.archive import NULL_POSITION, AeronArchive
 from aeron_async.spark import provenance
-from support.archive_e2e import archive_clients, wait_recorded
+from support.archive_e2e import archive_clients, free_udp_port, wait_recorded
 from support.spark_connectors import features
 
 import pyspark  # noqa: F401,E402  (the spark extra: the README's test command installs it)
@@ -48,6 +49,7 @@ class Archive:
     aeron_dir: str
     archive_dir: str
     attempts: dict[str, Attempt]
+    control_port: int
 
 
 def _wait(condition: Any, what: str, timeout: float = 20.0) -> Any:
@@ -93,7 +95,10 @@ def end(kind: int, batch: int, partition: int, attempt: int) -> tuple[bytes, int
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: Any) -> Iterator[Archive]:
-    with archive_clients(tmp_path_factory, "spark-jvm-features") as (aeron_dir, archive_dir, client, archive):
+    control_port = free_udp_port()
+    with archive_clients(tmp_path_factory, "spark-jvm-features",
+                         control_channel=f"aeron:udp?endpoint=127.0.0.1:{control_port}") as (
+            aeron_dir, archive_dir, client, archive):
         archive.start_recording("aeron:ipc", SINK_STREAM)
         for streams in WRITE_STREAMS.values():
             for stream_id in streams.values():
@@ -114,7 +119,7 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         active_messages = tagged(0, 3, 0, 0, [f"live {i}".encode() for i in range(25)])
         active_id, active = publish(client, archive, active_messages, close=False)
         attempts["active"] = Attempt(active_id, active_messages)
-        yield Archive(aeron_dir, archive_dir, attempts)
+        yield Archive(aeron_dir, archive_dir, attempts, control_port)
         active.close()
 
 
@@ -132,6 +137,17 @@ def results(spark: Any, archive: Archive) -> dict[str, Any]:
         {"name": "active count", "options": {"recordingIds": str(a["active"].recording_id)}, "count": True},
         {"name": "remote", "options": {"recordingIds": str(a["plain"].recording_id)}, "drop": ["archiveDir"]},
         {"name": "bad timeout", "options": {"recordingIds": str(a["plain"].recording_id), "timeout": "soon"}},
+        {"name": "remote channel", "options": {"channel": "aeron:ipc", "streamId": str(SINK_STREAM),
+                                               "maxBytesPerPartition": "64k"}, "drop": ["archiveDir"]},
+        {"name": "remote udp", "drop": ["archiveDir"], "options": {
+            "recordingIds": f'{a["finished"].recording_id},{a["unfinished"].recording_id}',
+            "controlChannel": f"aeron:udp?endpoint=127.0.0.1:{archive.control_port}",
+            "responseChannel": f"aeron:udp?endpoint={{host}}:{free_udp_port()}",
+            "replayChannel": f"aeron:udp?endpoint={{host}}:{free_udp_port()}"}},
+        {"name": "remote unreachable", "drop": ["archiveDir"], "options": {
+            "recordingIds": str(a["plain"].recording_id), "controlStreamId": "4999", "timeout": "1"}},
+        {"name": "remote filtered", "drop": ["archiveDir"], "count": True, "options": {
+            "channel": "aeron:ipc", "streamId": str(SINK_STREAM)}, "where": "position > 2000"},
     ]
     streams = [
         {"name": "repeats", "options": {**repeats, "startingPositions": "earliest"}},
@@ -148,7 +164,8 @@ def results(spark: Any, archive: Archive) -> dict[str, Any]:
          "options": {**control, "controlChannel": "udp://archive:8010"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
-           "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir},
+           "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir,
+                            "dropRepeats": "true"},
            "reads": reads, "streams": streams, "writes": writes}
     return features(spark, job)
 
@@ -211,16 +228,17 @@ def test_a_batch_read_of_an_active_recording_reads_what_it_has_recorded(results:
     assert results["reads"]["active count"]["aeron"] == len(active.messages)
 
 
-def test_a_read_without_archive_dir_is_served_by_the_python_source(results: dict[str, Any],
-                                                                  archive: Archive) -> None:
-    """No archiveDir (a remote archive): format("aeron") plans the Python source's scan (the plan
-    says so) and gives its rows, batch and AvailableNow streaming."""
+def test_a_batch_read_without_archive_dir_is_served_natively(results: dict[str, Any], archive: Archive) -> None:
+    """No archiveDir (a remote archive): format("aeron") plans its own scan over the archive's control
+    protocol (the plan names the control channel, not the Python source) and replays each range into
+    columnar batches natively, giving the Python source's rows; a stream without archiveDir is the
+    Python source's (its AvailableNow rows and offsets)."""
     query = results["reads"]["remote"]
     assert not isinstance(query["aeron"], dict), query["aeron"]
     assert query["aeron"] == query["aeron_python"]
     assert [(bytes.fromhex(row[0]), row[5]) for row in sorted(query["aeron"], key=lambda row: row[4])] == \
         archive.attempts["plain"].messages
-    assert "(Python)" in query["aeron plan"] and "aeron " + archive.archive_dir not in query["aeron plan"], \
+    assert "(Python)" not in query["aeron plan"] and "aeron remote archive on aeron:ipc" in query["aeron plan"], \
         query["aeron plan"]
     stream = results["streams"]["remote"]
     assert "error" not in stream["aeron"], stream["aeron"]
@@ -228,6 +246,40 @@ def test_a_read_without_archive_dir_is_served_by_the_python_source(results: dict
     assert stream["aeron"]["offsets"] == stream["aeron_python"]["offsets"]
     assert len(stream["aeron"]["rows"]) == len(archive.attempts["finished"].messages)
     assert "PythonMicroBatchStream" in stream["aeron"]["source"], stream["aeron"]["source"]
+
+
+@pytest.mark.parametrize("name", ["remote channel", "remote udp"])
+def test_a_remote_batch_read_gives_the_python_sources_rows(results: dict[str, Any], archive: Archive,
+                                                           name: str) -> None:
+    """A channel + stream over IPC in ranges of one term (an active recording up to where it stands,
+    a fragmented message, messages of many lengths), and recordings by id with the control channel over UDP and the
+    answers and replays over UDP to `{host}` (this host's address): the JVM scan, the Python rows."""
+    query = results["reads"][name]
+    assert not isinstance(query["aeron"], dict), query["aeron"]
+    assert query["aeron"] == query["aeron_python"]
+    a = archive.attempts
+    chosen = ["finished", "unfinished"] if name == "remote udp" else list(a)   # every recording of the stream
+    assert sorted((row[1], bytes.fromhex(row[0])) for row in query["aeron"]) == sorted(
+        (a[n].recording_id, data) for n in chosen for data, _ in a[n].messages)
+    assert "aeron remote archive on" in query["aeron plan"] and "(Python)" not in query["aeron plan"], \
+        query["aeron plan"]
+
+
+def test_a_remote_filtered_count_counts_the_rows_spark_filters(results: dict[str, Any]) -> None:
+    """count() with a position filter of a remote archive: not answered from a catalog (there is none
+    here), the filter narrows the replay and Spark applies it again: the Python source's count."""
+    query = results["reads"]["remote filtered"]
+    assert query["aeron"] == query["aeron_python"] and query["aeron"] > 0, query
+
+
+def test_an_unreachable_remote_archive_is_the_same_error(results: dict[str, Any]) -> None:
+    """No archive on the control stream: both connectors say so at query start, in the same words."""
+    query = results["reads"]["remote unreachable"]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(query[fmt], dict), query[fmt]
+        assert "connect: no archive is listening on aeron:ipc?term-length=64k|session-id=" in query[fmt]["error"], \
+            query[fmt]
+        assert "stream 4999 (nothing connected within 1.0 s)" in query[fmt]["error"], query[fmt]
 
 
 def test_a_read_handed_to_the_python_source_needs_it_registered(results: dict[str, Any]) -> None:

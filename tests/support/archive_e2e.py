@@ -36,14 +36,14 @@ def archive_beside_driver(aeron_dir: str, archive_dir: str, *, driver_settings: 
 
 @contextlib.contextmanager
 def archive_clients(tmp_path_factory: Any, name: str, driver_settings: dict[str, Any] | None = None,
-                    ) -> Iterator[tuple[str, str, aeron_async.Aeron, AeronArchive]]:
-    """An archive beside a driver in fresh directories (the archive's a tmp directory `name`), and a
-    client and an archive client connected to them: (aeron_dir, archive_dir, client, archive). The
-    aeron directory is removed afterwards."""
+                    **overrides: Any) -> Iterator[tuple[str, str, aeron_async.Aeron, AeronArchive]]:
+    """An archive beside a driver in fresh directories (the archive's a tmp directory `name`; `overrides`
+    go to the archive), and a client and an archive client connected to them: (aeron_dir, archive_dir,
+    client, archive). The aeron directory is removed afterwards."""
     aeron_dir = new_aeron_dir()
     archive_dir = str(tmp_path_factory.mktemp(name))
     try:
-        with archive_beside_driver(aeron_dir, archive_dir, driver_settings=driver_settings):
+        with archive_beside_driver(aeron_dir, archive_dir, driver_settings=driver_settings, **overrides):
             with aeron_async.Aeron.connect(aeron_dir, driver_timeout=5.0) as client, \
                     AeronArchive.connect(client, timeout=10.0) as archive:
                 yield aeron_dir, archive_dir, client, archive

@@ -165,6 +165,7 @@ def features(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
             try:
                 reader = spark.read.format(fmt).options(**query["options"])
                 df = (reader.schema(query["schema"]) if query.get("schema") else reader).load()
+                df = df.where(query["where"]) if query.get("where") else df
                 df = df.selectExpr(*query["select"]) if query.get("select") else df
                 if query.get("count"):
                     df = df.groupBy().count()

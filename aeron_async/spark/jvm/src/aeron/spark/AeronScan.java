@@ -36,8 +36,11 @@ final class AeronScan implements Scan, Batch {
     private final StructType schema;
     private final Filter[] filters;
     private final int[] aggregates;   // null: a read of rows
+    private final java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python;
 
-    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation) {
+    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation,
+              java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python) {
+        this.python = python;
         this.given = given;
         this.schema = schema;
         this.filters = filters;
@@ -67,8 +70,24 @@ final class AeronScan implements Scan, Batch {
 
     @Override
     public String description() {
-        return "aeron " + given.get("archiveDir") + " filters " + Arrays.toString(filters)
+        String where = remote() ? "remote archive on " + option("controlChannel", "aeron:ipc?term-length=64k")
+            + " stream " + option("controlStreamId", "10") : given.get("archiveDir");
+        return "aeron " + where + " filters " + Arrays.toString(filters)
             + (aggregates == null ? "" : " aggregates " + Arrays.toString(aggregates));
+    }
+
+    private String option(String name, String fallback) {
+        for (java.util.Map.Entry<String, String> option : given.entrySet()) {
+            if (option.getKey().equalsIgnoreCase(name)) {
+                return option.getValue();
+            }
+        }
+        return fallback;
+    }
+
+    /** A read without archiveDir: a remote archive, over its control protocol (Remote). */
+    boolean remote() {
+        return option("archiveDir", null) == null;
     }
 
     @Override
@@ -79,6 +98,10 @@ final class AeronScan implements Scan, Batch {
 
     @Override
     public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpoint) {
+        if (remote() && python != null) {
+            // a streaming read of a remote archive is the Python source's (PythonDelegate)
+            return python.get().build().toMicroBatchStream(checkpoint);
+        }
         return new AeronMicroBatchStream(Options.parse(given, true), schema, filters);
     }
 
@@ -172,9 +195,72 @@ final class AeronScan implements Scan, Batch {
         return r.start;
     }
 
+    /** The recordings the options choose, from a remote archive (reader.py's select_recordings). */
+    static List<Recording> selectRemote(Remote archive, Options options) throws IOException {
+        List<Recording> found = new ArrayList<>();
+        if (options.recordingIds != null) {
+            for (long id : options.recordingIds) {
+                Recording r = archive.recording(id);
+                if (r == null) {
+                    throw new Options.OptionException("recording " + id + " (recordingIds) is not in the archive: "
+                        + "list the recordings with `aeron-async recordings list`");
+                }
+                found.add(r);
+            }
+        } else {
+            found.addAll(archive.recordings(options.channel, options.streamId));
+            if (found.isEmpty()) {
+                throw new Options.OptionException("no recording of stream " + options.streamId
+                    + " on a channel containing " + Options.repr(options.channel) + " in the archive");
+            }
+        }
+        found.sort((a, b) -> Long.compare(a.id, b.id));
+        return found;
+    }
+
+    /** reader.py's plan over a control session with the remote archive: the same recordings, ends and
+     *  ranges, each range read by a task over its own session (Readers.RemoteRangeReader). */
+    private InputPartition[] planRemote(long[] bounds) {
+        List<RangePartition> ranges = new ArrayList<>();
+        try (Remote archive = new Remote(options)) {
+            for (Recording r : selectRemote(archive, options)) {
+                long recorded = r.stopped() ? r.stop : archive.maxRecordedPosition(r.id);
+                long start = Options.resolve("startingPositions", options.starting, options.startingMap,
+                    Options.EARLIEST, r, recorded);
+                long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
+                    recorded);
+                if (end < start) {
+                    throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
+                        + " is before startingPositions " + start);
+                }
+                if (!Filters.keeps(filters, r)) {
+                    continue;
+                }
+                // Spark applies the pushed filters again (AeronScanBuilder): this only reads less
+                if (bounds[0] > Long.MIN_VALUE) {
+                    start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
+                }
+                end = Math.min(end, bounds[1]);
+                long term = r.termLength;
+                long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
+                for (long low = start; low < end; ) {
+                    long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
+                    ranges.add(new RangePartition(options, r, low, high));
+                    low = high;
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);
+        }
+        return ranges.toArray(new InputPartition[0]);
+    }
+
     @Override
     public InputPartition[] planInputPartitions() {
         long[] bounds = Filters.endBounds(filters);
+        if (options.remote) {
+            return planRemote(bounds);
+        }
         List<RangePartition> ranges = new ArrayList<>();
         List<Recording> chosen = select();
         if (options.dropRepeats) {

@@ -38,10 +38,17 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
     private StructType schema;
     private final List<Filter> pushed = new ArrayList<>();
     private Aggregation aggregation;
+    /** a read without archiveDir (a remote archive): filters narrow what is replayed and Spark applies
+     *  them again; no aggregate is answered from the catalog; a stream is the Python source's */
+    private final boolean remote;
+    private final java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python;
 
-    AeronScanBuilder(StructType schema, java.util.Map<String, String> options) {
+    AeronScanBuilder(StructType schema, java.util.Map<String, String> options, boolean remote,
+                     java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python) {
         this.schema = schema;
         this.options = options;
+        this.remote = remote;
+        this.python = python;
     }
 
     @Override
@@ -89,6 +96,9 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
         for (Filter filter : filters) {
             if (handled(filter)) {
                 pushed.add(filter);
+                if (remote) {
+                    rest.add(filter);
+                }
             } else {
                 rest.add(filter);
             }
@@ -124,12 +134,12 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
 
     @Override
     public boolean supportCompletePushDown(Aggregation aggregation) {
-        return supported(aggregation);
+        return !remote && supported(aggregation);
     }
 
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
-        if (!supported(aggregation)) {
+        if (remote || !supported(aggregation)) {
             return false;
         }
         this.aggregation = aggregation;
@@ -138,6 +148,6 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
 
     @Override
     public Scan build() {
-        return new AeronScan(options, schema, pushed.toArray(new Filter[0]), aggregation);
+        return new AeronScan(options, schema, pushed.toArray(new Filter[0]), aggregation, python);
     }
 }

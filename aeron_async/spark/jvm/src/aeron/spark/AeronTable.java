@@ -67,13 +67,17 @@ final class AeronTable implements SupportsRead, SupportsWrite {
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
         if (PythonDelegate.reads(options)) {
-            return ((SupportsRead) python("a read without archiveDir (through the archive's control channel)"))
+            return ((SupportsRead) python("a read with dropRepeats without archiveDir (through the archive's control "
+                + "channel)"))
                 .newScanBuilder(options);
         }
         if (readError != null) {
             throw readError;
         }
-        return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()));
+        boolean remote = PythonDelegate.remote(options);
+        return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()), remote,
+            remote ? () -> ((SupportsRead) python("a streaming read without archiveDir (through the archive's "
+                + "control channel)")).newScanBuilder(options) : null);
     }
 
     @Override

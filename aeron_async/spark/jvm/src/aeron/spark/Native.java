@@ -8,9 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The project's native library for the JVM (aa_spark_jni.c and aa_spark_jni_sink.c beside the Java
- * sources): an archive's catalog and segment files read through the C archive code, and the sink's
- * exclusive publications through the C client. Loaded once per JVM from the system
+ * The project's native library for the JVM (aa_spark_jni.c, aa_spark_jni_sink.c and
+ * aa_spark_jni_remote.c beside the Java sources): an archive's catalog and segment files read through
+ * the C archive code, the sink's exclusive publications through the C client, and a remote archive's
+ * control sessions and replays through the C client and the archive codecs. Loaded once per JVM from the system
  * property {@code aeron.spark.native} when set, else from the copy inside this jar.
  */
 public final class Native {
@@ -131,4 +132,36 @@ public final class Native {
     /** {recording id, recorded position} of the active recording of a session and stream (its rec-pos
      *  counter in the driver's CnC file), {-1, -1} when there is none. */
     public static native long[] recordedBySession(String aeronDir, int sessionId, int streamId) throws IOException;
+
+    /** A control session with a remote archive (aa_spark_jni_remote.c): its own client of the driver in
+     *  aeronDir, the session-id'd control and response channels; a handle for the remote* calls. */
+    public static native long remoteOpen(String aeronDir, String controlChannel, int controlStreamId,
+                                         String responseChannel, int responseStreamId, double timeoutSeconds)
+        throws IOException;
+
+    /** CloseSession, then the session's publication, subscription and client. */
+    public static native void remoteClose(long session);
+
+    /** {long[] fields (RECORDING_FIELDS a recording), String[] {original channel, stripped channel} a
+     *  recording} of recording `recordingId` (none when the archive does not know it), or with a
+     *  negative id of the recordings of `streamId` whose original channel contains `channel`. */
+    public static native Object[] remoteList(long session, long recordingId, String channel, int streamId)
+        throws IOException;
+
+    /** How far the recording has been written (its stop position once stopped). */
+    public static native long remoteMaxRecordedPosition(long session, long recordingId) throws IOException;
+
+    /** A replay of [position, position + length) to the replay channel, read for the messages starting
+     *  in [from, to): a handle for remoteReplayPoll and remoteReplayClose. */
+    public static native long remoteReplayOpen(long session, long recordingId, long position, long length,
+                                               String replayChannel, int replayStreamId, long from, long to)
+        throws IOException;
+
+    /** The next batch into the column buffers: out = {rows, data bytes the next message needs (no rows
+     *  then), 1 when the range is done, the position where the replay ended before `to` (else -1)}. */
+    public static native void remoteReplayPoll(long replay, long[] out, ByteBuffer data, ByteBuffer offsets,
+                                               ByteBuffer positions, ByteBuffer reservedValues) throws IOException;
+
+    /** StopReplay (unless it ended) and the replay's subscription; 0 is ignored. */
+    public static native void remoteReplayClose(long replay);
 }

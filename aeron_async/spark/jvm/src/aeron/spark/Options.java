@@ -48,6 +48,11 @@ public final class Options implements Serializable {
     public final long maxRecordsPerTrigger; // 0: none
     public final long maxBytesPerTrigger;   // 0: none
     public final boolean dropRepeats;       // a recorded sink stream's finished attempts only (Repeats)
+    /** no archiveDir: a batch read of a remote archive over its control protocol (Remote) */
+    public final boolean remote;
+    public final String controlChannel, responseChannel, replayChannel;
+    public final int controlStreamId, responseStreamId, replayStreamId;
+    public final double timeout;
 
     /** A malformed or inapplicable option; the message starts "aeron data source: " as OptionError's. */
     public static final class OptionException extends IllegalArgumentException {
@@ -121,7 +126,7 @@ public final class Options implements Serializable {
             found.getOrDefault("maxBytesPerPartition", Long.toString(DEFAULT_MAX_BYTES_PER_PARTITION)), 1);
         failOnDataLoss = bool("failOnDataLoss", found.getOrDefault("failOnDataLoss", "true"));
         dropRepeats = bool("dropRepeats", found.getOrDefault("dropRepeats", "false"));
-        SinkOptions.seconds("timeout", found.get("timeout"), 10.0);   // unused here, checked as options.py does
+        timeout = SinkOptions.seconds("timeout", found.get("timeout"), 10.0);
         for (String name : List.of("controlChannel", "responseChannel", "replayChannel")) {
             if (found.containsKey(name) && !found.get(name).startsWith("aeron:")) {
                 throw new OptionException(name + "=" + repr(found.get(name))
@@ -133,8 +138,18 @@ public final class Options implements Serializable {
                 integer(name, found.get(name), Integer.MIN_VALUE, Integer.MAX_VALUE);
             }
         }
+        controlChannel = found.getOrDefault("controlChannel", "aeron:ipc?term-length=64k");
+        responseChannel = found.getOrDefault("responseChannel", "aeron:ipc?term-length=64k");
+        replayChannel = found.getOrDefault("replayChannel", "aeron:ipc");
+        controlStreamId = (int) integer("controlStreamId", found.getOrDefault("controlStreamId", "10"),
+            Integer.MIN_VALUE, Integer.MAX_VALUE);
+        responseStreamId = (int) integer("responseStreamId", found.getOrDefault("responseStreamId", "20"),
+            Integer.MIN_VALUE, Integer.MAX_VALUE);
+        replayStreamId = (int) integer("replayStreamId", found.getOrDefault("replayStreamId", "1001"),
+            Integer.MIN_VALUE, Integer.MAX_VALUE);
         String dir = found.get("archiveDir");
-        if (dir == null || dir.strip().isEmpty()) {
+        remote = dir == null && !streaming;
+        if (!remote && (dir == null || dir.strip().isEmpty())) {
             throw new OptionException("the JVM connector reads the archive's catalog and segment files on each "
                 + "host: give option archiveDir (the archive's directory), or leave it out: format(\"aeron\") then "
                 + "reads through the archive's control channel with the Python source");

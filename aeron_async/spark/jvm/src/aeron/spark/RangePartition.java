@@ -19,6 +19,23 @@ final class RangePartition implements InputPartition {
     final boolean partialOk;
     /** dropRepeats: the sink's end markers are no rows (the walk skips them) */
     final boolean dropMarkers;
+    /** a remote archive's range (no archiveDir): the options its task opens a control session with */
+    final Options remote;
+
+    /** A range of a remote archive's recording, read by a replay (Readers.RemoteRangeReader). */
+    RangePartition(Options remote, Recording recording, long from, long to) {
+        this.remote = remote;
+        this.archiveDir = null;
+        this.recording = recording;
+        this.from = from;
+        this.to = to;
+        this.endLow = Long.MIN_VALUE;
+        this.endHigh = Long.MAX_VALUE;
+        this.failOnDataLoss = remote.failOnDataLoss;
+        this.limit = to;
+        this.partialOk = false;
+        this.dropMarkers = false;
+    }
 
     RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
                    boolean failOnDataLoss, long limit) {
@@ -27,6 +44,7 @@ final class RangePartition implements InputPartition {
 
     RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,
                    boolean failOnDataLoss, long limit, boolean partialOk, boolean dropMarkers) {
+        this.remote = null;
         this.partialOk = partialOk;
         this.dropMarkers = dropMarkers;
         this.limit = limit;

@@ -43,7 +43,28 @@ final class Readers implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new RangeReader((RangePartition) partition, schema);
+        RangePartition range = (RangePartition) partition;
+        return range.remote != null ? new RemoteRangeReader(range, schema) : new RangeReader(range, schema);
+    }
+
+    static ColumnarBatch columns(Recording r, StructType schema, int rows, ByteBuffer data, ByteBuffer offsets,
+                                 ByteBuffer positions, ByteBuffer reserved) {
+        StructField[] fields = schema.fields();
+        ColumnVector[] vectors = new ColumnVector[fields.length];
+        for (int i = 0; i < fields.length; i++) {
+            vectors[i] = switch (fields[i].name()) {
+                case "data" -> new Vectors.Binary(data, offsets);
+                case "position" -> new Vectors.Longs(positions);
+                case "reserved_value" -> new Vectors.Longs(reserved);
+                case "recording_id" -> new Vectors.ConstantLong(r.id);
+                case "session_id" -> new Vectors.ConstantInt(r.sessionId);
+                case "stream_id" -> new Vectors.ConstantInt(r.streamId);
+                default -> new Vectors.ConstantString(r.channel);
+            };
+        }
+        ColumnarBatch out = new ColumnarBatch(vectors);
+        out.setNumRows(rows);
+        return out;
     }
 
     static RuntimeException dataLoss(RangePartition p, IOException e) {
@@ -118,23 +139,7 @@ final class Readers implements PartitionReaderFactory {
         }
 
         private ColumnarBatch build(int rows) {
-            Recording r = p.recording;
-            StructField[] fields = schema.fields();
-            ColumnVector[] vectors = new ColumnVector[fields.length];
-            for (int i = 0; i < fields.length; i++) {
-                vectors[i] = switch (fields[i].name()) {
-                    case "data" -> new Vectors.Binary(data, offsets);
-                    case "position" -> new Vectors.Longs(positions);
-                    case "reserved_value" -> new Vectors.Longs(reserved);
-                    case "recording_id" -> new Vectors.ConstantLong(r.id);
-                    case "session_id" -> new Vectors.ConstantInt(r.sessionId);
-                    case "stream_id" -> new Vectors.ConstantInt(r.streamId);
-                    default -> new Vectors.ConstantString(r.channel);
-                };
-            }
-            ColumnarBatch out = new ColumnarBatch(vectors);
-            out.setNumRows(rows);
-            return out;
+            return columns(p.recording, schema, rows, data, offsets, positions, reserved);
         }
 
         @Override
@@ -148,6 +153,124 @@ final class Readers implements PartitionReaderFactory {
             if (reader != 0) {
                 Native.readerClose(reader);
                 reader = 0;
+            }
+        }
+    }
+
+    /** A remote archive's range (columns.py's read_range): its own control session, the range as the
+     *  archive holds it now (data loss as failOnDataLoss says), one replay polled into the column
+     *  buffers (aa_spark_jni_remote.c), which are reused batch after batch. */
+    static final class RemoteRangeReader implements PartitionReader<ColumnarBatch> {
+        private final RangePartition p;
+        private final StructType schema;
+        private final long[] out = new long[4];
+        private ByteBuffer data = direct(DATA_CAPACITY);
+        private final ByteBuffer offsets = direct(4L * (BATCH_ROWS + 1));
+        private final ByteBuffer positions = direct(8L * BATCH_ROWS);
+        private final ByteBuffer reserved = direct(8L * BATCH_ROWS);
+        private ColumnarBatch batch;
+        private boolean done;
+        private Remote archive;
+        private long replay;
+        private long high;
+
+        RemoteRangeReader(RangePartition p, StructType schema) {
+            Native.load();
+            this.p = p;
+            this.schema = schema;
+        }
+
+        private void dataLoss(String message) {
+            if (p.failOnDataLoss) {
+                throw new IllegalStateException("aeron data source: " + message
+                    + " (set failOnDataLoss=false to read what is left instead)");
+            }
+            System.err.println("aeron data source: " + message + "; reading what is left (failOnDataLoss=false)");
+        }
+
+        /** columns.py's _bounds, then the replay: false when nothing of the range is left. */
+        private boolean open() throws IOException {
+            archive = new Remote(p.remote);
+            long id = p.recording.id;
+            int term = p.recording.termLength;
+            Recording now = archive.recording(id);
+            if (now == null) {
+                dataLoss("recording " + id + " is gone from the archive (purged): [" + p.from + ", " + p.to
+                    + ") cannot be read");
+                return false;
+            }
+            long low = p.from;
+            high = p.to;
+            if (low < now.start) {
+                dataLoss("recording " + id + " now starts at " + now.start + ": [" + low + ", " + now.start
+                    + ") is gone");
+                low = now.start;
+            }
+            if (now.stopped() && high > now.stop) {
+                dataLoss("recording " + id + " now stops at " + now.stop + " (truncated): ["
+                    + Math.max(low, now.stop) + ", " + high + ") is gone");
+                high = now.stop;
+            }
+            if (low >= high) {
+                return false;
+            }
+            long from = Math.max(now.start, AeronScan.floorTerm(low, term));
+            long to = -Math.floorDiv(-high, (long) term) * term;
+            if (now.stopped()) {
+                to = Math.min(to, now.stop);
+            }
+            replay = Native.remoteReplayOpen(archive.session, id, from, to - from,
+                Remote.localChannel(p.remote.replayChannel), p.remote.replayStreamId, low, high);
+            return true;
+        }
+
+        @Override
+        public boolean next() throws IOException {
+            try {
+                if (!done && archive == null && !open()) {
+                    done = true;
+                }
+                while (!done) {
+                    Native.remoteReplayPoll(replay, out, data, offsets, positions, reserved);
+                    if (out[1] > 0) {
+                        if (out[1] > Integer.MAX_VALUE) {
+                            throw new IOException("a message of at least " + out[1]
+                                + " bytes does not fit a binary column");
+                        }
+                        data = direct(Math.max(out[1], Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
+                        continue;
+                    }
+                    done = out[2] == 1;
+                    if (out[3] >= 0) {
+                        dataLoss("the replay of recording " + p.recording.id + " ended at " + out[3] + ", before "
+                            + high + ": the recording was truncated or purged while it was read");
+                    }
+                    if (out[0] > 0) {
+                        batch = columns(p.recording, schema, (int) out[0], data, offsets, positions, reserved);
+                        return true;
+                    }
+                }
+            } catch (IOException e) {
+                throw new IOException("aeron data source: " + e.getMessage(), e);
+            }
+            return false;
+        }
+
+        @Override
+        public ColumnarBatch get() {
+            return batch;
+        }
+
+        @Override
+        public void close() {
+            batch = null;
+            if (replay != 0) {
+                Native.remoteReplayClose(replay);
+                replay = 0;
+            }
+            if (archive != null) {
+                archive.close();
+                archive = null;
             }
         }
     }

@@ -1,0 +1,76 @@
+package aeron.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A control session with a remote archive (a read without archiveDir; docs/spark.md, "The JVM
+ * connector"), through the native library (aa_spark_jni_remote.c), as aeron_async/spark/columns.py's
+ * open_archive: the options' control and response channels, `{host}` replaced by this host's address.
+ */
+final class Remote implements AutoCloseable {
+    final long session;
+
+    Remote(Options options) {
+        Native.load();
+        try {
+            session = Native.remoteOpen(options.aeronDir, options.controlChannel, options.controlStreamId,
+                localChannel(options.responseChannel), options.responseStreamId, options.timeout);
+        } catch (IOException e) {
+            throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);
+        }
+    }
+
+    /** `channel` with `{host}` replaced by this host's address (the environment variable
+     *  AERON_SPARK_HOST where set, else the address its host name resolves to): columns.py's local_channel. */
+    static String localChannel(String channel) {
+        if (!channel.contains("{host}")) {
+            return channel;
+        }
+        String host = System.getenv("AERON_SPARK_HOST");
+        if (host == null || host.isEmpty()) {
+            try {
+                host = InetAddress.getByName(InetAddress.getLocalHost().getHostName()).getHostAddress();
+            } catch (UnknownHostException e) {
+                throw new UncheckedIOException("aeron data source: this host's address for {host}: " + e.getMessage()
+                    + " (set AERON_SPARK_HOST)", e);
+            }
+        }
+        return channel.replace("{host}", host);
+    }
+
+    /** Recording `id` (null when the archive does not know it). */
+    Recording recording(long id) throws IOException {
+        List<Recording> found = list(id, null, 0);
+        return found.isEmpty() ? null : found.get(0);
+    }
+
+    /** The recordings of a stream whose original channel contains `channel` (ListRecordingsForUri). */
+    List<Recording> recordings(String channel, int streamId) throws IOException {
+        return list(-1, channel, streamId);
+    }
+
+    private List<Recording> list(long id, String channel, int streamId) throws IOException {
+        Object[] found = Native.remoteList(session, id, channel, streamId);
+        long[] fields = (long[]) found[0];
+        String[] channels = (String[]) found[1];
+        List<Recording> out = new ArrayList<>();
+        for (int row = 0; row < fields.length / Native.RECORDING_FIELDS; row++) {
+            out.add(new Recording(fields, row, channels[2 * row], channels[2 * row + 1]));
+        }
+        return out;
+    }
+
+    long maxRecordedPosition(long id) throws IOException {
+        return Native.remoteMaxRecordedPosition(session, id);
+    }
+
+    @Override
+    public void close() {
+        Native.remoteClose(session);
+    }
+}
