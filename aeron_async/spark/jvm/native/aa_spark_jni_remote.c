@@ -5,7 +5,9 @@
  *
  * remoteOpen(aeron dir, control channel, control stream, response channel, response stream, timeout s)
  *     a control session (its own client of the local driver; session-id'd control and response
- *     channels, AuthConnect without credentials): a handle
+ *     channels, AuthConnect with the client's credentials from the environment as the Python client
+ *     sends them: AERON_ARCHIVE_CLIENT_CREDENTIALS, else the file AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE
+ *     names, else none): a handle
  * remoteList(session, recording id, channel, stream id)   the descriptors of one recording (id >= 0;
  *     none when the archive does not know it) or of a channel + stream (ListRecordingsForUri, paged):
  *     {long[] fields (Native.RECORDING_FIELDS a recording), String[] {original, stripped} channels}
@@ -22,6 +24,7 @@
  *
  * Errors throw java.io.IOException with the Python client's texts (aeron_async/archive/_session.py).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <jni.h>
 #include <stdbool.h>
@@ -436,6 +439,56 @@ static void close_remote(remote_t *r)
     free(r);
 }
 
+#define CREDENTIALS_ENV "AERON_ARCHIVE_CLIENT_CREDENTIALS"
+#define CREDENTIALS_FILE_ENV "AERON_ARCHIVE_CLIENT_CREDENTIALS_FILE"
+#define CREDENTIALS_FILE_MAX (1024 * 1024) /* as aeron_async/archive/auth.py's CREDENTIALS_FILE_MAX */
+
+/* The client's credentials as aeron_async/archive/auth.py's credentials_from_environment reads
+ * them: the variable's value, else the file's content (held to the rule of every file of secrets,
+ * its last newline dropped), else none (*out NULL). -1 with the error set when the file is refused. */
+static int credentials_from_environment(uint8_t **out, int64_t *length)
+{
+    *out = NULL;
+    *length = 0;
+    const char *value = getenv(CREDENTIALS_ENV);
+    if (NULL != value && '\0' != value[0])
+    {
+        *length = (int64_t)strlen(value);
+        *out = malloc((size_t)*length);
+        if (NULL == *out)
+        {
+            AA_SET_ERR(ENOMEM, "connect: no memory for the credentials of %s", CREDENTIALS_ENV);
+            return -1;
+        }
+        memcpy(*out, value, (size_t)*length);
+        return 0;
+    }
+    const char *path = getenv(CREDENTIALS_FILE_ENV);
+    if (NULL == path || '\0' == path[0])
+    {
+        return 0;
+    }
+    uint8_t *buffer = malloc(CREDENTIALS_FILE_MAX);
+    if (NULL == buffer)
+    {
+        AA_SET_ERR(ENOMEM, "connect: no memory for the credentials file of %s", CREDENTIALS_FILE_ENV);
+        return -1;
+    }
+    int64_t read = aa_secret_file_read(CREDENTIALS_FILE_ENV, path, buffer, CREDENTIALS_FILE_MAX);
+    if (read < 0)
+    {
+        free(buffer);
+        return -1;
+    }
+    if (read > 0 && '\n' == buffer[read - 1])
+    {
+        read--;
+    }
+    *out = buffer;
+    *length = read;
+    return 0;
+}
+
 static int open_remote(remote_t *r, const char *dir, const char *control, int32_t control_stream_id,
     const char *response, int32_t response_stream_id)
 {
@@ -475,9 +528,17 @@ static int open_remote(remote_t *r, const char *dir, const char *control, int32_
     {
         return -1;
     }
+    uint8_t *credentials = NULL;
+    int64_t credentials_length = 0;
+    if (credentials_from_environment(&credentials, &credentials_length) < 0)
+    {
+        return -1;
+    }
     aa_archive_message_t msg;
     memset(&msg, 0, sizeof(msg));
     msg.template_id = AA_ARCHIVE_TEMPLATE_AUTH_CONNECT_REQUEST;
+    msg.auth_connect_request.encoded_credentials.data = credentials;
+    msg.auth_connect_request.encoded_credentials.length = (uint32_t)credentials_length;
     int64_t correlation = ++r->correlation_id;
     msg.auth_connect_request.correlation_id = correlation;
     msg.auth_connect_request.response_stream_id = response_stream_id;
@@ -489,7 +550,13 @@ static int open_remote(remote_t *r, const char *dir, const char *control, int32_
     msg.auth_connect_request.client_info.length = (uint32_t)strlen(info);
     answer_t a;
     memset(&a, 0, sizeof(a));
-    if (exchange(r, "connect", &msg, &correlation, &a, false) < 0)
+    int rc = exchange(r, "connect", &msg, &correlation, &a, false);
+    if (NULL != credentials)
+    {
+        memset(credentials, 0, (size_t)credentials_length);
+        free(credentials);
+    }
+    if (rc < 0)
     {
         return -1;
     }
