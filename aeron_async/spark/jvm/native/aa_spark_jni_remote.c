@@ -346,6 +346,15 @@ static int await_answer(remote_t *r, const char *operation, int64_t correlation_
                 snprintf(a->error, sizeof(a->error), "%.*s", (int)c->error_message.length,
                     (const char *)c->error_message.data);
             }
+            else if (AA_ARCHIVE_TEMPLATE_CHALLENGE == msg.template_id &&
+                msg.challenge.correlation_id == correlation_id)
+            {
+                /* as the Python client without an on_challenge handler (aeron_async/archive/_session.py) */
+                AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s", "connect: the archive challenged the credentials and no "
+                    "on_challenge handler was given: pass on_challenge=<function of the challenge bytes returning "
+                    "credentials>");
+                return -1;
+            }
             else if (AA_ARCHIVE_TEMPLATE_RECORDING_DESCRIPTOR == msg.template_id)
             {
                 aa_archive_recording_descriptor_t *d = &msg.recording_descriptor;
