@@ -24,8 +24,8 @@
  * and stops outside a message: it never returns part of one. The walk's limit is the recording's
  * stop position, or for an active recording a position it has recorded (state[S_PARTIAL_OK] = 1:
  * a message only partly recorded there ends the walk before it, as if it were not yet written);
- * with state[S_DROP_MARKERS] = 1 (dropRepeats) the sink's end markers are skipped. Errors throw java.io.IOException with
- * the C layer's message.
+ * with state[S_DROP_MARKERS] = 1 (dropRepeats) the sink's end markers are skipped. Errors throw
+ * java.io.IOException with the C layer's message.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -37,6 +37,8 @@
 #include "aeron_async.h"
 #include "util/aa_error.h"
 
+#include "aa_spark_jni_client.h"
+
 #define RESPONSE_CAPACITY (1 << 16)
 #define RESPONSE_MESSAGES 64
 #define LIST_PAGE 256
@@ -87,19 +89,6 @@ static void throw_errmsg(JNIEnv *env)
     throw_io(env, aa_errmsg());
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_briefly(void)
-{
-    struct timespec pause = { 0, 100000 };
-    nanosleep(&pause, NULL);
-}
-
 /* `channel` with `param=value` added ('|' after a '?', else '?') */
 static void with_param(char *out, size_t capacity, const char *channel, const char *param, int64_t value)
 {
@@ -125,59 +114,6 @@ static int32_t new_session_id(void)
     return (int32_t)((1 << 16) + random() % ((1L << 31) - 1 - (1 << 16)));
 }
 
-/* a subscription; `registration_id` (when not NULL): the id the driver registered it under */
-static aa_subscription_t *add_subscription(aa_client_t *client, const char *channel, int32_t stream_id,
-    int64_t timeout_ms, int64_t *registration_id)
-{
-    aa_subscription_t *subscription = NULL;
-    int64_t correlation_id = aa_client_async_add_subscription(client, channel, stream_id);
-    if (NULL != registration_id)
-    {
-        *registration_id = correlation_id;
-    }
-    int rc = correlation_id < 0 ? -1 : 0;
-    int64_t deadline = now_ms() + timeout_ms;
-    while (0 == rc)
-    {
-        rc = aa_client_async_add_subscription_poll(client, correlation_id, &subscription);
-        if (0 == rc)
-        {
-            if (now_ms() > deadline)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_TIMEOUT, "the media driver did not add the subscription of %s within %"
-                    PRId64 " ms", channel, timeout_ms);
-                return NULL;
-            }
-            pause_briefly();
-        }
-    }
-    return rc < 0 ? NULL : subscription;
-}
-
-static aa_publication_t *add_publication(aa_client_t *client, const char *channel, int32_t stream_id,
-    int64_t timeout_ms)
-{
-    aa_publication_t *publication = NULL;
-    int64_t correlation_id = aa_client_async_add_publication(client, channel, stream_id, true);
-    int rc = correlation_id < 0 ? -1 : 0;
-    int64_t deadline = now_ms() + timeout_ms;
-    while (0 == rc)
-    {
-        rc = aa_client_async_add_publication_poll(client, correlation_id, &publication);
-        if (0 == rc)
-        {
-            if (now_ms() > deadline)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_TIMEOUT, "the media driver did not add the publication of %s within %"
-                    PRId64 " ms", channel, timeout_ms);
-                return NULL;
-            }
-            pause_briefly();
-        }
-    }
-    return rc < 0 ? NULL : publication;
-}
-
 /* sends msg (its correlation id set by the caller) within the timeout; -1 with the error set */
 static int send_request(remote_t *r, const char *operation, aa_archive_message_t *msg)
 {
@@ -187,13 +123,13 @@ static int send_request(remote_t *r, const char *operation, aa_archive_message_t
     {
         return -1;
     }
-    int64_t deadline = now_ms() + r->timeout_ms;
+    int64_t deadline = aa_spark_now_ms() + r->timeout_ms;
     while (true)
     {
         int64_t result = aa_publication_offer(r->request, buffer, (size_t)length, 0);
         if (result >= 0)
         {
-            r->last_request_ms = now_ms();
+            r->last_request_ms = aa_spark_now_ms();
             return 0;
         }
         bool listening = aa_publication_is_connected(r->request);
@@ -203,7 +139,7 @@ static int send_request(remote_t *r, const char *operation, aa_archive_message_t
                 "publication lost its subscriber): the archive stopped or closed the session", operation);
             return -1;
         }
-        if (now_ms() >= deadline)
+        if (aa_spark_now_ms() >= deadline)
         {
             if (!listening)
             {
@@ -219,13 +155,13 @@ static int send_request(remote_t *r, const char *operation, aa_archive_message_t
             }
             return -1;
         }
-        pause_briefly();
+        aa_spark_pause();
     }
 }
 
 static void keep_alive(remote_t *r)
 {
-    if (r->session_id < 0 || now_ms() - r->last_request_ms < KEEP_ALIVE_MS)
+    if (r->session_id < 0 || aa_spark_now_ms() - r->last_request_ms < KEEP_ALIVE_MS)
     {
         return;
     }
@@ -238,7 +174,7 @@ static void keep_alive(remote_t *r)
     int64_t length = aa_archive_encode(buffer, sizeof(buffer), &msg);
     if (length > 0 && aa_publication_offer(r->request, buffer, (size_t)length, 0) >= 0)
     {
-        r->last_request_ms = now_ms();
+        r->last_request_ms = aa_spark_now_ms();
     }
 }
 
@@ -318,7 +254,7 @@ static void free_answer(answer_t *a)
  * the error set on a timeout or a lost session */
 static int await_answer(remote_t *r, const char *operation, int64_t correlation_id, answer_t *a)
 {
-    int64_t deadline = now_ms() + r->timeout_ms;
+    int64_t deadline = aa_spark_now_ms() + r->timeout_ms;
     int32_t before = a->count;
     while (true)
     {
@@ -367,7 +303,7 @@ static int await_answer(remote_t *r, const char *operation, int64_t correlation_
                     AA_SET_ERR(AA_ERROR_CODE_GENERIC_ERROR, "%s: out of memory", operation);
                     return -1;
                 }
-                deadline = now_ms() + r->timeout_ms;
+                deadline = aa_spark_now_ms() + r->timeout_ms;
             }
         }
         if (a->answered || (a->want > 0 && a->count - before >= a->want))
@@ -380,14 +316,14 @@ static int await_answer(remote_t *r, const char *operation, int64_t correlation_
         }
         if (0 == n)
         {
-            if (now_ms() >= deadline)
+            if (aa_spark_now_ms() >= deadline)
             {
                 AA_SET_ERR(AA_ERROR_CODE_TIMEOUT, "%s: no answer from the archive within %s s (correlation id %"
                     PRId64 "); raise the timeout, or check that the archive is running", operation, r->timeout_text,
                     correlation_id);
                 return -1;
             }
-            pause_briefly();
+            aa_spark_pause();
         }
     }
 }
@@ -521,7 +457,8 @@ static int open_remote(remote_t *r, const char *dir, const char *control, int32_
         with_param(request_channel, sizeof(request_channel), control, "session-id", new_session_id());
     }
     int64_t registration_id;
-    r->response = add_subscription(r->client, response_channel, response_stream_id, r->timeout_ms, &registration_id);
+    r->response = aa_spark_add_subscription(r->client, response_channel, response_stream_id, r->timeout_ms,
+        &registration_id);
     if (NULL == r->response)
     {
         return -1;
@@ -532,7 +469,8 @@ static int open_remote(remote_t *r, const char *dir, const char *control, int32_
     }
     snprintf(r->control_channel, sizeof(r->control_channel), "%s", request_channel);
     r->control_stream_id = control_stream_id;
-    r->request = add_publication(r->client, request_channel, control_stream_id, r->timeout_ms);
+    r->request = aa_spark_add_publication(r->client, request_channel, control_stream_id, true, r->timeout_ms,
+        "timeout");
     if (NULL == r->request)
     {
         return -1;
@@ -831,22 +769,22 @@ static int open_replay(replay_t *p, const char *channel, int32_t stream_id, int6
     p->replay_session_id = a.relevant_id;
     char replay_channel[1024];
     with_param(replay_channel, sizeof(replay_channel), channel, "session-id", (int32_t)a.relevant_id);
-    p->subscription = add_subscription(r->client, replay_channel, stream_id, r->timeout_ms, NULL);
+    p->subscription = aa_spark_add_subscription(r->client, replay_channel, stream_id, r->timeout_ms, NULL);
     if (NULL == p->subscription)
     {
         return -1;
     }
-    int64_t deadline = now_ms() + r->timeout_ms;
+    int64_t deadline = aa_spark_now_ms() + r->timeout_ms;
     while (0 == aa_subscription_images(p->subscription, &p->image, 1))
     {
-        if (now_ms() > deadline)
+        if (aa_spark_now_ms() > deadline)
         {
             AA_SET_ERR(AA_ERROR_CODE_TIMEOUT, "the replay of recording %" PRId64 " on %s stream %" PRId32 " did not "
                 "connect within %s s: check replayChannel", p->recording_id, channel, stream_id, r->timeout_text);
             return -1;
         }
         keep_alive(r);
-        pause_briefly();
+        aa_spark_pause();
     }
     p->columns.from_position = p->low;
     p->columns.to_position = p->high;
@@ -909,7 +847,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_remoteReplayPoll(JNIEnv *env, jcl
         return;
     }
     remote_t *r = p->remote;
-    int64_t last_position = -1, last_progress = now_ms(), first_row = now_ms();
+    int64_t last_position = -1, last_progress = aa_spark_now_ms(), first_row = aa_spark_now_ms();
     while (true)
     {
         /* the end of stream as it was BEFORE this poll: everything up to it is in the log then */
@@ -921,7 +859,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_remoteReplayPoll(JNIEnv *env, jcl
             result[1] = c->required;
             break;
         }
-        int64_t now = now_ms();
+        int64_t now = aa_spark_now_ms();
         if (added > 0 && c->rows == added)
         {
             first_row = now;
@@ -969,7 +907,7 @@ JNIEXPORT void JNICALL Java_aeron_spark_Native_remoteReplayPoll(JNIEnv *env, jcl
             return;
         }
         keep_alive(r);
-        pause_briefly();
+        aa_spark_pause();
     }
     result[0] = c->rows;
     (*env)->SetLongArrayRegion(env, out, 0, 4, result);

@@ -27,6 +27,8 @@
 #include "aeron_async.h"
 #include "util/aa_error.h"
 
+#include "aa_spark_jni_client.h"
+
 #define OFFER_CHUNK 256
 
 static void throw_sink(JNIEnv *env, const char *what)
@@ -38,13 +40,6 @@ static void throw_sink(JNIEnv *env, const char *what)
     {
         (*env)->ThrowNew(env, type, message);
     }
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 JNIEXPORT jlong JNICALL Java_aeron_spark_Native_clientConnect(
@@ -84,28 +79,10 @@ JNIEXPORT jlong JNICALL Java_aeron_spark_Native_publicationAdd(
     {
         return 0;
     }
-    aa_publication_t *publication = NULL;
-    int64_t correlation_id = aa_client_async_add_publication(client, uri, stream_id, true);
+    aa_publication_t *publication = aa_spark_add_publication(client, uri, stream_id, true, timeout_ms,
+        "connectTimeout");
     (*env)->ReleaseStringUTFChars(env, channel, uri);
-    int rc = correlation_id < 0 ? -1 : 0;
-    int64_t deadline = now_ms() + timeout_ms;
-    while (0 == rc)
-    {
-        rc = aa_client_async_add_publication_poll(client, correlation_id, &publication);
-        if (0 == rc)
-        {
-            if (now_ms() > deadline)
-            {
-                AA_SET_ERR(AA_ERROR_CODE_TIMEOUT, "the media driver did not answer within %" PRId64 " ms (option "
-                    "connectTimeout)", (int64_t)timeout_ms);
-                rc = -1;
-                break;
-            }
-            struct timespec pause = { 0, 100000 };
-            nanosleep(&pause, NULL);
-        }
-    }
-    if (rc < 0 || NULL == publication)
+    if (NULL == publication)
     {
         throw_sink(env, "the aeron sink cannot add its publication");
         return 0;

@@ -218,6 +218,36 @@ final class AeronScan implements Scan, Batch {
         return found;
     }
 
+    /** reader.py's plan of one recording: [start, end) from the options (checked against what it has
+     *  recorded), left out by the pushed filters on its constant columns, narrowed to the terms that can
+     *  hold a message ending in the pushed position bounds (a message ending in [low, high] starts in
+     *  the term of its last byte, before high), cut at whole terms of about maxBytesPerPartition. */
+    private void cut(Recording r, long recorded, long[] bounds, List<RangePartition> ranges,
+                     java.util.function.BiFunction<Long, Long, RangePartition> range) {
+        long start = Options.resolve("startingPositions", options.starting, options.startingMap,
+            Options.EARLIEST, r, recorded);
+        long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
+            recorded);
+        if (end < start) {
+            throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
+                + " is before startingPositions " + start);
+        }
+        if (!Filters.keeps(filters, r)) {
+            return;
+        }
+        if (bounds[0] > Long.MIN_VALUE) {
+            start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
+        }
+        end = Math.min(end, bounds[1]);
+        long term = r.termLength;
+        long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
+        for (long low = start; low < end; ) {
+            long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
+            ranges.add(range.apply(low, high));
+            low = high;
+        }
+    }
+
     /** reader.py's plan over a control session with the remote archive: the same recordings, ends and
      *  ranges, each range read by a task over its own session (Readers.RemoteRangeReader). */
     private InputPartition[] planRemote(long[] bounds) {
@@ -225,29 +255,8 @@ final class AeronScan implements Scan, Batch {
         try (Remote archive = new Remote(options)) {
             for (Recording r : selectRemote(archive, options)) {
                 long recorded = r.stopped() ? r.stop : archive.maxRecordedPosition(r.id);
-                long start = Options.resolve("startingPositions", options.starting, options.startingMap,
-                    Options.EARLIEST, r, recorded);
-                long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
-                    recorded);
-                if (end < start) {
-                    throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
-                        + " is before startingPositions " + start);
-                }
-                if (!Filters.keeps(filters, r)) {
-                    continue;
-                }
-                // Spark applies the pushed filters again (AeronScanBuilder): this only reads less
-                if (bounds[0] > Long.MIN_VALUE) {
-                    start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
-                }
-                end = Math.min(end, bounds[1]);
-                long term = r.termLength;
-                long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
-                for (long low = start; low < end; ) {
-                    long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
-                    ranges.add(new RangePartition(options, r, low, high));
-                    low = high;
-                }
+                // Spark applies the pushed filters again (AeronScanBuilder): the bounds only read less
+                cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options, r, low, high));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);
@@ -269,30 +278,8 @@ final class AeronScan implements Scan, Batch {
         for (Recording r : chosen) {
             // an active recording is read up to where it stands now (reader.py's recorded_end)
             long recorded = recordedEnd(options, r);
-            long start = Options.resolve("startingPositions", options.starting, options.startingMap,
-                Options.EARLIEST, r, recorded);
-            long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
-                recorded);
-            if (end < start) {
-                throw new Options.OptionException("recording " + r.id + ": endingPositions " + end
-                    + " is before startingPositions " + start);
-            }
-            if (!Filters.keeps(filters, r)) {
-                continue;
-            }
-            // a message ending in [low, high] starts in the term of its last byte, before high
-            if (bounds[0] > Long.MIN_VALUE) {
-                start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
-            }
-            end = Math.min(end, bounds[1]);
-            long term = r.termLength;
-            long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
-            for (long low = start; low < end; ) {
-                long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
-                ranges.add(new RangePartition(options.archiveDir, r, low, high, bounds[0], bounds[1],
-                    options.failOnDataLoss, recorded, !r.stopped(), options.dropRepeats));
-                low = high;
-            }
+            cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options.archiveDir, r, low, high,
+                bounds[0], bounds[1], options.failOnDataLoss, recorded, !r.stopped(), options.dropRepeats));
         }
         if (aggregates != null) {
             return new InputPartition[] {new AggregatePartition(ranges.toArray(new RangePartition[0]))};

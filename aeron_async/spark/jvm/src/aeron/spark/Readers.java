@@ -76,24 +76,52 @@ final class Readers implements PartitionReaderFactory {
         return ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
     }
 
-    /** A range's messages in batches of up to BATCH_ROWS rows; the buffers, and the native reader with
-     *  its mapped segment file, are reused batch after batch. */
-    static final class RangeReader implements PartitionReader<ColumnarBatch> {
-        private final RangePartition p;
-        private final StructType schema;
-        private final long[] state;
-        private ByteBuffer data = direct(DATA_CAPACITY);
-        private final ByteBuffer offsets = direct(4L * (BATCH_ROWS + 1));
-        private final ByteBuffer positions = direct(8L * BATCH_ROWS);
-        private final ByteBuffer reserved = direct(8L * BATCH_ROWS);
-        private ColumnarBatch batch;
-        private boolean done;
-        private long reader;
+    /** A data buffer for a message of `required` bytes that did not fit `data`: twice as large, or
+     *  larger (a binary column holds at most Integer.MAX_VALUE bytes). */
+    static ByteBuffer grown(ByteBuffer data, long required, String atLeast) throws IOException {
+        if (required > Integer.MAX_VALUE) {
+            throw new IOException("a message of " + atLeast + required + " bytes does not fit a binary column");
+        }
+        return direct(Math.max(required, Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
+    }
 
-        RangeReader(RangePartition p, StructType schema) {
+    /** What both range readers hold: the partition, the query's columns, the column buffers the native
+     *  side fills (reused batch after batch; `data` grows for a larger message) and the batch made of
+     *  them last. */
+    abstract static class ColumnsReader implements PartitionReader<ColumnarBatch> {
+        final RangePartition p;
+        final StructType schema;
+        ByteBuffer data = direct(DATA_CAPACITY);
+        final ByteBuffer offsets = direct(4L * (BATCH_ROWS + 1));
+        final ByteBuffer positions = direct(8L * BATCH_ROWS);
+        final ByteBuffer reserved = direct(8L * BATCH_ROWS);
+        ColumnarBatch batch;
+        boolean done;
+
+        ColumnsReader(RangePartition p, StructType schema) {
             Native.load();
             this.p = p;
             this.schema = schema;
+        }
+
+        ColumnarBatch build(int rows) {
+            return columns(p.recording, schema, rows, data, offsets, positions, reserved);
+        }
+
+        @Override
+        public ColumnarBatch get() {
+            return batch;
+        }
+    }
+
+    /** A range's messages in batches of up to BATCH_ROWS rows; the buffers, and the native reader with
+     *  its mapped segment file, are reused batch after batch. */
+    static final class RangeReader extends ColumnsReader {
+        private final long[] state;
+        private long reader;
+
+        RangeReader(RangePartition p, StructType schema) {
+            super(p, schema);
             this.state = p.initialState();
         }
 
@@ -120,10 +148,7 @@ final class Readers implements PartitionReaderFactory {
                 }
                 long required = state[Native.S_REQUIRED];
                 if (required > 0) {
-                    if (required > Integer.MAX_VALUE) {
-                        throw new IOException("a message of " + required + " bytes does not fit a binary column");
-                    }
-                    data = direct(Math.max(required, Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
+                    data = grown(data, required, "");
                     continue;
                 }
                 int rows = (int) state[Native.S_ROWS];
@@ -136,15 +161,6 @@ final class Readers implements PartitionReaderFactory {
                 }
             }
             return false;
-        }
-
-        private ColumnarBatch build(int rows) {
-            return columns(p.recording, schema, rows, data, offsets, positions, reserved);
-        }
-
-        @Override
-        public ColumnarBatch get() {
-            return batch;
         }
 
         @Override
@@ -160,24 +176,14 @@ final class Readers implements PartitionReaderFactory {
     /** A remote archive's range (columns.py's read_range): its own control session, the range as the
      *  archive holds it now (data loss as failOnDataLoss says), one replay polled into the column
      *  buffers (aa_spark_jni_remote.c), which are reused batch after batch. */
-    static final class RemoteRangeReader implements PartitionReader<ColumnarBatch> {
-        private final RangePartition p;
-        private final StructType schema;
+    static final class RemoteRangeReader extends ColumnsReader {
         private final long[] out = new long[4];
-        private ByteBuffer data = direct(DATA_CAPACITY);
-        private final ByteBuffer offsets = direct(4L * (BATCH_ROWS + 1));
-        private final ByteBuffer positions = direct(8L * BATCH_ROWS);
-        private final ByteBuffer reserved = direct(8L * BATCH_ROWS);
-        private ColumnarBatch batch;
-        private boolean done;
         private Remote archive;
         private long replay;
         private long high;
 
         RemoteRangeReader(RangePartition p, StructType schema) {
-            Native.load();
-            this.p = p;
-            this.schema = schema;
+            super(p, schema);
         }
 
         private void dataLoss(String message) {
@@ -233,11 +239,7 @@ final class Readers implements PartitionReaderFactory {
                 while (!done) {
                     Native.remoteReplayPoll(replay, out, data, offsets, positions, reserved);
                     if (out[1] > 0) {
-                        if (out[1] > Integer.MAX_VALUE) {
-                            throw new IOException("a message of at least " + out[1]
-                                + " bytes does not fit a binary column");
-                        }
-                        data = direct(Math.max(out[1], Math.min(Integer.MAX_VALUE, 2L * data.capacity())));
+                        data = grown(data, out[1], "at least ");
                         continue;
                     }
                     done = out[2] == 1;
@@ -246,7 +248,7 @@ final class Readers implements PartitionReaderFactory {
                             + high + ": the recording was truncated or purged while it was read");
                     }
                     if (out[0] > 0) {
-                        batch = columns(p.recording, schema, (int) out[0], data, offsets, positions, reserved);
+                        batch = build((int) out[0]);
                         return true;
                     }
                 }
@@ -254,11 +256,6 @@ final class Readers implements PartitionReaderFactory {
                 throw new IOException("aeron data source: " + e.getMessage(), e);
             }
             return false;
-        }
-
-        @Override
-        public ColumnarBatch get() {
-            return batch;
         }
 
         @Override
