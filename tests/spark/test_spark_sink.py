@@ -146,8 +146,8 @@ def test_publish_delivers_every_row_with_its_provenance_and_reserved_values(driv
         got: list[Any] = []
         import threading
 
-        def read() -> None:
-            while len(got) < len(values) + 1 + 4:
+        def read() -> None:  # every message: the rows and end marker of each publish (20,000 + 1, 4 + 1)
+            while len(got) < len(values) + 1 + 4 + 1:
                 got.extend(subscription.poll_messages(4096))
 
         reader = threading.Thread(target=read, daemon=True)
@@ -168,6 +168,7 @@ def test_publish_delivers_every_row_with_its_provenance_and_reserved_values(driv
     second = [m for m in got if m.session_id != message.session_id]
     own = provenance.encode(0, 12, 4, 0)
     assert [(m.data, m.reserved_value) for m in second[:-1]] == [(b"a", 5), (b"", 5), (b"c", own), (b"d", 9)]
+    assert provenance.decode(second[-1].reserved_value) == provenance.Provenance(0, 12, 4, 0, True)
 
 
 def test_no_subscriber_is_a_bounded_clear_error(driver_dir: str) -> None:
