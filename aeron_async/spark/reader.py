@@ -17,7 +17,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from ..archive import NULL_POSITION, AeronArchive, RecordingDescriptor
 from ..errors import UnknownRecordingError
-from .columns import ARROW_SCHEMA, RecordingRange, open_archive, output_schema, project, read_range
+from .columns import ARROW_SCHEMA, RecordingRange, local_channel, open_archive, output_schema, project, read_range
 from .repeats import drop_end_markers, recordings_to_drop
 from .options import EARLIEST, LATEST, OptionError, ReadOptions
 
@@ -99,7 +99,8 @@ def drop_repeated_recordings(archive: AeronArchive, options: ReadOptions,
     stream that repeat a finished task attempt or never finished (repeats.py, docs/spark.md)."""
     if not options.drop_repeats:
         return descriptors
-    dropped = recordings_to_drop(archive, descriptors, (options.replay_channel, options.replay_stream_id))
+    replays = (local_channel(options.replay_channel), options.replay_stream_id)
+    dropped = recordings_to_drop(archive, descriptors, replays)
     return [descriptor for descriptor in descriptors if descriptor.recording_id not in dropped]
 
 

@@ -1,8 +1,8 @@
 """The JVM connector serves every option of the Python source (docs/spark.md, "The JVM connector"):
-dropRepeats natively, a batch read of a recording still being recorded, a batch read of a remote
-archive (no archiveDir: over the archive's control protocol, IPC and UDP), and what it cannot apply
-natively (a streaming read without archiveDir, dropRepeats without archiveDir, a write with the
-archive's control options) through the Python source. Each query runs through `format("aeron")` (the JVM connector, with archiveDir) and
+dropRepeats natively, a batch read of a recording still being recorded, batch and streaming reads
+of a remote archive (no archiveDir: over the archive's control protocol, IPC and UDP; dropRepeats
+and the streams' limits too), and what it cannot apply natively (a write with the archive's control
+options) through the Python source. Each query runs through `format("aeron")` (the JVM connector) and
 `format("aeron_python")` in the shared Spark session (tests/support/spark_connectors.py, features)
 and the results are compared; the physical plans say which connector served.
 
@@ -148,11 +148,23 @@ def results(spark: Any, archive: Archive) -> dict[str, Any]:
             "recordingIds": str(a["plain"].recording_id), "controlStreamId": "4999", "timeout": "1"}},
         {"name": "remote filtered", "drop": ["archiveDir"], "count": True, "options": {
             "channel": "aeron:ipc", "streamId": str(SINK_STREAM)}, "where": "position > 2000"},
+        {"name": "remote repeats", "options": repeats, "drop": ["archiveDir"]},
+        {"name": "remote repeats udp", "options": {**repeats, "replayChannel": f"aeron:udp?endpoint={{host}}:"
+                                                   f"{free_udp_port()}"}, "drop": ["archiveDir"], "count": True},
     ]
     streams = [
         {"name": "repeats", "options": {**repeats, "startingPositions": "earliest"}},
         {"name": "remote", "options": {"recordingIds": str(a["finished"].recording_id),
                                        "startingPositions": "earliest"}, "drop": ["archiveDir"]},
+        # three recordings (one still being recorded) in batches of at most 13 messages, counted over replays
+        {"name": "remote rows", "drop": ["archiveDir"], "options": {
+            "recordingIds": ",".join(str(a[n].recording_id) for n in ("finished", "unfinished", "active")),
+            "startingPositions": "earliest", "maxRecordsPerTrigger": "13"}},
+        {"name": "remote bytes", "drop": ["archiveDir"], "options": {
+            "channel": "aeron:ipc", "streamId": str(SINK_STREAM), "startingPositions": "earliest",
+            "maxBytesPerTrigger": "3000"}},
+        {"name": "remote realtime", "drop": ["archiveDir"], "realtime": True, "options": {
+            "recordingIds": str(a["finished"].recording_id), "startingPositions": "earliest"}},
     ]
     control = {"aeronDir": archive.aeron_dir, "channel": CHANNEL, "controlChannel": "aeron:ipc?term-length=64k",
                "ControlStreamId": "10", "archiveDir": archive.archive_dir}
@@ -164,8 +176,7 @@ def results(spark: Any, archive: Archive) -> dict[str, Any]:
          "options": {**control, "controlChannel": "udp://archive:8010"}},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
-           "unregistered": {"recordingIds": str(a["plain"].recording_id), "aeronDir": archive.aeron_dir,
-                            "dropRepeats": "true"},
+           "unregistered": {**repeats, "aeronDir": archive.aeron_dir},
            "reads": reads, "streams": streams, "writes": writes}
     return features(spark, job)
 
@@ -228,11 +239,11 @@ def test_a_batch_read_of_an_active_recording_reads_what_it_has_recorded(results:
     assert results["reads"]["active count"]["aeron"] == len(active.messages)
 
 
-def test_a_batch_read_without_archive_dir_is_served_natively(results: dict[str, Any], archive: Archive) -> None:
+def test_a_read_without_archive_dir_is_served_natively(results: dict[str, Any], archive: Archive) -> None:
     """No archiveDir (a remote archive): format("aeron") plans its own scan over the archive's control
     protocol (the plan names the control channel, not the Python source) and replays each range into
-    columnar batches natively, giving the Python source's rows; a stream without archiveDir is the
-    Python source's (its AvailableNow rows and offsets)."""
+    columnar batches natively, giving the Python source's rows; a stream too (its AvailableNow rows
+    and offsets are the Python source's)."""
     query = results["reads"]["remote"]
     assert not isinstance(query["aeron"], dict), query["aeron"]
     assert query["aeron"] == query["aeron_python"]
@@ -245,7 +256,49 @@ def test_a_batch_read_without_archive_dir_is_served_natively(results: dict[str, 
     assert stream["aeron"]["rows"] == stream["aeron_python"]["rows"]
     assert stream["aeron"]["offsets"] == stream["aeron_python"]["offsets"]
     assert len(stream["aeron"]["rows"]) == len(archive.attempts["finished"].messages)
-    assert "PythonMicroBatchStream" in stream["aeron"]["source"], stream["aeron"]["source"]
+    assert stream["aeron"]["source"] == "aeron remote archive on aeron:ipc?term-length=64k stream 10", \
+        stream["aeron"]["source"]
+
+
+@pytest.mark.parametrize("name", ["remote rows", "remote bytes"])
+def test_a_remote_stream_keeps_the_python_sources_limits_and_offsets(results: dict[str, Any], archive: Archive,
+                                                                      name: str) -> None:
+    """maxRecordsPerTrigger (the messages counted over a replay on the driver's control session,
+    shared among three recordings, one still being recorded) and maxBytesPerTrigger (shared in
+    proportion to what each recording has new) of a remote archive: the JVM stream's micro-batches
+    end at the Python source's offsets and hold its rows, each message once."""
+    stream = results["streams"][name]
+    jvm, python = stream["aeron"], stream["aeron_python"]
+    assert "error" not in jvm and "error" not in python, (jvm, python)
+    assert jvm["offsets"] == python["offsets"] and len(jvm["offsets"]) > 2, (jvm["offsets"], python["offsets"])
+    assert jvm["rows"] == python["rows"]
+    a = archive.attempts
+    chosen = ["finished", "unfinished", "active"] if name == "remote rows" else list(a)
+    assert sorted((row[2], bytes.fromhex(row[1])) for row in jvm["rows"]) == sorted(
+        (a[n].recording_id, data) for n in chosen for data, _ in a[n].messages)
+    assert jvm["source"].startswith("aeron remote archive on "), jvm["source"]
+
+
+def test_real_time_mode_of_a_remote_archive_is_refused_in_one_line(results: dict[str, Any]) -> None:
+    """Real-time Mode reads the segment files as they are recorded: without archiveDir the JVM
+    connector says what to give instead."""
+    found = results["streams"]["remote realtime"]["aeron"]
+    assert "Real-time Mode reads the recordings' segment files on each host: give option archiveDir" in \
+        found.get("error", ""), found
+
+
+def test_drop_repeats_of_a_remote_archive_is_served_natively(results: dict[str, Any], archive: Archive) -> None:
+    """dropRepeats without archiveDir: each recording's last frame and first message are replayed
+    over the control session (to {host} over UDP too), the end markers taken out of the replayed
+    batches: the Python source's rows and count, each task once."""
+    query = results["reads"]["remote repeats"]
+    assert not isinstance(query["aeron"], dict), query["aeron"]
+    assert query["aeron"] == query["aeron_python"]
+    assert sorted((row[1], bytes.fromhex(row[0])) for row in query["aeron"]) == expected_repeats(archive)
+    assert "aeron remote archive on" in query["aeron plan"] and "(Python)" not in query["aeron plan"], \
+        query["aeron plan"]
+    counted = results["reads"]["remote repeats udp"]
+    assert counted["aeron"] == counted["aeron_python"] == len(expected_repeats(archive)), counted
 
 
 @pytest.mark.parametrize("name", ["remote channel", "remote udp"])
@@ -282,12 +335,12 @@ def test_an_unreachable_remote_archive_is_the_same_error(results: dict[str, Any]
         assert "stream 4999 (nothing connected within 1.0 s)" in query[fmt]["error"], query[fmt]
 
 
-def test_a_read_handed_to_the_python_source_needs_it_registered(results: dict[str, Any]) -> None:
-    """Before register(spark) the session has no `aeron_python`: one line says what to do."""
+def test_a_remote_read_needs_no_python_source(results: dict[str, Any], archive: Archive) -> None:
+    """Before register(spark) the session has no `aeron_python`: a JVM-only user still reads a remote
+    archive with dropRepeats (nothing of it is handed to the Python source)."""
     found = results["unregistered"]
-    assert isinstance(found, dict), found
-    assert "is served by the Python source, which this session has not registered: call " \
-        "aeron_async.spark.register(spark) first" in found["error"] and "give option archiveDir" in found["error"]
+    assert not isinstance(found, dict), found
+    assert sorted((row[1], bytes.fromhex(row[0])) for row in found) == expected_repeats(archive)
 
 
 def write_attempts(rows: list[list[Any]]) -> list[list[tuple[str, bool]]]:

@@ -24,11 +24,13 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Structured Streaming reads (aeron_async/spark/stream_reader.py's offsets and limits, from the
- * catalog file and the recordings' rec-pos counters): an offset is a JSON object of recording id to
- * position, ids ascending, written as the Python source writes it, so a micro-batch re-run from the
- * checkpoint's offset log reads exactly the same messages. Each micro-batch ends every recording at
- * a message boundary it has recorded whole; recordings that match channel + streamId and appear
- * while the query runs are read from their start.
+ * catalog file and the recordings' rec-pos counters with archiveDir, else over a control session
+ * with the remote archive): an offset is a JSON object of recording id to position, ids ascending,
+ * written as the Python source writes it, so a micro-batch re-run from the checkpoint's offset log
+ * reads exactly the same messages. With archiveDir each micro-batch ends every recording at a
+ * message boundary it has recorded whole; a remote archive's ranges are replayed, which waits for a
+ * message recorded in part (the Python source's ends, the same offsets). Recordings that match
+ * channel + streamId and appear while the query runs are read from their start.
  */
 final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow,
     org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode {
@@ -39,6 +41,11 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
     private final Map<Long, Recording> known = new HashMap<>();
     /** active recordings' rec-pos counters (Native.counterOpen handles), closed by stop() */
     private final Map<Long, Long> counters = new HashMap<>();
+    /** without archiveDir: the driver's control session with the archive (archive()), closed by stop() */
+    private Remote archive;
+    private long archiveUsed;
+    /** a control session unused for longer is opened again: an archive may have ended it meanwhile */
+    private static final long IDLE_NS = 2_000_000_000L;
 
     AeronMicroBatchStream(Options options, StructType schema, Filter[] filters) {
         this.options = options;
@@ -66,6 +73,13 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
 
     private static final Pattern ENTRY = Pattern.compile("\"(\\d+)\"\\s*:\\s*(-?\\d+)");
 
+    /** What Spark's progress reports call the source. */
+    @Override
+    public String toString() {
+        return "aeron " + (options.remote ? "remote archive on " + options.controlChannel + " stream "
+            + options.controlStreamId : options.archiveDir);
+    }
+
     @Override
     public Offset deserializeOffset(String json) {
         Map<Long, Long> positions = new TreeMap<>();
@@ -80,10 +94,33 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
         return new Positions(positions);
     }
 
+    /** The remote archive's control session: opened on first use, and again after IDLE_NS unused. */
+    private synchronized Remote archive() {
+        long now = System.nanoTime();
+        if (archive != null && now - archiveUsed > IDLE_NS) {
+            archive.close();
+            archive = null;
+        }
+        if (archive == null) {
+            archive = new Remote(options);
+        }
+        archiveUsed = now;
+        return archive;
+    }
+
+    private static UncheckedIOException failed(IOException e) {
+        return new UncheckedIOException("aeron data source: " + e.getMessage(), e);
+    }
+
     private Map<Long, Recording> recordings() {
         Map<Long, Recording> found = new TreeMap<>();
-        for (Recording r : AeronScan.select(options, false, known)) {
-            found.put(r.id, r);
+        try {
+            for (Recording r : options.remote ? AeronScan.selectRemote(archive(), options, false)
+                : AeronScan.select(options, false, known)) {
+                found.put(r.id, r);
+            }
+        } catch (IOException e) {
+            throw failed(e);
         }
         known.putAll(found);
         return found;
@@ -98,6 +135,13 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
                 Native.counterClose(counter);
             }
             return r.stop;
+        }
+        if (options.remote) {
+            try {
+                return archive().maxRecordedPosition(r.id);
+            } catch (IOException e) {
+                throw failed(e);
+            }
         }
         try {
             Long counter = counters.get(r.id);
@@ -295,6 +339,14 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
             if (rows != null && rowLimit <= 0) {
                 continue;
             }
+            if (options.remote) {
+                // a replay waits for a message recorded in part: the batch ends where the limits put it
+                long[] counted = rows == null ? new long[] {1, range[1]} : endAfterRows(r, range, rowLimit);
+                if (counted[0] > 0) {
+                    positions.put(e.getKey(), counted[1]);
+                }
+                continue;
+            }
             // a stopped recording's micro-batch may end anywhere (a message belongs to the batch its
             // start is in); an active one's ends at a message boundary it has recorded whole
             long end = rows != null ? boundary(r, range[0], range[1], r.stopped() ? r.stop : range[1], rowLimit)
@@ -302,6 +354,15 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
             positions.put(e.getKey(), end);
         }
         return new Positions(positions);
+    }
+
+    /** {rows, end} of a remote range's first rowLimit messages, counted over a replay. */
+    private long[] endAfterRows(Recording r, long[] range, long rowLimit) {
+        try {
+            return archive().endAfterRows(new RangePartition(options, r, range[0], range[1]), rowLimit);
+        } catch (IOException e) {
+            throw failed(e);
+        }
     }
 
     private void dataLoss(String message) {
@@ -337,8 +398,9 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
             for (long from = low; from < high; ) {
                 long to = Math.min(high, (Math.floorDiv(from, chunk) + 1) * chunk);
                 // the walk stops at the batch's end (a message boundary recorded whole): a message
-                // starting before `to` ends by then
-                ranges.add(new RangePartition(options.archiveDir, r, from, to, bounds[0], bounds[1],
+                // starting before `to` ends by then; a replay reads on until it does
+                ranges.add(options.remote ? new RangePartition(options, r, from, to)
+                    : new RangePartition(options.archiveDir, r, from, to, bounds[0], bounds[1],
                     options.failOnDataLoss, r.stopped() ? r.stop : high));
                 from = to;
             }
@@ -350,6 +412,11 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
      *  batch lasts (RealTimeReader). */
     @Override
     public InputPartition[] planInputPartitions(Offset start) {
+        if (options.remote) {
+            throw new Options.OptionException("Real-time Mode reads the recordings' segment files on each host: "
+                + "give option archiveDir (the archive's directory there), or read the remote archive with a "
+                + "micro-batch trigger");
+        }
         Map<Long, Long> begin = ((Positions) deserializeOffset(start.json())).positions;
         long[] bounds = Filters.endBounds(filters);
         List<InputPartition> tasks = new ArrayList<>();
@@ -388,5 +455,9 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
             Native.counterClose(counter);
         }
         counters.clear();
+        if (archive != null) {
+            archive.close();
+            archive = null;
+        }
     }
 }

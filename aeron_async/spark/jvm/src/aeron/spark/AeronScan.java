@@ -36,11 +36,8 @@ final class AeronScan implements Scan, Batch {
     private final StructType schema;
     private final Filter[] filters;
     private final int[] aggregates;   // null: a read of rows
-    private final java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python;
 
-    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation,
-              java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python) {
-        this.python = python;
+    AeronScan(java.util.Map<String, String> given, StructType schema, Filter[] filters, Aggregation aggregation) {
         this.given = given;
         this.schema = schema;
         this.filters = filters;
@@ -98,10 +95,6 @@ final class AeronScan implements Scan, Batch {
 
     @Override
     public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(String checkpoint) {
-        if (remote() && python != null) {
-            // a streaming read of a remote archive is the Python source's (PythonDelegate)
-            return python.get().build().toMicroBatchStream(checkpoint);
-        }
         return new AeronMicroBatchStream(Options.parse(given, true), schema, filters);
     }
 
@@ -197,10 +190,19 @@ final class AeronScan implements Scan, Batch {
 
     /** The recordings the options choose, from a remote archive (reader.py's select_recordings). */
     static List<Recording> selectRemote(Remote archive, Options options) throws IOException {
+        return selectRemote(archive, options, true);
+    }
+
+    /** ... `required`: a chosen id the archive does not know, or a channel + stream with none, is an
+     *  error (else left out: a stream's recordings, stream_reader.py's _recordings). */
+    static List<Recording> selectRemote(Remote archive, Options options, boolean required) throws IOException {
         List<Recording> found = new ArrayList<>();
         if (options.recordingIds != null) {
             for (long id : options.recordingIds) {
                 Recording r = archive.recording(id);
+                if (r == null && !required) {
+                    continue;
+                }
                 if (r == null) {
                     throw new Options.OptionException("recording " + id + " (recordingIds) is not in the archive: "
                         + "list the recordings with `aeron-async recordings list`");
@@ -209,7 +211,7 @@ final class AeronScan implements Scan, Batch {
             }
         } else {
             found.addAll(archive.recordings(options.channel, options.streamId));
-            if (found.isEmpty()) {
+            if (required && found.isEmpty()) {
                 throw new Options.OptionException("no recording of stream " + options.streamId
                     + " on a channel containing " + Options.repr(options.channel) + " in the archive");
             }
@@ -253,10 +255,15 @@ final class AeronScan implements Scan, Batch {
     private InputPartition[] planRemote(long[] bounds) {
         List<RangePartition> ranges = new ArrayList<>();
         try (Remote archive = new Remote(options)) {
-            for (Recording r : selectRemote(archive, options)) {
+            List<Recording> chosen = selectRemote(archive, options);
+            if (options.dropRepeats) {
+                chosen = Repeats.kept(chosen, r -> Repeats.classify(archive, options, r));
+            }
+            for (Recording r : chosen) {
                 long recorded = r.stopped() ? r.stop : archive.maxRecordedPosition(r.id);
                 // Spark applies the pushed filters again (AeronScanBuilder): the bounds only read less
-                cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options, r, low, high));
+                cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options, r, low, high,
+                    options.dropRepeats));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);

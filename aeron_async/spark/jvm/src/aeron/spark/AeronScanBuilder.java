@@ -39,16 +39,13 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
     private final List<Filter> pushed = new ArrayList<>();
     private Aggregation aggregation;
     /** a read without archiveDir (a remote archive): filters narrow what is replayed and Spark applies
-     *  them again; no aggregate is answered from the catalog; a stream is the Python source's */
+     *  them again; no aggregate is answered from the catalog */
     private final boolean remote;
-    private final java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python;
 
-    AeronScanBuilder(StructType schema, java.util.Map<String, String> options, boolean remote,
-                     java.util.function.Supplier<org.apache.spark.sql.connector.read.ScanBuilder> python) {
+    AeronScanBuilder(StructType schema, java.util.Map<String, String> options, boolean remote) {
         this.schema = schema;
         this.options = options;
         this.remote = remote;
-        this.python = python;
     }
 
     @Override
@@ -148,6 +145,6 @@ final class AeronScanBuilder implements SupportsPushDownRequiredColumns, Support
 
     @Override
     public Scan build() {
-        return new AeronScan(options, schema, pushed.toArray(new Filter[0]), aggregation, python);
+        return new AeronScan(options, schema, pushed.toArray(new Filter[0]), aggregation);
     }
 }

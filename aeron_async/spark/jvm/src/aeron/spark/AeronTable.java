@@ -15,11 +15,11 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The `aeron` table: batch reads of any recording, micro-batch reads of any; batch and streaming
- *  writes to a channel and stream (AeronWrite: any DataFrame with `data` and an optional
- *  `reserved_value`, so the table accepts any schema and the write checks it). A read without
- *  archiveDir, or a write with an archive control option, is the Python source's (PythonDelegate):
- *  its scan or write is that of Spark's table of `aeron_python`. */
+/** The `aeron` table: batch reads of any recording, micro-batch reads of any (of the archive's files
+ *  with archiveDir, else over a remote archive's control protocol); batch and streaming writes to a
+ *  channel and stream (AeronWrite: any DataFrame with `data` and an optional `reserved_value`, so the
+ *  table accepts any schema and the write checks it). A write with an archive control option is the
+ *  Python sink's (PythonDelegate): its write is that of Spark's table of `aeron_python`. */
 final class AeronTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
     private final Options.OptionException readError;   // a schema no read can have (AeronProvider.checkSchema)
@@ -66,18 +66,11 @@ final class AeronTable implements SupportsRead, SupportsWrite {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-        if (PythonDelegate.reads(options)) {
-            return ((SupportsRead) python("a read with dropRepeats without archiveDir (through the archive's control "
-                + "channel)"))
-                .newScanBuilder(options);
-        }
         if (readError != null) {
             throw readError;
         }
-        boolean remote = PythonDelegate.remote(options);
-        return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()), remote,
-            remote ? () -> ((SupportsRead) python("a streaming read without archiveDir (through the archive's "
-                + "control channel)")).newScanBuilder(options) : null);
+        return new AeronScanBuilder(schema, new java.util.HashMap<>(options.asCaseSensitiveMap()),
+            options.get("archiveDir") == null);
     }
 
     @Override

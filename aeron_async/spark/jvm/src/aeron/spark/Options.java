@@ -48,7 +48,7 @@ public final class Options implements Serializable {
     public final long maxRecordsPerTrigger; // 0: none
     public final long maxBytesPerTrigger;   // 0: none
     public final boolean dropRepeats;       // a recorded sink stream's finished attempts only (Repeats)
-    /** no archiveDir: a batch read of a remote archive over its control protocol (Remote) */
+    /** no archiveDir: a read of a remote archive over its control protocol (Remote) */
     public final boolean remote;
     public final String controlChannel, responseChannel, replayChannel;
     public final int controlStreamId, responseStreamId, replayStreamId;
@@ -148,11 +148,9 @@ public final class Options implements Serializable {
         replayStreamId = (int) integer("replayStreamId", found.getOrDefault("replayStreamId", "1001"),
             Integer.MIN_VALUE, Integer.MAX_VALUE);
         String dir = found.get("archiveDir");
-        remote = dir == null && !streaming;
-        if (!remote && (dir == null || dir.strip().isEmpty())) {
-            throw new OptionException("the JVM connector reads the archive's catalog and segment files on each "
-                + "host: give option archiveDir (the archive's directory), or leave it out: format(\"aeron\") then "
-                + "reads through the archive's control channel with the Python source");
+        remote = dir == null;
+        if (dir != null && dir.strip().isEmpty()) {
+            throw new OptionException("archiveDir is empty: name the archive's directory, or leave the option out");
         }
         archiveDir = dir;
         String driverDir = found.get("aeronDir");

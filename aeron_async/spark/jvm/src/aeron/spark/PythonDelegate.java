@@ -14,9 +14,6 @@ import org.apache.spark.sql.types.StructType;
  * What the JVM connector cannot apply natively goes to the Python source (docs/spark.md, "The JVM
  * connector"), decided per table from its options (names case-insensitive):
  * <ul>
- * <li>a read without archiveDir (a remote archive, reached over its control protocol) with
- *     dropRepeats=true, and every streaming read without archiveDir (AeronScan.toMicroBatchStream):
- *     a batch read without archiveDir is the JVM connector's own (Remote, aa_spark_jni_remote.c);</li>
  * <li>a durable=true write with any of the archive control options (controlChannel,
  *     controlStreamId, responseChannel, responseStreamId, timeout): the Python sink's wait through the
  *     archive's control session (the JVM sink waits on the rec-pos counter in the local driver's CnC
@@ -40,24 +37,6 @@ final class PythonDelegate {
             }
         }
         return null;
-    }
-
-    /** A read the Python source serves: an empty archiveDir (the Python source says so), or none with
-     *  dropRepeats=true (its look at the recordings' last messages reads the segment files); a
-     *  streaming read without archiveDir goes to it from AeronScan.toMicroBatchStream. */
-    static boolean reads(Map<String, String> options) {
-        String dir = get(options, "archiveDir");
-        if (dir != null) {
-            return dir.strip().isEmpty();
-        }
-        String drop = get(options, "dropRepeats");
-        return drop != null && List.of("true", "1", "yes").contains(drop.strip().toLowerCase(Locale.ROOT));
-    }
-
-    /** A read without archiveDir that the JVM connector serves itself: a batch read over the remote
-     *  archive's control protocol (Remote). */
-    static boolean remote(Map<String, String> options) {
-        return get(options, "archiveDir") == null && !reads(options);
     }
 
     /** How the Python sink reaches the archive for durable=true (archiveDir, which neither sink uses, is
@@ -89,9 +68,7 @@ final class PythonDelegate {
         if (!registered) {
             throw new Options.OptionException(why + " is served by the Python source, which this session has not "
                 + "registered: call aeron_async.spark.register(spark) first (it registers " + NAME + ")"
-                + (why.contains(" read ") ? ", or give option archiveDir (the archive's directory on each host) "
-                + "to read natively" : ", or leave out " + String.join(", ", WRITE_CONTROL)
-                + " to write natively"));
+                + ", or leave out " + String.join(", ", WRITE_CONTROL) + " to write natively");
         }
         PythonDataSourceV2 provider = new PythonDataSourceV2();
         provider.setShortName(NAME);

@@ -24,6 +24,11 @@ final class RangePartition implements InputPartition {
 
     /** A range of a remote archive's recording, read by a replay (Readers.RemoteRangeReader). */
     RangePartition(Options remote, Recording recording, long from, long to) {
+        this(remote, recording, from, to, false);
+    }
+
+    /** A remote range whose batches leave out the sink's end markers with dropMarkers (dropRepeats). */
+    RangePartition(Options remote, Recording recording, long from, long to, boolean dropMarkers) {
         this.remote = remote;
         this.archiveDir = null;
         this.recording = recording;
@@ -34,7 +39,7 @@ final class RangePartition implements InputPartition {
         this.failOnDataLoss = remote.failOnDataLoss;
         this.limit = to;
         this.partialOk = false;
-        this.dropMarkers = false;
+        this.dropMarkers = dropMarkers;
     }
 
     RangePartition(String archiveDir, Recording recording, long from, long to, long endLow, long endHigh,

@@ -104,6 +104,36 @@ final class Readers implements PartitionReaderFactory {
             this.schema = schema;
         }
 
+        /** The rows left once the sink's end markers are taken out (dropRepeats over a replay: the
+         *  local walk skips them itself), the kept rows moved down in place; rows when there is none. */
+        int withoutEndMarkers(int rows) {
+            int first = 0;
+            while (first < rows && !Repeats.isEndMarker(reserved.getLong(8 * first))) {
+                first++;
+            }
+            if (first == rows) {
+                return rows;
+            }
+            int kept = first, write = offsets.getInt(4 * first);
+            for (int row = first + 1; row < rows; row++) {
+                long value = reserved.getLong(8 * row);
+                if (Repeats.isEndMarker(value)) {
+                    continue;
+                }
+                int from = offsets.getInt(4 * row), to = offsets.getInt(4 * (row + 1));
+                // offsets[kept + 1] is written after offsets[row] and offsets[row + 1] were read (kept < row)
+                ByteBuffer source = data.duplicate();
+                source.limit(to).position(from);
+                data.duplicate().position(write).put(source);
+                positions.putLong(8 * kept, positions.getLong(8 * row));
+                reserved.putLong(8 * kept, value);
+                write += to - from;
+                kept++;
+                offsets.putInt(4 * kept, write);
+            }
+            return kept;
+        }
+
         ColumnarBatch build(int rows) {
             return columns(p.recording, schema, rows, data, offsets, positions, reserved);
         }
@@ -178,12 +208,18 @@ final class Readers implements PartitionReaderFactory {
      *  buffers (aa_spark_jni_remote.c), which are reused batch after batch. */
     static final class RemoteRangeReader extends ColumnsReader {
         private final long[] out = new long[4];
+        private final Remote shared;   // the caller's session (kept open), else null: the reader's own
         private Remote archive;
         private long replay;
         private long high;
 
         RemoteRangeReader(RangePartition p, StructType schema) {
+            this(p, schema, null);
+        }
+
+        RemoteRangeReader(RangePartition p, StructType schema, Remote shared) {
             super(p, schema);
+            this.shared = shared;
         }
 
         private void dataLoss(String message) {
@@ -196,7 +232,7 @@ final class Readers implements PartitionReaderFactory {
 
         /** columns.py's _bounds, then the replay: false when nothing of the range is left. */
         private boolean open() throws IOException {
-            archive = new Remote(p.remote);
+            archive = shared != null ? shared : new Remote(p.remote);
             long id = p.recording.id;
             int term = p.recording.termLength;
             Recording now = archive.recording(id);
@@ -247,8 +283,9 @@ final class Readers implements PartitionReaderFactory {
                         dataLoss("the replay of recording " + p.recording.id + " ended at " + out[3] + ", before "
                             + high + ": the recording was truncated or purged while it was read");
                     }
-                    if (out[0] > 0) {
-                        batch = build((int) out[0]);
+                    int rows = p.dropMarkers ? withoutEndMarkers((int) out[0]) : (int) out[0];
+                    if (rows > 0) {
+                        batch = build(rows);
                         return true;
                     }
                 }
@@ -265,10 +302,10 @@ final class Readers implements PartitionReaderFactory {
                 Native.remoteReplayClose(replay);
                 replay = 0;
             }
-            if (archive != null) {
+            if (archive != null && archive != shared) {
                 archive.close();
-                archive = null;
             }
+            archive = null;
         }
     }
 

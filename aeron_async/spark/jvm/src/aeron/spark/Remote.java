@@ -7,6 +7,8 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.spark.sql.types.StructType;
+
 /**
  * A control session with a remote archive (a read without archiveDir; docs/spark.md, "The JVM
  * connector"), through the native library (aa_spark_jni_remote.c), as aeron_async/spark/columns.py's
@@ -67,6 +69,50 @@ final class Remote implements AutoCloseable {
 
     long maxRecordedPosition(long id) throws IOException {
         return Native.remoteMaxRecordedPosition(session, id);
+    }
+
+    /** The reserved value of the first message that starts in [position, position + length), replayed
+     *  on the options' replay channel; null when there is none (repeats.py's _first_reserved). One row
+     *  at a time: the replay stops at the first message, however long the range. */
+    Long firstReserved(Options options, long id, long position, long length) throws IOException {
+        java.nio.ByteBuffer data = Readers.direct(1 << 16);
+        java.nio.ByteBuffer offsets = Readers.direct(8), positions = Readers.direct(8), reserved = Readers.direct(8);
+        long[] out = new long[4];
+        long replay = Native.remoteReplayOpen(session, id, position, length, localChannel(options.replayChannel),
+            options.replayStreamId, position, position + length);
+        try {
+            while (true) {
+                Native.remoteReplayPoll(replay, out, data, offsets, positions, reserved);
+                if (out[1] > 0) {
+                    data = Readers.grown(data, out[1], "at least ");
+                } else if (out[0] > 0) {
+                    return reserved.getLong(0);
+                } else if (out[2] == 1) {
+                    return null;
+                }
+            }
+        } finally {
+            Native.remoteReplayClose(replay);
+        }
+    }
+
+    /** {rows, end}: where the messages of `range` from its start end once `maxRows` of them are read
+     *  (the range's end when it holds no more than that), counted over a replay on this session
+     *  (columns.py's end_after_rows). */
+    long[] endAfterRows(RangePartition range, long maxRows) throws IOException {
+        long counted = 0, end = range.to;
+        try (Readers.RemoteRangeReader reader = new Readers.RemoteRangeReader(range, new StructType(), this)) {
+            while (counted < maxRows && reader.next()) {
+                int rows = reader.get().numRows();
+                if (counted + rows >= maxRows) {
+                    end = reader.positions.getLong(8 * (int) (maxRows - counted - 1));
+                    counted = maxRows;
+                } else {
+                    counted += rows;
+                }
+            }
+        }
+        return new long[] {counted, end};
     }
 
     @Override

@@ -13,13 +13,15 @@ import java.util.TreeMap;
  * dropRepeats=true in the JVM connector (docs/spark.md, "dropRepeats: reading a recorded sink stream
  * exactly once"): aeron_async/spark/repeats.py's rule, decided per recording when a batch read is
  * planned, from the catalog and Native.provenanceProbe (the recording's last 32-byte frame and its
- * first message, read from its segment files where the Python source replays them):
+ * first message, read from its segment files where the Python source replays them; without
+ * archiveDir, replayed over the remote archive's control session as the Python source does):
  * <ul>
  * <li>a recording the sink did not write (no tag) is read as it is;</li>
  * <li>of the finished attempts of one task (same kind, batch and partition; each ends with its end
  *     marker), the lowest recording id is read, the others are left out;</li>
  * <li>an attempt that did not finish (no end marker, or still being recorded) is left out;</li>
- * <li>the end markers are no rows (RangePartition's dropMarkers: the walk skips them).</li>
+ * <li>the end markers are no rows (RangePartition's dropMarkers: the walk skips them; a remote
+ *     range's reader takes them out of each replayed batch).</li>
  * </ul>
  * The reserved value layout is aeron_async/spark/provenance.py's.
  */
@@ -64,13 +66,50 @@ final class Repeats {
         return new long[] {found[2] == 1 ? group(found[3]) : -1, 0};
     }
 
-    /** The recordings of `recordings` (by id) that dropRepeats reads: repeats.py's recordings_to_drop
-     *  left out. */
+    /** classify over a remote archive's control session: the last 32-byte frame and the first message
+     *  replayed as the Python source replays them (the replay of a last frame that is not a frame's
+     *  start is refused by the archive: no end marker there). */
+    static long[] classify(Remote archive, Options options, Recording r) throws IOException {
+        long stop = r.stopped() ? r.stop : archive.maxRecordedPosition(r.id);
+        if (stop <= r.start) {
+            return new long[] {-1, 0};
+        }
+        if (r.stopped() && stop - r.start >= END_MARKER_FRAME) {
+            Long last;
+            try {
+                last = archive.firstReserved(options, r.id, stop - END_MARKER_FRAME, END_MARKER_FRAME);
+            } catch (IOException e) {
+                last = null;
+            }
+            if (last != null && isEndMarker(last)) {
+                return new long[] {group(last), 1};
+            }
+        }
+        Long first = archive.firstReserved(options, r.id, r.start, stop - r.start);
+        return new long[] {first != null ? group(first) : -1, 0};
+    }
+
+    /** How a recording is classified: from its segment files, or over a control session. */
+    interface Classifier {
+        long[] classify(Recording r) throws IOException;
+    }
+
+    /** The recordings of `recordings` (by id) that dropRepeats reads, classified from the segment
+     *  files: repeats.py's recordings_to_drop left out. */
     static List<Recording> kept(Options options, List<Recording> recordings) {
+        try {
+            return kept(recordings, r -> classify(options, r));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+    }
+
+    /** The recordings of `recordings` (by id) that dropRepeats reads, each classified by `classifier`. */
+    static List<Recording> kept(List<Recording> recordings, Classifier classifier) throws IOException {
         Map<Long, List<Long>> finished = new TreeMap<>();
         Set<Long> drop = new HashSet<>();
         for (Recording r : recordings) {
-            long[] found = classify(options, r);
+            long[] found = classifier.classify(r);
             if (found[0] < 0) {
                 continue;
             }
