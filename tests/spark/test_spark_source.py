@@ -5,7 +5,8 @@ The module's recordings are made once: 1,000,000 small messages (8 bytes: their 
 and 12,000 of mixed sizes, fragmented ones included. Every check compares what Spark
 returns with what was published: bytes, positions (each message's end), reserved values, each message once.
 Each query through Spark runs through both connectors (the `connector` fixture: the JVM connector,
-which reads the archive's files in archiveDir, and the Python source).
+which reads the archive's files in archiveDir, the same without archiveDir, reading over the
+archive's control protocol as the Python source does, and the Python source).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import aeron_async
 from aeron_async.archive import AeronArchive
 from support.archive_e2e import Stream, archive_beside_driver, archive_clients, free_udp_port, record, wait_recorded
 from conftest import new_aeron_dir
-from support.spark_fixtures import SPARK_DRIVER_SETTINGS, Connector
+from support.spark_fixtures import CONNECTORS, REMOTE, SPARK_DRIVER_SETTINGS, Connector
 
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
@@ -97,6 +98,12 @@ def recorded(tmp_path_factory: Any) -> Iterator[Recorded]:
         big_publication.close()
         mixed_publication.close()
         yield Recorded(aeron_dir, archive_dir, big, reserved, mixed, stream, client, archive)
+
+
+@pytest.fixture(params=["python", "jvm", "remote"])
+def connector(request: Any, spark: Any) -> Connector:
+    """The shared fixture's two connectors, and the JVM connector reading a remote archive."""
+    return REMOTE if request.param == "remote" else CONNECTORS[request.param]
 
 
 def load(spark: Any, connector: Connector, options: dict[str, str]) -> Any:

@@ -97,6 +97,9 @@ class Connector:
 
 
 CONNECTORS = {"jvm": Connector("jvm", "aeron"), "python": Connector("python", "aeron_python")}
+# the JVM connector without archiveDir: it reads the archive over its control protocol (docs/spark.md,
+# "The JVM connector"), as the Python source does
+REMOTE = Connector("remote", "aeron")
 
 
 @pytest.fixture(params=sorted(CONNECTORS, reverse=True))
