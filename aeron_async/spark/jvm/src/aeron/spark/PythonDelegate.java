@@ -16,12 +16,10 @@ import org.apache.spark.sql.types.StructType;
  * <ul>
  * <li>a read without archiveDir (a remote archive, reached over its control protocol) with
  *     dropRepeats=true, and every streaming read without archiveDir (AeronScan.toMicroBatchStream):
- *     a batch read without archiveDir is the JVM connector's own (Remote, aa_spark_jni_remote.c);</li>
- * <li>a durable=true write with any of the archive control options (controlChannel,
- *     controlStreamId, responseChannel, responseStreamId, timeout): the Python sink's wait through the
- *     archive's control session (the JVM sink waits on the rec-pos counter in the local driver's CnC
- *     file instead).</li>
+ *     a batch read without archiveDir is the JVM connector's own (Remote, aa_spark_jni_remote.c).</li>
  * </ul>
+ * Every write is the JVM sink's (AeronWrite), a durable=true one with the archive control options
+ * too (SinkWriter waits through the archive's control session, Remote).
  * Such a table is Spark's own table of the Python data source registered as `aeron_python`
  * (aeron_async.spark.register(spark) registers it), reached through Spark's provider for Python
  * data sources: the Python source's planning, tasks and results, the same as
@@ -60,23 +58,6 @@ final class PythonDelegate {
         return get(options, "archiveDir") == null && !reads(options);
     }
 
-    /** How the Python sink reaches the archive for durable=true (archiveDir, which neither sink uses, is
-     *  not among them). */
-    static final List<String> WRITE_CONTROL = List.of(
-        "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout");
-
-    /** A write the Python sink serves: durable=true with an archive control option, which only its wait
-     *  through the archive's control session uses (without durable=true neither sink reaches the
-     *  archive, and the JVM sink serves the write; a malformed durable is the JVM sink's to refuse, with
-     *  the Python sink's words). */
-    static boolean writes(Map<String, String> options) {
-        String durable = get(options, "durable");
-        if (durable == null || !List.of("true", "1", "yes").contains(durable.strip().toLowerCase(Locale.ROOT))) {
-            return false;
-        }
-        return !writeOptions(options).isEmpty();
-    }
-
     /** The Python source's table for these options and schema; refused in one line where the session
      *  has no `aeron_python`. */
     static Table table(String why, StructType schema, Transform[] partitioning, Map<String, String> properties) {
@@ -89,18 +70,10 @@ final class PythonDelegate {
         if (!registered) {
             throw new Options.OptionException(why + " is served by the Python source, which this session has not "
                 + "registered: call aeron_async.spark.register(spark) first (it registers " + NAME + ")"
-                + (why.contains(" read ") ? ", or give option archiveDir (the archive's directory on each host) "
-                + "to read natively" : ", or leave out " + String.join(", ", WRITE_CONTROL)
-                + " to write natively"));
+                + ", or give option archiveDir (the archive's directory on each host) to read natively");
         }
         PythonDataSourceV2 provider = new PythonDataSourceV2();
         provider.setShortName(NAME);
         return provider.getTable(schema, partitioning, properties);
-    }
-
-    /** The archive control options in `options`, as given. */
-    static List<String> writeOptions(Map<String, String> options) {
-        return options.keySet().stream().filter(key -> WRITE_CONTROL.stream().anyMatch(
-            name -> name.toLowerCase(Locale.ROOT).equals(key.toLowerCase(Locale.ROOT)))).toList();
     }
 }
