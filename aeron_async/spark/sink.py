@@ -211,13 +211,15 @@ class _Publisher:
 
     def _wait_recorded(self, position: int) -> int:
         from ..archive import AeronArchive
+        from .columns import local_channel
 
         options = self.options
         deadline = time.monotonic() + options.durable_timeout
         where = options.archive
+        # `{host}` in responseChannel: this executor's address, as for a read (options.py)
         archive = AeronArchive.connect(
             self.client, control_channel=where.control_channel, control_stream_id=where.control_stream_id,
-            response_channel=where.response_channel, response_stream_id=where.response_stream_id,
+            response_channel=local_channel(where.response_channel), response_stream_id=where.response_stream_id,
             timeout=where.timeout)
         try:
             recording_id: int | None = None

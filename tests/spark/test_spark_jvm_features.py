@@ -1,8 +1,9 @@
 """The JVM connector serves every option of the Python source (docs/spark.md, "The JVM connector"):
 dropRepeats natively, a batch read of a recording still being recorded, batch and streaming reads
 of a remote archive (no archiveDir: over the archive's control protocol, IPC and UDP; dropRepeats
-and the streams' limits too), and what it cannot apply natively (a write with the archive's control
-options) through the Python source. Each query runs through `format("aeron")` (the JVM connector) and
+and the streams' limits too), a durable=true write with the archive's control options (the JVM
+sink waits through the archive's control session, IPC and UDP): nothing is handed to the Python
+source. Each query runs through `format("aeron")` (the JVM connector) and
 `format("aeron_python")` in the shared Spark session (tests/support/spark_connectors.py, features)
 and the results are compared; the physical plans say which connector served.
 
@@ -32,7 +33,9 @@ import pyspark  # noqa: F401,E402  (the spark extra: the README's test command i
 
 CHANNEL = "aeron:ipc?term-length=64k"
 SINK_STREAM = 4301
-WRITE_STREAMS = {"durable": {"aeron": 4303, "aeron_python": 4304}, "not durable": {"aeron": 4305, "aeron_python": 4306}}
+WRITE_STREAMS = {"durable": {"aeron": 4303, "aeron_python": 4304}, "not durable": {"aeron": 4305, "aeron_python": 4306},
+                 "durable udp": {"aeron": 4309, "aeron_python": 4310}}
+UNRECORDED_STREAM = 4308   # read by a subscriber, recorded by no one
 WRITE_ROWS = 500
 
 
@@ -119,7 +122,9 @@ def archive(tmp_path_factory: Any) -> Iterator[Archive]:
         active_messages = tagged(0, 3, 0, 0, [f"live {i}".encode() for i in range(25)])
         active_id, active = publish(client, archive, active_messages, close=False)
         attempts["active"] = Attempt(active_id, active_messages)
+        unrecorded = client.add_subscription("aeron:ipc", UNRECORDED_STREAM)
         yield Archive(aeron_dir, archive_dir, attempts, control_port)
+        unrecorded.close()
         active.close()
 
 
@@ -172,8 +177,16 @@ def results(spark: Any, archive: Archive) -> dict[str, Any]:
         {"name": "durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["durable"],
          "options": {**control, "DURABLE": "true", "durableTimeout": "20"}},
         {"name": "not durable", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["not durable"], "options": control},
+        {"name": "durable udp", "rows": WRITE_ROWS, "streams": WRITE_STREAMS["durable udp"],
+         "options": {**control, "durable": "true", "durableTimeout": "20",
+                     "controlChannel": f"aeron:udp?endpoint=127.0.0.1:{archive.control_port}",
+                     "responseChannel": f"aeron:udp?endpoint={{host}}:{free_udp_port()}"}},
+        {"name": "not recorded", "rows": 10, "streams": {"aeron": UNRECORDED_STREAM, "aeron_python": UNRECORDED_STREAM},
+         "options": {**control, "durable": "true", "durableTimeout": "1"}},
         {"name": "bad control", "rows": 1, "streams": {"aeron": 4307, "aeron_python": 4307},
          "options": {**control, "controlChannel": "udp://archive:8010"}},
+        {"name": "overwrite", "rows": 1, "streams": {"aeron": 4307, "aeron_python": 4307}, "options": control,
+         "mode": "overwrite"},
     ]
     job = {"options": {"aeronDir": archive.aeron_dir, "archiveDir": archive.archive_dir, "timeout": "5"},
            "unregistered": {**repeats, "aeronDir": archive.aeron_dir},
@@ -352,21 +365,67 @@ def write_attempts(rows: list[list[Any]]) -> list[list[tuple[str, bool]]]:
     return sorted([(row[3], provenance.is_end_marker(row[2])) for row in messages] for messages in sessions.values())
 
 
-@pytest.mark.parametrize("name", ["durable", "not durable"])
+@pytest.mark.parametrize("name", ["durable", "durable udp", "not durable"])
 def test_a_write_with_the_archive_control_options(results: dict[str, Any], name: str) -> None:
-    """controlChannel, controlStreamId and archiveDir (any case): with durable=true the wait goes
-    through the archive's control session, so format("aeron") writes through the Python sink (its
-    plan says so); without durable=true neither sink reaches the archive and the JVM sink writes.
-    Either way the same messages and end markers as format("aeron_python"), recorded whole."""
+    """controlChannel, controlStreamId and archiveDir (any case): with durable=true each task waits
+    through the archive's control session they name (over IPC, and over UDP with the answers to
+    `{host}`), natively in the JVM sink as in the Python sink; without durable=true neither sink
+    reaches the archive. Either way the JVM sink writes (its plan says so), the same messages and end
+    markers as format("aeron_python"), recorded whole."""
     write = results["writes"][name]
     jvm, python = write["aeron"], write["aeron_python"]
     assert not isinstance(jvm, dict) and not isinstance(python, dict), (jvm, python)
     assert write_attempts(jvm) == write_attempts(python)
     assert sum(len(messages) - 1 for messages in write_attempts(jvm)) == WRITE_ROWS
     assert all(messages[-1][1] for messages in write_attempts(jvm))
-    # the write's description: the Python source's short name, or the JVM sink's "aeron sink <channel> ..."
-    served = "Arguments: aeron_python" if name == "durable" else f"Arguments: aeron sink {CHANNEL}"
-    assert "AppendData aeron" in write["aeron plan"] and served in write["aeron plan"], write["aeron plan"]
+    # the write's description: the JVM sink's "aeron sink <channel> stream <id>", not the Python source's
+    assert "AppendData aeron" in write["aeron plan"] and f"Arguments: aeron sink {CHANNEL}" in write["aeron plan"], \
+        write["aeron plan"]
+    assert "aeron_python" not in write["aeron plan"], write["aeron plan"]
+
+
+def test_a_durable_write_no_archive_records_fails_alike_through_the_control_session(results: dict[str, Any]) -> None:
+    """durable=true with the control options to a stream the archive does not record: each sink's
+    tasks ask the archive through its control session until durableTimeout and fail in the same
+    words (the JVM sink's rec-pos wait would say it looked in its driver's counters)."""
+    write = results["writes"]["not recorded"]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(write[fmt], dict), (fmt, write[fmt])
+        found = write[fmt]["error"]
+        assert f"durable=true: the archive did not record {CHANNEL} stream {UNRECORDED_STREAM} (session " in found, \
+            (fmt, found)
+        assert "within 1 s (no recording of it appeared): start a recording of the sink's channel and stream on the " \
+            "archive (archive.start_recording), or raise durableTimeout" in found, (fmt, found)
+
+
+def test_overwrite_is_refused_alike_by_both_sinks(results: dict[str, Any]) -> None:
+    """mode("overwrite"): a stream cannot be overwritten; both sinks refuse it at the write's start in
+    the same words, naming the fix."""
+    write = results["writes"]["overwrite"]
+    for fmt in ("aeron", "aeron_python"):
+        assert isinstance(write[fmt], dict), (fmt, write[fmt])
+        assert "the aeron sink appends to a stream and cannot overwrite it: use .mode('append')" in \
+            write[fmt]["error"], (fmt, write[fmt])
+
+
+def test_complete_mode_is_refused_alike_by_both_sinks(spark: Any, archive: Archive, tmp_path: Any) -> None:
+    """outputMode("complete") of an aggregation: a stream cannot be overwritten; both sinks' queries
+    fail at their start in the same words, naming the fix."""
+    source = tmp_path / "lines"
+    source.mkdir()
+    (source / "part-0.txt").write_text("a\nb\na\n")
+    for fmt in ("aeron", "aeron_python"):
+        counts = spark.readStream.format("text").load(str(source)).groupBy("value").count()
+        found = ""
+        try:
+            query = (counts.selectExpr("concat(value, count) AS data").writeStream.format(fmt).outputMode("complete")
+                     .option("aeronDir", archive.aeron_dir).option("channel", CHANNEL).option("streamId", "4307")
+                     .option("checkpointLocation", str(tmp_path / fmt)).trigger(availableNow=True).start())
+            assert query.awaitTermination(120), f"{fmt}: the query did not end within 120 s"
+            found = str(query.exception())
+        except Exception as exc:
+            found = str(exc)
+        assert "the aeron sink appends to a stream: use outputMode('append'), not 'complete'" in found, (fmt, found)
 
 
 @pytest.mark.parametrize("kind, name, message", [

@@ -211,7 +211,8 @@ def features(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
         for fmt, stream_id in spec["streams"].items():
             try:
                 df = spark.range(0, spec["rows"], 1, 2).selectExpr("concat('w', id) AS data")
-                df.write.format(fmt).mode("append").options(**spec["options"]).option("streamId", str(stream_id)).save()
+                df.write.format(fmt).mode(spec.get("mode", "append")).options(**spec["options"]).option(
+                    "streamId", str(stream_id)).save()
                 plan = last_plan(spark)
                 back = spark.read.format("aeron_python").options(**job["options"]).option(
                     "channel", "aeron:ipc").option("streamId", str(stream_id)).load()

@@ -12,6 +12,8 @@
  *     none when the archive does not know it) or of a channel + stream (ListRecordingsForUri, paged):
  *     {long[] fields (Native.RECORDING_FIELDS a recording), String[] {original, stripped} channels}
  * remoteMaxRecordedPosition(session, recording id)
+ * remoteFindLastMatchingRecording(session, min recording id, channel fragment, stream id, session id)
+ *     the newest matching recording's id, -1 when none (the sink's durable=true wait, SinkWriter.java)
  * remoteReplayOpen(session, recording id, position, length, replay channel, replay stream, from, to)
  *     a replay of [position, position + length) read from `from` to `to` (message start positions)
  *     on a subscription of the replay channel with the replay's session id: a handle
@@ -715,6 +717,44 @@ JNIEXPORT jlong JNICALL Java_aeron_spark_Native_remoteMaxRecordedPosition(JNIEnv
     answer_t a;
     memset(&a, 0, sizeof(a));
     if (exchange(r, operation, &msg, &correlation, &a, false) < 0)
+    {
+        throw_errmsg(env);
+        return -1;
+    }
+    return a.relevant_id;
+}
+
+/* the newest recording from minRecordingId on of the stream, of the session (-1: any), whose original
+ * channel contains the fragment: its id, -1 when there is none (our archive and Aeron's answer OK with
+ * -1, Aeron's NULL_VALUE, as _session.py's find_last_matching_recording reads it: None) */
+JNIEXPORT jlong JNICALL Java_aeron_spark_Native_remoteFindLastMatchingRecording(JNIEnv *env, jclass type,
+    jlong session, jlong min_recording_id, jstring channel_fragment, jint stream_id, jint session_id)
+{
+    remote_t *r = (remote_t *)(intptr_t)session;
+    const char *fragment = (*env)->GetStringUTFChars(env, channel_fragment, NULL);
+    if (NULL == fragment)
+    {
+        return -1;
+    }
+    char operation[600];
+    snprintf(operation, sizeof(operation), "find_last_matching_recording('%.500s', %" PRId32 ")", fragment,
+        (int32_t)stream_id);
+    aa_archive_message_t msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.template_id = AA_ARCHIVE_TEMPLATE_FIND_LAST_MATCHING_RECORDING_REQUEST;
+    int64_t correlation = ++r->correlation_id;
+    msg.find_last_matching_recording_request.control_session_id = r->session_id;
+    msg.find_last_matching_recording_request.correlation_id = correlation;
+    msg.find_last_matching_recording_request.min_recording_id = min_recording_id;
+    msg.find_last_matching_recording_request.session_id = session_id;
+    msg.find_last_matching_recording_request.stream_id = stream_id;
+    msg.find_last_matching_recording_request.channel.data = (const uint8_t *)fragment;
+    msg.find_last_matching_recording_request.channel.length = (uint32_t)strlen(fragment);
+    answer_t a;
+    memset(&a, 0, sizeof(a));
+    int rc = exchange(r, operation, &msg, &correlation, &a, false);
+    (*env)->ReleaseStringUTFChars(env, channel_fragment, fragment);
+    if (rc < 0)
     {
         throw_errmsg(env);
         return -1;

@@ -41,11 +41,10 @@ public class AeronProvider implements TableProvider {
         // a write hands over the DataFrame's schema: checked by the write (AeronWrite); a read's
         // .schema(...) is checked here, its error raised when the table is read
         StructType given = schema == null ? SCHEMA : schema;
-        Transform[] parts = partitioning == null ? new Transform[0] : partitioning;
         try {
-            return new AeronTable(checkSchema(given), null, given, parts, properties);
+            return new AeronTable(checkSchema(given), null);
         } catch (Options.OptionException e) {
-            return new AeronTable(given, e, given, parts, properties);
+            return new AeronTable(given, e);
         }
     }
 

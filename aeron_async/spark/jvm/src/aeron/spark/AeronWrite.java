@@ -11,6 +11,7 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
@@ -31,7 +32,7 @@ import aeron.spark.Options.OptionException;
  * input fails at query start); each task attempt publishes its rows on its own exclusive publication
  * ({@link SinkWriter}), with the reserved values of aeron_async/spark/provenance.py.
  */
-final class AeronWrite implements WriteBuilder, Write {
+final class AeronWrite implements WriteBuilder, SupportsTruncate, Write {
     /** provenance.py's kinds. */
     static final int KIND_STREAM = 0, KIND_BATCH_WRITE = 1;
 
@@ -40,6 +41,7 @@ final class AeronWrite implements WriteBuilder, Write {
     private final boolean dataIsString;
     private final int reservedIndex;     // -1: no reserved_value column
     private final boolean reservedIsInt;
+    private boolean truncate;            // mode("overwrite") / outputMode("complete"): refused when planned
 
     AeronWrite(LogicalWriteInfo info) {
         options = SinkOptions.parse(info.options().asCaseSensitiveMap());
@@ -90,6 +92,15 @@ final class AeronWrite implements WriteBuilder, Write {
         return this;
     }
 
+    /** mode("overwrite") (a batch) or outputMode("complete") (a stream), which Spark asks of a table
+     *  with TRUNCATE (AeronTable, as the Python source's): a stream cannot be overwritten, so the write
+     *  is refused when planned, in the Python sink's words (sink.py's writers). */
+    @Override
+    public WriteBuilder truncate() {
+        truncate = true;
+        return this;
+    }
+
     @Override
     public String description() {
         return "aeron sink " + options.channel + " stream " + options.streamId;
@@ -105,6 +116,9 @@ final class AeronWrite implements WriteBuilder, Write {
      *  reserved values. */
     @Override
     public BatchWrite toBatch() {
+        if (truncate) {
+            throw new OptionException("the aeron sink appends to a stream and cannot overwrite it: use .mode('append')");
+        }
         long writeId = new SecureRandom().nextInt() & 0xFFFFFFFFL;
         return new Batch(this, writeId);
     }
@@ -113,6 +127,9 @@ final class AeronWrite implements WriteBuilder, Write {
      *  re-run after a restart carries the same id). */
     @Override
     public StreamingWrite toStreaming() {
+        if (truncate) {
+            throw new OptionException("the aeron sink appends to a stream: use outputMode('append'), not 'complete'");
+        }
         return new Streaming(this);
     }
 

@@ -151,6 +151,12 @@ public final class Native {
     /** How far the recording has been written (its stop position once stopped). */
     public static native long remoteMaxRecordedPosition(long session, long recordingId) throws IOException;
 
+    /** The newest recording, from minRecordingId on, of `streamId` and of `sessionId` (-1: any) whose
+     *  original channel contains `channelFragment` ("" : any): its id, -1 when there is none. */
+    public static native long remoteFindLastMatchingRecording(long session, long minRecordingId,
+                                                              String channelFragment, int streamId, int sessionId)
+        throws IOException;
+
     /** A replay of [position, position + length) to the replay channel, read for the messages starting
      *  in [from, to): a handle for remoteReplayPoll and remoteReplayClose. */
     public static native long remoteReplayOpen(long session, long recordingId, long position, long length,

@@ -10,18 +10,31 @@ import java.util.List;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A control session with a remote archive (a read without archiveDir; docs/spark.md, "The JVM
- * connector"), through the native library (aa_spark_jni_remote.c), as aeron_async/spark/columns.py's
- * open_archive: the options' control and response channels, `{host}` replaced by this host's address.
+ * A control session with a remote archive (a read without archiveDir, the sink's durable=true wait
+ * with the archive control options; docs/spark.md, "The JVM connector"), through the native library
+ * (aa_spark_jni_remote.c), as aeron_async/spark/columns.py's open_archive: the options' control and
+ * response channels, `{host}` replaced by this host's address.
  */
 final class Remote implements AutoCloseable {
     final long session;
 
     Remote(Options options) {
+        this(options.aeronDir, options.controlChannel, options.controlStreamId, options.responseChannel,
+            options.responseStreamId, options.timeout);
+    }
+
+    /** The sink's durable=true wait (SinkWriter): the control session its write options name. */
+    Remote(SinkOptions options) {
+        this(options.aeronDir, options.controlChannel, options.controlStreamId, options.responseChannel,
+            options.responseStreamId, options.timeout);
+    }
+
+    private Remote(String aeronDir, String controlChannel, int controlStreamId, String responseChannel,
+                   int responseStreamId, double timeout) {
         Native.load();
         try {
-            session = Native.remoteOpen(options.aeronDir, options.controlChannel, options.controlStreamId,
-                localChannel(options.responseChannel), options.responseStreamId, options.timeout);
+            session = Native.remoteOpen(aeronDir, controlChannel, controlStreamId, localChannel(responseChannel),
+                responseStreamId, timeout);
         } catch (IOException e) {
             throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);
         }
@@ -113,6 +126,13 @@ final class Remote implements AutoCloseable {
             }
         }
         return new long[] {counted, end};
+    }
+
+    /** The newest recording of `streamId` and `sessionId` whose original channel contains
+     *  `channelFragment` ("": any), as the Python client's find_last_matching_recording (from recording
+     *  0 on): its id, -1 when there is none. */
+    long findLastMatchingRecording(String channelFragment, int streamId, int sessionId) throws IOException {
+        return Native.remoteFindLastMatchingRecording(session, 0, channelFragment, streamId, sessionId);
     }
 
     @Override

@@ -12,19 +12,22 @@ import aeron.spark.Options.OptionException;
 /**
  * The write options of the JVM connector's sink: aeron_async/spark/options.py's SINK_OPTIONS, checked
  * the same way with the same messages (tests/spark/test_spark_jvm.py holds the two side by
- * side). The archive options reach the archive's control session in the Python sink (durable=true);
- * this sink reads the recording's rec-pos counter in the driver's CnC file instead, so a durable
- * write with the control options is the Python sink's (AeronTable hands it over through
- * PythonDelegate); without durable=true neither sink uses them, and this one checks them alike.
+ * side). The archive control options (CONTROL) reach the archive's control session for durable=true
+ * as in the Python sink (SinkWriter waits through it when any of them is given; without them it
+ * reads the recording's rec-pos counter in the local driver's CnC file); without durable=true
+ * neither sink uses them, and this one checks them alike.
  */
 final class SinkOptions implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final List<String> SINK_OPTIONS = List.of(
         "channel", "streamId", "durable", "connectTimeout", "offerTimeout", "durableTimeout");
-    /** Archive options the Python sink takes that this one does not apply (it reads the CnC file). */
-    static final List<String> NOT_APPLIED = List.of(
-        "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout", "archiveDir");
+    /** Archive options the Python sink takes that this one does not apply (neither sink uses them). */
+    static final List<String> NOT_APPLIED = List.of("archiveDir");
+    /** The archive control options: with durable=true, naming any of them makes the wait go through the
+     *  archive's control session they name (SinkWriter.waitThroughArchive), as the Python sink's does. */
+    static final List<String> CONTROL = List.of(
+        "controlChannel", "controlStreamId", "responseChannel", "responseStreamId", "timeout");
     static final List<String> SPARK_STREAM_WRITE_OPTIONS = List.of("checkpointlocation", "queryname");
 
     final String aeronDir;      // null: AERON_DIR, else Aeron's default
@@ -34,6 +37,11 @@ final class SinkOptions implements Serializable {
     final double connectTimeout;
     final double offerTimeout;
     final double durableTimeout;
+    /** durable=true with an archive control option: the wait goes through the archive's control session */
+    final boolean control;
+    final String controlChannel, responseChannel;   // responseChannel's `{host}` replaced by each task
+    final int controlStreamId, responseStreamId;
+    final double timeout;
 
     private SinkOptions(Map<String, String> found) {
         for (String name : List.of("channel", "streamId")) {
@@ -42,10 +50,9 @@ final class SinkOptions implements Serializable {
                     + "': the channel and stream id to publish on");
             }
         }
-        // the archive options, checked as options.py's parse_archive_options checks them (in its order):
-        // only durable=true's wait through the archive's control session uses them, and such a write is
-        // the Python sink's (PythonDelegate); otherwise neither sink reaches the archive
-        seconds("timeout", found.get("timeout"), 10.0);
+        // the archive options, checked as options.py's parse_archive_options checks them (in its order),
+        // with its defaults: only durable=true's wait through the archive's control session uses them
+        timeout = seconds("timeout", found.get("timeout"), 10.0);
         String dir = found.get("aeronDir");
         if (dir != null && dir.strip().isEmpty()) {
             throw new OptionException("aeronDir is empty: name the media driver's directory, or leave the option out");
@@ -54,19 +61,14 @@ final class SinkOptions implements Serializable {
         if (archiveDir != null && archiveDir.strip().isEmpty()) {
             throw new OptionException("archiveDir is empty: name the archive's directory, or leave the option out");
         }
-        for (String name : List.of("controlChannel", "controlStreamId", "responseChannel", "responseStreamId")) {
-            String value = found.get(name);
-            if (value == null) {
-                continue;
-            }
-            if (name.endsWith("Channel") && !value.startsWith("aeron:")) {
-                throw new OptionException(name + "=" + Options.repr(value)
-                    + " is not an Aeron channel (aeron:ipc or aeron:udp?endpoint=host:port)");
-            }
-            if (name.endsWith("StreamId")) {
-                Options.integer(name, value, Integer.MIN_VALUE, Integer.MAX_VALUE);
-            }
-        }
+        controlChannel = archiveChannel("controlChannel", found.getOrDefault("controlChannel",
+            "aeron:ipc?term-length=64k"));
+        controlStreamId = (int) Options.integer("controlStreamId", found.getOrDefault("controlStreamId", "10"),
+            Integer.MIN_VALUE, Integer.MAX_VALUE);
+        responseChannel = archiveChannel("responseChannel", found.getOrDefault("responseChannel",
+            "aeron:ipc?term-length=64k"));
+        responseStreamId = (int) Options.integer("responseStreamId", found.getOrDefault("responseStreamId", "20"),
+            Integer.MIN_VALUE, Integer.MAX_VALUE);
         aeronDir = dir;
         channel = sinkChannel(found.get("channel"));
         streamId = (int) Options.integer("streamId", found.get("streamId"), Integer.MIN_VALUE, Integer.MAX_VALUE);
@@ -74,11 +76,15 @@ final class SinkOptions implements Serializable {
         connectTimeout = seconds("connectTimeout", found.get("connectTimeout"), 10.0);
         offerTimeout = seconds("offerTimeout", found.get("offerTimeout"), 30.0);
         durableTimeout = seconds("durableTimeout", found.get("durableTimeout"), 30.0);
-        if (durable && PythonDelegate.writes(found)) {
-            throw new OptionException("durable=true with " + String.join(", ", PythonDelegate.writeOptions(found))
-                + " waits through the archive's control session, which the JVM sink does not open: write with "
-                + "format(\"aeron\"), which hands such a write to the Python sink");
+        control = durable && CONTROL.stream().anyMatch(found::containsKey);
+    }
+
+    private static String archiveChannel(String name, String value) {
+        if (!value.startsWith("aeron:")) {
+            throw new OptionException(name + "=" + Options.repr(value)
+                + " is not an Aeron channel (aeron:ipc or aeron:udp?endpoint=host:port)");
         }
+        return value;
     }
 
     /** The write options (batch and streaming), checked; `path` (`save(path)`) is refused. */

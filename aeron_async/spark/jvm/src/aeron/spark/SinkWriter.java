@@ -18,8 +18,11 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
  * in runs of equal reserved values through the C client's offer_batch, on an exclusive publication
  * of the attempt's own (one session, one recording); back pressure is waited out, bounded by
  * offerTimeout without progress. A finished attempt ends with the empty end-marker message; with
- * durable=true commit() returns once the archive's rec-pos counter of that session has reached the
- * publication's position. An attempt without rows publishes nothing.
+ * durable=true commit() returns once the archive has recorded that session up to the publication's
+ * position: asked through the archive's control session when the options name one (controlChannel,
+ * controlStreamId, responseChannel, responseStreamId or timeout: as the Python sink), else read from
+ * the recording's rec-pos counter in the executor's driver's CnC file. An attempt without rows
+ * publishes nothing.
  */
 final class SinkWriter implements DataWriter<InternalRow> {
     private static final int ROWS = 4096;
@@ -222,12 +225,13 @@ final class SinkWriter implements DataWriter<InternalRow> {
         }
         offer(data, endOffsets, 0, 1, endReserved);
         long position = Native.publicationPosition(publication);
-        long recordingId = options.durable ? waitRecorded(position) : -1;
+        long recordingId = !options.durable ? -1 : options.control ? waitThroughArchive(position)
+            : waitRecorded(position);
         return new Commit(partition, attempt, sessionId, messages, position, recordingId);
     }
 
-    /** durable=true: until the recording of this session and stream has recorded `position` (its
-     *  rec-pos counter in the driver's CnC file); its recording id. */
+    /** durable=true without the archive control options: until the recording of this session and
+     *  stream has recorded `position` (its rec-pos counter in the driver's CnC file); its recording id. */
     private long waitRecorded(long position) throws IOException {
         long deadline = System.nanoTime() + (long) (options.durableTimeout * 1e9);
         while (true) {
@@ -236,18 +240,44 @@ final class SinkWriter implements DataWriter<InternalRow> {
                 return found[0];
             }
             if (System.nanoTime() > deadline) {
-                String what = found[0] < 0 ? "no recording of it appeared in the counters of this executor's "
-                    + "media driver; an archive that records through another driver is reached by the Python "
-                    + "sink: give the archive's controlChannel (the write then goes through it), or "
-                    + "aeron_async.spark.register(spark, connector=\"python\")"
-                    : "recording " + found[0] + " is at " + found[1];
-                throw new SinkException("durable=true: the archive did not record " + where() + " up to position "
-                    + position + " within " + seconds(options.durableTimeout) + " s (" + what + "): start a "
-                    + "recording of the sink's channel and stream on the archive (archive.start_recording), or "
-                    + "raise durableTimeout", null);
+                throw notRecorded(position, found[0] < 0 ? "no recording of it appeared in the counters of this "
+                    + "executor's media driver; an archive that records through another driver is reached "
+                    + "through its control session: give the archive's controlChannel (and responseChannel)"
+                    : "recording " + found[0] + " is at " + found[1]);
             }
             LockSupport.parkNanos(2_000_000);
         }
+    }
+
+    /** durable=true with an archive control option: sink.py's _wait_recorded, through a control session
+     *  of the archive the options name (Remote, closed before returning): the newest recording of this
+     *  session and stream, until its recorded position has reached `position`; its recording id. */
+    private long waitThroughArchive(long position) throws IOException {
+        long deadline = System.nanoTime() + (long) (options.durableTimeout * 1e9);
+        try (Remote archive = new Remote(options)) {
+            long recordingId = -1;
+            while (true) {
+                if (recordingId < 0) {
+                    recordingId = archive.findLastMatchingRecording("", options.streamId, sessionId);
+                }
+                if (recordingId >= 0 && archive.maxRecordedPosition(recordingId) >= position) {
+                    return recordingId;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw notRecorded(position, recordingId < 0 ? "no recording of it appeared"
+                        : "recording " + recordingId + " is at " + archive.maxRecordedPosition(recordingId));
+                }
+                LockSupport.parkNanos(2_000_000);
+            }
+        }
+    }
+
+    /** sink.py's SinkTimeoutError of durable=true, `what` saying how far the archive got. */
+    private SinkException notRecorded(long position, String what) {
+        return new SinkException("durable=true: the archive did not record " + where() + " up to position "
+            + position + " within " + seconds(options.durableTimeout) + " s (" + what + "): start a recording of "
+            + "the sink's channel and stream on the archive (archive.start_recording), or raise durableTimeout",
+            null);
     }
 
     @Override
