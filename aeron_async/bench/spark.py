@@ -3,8 +3,12 @@
 - batch read of a recording of `--messages` 32-byte messages into `count()` and a `groupBy`,
   against Spark reading the same rows (same columns and types) from Parquet in the same run, with
   all of the source's columns and with those the query uses chosen by `.schema(...)`;
-- streaming read rows/s with a fixed `maxRecordsPerTrigger` (AvailableNow over the recording), and
-  the latency from publish to the row reaching a `foreachBatch` sink (p50, p99) for a live stream;
+- streaming read rows/s with a fixed `maxRecordsPerTrigger` (AvailableNow over the recording) into
+  a `foreachBatch` counting each micro-batch, and into Spark's `noop` sink (what Spark's own
+  benchmarks read a source into: every row made, no Python callback or job of its own), and the
+  latency from publish to the row reaching a `foreachBatch` sink (p50, p99) for a live stream (and,
+  through the JVM connector, a `foreach` writer in the JVM, with and without Spark's asynchronous
+  progress tracking);
 - sink rows/s (`df.write.format("aeron")` to an IPC stream drained by a subscriber) against
   writing the same DataFrame to Parquet.
 
@@ -35,6 +39,7 @@ LIVE = ("aeron:ipc?term-length=16m", 5002)
 SINK = ("aeron:ipc?term-length=16m", 5003)
 LIVE_JVM = ("aeron:ipc?term-length=16m", 5006)
 LIVE_JVM_WRITER = ("aeron:ipc?term-length=16m", 5008)
+LIVE_JVM_WRITER_ASYNC = ("aeron:ipc?term-length=16m", 5009)
 # the name the Python source answers to in this run: "aeron", or "aeron_python" where format("aeron")
 # is the JVM connector (whose sink `sink` measures beside the Python one, as sink_jvm_rows_s)
 PYTHON_FORMAT = ["aeron"]
@@ -190,9 +195,11 @@ def batch_read(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, 
 
 
 def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_per_trigger: int,
-                   archive_dir: str | None = None) -> dict[str, Any]:
+                   archive_dir: str | None = None, sink: str = "foreachBatch") -> dict[str, Any]:
     """AvailableNow over the batch benchmark's recording; through the JVM connector when
-    `archive_dir` is given (figures named streaming_jvm_*), else the Python source."""
+    `archive_dir` is given (figures named streaming_jvm_*), else the Python source. `sink`: a
+    foreachBatch counting each micro-batch (a py4j callback and a Spark job of its own a batch), or
+    Spark's "noop" sink (figures streaming*_noop_*: every row made and dropped)."""
     batches: list[int] = []
 
     def count(frame: Any, batch_id: int) -> None:
@@ -201,29 +208,36 @@ def streaming_read(spark: Any, aeron_dir: str, workdir: str, messages: int, max_
     reader = spark.readStream.format(PYTHON_FORMAT[0] if archive_dir is None else "aeron")
     if archive_dir is not None:
         reader = reader.option("archiveDir", archive_dir)
-    key = "streaming" if archive_dir is None else "streaming_jvm"
-    query = (reader.option("channel", TRADES[0]).option("streamId", TRADES[1])
+    key = ("streaming" if archive_dir is None else "streaming_jvm") + ("_noop" if sink == "noop" else "")
+    frame = (reader.option("channel", TRADES[0]).option("streamId", TRADES[1])
              .option("startingPositions", "earliest").option("maxRecordsPerTrigger", max_per_trigger)
-             .option("aeronDir", aeron_dir).load()
-             .writeStream.foreachBatch(count).option("checkpointLocation", os.path.join(workdir, f"ck-{key}"))
-             .trigger(availableNow=True).start())
+             .option("aeronDir", aeron_dir).load())
+    writer = frame.writeStream.format("noop") if sink == "noop" else frame.writeStream.foreachBatch(count)
+    query = (writer.option("checkpointLocation", os.path.join(workdir, f"ck-{key}")).trigger(availableNow=True)
+             .start())
     seconds, _ = _timed(lambda: query.awaitTermination(900))
+    if sink == "noop":
+        batches = [progress.numInputRows for progress in query.recentProgress if progress.numInputRows > 0]
     assert sum(batches) == messages, f"{key} read {sum(batches)} of {messages}"
     return {f"{key}_rows_s": messages / seconds, f"{key}_batches": len(batches),
             "max_records_per_trigger": max_per_trigger}
 
 
 def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, seconds: float,
-            rate: int, archive_dir: str | None = None, writer: str = "python") -> dict[str, Any]:
+            rate: int, archive_dir: str | None = None, writer: str = "python",
+            async_progress: bool = False) -> dict[str, Any]:
     """Micro-batch latency, from publish (the time in the message) to the row at the query's end, of
     the Python source (figures latency_*), or of the JVM connector when `archive_dir` is given
     (latency_jvm_*, on a stream of its own). The end is a Python `foreachBatch` collecting each
     micro-batch (`writer` "python"), or, for the JVM connector, a foreach writer in the JVM
     (`writer` "jvm": aeron.spark.LatencyWriter, figures latency_jvm_writer_*), so no Python worker
-    or py4j call is in the path."""
+    or py4j call is in the path). `async_progress`: the JVM writer's query with Spark's
+    asynchronous progress tracking (`asyncProgressTrackingEnabled`: the offset and commit logs
+    written apart from the micro-batches, every second; figures latency_jvm_writer_async_*)."""
     from pyspark.sql import functions as F
 
-    live = LIVE if archive_dir is None else (LIVE_JVM if writer == "python" else LIVE_JVM_WRITER)
+    live = LIVE if archive_dir is None else (LIVE_JVM if writer == "python" else
+                                             LIVE_JVM_WRITER_ASYNC if async_progress else LIVE_JVM_WRITER)
     archive.start_recording(*live)
     client = archive.aeron
     publication = client.add_exclusive_publication(*live)
@@ -232,7 +246,7 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
         idle.idle(0)
     publication.offer(b"0" * 32)  # the recording exists before the query starts
     latencies: list[float] = []
-    out = os.path.join(workdir, f"latency-{writer}")
+    out = os.path.join(workdir, f"latency-{writer}{'-async' if async_progress else ''}")
     os.makedirs(out, exist_ok=True)
 
     def measure(frame: Any, batch_id: int) -> None:
@@ -253,6 +267,7 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
     if archive_dir is not None:
         reader = reader.option("archiveDir", archive_dir)
     key = "latency" if archive_dir is None else ("latency_jvm" if writer == "python" else "latency_jvm_writer")
+    key += "_async" if async_progress else ""
     frame = (reader.option("channel", live[0]).option("streamId", live[1])
              .option("startingPositions", "earliest").option("aeronDir", aeron_dir).load())
     checkpoint = os.path.join(workdir, f"ck-{key}")
@@ -264,6 +279,7 @@ def latency(spark: Any, aeron_dir: str, archive: AeronArchive, workdir: str, sec
         jvm = spark.sparkContext._jvm
         query = (frame.select("data")._jdf.writeStream().foreach(jvm.aeron.spark.LatencyWriter(out))
                  .option("checkpointLocation", checkpoint)
+                 .option("asyncProgressTrackingEnabled", "true" if async_progress else "false")
                  .trigger(jvm.org.apache.spark.sql.streaming.Trigger.ProcessingTime(0)).start())
     try:
         interval = 1.0 / rate
@@ -490,18 +506,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(batch_read(spark, aeron_dir, archive, workdir, os.path.join(workdir, "archive"), args.messages,
                                      args.repeats, PYTHON_FORMAT[0], connector == "jvm"))
             print(json.dumps(result), flush=True)
-            result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger))
-            print(json.dumps(result), flush=True)
-            if connector == "jvm":
+            for sink_kind in ("foreachBatch", "noop"):
                 result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger,
-                                             os.path.join(workdir, "archive")))
+                                             sink=sink_kind))
                 print(json.dumps(result), flush=True)
+                if connector == "jvm":
+                    result.update(streaming_read(spark, aeron_dir, workdir, args.messages, args.max_per_trigger,
+                                                 os.path.join(workdir, "archive"), sink_kind))
+                    print(json.dumps(result), flush=True)
             result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate))
             print(json.dumps(result), flush=True)
             if connector == "jvm":
-                for writer in ("python", "jvm"):
+                for writer, async_progress in (("python", False), ("jvm", False), ("jvm", True)):
                     result.update(latency(spark, aeron_dir, archive, workdir, args.latency_seconds, args.latency_rate,
-                                          os.path.join(workdir, "archive"), writer))
+                                          os.path.join(workdir, "archive"), writer, async_progress))
                     print(json.dumps(result), flush=True)
             if connector == "jvm":
                 # a Python foreach writer gets its rows in batches, the last at the batch's end: it

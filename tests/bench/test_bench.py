@@ -219,13 +219,16 @@ def test_bench_spark_reports_every_figure_with_the_cpu_split(tmp_path: Path) -> 
             assert data[f"{name}_{query}_rows_s"] > 0 and len(data[f"{name}_{query}_rows_s_runs"]) == 2
             cpu = data[f"{name}_{query}_cpu_s"]
             assert set(cpu) == {"this process", "Spark JVM", "Python workers"} and cpu["Spark JVM"] > 0
-    assert data["streaming_batches"] == 4 and data["streaming_rows_s"] > 0  # 20,000 rows, 5,000 a trigger
-    for key in ("latency", *(("latency_jvm", "latency_jvm_writer") if jar_path() else ())):  # micro-batches
+    for key in ("streaming", "streaming_noop"):  # 20,000 rows, 5,000 a trigger
+        assert data[f"{key}_batches"] == 4 and data[f"{key}_rows_s"] > 0
+    jvm_latencies = ("latency_jvm", "latency_jvm_writer", "latency_jvm_writer_async") if jar_path() else ()
+    for key in ("latency", *jvm_latencies):  # micro-batches
         assert data[f"{key}_messages"] > 0 and data[f"{key}_p99_ms"] >= data[f"{key}_p50_ms"] > 0
     assert data["sink_rows_s"] > 0 and data["parquet_write_rows_s"] > 0
     if jar_path():  # the JVM connector's sink, and Real-time Mode: every message published reaches the writer
         assert data["sink_jvm_rows_s"] > 0 and data["sink_jvm_parquet_write_rows_s"] > 0
-        assert data["streaming_jvm_batches"] == 4 and data["streaming_jvm_rows_s"] > 0
+        for key in ("streaming_jvm", "streaming_jvm_noop"):
+            assert data[f"{key}_batches"] == 4 and data[f"{key}_rows_s"] > 0
         for key in ("realtime", "realtime_jvm_writer"):
             assert data[f"{key}_messages"] == data[f"{key}_sent"] > 0
             assert data[f"{key}_p99_ms"] >= data[f"{key}_p50_ms"] > 0
