@@ -42,7 +42,10 @@ endingPositions         latest (batch only)             latest | JSON {"3": 8192
                                                         recording is read up to, exclusive; latest =
                                                         where it stands when the query starts
 maxBytesPerPartition    64m                             bytes of one recording a task reads at most
-                                                        (rounded to whole terms)
+                                                        (rounded to whole terms); not given, the JVM
+                                                        connector's batch read splits itself evenly
+                                                        over Spark's default parallelism (at most
+                                                        1g a task)
 replayChannel           aeron:ipc                       where the archive replays to each task (a
                                                         UDP endpoint of the executor for a remote
                                                         archive: aeron:udp?endpoint={host}:40125*)

@@ -163,6 +163,21 @@ def rows_of(table: Any) -> list[tuple[int, bytes]]:
     return list(zip(table.column("position").to_pylist(), table.column("data").to_pylist()))
 
 
+@pytest.mark.parametrize("given, expected", [(None, 2), ("16m", 4)])
+def test_a_jvm_batch_read_splits_itself_over_the_default_parallelism(spark: Any, recorded: Recorded,
+                                                                    given: str | None, expected: int) -> None:
+    """Without maxBytesPerPartition the JVM connector splits a batch read evenly over Spark's default
+    parallelism (2 in the suite's local[2] session: the 64 MB recording in two tasks), in whole
+    terms; with it, in ranges of that size (four of 16 MB); the rows are the same either way."""
+    options = recorded.read(CONNECTORS["jvm"], recordingIds=recorded.big,
+                            **({} if given is None else {"maxBytesPerPartition": given}))
+    assert spark.sparkContext.defaultParallelism == 2
+    df = spark.read.format("aeron").options(**options).load()
+    assert df.rdd.getNumPartitions() == expected
+    assert df.selectExpr("count(*)", "count(DISTINCT position)", "min(position)", "max(position)").collect()[0][:] == (
+        MILLION, MILLION, FRAME, MILLION * FRAME)
+
+
 def test_partitions_split_a_recording_exactly_at_whole_terms(recorded: Recorded) -> None:
     """Without Spark: every range a plan makes is read by its own replay, and together they hold
     each message once, fragmented ones whole, whatever the split size and the positions given."""

@@ -24,8 +24,9 @@ import org.apache.spark.sql.types.StructType;
 /**
  * A batch read planned on the driver (aeron_async/spark/reader.py's plan, from the catalog file):
  * the selected recordings (with dropRepeats, those Repeats keeps), an active one up to the position
- * it has recorded, each position range cut into partitions of about maxBytesPerPartition
- * (whole terms), narrowed by the pushed filters. Everything wrong with the options or the archive
+ * it has recorded, each position range cut into partitions of about maxBytesPerPartition (whole
+ * terms; without it, the read split evenly over Spark's default parallelism: cut), narrowed by the
+ * pushed filters. Everything wrong with the options or the archive
  * is found here, at query start.
  */
 final class AeronScan implements Scan, Batch {
@@ -220,12 +221,20 @@ final class AeronScan implements Scan, Batch {
         return found;
     }
 
+    /** What a batch read plans of one recording: [start, end), and how a range of it is read. */
+    private record Span(Recording r, long start, long end, java.util.function.BiFunction<Long, Long, RangePartition> range) {
+    }
+
+    /** A batch read without maxBytesPerPartition: ranges of at most this many bytes (a retried task's
+     *  work bounded). */
+    static final long AUTO_MAX_BYTES_PER_PARTITION = 1L << 30;
+
     /** reader.py's plan of one recording: [start, end) from the options (checked against what it has
-     *  recorded), left out by the pushed filters on its constant columns, narrowed to the terms that can
-     *  hold a message ending in the pushed position bounds (a message ending in [low, high] starts in
-     *  the term of its last byte, before high), cut at whole terms of about maxBytesPerPartition. */
-    private void cut(Recording r, long recorded, long[] bounds, List<RangePartition> ranges,
-                     java.util.function.BiFunction<Long, Long, RangePartition> range) {
+     *  recorded), left out by the pushed filters on its constant columns (null), narrowed to the terms
+     *  that can hold a message ending in the pushed position bounds (a message ending in [low, high]
+     *  starts in the term of its last byte, before high). */
+    private Span span(Recording r, long recorded, long[] bounds,
+                      java.util.function.BiFunction<Long, Long, RangePartition> range) {
         long start = Options.resolve("startingPositions", options.starting, options.startingMap,
             Options.EARLIEST, r, recorded);
         long end = Options.resolve("endingPositions", options.ending, options.endingMap, Options.LATEST, r,
@@ -235,25 +244,54 @@ final class AeronScan implements Scan, Batch {
                 + " is before startingPositions " + start);
         }
         if (!Filters.keeps(filters, r)) {
-            return;
+            return null;
         }
         if (bounds[0] > Long.MIN_VALUE) {
             start = Math.max(start, floorTerm(bounds[0] - 1, r.termLength));
         }
-        end = Math.min(end, bounds[1]);
-        long term = r.termLength;
-        long chunk = Math.max(term, options.maxBytesPerPartition - options.maxBytesPerPartition % term);
-        for (long low = start; low < end; ) {
-            long high = Math.min(end, (Math.floorDiv(low, chunk) + 1) * chunk);
-            ranges.add(range.apply(low, high));
-            low = high;
+        return new Span(r, start, Math.min(end, bounds[1]), range);
+    }
+
+    /** Spark's default parallelism (1 without an active session). */
+    private static int parallelism() {
+        try {
+            return Math.max(1, org.apache.spark.sql.SparkSession.active().sparkContext().defaultParallelism());
+        } catch (IllegalStateException e) {
+            return 1;
         }
+    }
+
+    /** The spans cut at whole terms into ranges: of about maxBytesPerPartition where given (reader.py's
+     *  split_range), else the read's bytes split evenly over Spark's default parallelism (whole terms, at
+     *  most AUTO_MAX_BYTES_PER_PARTITION), as Spark sizes its file splits: a task's fixed cost (its
+     *  partial aggregation and shuffle files) is paid once a core, not once every 64 MiB. */
+    private List<RangePartition> cut(List<Span> spans) {
+        long size = options.maxBytesPerPartition;
+        if (!options.maxBytesPerPartitionGiven) {
+            long total = 0;
+            for (Span s : spans) {
+                total += Math.max(0, s.end() - s.start());
+            }
+            size = Math.min(AUTO_MAX_BYTES_PER_PARTITION, Math.max(1, -Math.floorDiv(-total, (long) parallelism())));
+        }
+        List<RangePartition> ranges = new ArrayList<>();
+        for (Span s : spans) {
+            long term = s.r().termLength;
+            long chunk = options.maxBytesPerPartitionGiven ? Math.max(term, size - size % term)
+                : Math.max(term, -Math.floorDiv(-size, term) * term);
+            for (long low = s.start(); low < s.end(); ) {
+                long high = Math.min(s.end(), (Math.floorDiv(low, chunk) + 1) * chunk);
+                ranges.add(s.range().apply(low, high));
+                low = high;
+            }
+        }
+        return ranges;
     }
 
     /** reader.py's plan over a control session with the remote archive: the same recordings, ends and
      *  ranges, each range read by a task over its own session (Readers.RemoteRangeReader). */
     private InputPartition[] planRemote(long[] bounds) {
-        List<RangePartition> ranges = new ArrayList<>();
+        List<Span> spans = new ArrayList<>();
         try (Remote archive = new Remote(options)) {
             List<Recording> chosen = selectRemote(archive, options);
             if (options.dropRepeats) {
@@ -262,13 +300,16 @@ final class AeronScan implements Scan, Batch {
             for (Recording r : chosen) {
                 long recorded = r.stopped() ? r.stop : archive.maxRecordedPosition(r.id);
                 // Spark applies the pushed filters again (AeronScanBuilder): the bounds only read less
-                cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options, r, low, high,
+                Span s = span(r, recorded, bounds, (low, high) -> new RangePartition(options, r, low, high,
                     options.dropRepeats));
+                if (s != null) {
+                    spans.add(s);
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("aeron data source: " + e.getMessage(), e);
         }
-        return ranges.toArray(new InputPartition[0]);
+        return cut(spans).toArray(new InputPartition[0]);
     }
 
     @Override
@@ -277,7 +318,7 @@ final class AeronScan implements Scan, Batch {
         if (options.remote) {
             return planRemote(bounds);
         }
-        List<RangePartition> ranges = new ArrayList<>();
+        List<Span> spans = new ArrayList<>();
         List<Recording> chosen = select();
         if (options.dropRepeats) {
             chosen = Repeats.kept(options, chosen);
@@ -285,9 +326,13 @@ final class AeronScan implements Scan, Batch {
         for (Recording r : chosen) {
             // an active recording is read up to where it stands now (reader.py's recorded_end)
             long recorded = recordedEnd(options, r);
-            cut(r, recorded, bounds, ranges, (low, high) -> new RangePartition(options.archiveDir, r, low, high,
+            Span s = span(r, recorded, bounds, (low, high) -> new RangePartition(options.archiveDir, r, low, high,
                 bounds[0], bounds[1], options.failOnDataLoss, recorded, !r.stopped(), options.dropRepeats));
+            if (s != null) {
+                spans.add(s);
+            }
         }
+        List<RangePartition> ranges = cut(spans);
         if (aggregates != null) {
             return new InputPartition[] {new AggregatePartition(ranges.toArray(new RangePartition[0]))};
         }

@@ -42,6 +42,8 @@ public final class Options implements Serializable {
     public final long ending;
     public final Map<Long, Long> endingMap;
     public final long maxBytesPerPartition;
+    /** maxBytesPerPartition given: else a batch read splits itself by Spark's parallelism (AeronScan.cut) */
+    public final boolean maxBytesPerPartitionGiven;
     public final boolean failOnDataLoss;
     public final boolean streaming;
     public final String aeronDir;           // null: AERON_DIR, else Aeron's default
@@ -122,6 +124,7 @@ public final class Options implements Serializable {
                 }
             }
         }
+        maxBytesPerPartitionGiven = found.containsKey("maxBytesPerPartition");
         maxBytesPerPartition = size("maxBytesPerPartition",
             found.getOrDefault("maxBytesPerPartition", Long.toString(DEFAULT_MAX_BYTES_PER_PARTITION)), 1);
         failOnDataLoss = bool("failOnDataLoss", found.getOrDefault("failOnDataLoss", "true"));
