@@ -37,6 +37,7 @@ FRAME = 64  # an 8-byte message: 32-byte header + 8, aligned to 32
 BIG_STREAM = 4101
 MIXED_STREAM = 4102
 LIVE_STREAM = 4103
+SEGMENTED_STREAM = 4104
 MIXED_TERM = 256 * 1024  # the mixed recording's term length: 12,000 messages in 6 terms
 
 
@@ -161,6 +162,36 @@ def expected_messages(stream: Stream, start: int, end: int) -> list[tuple[int, b
 def rows_of(table: Any) -> list[tuple[int, bytes]]:
     table = table.sort_by("position")
     return list(zip(table.column("position").to_pylist(), table.column("data").to_pylist()))
+
+
+@pytest.fixture(scope="module")
+def segmented(tmp_path_factory: Any) -> Iterator[tuple[str, str, int, Stream]]:
+    """A recording in segment files of one 256 KiB term each (the archive's segment_file_length):
+    (aeron dir, archive dir, its id, the messages); fragmented messages run from term to term."""
+    with archive_clients(tmp_path_factory, "spark-segments", SPARK_DRIVER_SETTINGS, segment_file_length="256k") as (
+            aeron_dir, archive_dir, client, archive):
+        publication = client.add_exclusive_publication("aeron:ipc?term-length=256k", SEGMENTED_STREAM)
+        _, recording = record(archive, "aeron:ipc", SEGMENTED_STREAM)
+        stream = Stream(12000, seed=11)
+        stream.publish(publication)
+        wait_recorded(archive, recording, publication.position)
+        archive.stop_recording("aeron:ipc", SEGMENTED_STREAM)
+        publication.close()
+        yield aeron_dir, archive_dir, recording, stream
+
+
+def test_a_recording_in_many_segment_files_is_read_whole(spark: Any, connector: Connector,
+                                                         segmented: tuple[str, str, int, Stream]) -> None:
+    """The walk goes from segment file to segment file (and a fragmented message across them):
+    every message once, with its bytes and position, and count() alike."""
+    aeron_dir, archive_dir, recording, stream = segmented
+    files = [name for name in os.listdir(archive_dir) if name.startswith(f"{recording}-") and name.endswith(".rec")]
+    assert len(files) >= 5, files
+    options = {"aeronDir": aeron_dir, "timeout": "5", "recordingIds": str(recording),
+               **connector.read_options(archive_dir)}
+    df = load(spark, connector, options)
+    assert rows_of(df.select("position", "data").toArrow()) == expected_messages(stream, 0, stream.positions[-1])
+    assert df.count() == len(stream)
 
 
 @pytest.mark.parametrize("given, expected", [(None, 2), ("16m", 4)])

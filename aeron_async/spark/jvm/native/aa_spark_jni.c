@@ -194,6 +194,9 @@ static int walk(aa_spark_segments_t *s, jlong *state, columns_t *c, char *error,
     int64_t rows = state[S_ROWS], data_length = state[S_DATA_LENGTH];
     int64_t message_data_start = data_length, message_start = position, reserved_value = 0;
     bool in_message = false, skipping = false;
+    /* the mapped bytes from window_position on (to window_end): a frame there is found without a call */
+    const uint8_t *window = NULL;
+    int64_t window_position = 0, window_end = 0;
     state[S_DONE] = 0;
     state[S_REQUIRED] = 0;
 
@@ -222,12 +225,19 @@ static int walk(aa_spark_segments_t *s, jlong *state, columns_t *c, char *error,
         {
             break;
         }
-        int64_t available;
-        const uint8_t *frame = aa_spark_segments_at(s, position, &available, error, error_length);
-        if (NULL == frame)
+        if (position < window_position || position >= window_end)
         {
-            return -1;
+            int64_t mapped;
+            window = aa_spark_segments_at(s, position, &mapped, error, error_length);
+            if (NULL == window)
+            {
+                return -1;
+            }
+            window_position = position;
+            window_end = position + mapped;
         }
+        const uint8_t *frame = window + (position - window_position);
+        int64_t available = window_end - position;
         const aa_data_header_t *header = (const aa_data_header_t *)frame;
         int32_t frame_length = header->frame_header.frame_length;
         if (frame_length < AA_DATA_HEADER_LENGTH || frame_length > available)
