@@ -83,27 +83,36 @@ class Publisher(threading.Thread):
 # image can lag while it switches, stays under the 24 KiB (the 32 KiB publisher window less a
 # quarter) an untethered subscriber may lag before the driver drops it.
 LEAD = 48
-TAIL = 4 * LEAD  # the stream's last messages, published once the subscriber is live (Pace.live)
+TAIL = 4 * LEAD  # the stream's last messages, published once the subscriber is live (Pace.hold_until_live)
 
 
 class Pace:
     """What the publisher may publish (Publisher's `allowed`): LEAD messages past what the
     subscriber received, or up to `floor` when the test lets the stream run on without a reader.
-    With `live` set, the stream's last TAIL messages wait until `live()` says the subscriber has
-    joined the live stream: adding the live subscription takes the driver a while (a UDP image
+    hold_until_live(live, at) holds the stream at message `at` until `live()` says the subscriber
+    has joined the live stream: adding the live subscription takes the driver a while (a UDP image
     connects through SETUP and status messages), and a reader replaying meanwhile would otherwise
-    read the whole stream from the recording before it could join, on a loaded machine."""
+    read on from the recording, past where the test needs it live, on a loaded machine."""
 
     def __init__(self, received: list[tuple[bytes, int]]) -> None:
         self.received = received
         self.floor = 0
         self.live: Callable[[], bool] | None = None
+        self.hold = TOTAL - TAIL
+
+    def hold_until_live(self, live: Callable[[], bool], at: int = TOTAL - TAIL) -> None:
+        self.live, self.hold = live, at
 
     def __call__(self) -> int:
         allowed = max(self.floor, len(self.received) + LEAD)
         if self.live is not None and not self.live():
-            allowed = min(allowed, TOTAL - TAIL)
+            allowed = min(allowed, self.hold)
         return allowed
+
+
+# the first reader's phase ends once it is live with BEHIND + 500 messages read: the stream waits
+# for it there, so the GAP after it, and the second reader's phase, fit in TOTAL
+FIRST_HOLD = BEHIND + 500 + LEAD
 
 
 def check_sequence(received: list[tuple[bytes, int]], positions: array, count: int) -> None:
@@ -150,6 +159,7 @@ def restart_gap(archive: AeronArchive, recording_id: int, live: Publisher, pace:
     `bystander`, another subscriber of the live stream opened before the persistent subscription
     closed, is read meanwhile, then closed: a UDP publication whose only receiver went is held to
     that receiver's last window until its connection times out (5 s)."""
+    pace.live = None  # no reader: the stream runs on to the floor
     pace.floor = stopped_at + GAP
 
     def gone_on() -> bool:
@@ -187,7 +197,7 @@ def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: A
                                         live_stream_id=stream_id, start_position=FROM_START,
                                         replay_channel=replay_channel,
                                         on_live_joined=lambda: joined_at.append(first.position)) as first:
-                pace.live = lambda: first.is_live
+                pace.hold_until_live(lambda: first.is_live, FIRST_HOLD)
                 assert first.state == PersistentSubscriptionState.AWAIT_ARCHIVE_CONNECTION
                 deadline = time.monotonic() + 60
                 while not first.is_live or len(received) < BEHIND + 500:
@@ -205,7 +215,7 @@ def test_starts_behind_joins_live_and_resumes_from_its_saved_position(running: A
             with PersistentSubscription(archive, live_channel=live_channel, live_stream_id=stream_id,
                                         start_position=saved, replay_channel=replay_channel,
                                         on_live_joined=lambda: joined_at.append(second.position)) as second:
-                pace.live = lambda: second.is_live
+                pace.hold_until_live(lambda: second.is_live)
                 # (it finds the recording itself)
                 read_until(second, received, TOTAL, "after the restart")
                 assert second.recording_id == recording_id and second.live_joined_count == 1
@@ -345,7 +355,7 @@ async def test_async_persistent_subscription_replays_joins_live_and_resumes(anyi
                             archive, recording_id=recording_id, live_channel=live_channel, live_stream_id=stream_id,
                             start_position=FROM_START, on_live_joined=lambda: joined_at.append(first.position)
                     ) as first:
-                        pace.live = lambda: first.is_live
+                        pace.hold_until_live(lambda: first.is_live, FIRST_HOLD)
                         with anyio.move_on_after(0):  # a cancelled poll is no failure: the next goes on
                             received.extend((bytes(m.data), m.position) for m in await first.poll_messages(100))
                         assert not first.has_failed
@@ -363,7 +373,7 @@ async def test_async_persistent_subscription_replays_joins_live_and_resumes(anyi
                     async with AsyncPersistentSubscription(
                             archive, live_channel=live_channel, live_stream_id=stream_id, start_position=saved,
                             on_live_joined=lambda: joined_at.append(second.position)) as second:
-                        pace.live = lambda: second.is_live
+                        pace.hold_until_live(lambda: second.is_live)
                         async for message in second:
                             received.append((bytes(message.data), message.position))
                             if len(received) == TOTAL:
