@@ -162,6 +162,15 @@ static int send_request(remote_t *r, const char *operation, aa_archive_message_t
     }
 }
 
+/* offers a small request whose answer is not awaited (a keep-alive, CloseSession, StopReplay): once,
+ * without waiting out back pressure; true when the archive's control stream took it */
+static bool offer_unanswered(remote_t *r, const aa_archive_message_t *msg)
+{
+    uint8_t buffer[64];
+    int64_t length = aa_archive_encode(buffer, sizeof(buffer), msg);
+    return length > 0 && aa_publication_offer(r->request, buffer, (size_t)length, 0) >= 0;
+}
+
 static void keep_alive(remote_t *r)
 {
     if (r->session_id < 0 || aa_spark_now_ms() - r->last_request_ms < KEEP_ALIVE_MS)
@@ -173,9 +182,7 @@ static void keep_alive(remote_t *r)
     msg.template_id = AA_ARCHIVE_TEMPLATE_KEEP_ALIVE_REQUEST;
     msg.keep_alive_request.control_session_id = r->session_id;
     msg.keep_alive_request.correlation_id = ++r->correlation_id;
-    uint8_t buffer[64];
-    int64_t length = aa_archive_encode(buffer, sizeof(buffer), &msg);
-    if (length > 0 && aa_publication_offer(r->request, buffer, (size_t)length, 0) >= 0)
+    if (offer_unanswered(r, &msg))
     {
         r->last_request_ms = aa_spark_now_ms();
     }
@@ -382,12 +389,7 @@ static void close_remote(remote_t *r)
         memset(&msg, 0, sizeof(msg));
         msg.template_id = AA_ARCHIVE_TEMPLATE_CLOSE_SESSION_REQUEST;
         msg.close_session_request.control_session_id = r->session_id;
-        uint8_t buffer[64];
-        int64_t length = aa_archive_encode(buffer, sizeof(buffer), &msg);
-        if (length > 0)
-        {
-            aa_publication_offer(r->request, buffer, (size_t)length, 0);
-        }
+        offer_unanswered(r, &msg);
     }
     if (NULL != r->request)
     {
@@ -778,12 +780,7 @@ static void close_replay(replay_t *p)
         msg.stop_replay_request.control_session_id = r->session_id;
         msg.stop_replay_request.correlation_id = ++r->correlation_id;
         msg.stop_replay_request.replay_session_id = p->replay_session_id;
-        uint8_t buffer[64];
-        int64_t length = aa_archive_encode(buffer, sizeof(buffer), &msg);
-        if (length > 0)
-        {
-            aa_publication_offer(r->request, buffer, (size_t)length, 0);   /* unknown once ended: not awaited */
-        }
+        offer_unanswered(r, &msg);   /* unknown once ended: not awaited */
     }
     if (NULL != p->subscription)
     {

@@ -366,11 +366,7 @@ final class AeronMicroBatchStream implements MicroBatchStream, SupportsTriggerAv
     }
 
     private void dataLoss(String message) {
-        if (options.failOnDataLoss) {
-            throw new IllegalStateException("aeron data source: " + message
-                + " (set failOnDataLoss=false to read what is left instead)");
-        }
-        System.err.println("aeron data source: " + message + "; reading what is left (failOnDataLoss=false)");
+        Readers.dataLoss(options.failOnDataLoss, message, null);
     }
 
     @Override

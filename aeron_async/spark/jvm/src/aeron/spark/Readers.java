@@ -67,9 +67,14 @@ final class Readers implements PartitionReaderFactory {
         return out;
     }
 
-    static RuntimeException dataLoss(RangePartition p, IOException e) {
-        return new IllegalStateException("aeron data source: " + e.getMessage()
-            + " (set failOnDataLoss=false to read what is left instead)", e);
+    /** Data loss as failOnDataLoss says, in one wording: thrown when `fail`, else logged (the read goes
+     *  on with what is left). */
+    static void dataLoss(boolean fail, String message, Throwable cause) {
+        if (fail) {
+            throw new IllegalStateException("aeron data source: " + message
+                + " (set failOnDataLoss=false to read what is left instead)", cause);
+        }
+        System.err.println("aeron data source: " + message + "; reading what is left (failOnDataLoss=false)");
     }
 
     static ByteBuffer direct(long bytes) {
@@ -168,11 +173,7 @@ final class Readers implements PartitionReaderFactory {
                     }
                     Native.readerRead(reader, p.limit, state, data, offsets, positions, reserved);
                 } catch (IOException e) {
-                    if (p.failOnDataLoss) {
-                        throw dataLoss(p, e);
-                    }
-                    System.err.println("aeron data source: " + e.getMessage() + "; reading what is left "
-                        + "(failOnDataLoss=false)");
+                    dataLoss(p.failOnDataLoss, e.getMessage(), e);
                     done = true;
                     return false;
                 }
@@ -223,11 +224,7 @@ final class Readers implements PartitionReaderFactory {
         }
 
         private void dataLoss(String message) {
-            if (p.failOnDataLoss) {
-                throw new IllegalStateException("aeron data source: " + message
-                    + " (set failOnDataLoss=false to read what is left instead)");
-            }
-            System.err.println("aeron data source: " + message + "; reading what is left (failOnDataLoss=false)");
+            Readers.dataLoss(p.failOnDataLoss, message, null);
         }
 
         /** columns.py's _bounds, then the replay: false when nothing of the range is left. */
@@ -338,7 +335,7 @@ final class Readers implements PartitionReaderFactory {
                         range.initialState());
                 } catch (IOException e) {
                     if (range.failOnDataLoss) {
-                        throw dataLoss(range, e);
+                        dataLoss(true, e.getMessage(), e);
                     }
                     continue;
                 }
